@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the test suite and the lab need, only those that are missing,
+# so a fresh machine and a warm one both end up with the same tools.
+set -euo pipefail
+
+packages=(
+  iproute2 procps psmisc kmod          # namespaces, process control
+  keepalived tcpdump iputils-arping    # VRRP interop peers and wire captures
+  nginx-light                          # real servers
+  nftables                             # nftables dataplane
+  dnsmasq                              # a real DNS server for the DNS checker
+  haproxy wrk                          # benchmark anchors and load
+  qemu-system-x86 busybox-static ipvsadm   # the real-IPVS test guest
+  chromium                             # the panel's browser tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all ${#packages[@]} Debian packages present"
+fi
