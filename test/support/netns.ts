@@ -171,7 +171,7 @@ export class Topology {
     return {
       stop: () =>
         new Promise((resolve) => {
-          child.once('exit', () => resolve(out));
+          child.once('exit', () => { resolve(out); });
           child.kill('SIGINT');
         }),
     };
