@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  iproute2 procps psmisc kmod          # namespaces, process control
+  iproute2 procps psmisc kmod curl     # namespaces, process control, HTTP probes
   keepalived tcpdump iputils-arping    # VRRP interop peers and wire captures
   nginx-light                          # real servers
   nftables                             # nftables dataplane
