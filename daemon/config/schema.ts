@@ -1,0 +1,407 @@
+// The one schema of lvsd.yaml (TypeBox → JSON Schema). Keys are camelCase; the concepts and names
+// are keepalived's (vrrp_instance → vrrp.instances, virtual_server → virtualServers, …) so a
+// keepalived operator recognises them. The schema checks shape, types, enums and ranges; the
+// cross-field rules (duplicate VRID, v2/v3 options, DR with port mapping, …) live in semantic.ts.
+// `description` texts become docs/config.md (scripts/gen-config-docs.ts) and editor hints.
+import Type, { type Static, type TEnum, type TSchema } from 'typebox';
+import { DURATION_PATTERN } from './formats.js';
+
+const opt = Type.Optional;
+
+/** A closed object: unknown keys are errors (typos must not pass silently). */
+function Obj<P extends Record<string, TSchema>>(properties: P, description: string) {
+  return Type.Object(properties, { additionalProperties: false, description });
+}
+
+function Enum<const V extends string[]>(values: readonly [...V], description: string): TEnum<V> {
+  return Type.Enum(values, { description });
+}
+
+const Duration = (description: string) =>
+  Type.Union([Type.String({ pattern: DURATION_PATTERN }), Type.Number({ minimum: 0 })], {
+    description: `${description} Duration: "250ms", "1s", "1.5s", "2m", or a bare number of seconds.`,
+    'x-lvsd-type': 'duration',
+  });
+
+const Int = (minimum: number, maximum: number, description: string) =>
+  Type.Integer({ minimum, maximum, description });
+
+const Ip = (description: string) => Type.String({ format: 'ip', description });
+const Port = (description: string) => Int(1, 65535, description);
+const Command = (description: string) => Type.String({ minLength: 1, description });
+const Name = (description: string) => Type.String({ pattern: '^[A-Za-z0-9_.:@-]+$', maxLength: 64, description });
+
+// ---------------------------------------------------------------------------------------------
+// Daemon-wide sections
+
+export const NodeSection = Obj(
+  { name: opt(Name('This director\'s name (keepalived router_id). Default: the hostname.')) },
+  'Identity of this director.',
+);
+
+export const ApiSection = Obj(
+  {
+    listen: opt(Type.String({ format: 'host-port', description: 'HTTP listen address host:port. Default 127.0.0.1:9180.' })),
+    socket: opt(Type.String({ minLength: 1, description: 'Local admin socket (mode 0600) that `lvsd status` uses. Default /run/lvsd/lvsd.sock.' })),
+    tls: opt(
+      Obj(
+        {
+          cert: Type.String({ minLength: 1, description: 'PEM certificate file.' }),
+          key: Type.String({ minLength: 1, description: 'PEM private key file.' }),
+        },
+        'Serve HTTPS instead of HTTP.',
+      ),
+    ),
+  },
+  'The REST API and admin panel.',
+);
+
+export const DATAPLANES = ['auto', 'ipvs', 'nftables', 'userspace'] as const;
+
+export const IpvsSection = Obj(
+  {
+    removal: opt(Enum(['graceful', 'immediate'], 'How a removed real server leaves: graceful = weight 0 and drain, then delete; immediate = delete now. Default graceful.')),
+    drainTimeout: opt(Duration('How long a gracefully removed real server drains before it is deleted. Default 60s.')),
+    timeouts: opt(
+      Obj(
+        {
+          tcp: opt(Duration('IPVS TCP connection timeout (ipvsadm --set). Default: leave the kernel\'s.')),
+          tcpFin: opt(Duration('IPVS TCP FIN_WAIT timeout. Default: leave the kernel\'s.')),
+          udp: opt(Duration('IPVS UDP timeout. Default: leave the kernel\'s.')),
+        },
+        'IPVS connection timeouts.',
+      ),
+    ),
+    syncDaemon: opt(
+      Obj(
+        {
+          interface: Type.String({ minLength: 1, description: 'Interface the connection-sync multicast runs on (lvs_sync_daemon_interface).' }),
+          syncId: opt(Int(0, 255, 'Sync id; both directors must agree. Default 0.')),
+          maxLen: opt(Int(1, 65507, 'Largest sync packet payload. Default 1472.')),
+          mcastGroup: opt(Ip('Multicast group. Default 224.0.0.81.')),
+          port: opt(Port('UDP port. Default 8848.')),
+          ttl: opt(Int(1, 255, 'Multicast TTL. Default 1.')),
+        },
+        'IPVS connection synchronisation daemon; lvsd runs it as master on the VRRP master and as backup on the backups.',
+      ),
+    ),
+  },
+  'Settings of the IPVS dataplane.',
+);
+
+export const NftablesSection = Obj(
+  {
+    table: opt(Name('The nftables table lvsd owns. Default lvsd.')),
+    masquerade: opt(Type.Boolean({ description: 'Masquerade (SNAT) traffic to real servers. Default true.' })),
+  },
+  'Settings of the nftables dataplane (NAT only).',
+);
+
+export const UserspaceSection = Obj(
+  {
+    idleTimeout: opt(Duration('Idle connection timeout. Default 300s.')),
+    proxyProtocol: opt(Enum(['none', 'v1', 'v2'], 'Send a PROXY protocol header to real servers. Default none.')),
+  },
+  'Settings of the userspace (Node TCP/UDP proxy) dataplane.',
+);
+
+// ---------------------------------------------------------------------------------------------
+// VRRP
+
+export const GarpSettings = Obj(
+  {
+    masterDelay: opt(Duration('Delay before the second burst of gratuitous ARPs after becoming master (garp_master_delay). Default 5s.')),
+    masterRepeat: opt(Int(0, 1000, 'Gratuitous ARPs per burst (garp_master_repeat). Default 5.')),
+    masterRefresh: opt(Duration('Re-send gratuitous ARPs this often while master; 0 = never (garp_master_refresh). Default 0s.')),
+    masterRefreshRepeat: opt(Int(0, 1000, 'Gratuitous ARPs per refresh (garp_master_refresh_repeat). Default 1.')),
+    interval: opt(Duration('Gap between gratuitous ARPs of one burst (garp_interval). Default 0s.')),
+  },
+  'Gratuitous ARP / unsolicited neighbour advertisement timing.',
+);
+
+export const VrrpScript = Obj(
+  {
+    command: Command('Command run through /bin/sh -c; exit 0 = success.'),
+    interval: opt(Duration('How often it runs. Default 1s.')),
+    timeout: opt(Duration('Kill it and count a failure after this long. Default: the interval.')),
+    rise: opt(Int(1, 1000, 'Successes in a row before it counts as up. Default 1.')),
+    fall: opt(Int(1, 1000, 'Failures in a row before it counts as down. Default 1.')),
+    weight: opt(Int(-253, 253, 'Priority change while up (>0) or while down (<0); 0 = fault while down. Default 0.')),
+    user: opt(Type.String({ minLength: 1, description: 'Run as this user. Default: the daemon\'s user.' })),
+  },
+  'A tracking script (keepalived vrrp_script).',
+);
+
+const InstanceNotify = Obj(
+  {
+    master: opt(Command('Run on becoming MASTER.')),
+    backup: opt(Command('Run on becoming BACKUP.')),
+    fault: opt(Command('Run on entering FAULT.')),
+    stop: opt(Command('Run when the instance stops.')),
+    any: opt(Command('Run on every change with arguments: GROUP|INSTANCE name state priority (keepalived notify).')),
+  },
+  'Notify hooks (keepalived notify_master, notify_backup, …).',
+);
+
+export const VirtualIpAddress = Type.Union(
+  [
+    Type.String({ format: 'cidr', description: 'Address in CIDR form; a bare address gets a host prefix.' }),
+    Obj(
+      {
+        address: Type.String({ format: 'cidr', description: 'Address in CIDR form.' }),
+        dev: opt(Type.String({ minLength: 1, description: 'Interface. Default: the instance\'s interface.' })),
+        label: opt(Type.String({ minLength: 1, maxLength: 15, description: 'Address label (e.g. eth1:vip).' })),
+        scope: opt(Enum(['global', 'site', 'link', 'host'], 'Address scope. Default global.')),
+      },
+      'A VIP with its own interface, label or scope.',
+    ),
+  ],
+  { description: 'A virtual IP address: "192.0.2.10/24" or { address, dev, label, scope }.' },
+);
+
+const TrackWeight = (what: string) =>
+  opt(Int(-254, 254, `Priority change while ${what} is down (<0) or up (>0); 0/absent = the instance goes to FAULT when it is down.`));
+
+export const VrrpInstance = Obj(
+  {
+    name: Name('Instance name (keepalived vrrp_instance).'),
+    interface: Type.String({ minLength: 1, maxLength: 15, description: 'Interface the adverts go out on.' }),
+    virtualRouterId: Int(1, 255, 'VRID; unique per interface and address family.'),
+    priority: opt(Int(1, 255, 'Priority 1..255; 255 = address owner. Default 100.')),
+    state: opt(Enum(['MASTER', 'BACKUP'], 'Initial state hint; the election decides. Default BACKUP.')),
+    version: opt(Type.Union([Type.Literal(2), Type.Literal(3)], { description: 'VRRP version: 2 (RFC 3768, IPv4 only) or 3 (RFC 5798). Default 3.' })),
+    advertInterval: opt(Duration('Advertisement interval. v2: whole seconds 1..255; v3: 10ms..40.95s in centiseconds. Default 1s.')),
+    preempt: opt(Type.Boolean({ description: 'A higher-priority backup takes over; false = keepalived nopreempt. Default true.' })),
+    preemptDelay: opt(Duration('Wait this long after start before preempting. Default 0s.')),
+    accept: opt(Type.Boolean({ description: 'v3 accept mode: a non-owner master accepts packets to the VIPs. Default false.' })),
+    authentication: opt(
+      Obj(
+        {
+          type: Enum(['PASS'], 'Authentication type. Only PASS (simple password, RFC 3768) is supported.'),
+          password: Type.String({ minLength: 1, maxLength: 8, description: 'Password, at most 8 characters.' }),
+        },
+        'VRRPv2 authentication (v2 only).',
+      ),
+    ),
+    unicastSrcIp: opt(Ip('Source address of unicast adverts. Default: the interface\'s primary address.')),
+    unicastPeers: opt(Type.Array(Ip('A peer address.'), { description: 'Send adverts to these peers by unicast; empty/absent = multicast.' })),
+    virtualIpaddresses: Type.Array(VirtualIpAddress, { minItems: 1, description: 'The VIPs this instance floats (keepalived virtual_ipaddress).' }),
+    trackInterfaces: opt(
+      Type.Array(Obj({ name: Type.String({ minLength: 1, maxLength: 15, description: 'Interface.' }), weight: TrackWeight('the interface') }, 'A tracked interface.'), {
+        description: 'Interfaces whose link state changes the priority or causes FAULT (track_interface).',
+      }),
+    ),
+    trackScripts: opt(
+      Type.Array(Obj({ name: Name('Name of a script in vrrp.scripts.'), weight: opt(Int(-253, 253, 'Overrides the script\'s weight.')) }, 'A tracked script.'), {
+        description: 'Scripts from vrrp.scripts (track_script).',
+      }),
+    ),
+    trackFiles: opt(
+      Type.Array(Obj({ path: Type.String({ minLength: 1, description: 'File holding an integer.' }), weight: opt(Int(-254, 254, 'Multiplier for the file\'s value; 0 = FAULT when non-zero. Default 1.')) }, 'A tracked file.'), {
+        description: 'Files whose integer value changes the priority (track_file).',
+      }),
+    ),
+    notify: opt(InstanceNotify),
+    garp: opt(GarpSettings),
+  },
+  'A VRRP instance (keepalived vrrp_instance): one virtual router on one interface.',
+);
+
+export const SyncGroup = Obj(
+  {
+    name: Name('Sync group name (keepalived vrrp_sync_group).'),
+    instances: Type.Array(Name('An instance name.'), { minItems: 1, description: 'Instances that change state together.' }),
+    notify: opt(InstanceNotify),
+  },
+  'Instances that fail over together (keepalived vrrp_sync_group).',
+);
+
+export const VrrpSection = Obj(
+  {
+    garp: opt(GarpSettings),
+    scripts: opt(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.:@-]+$' }), VrrpScript, { description: 'Tracking scripts by name (keepalived vrrp_script).' })),
+    instances: opt(Type.Array(VrrpInstance, { description: 'VRRP instances (keepalived vrrp_instance).' })),
+    syncGroups: opt(Type.Array(SyncGroup, { description: 'Sync groups (keepalived vrrp_sync_group).' })),
+  },
+  'VRRP: virtual routers that float the VIPs between directors.',
+);
+
+// ---------------------------------------------------------------------------------------------
+// Virtual servers
+
+export const SCHEDULERS = ['rr', 'wrr', 'lc', 'wlc', 'lblc', 'lblcr', 'dh', 'sh', 'sed', 'nq', 'fo', 'ovf', 'mh', 'twos'] as const;
+export const SCHEDULER_FLAGS = ['sh-port', 'sh-fallback', 'mh-port', 'mh-fallback'] as const;
+export const METHODS = ['nat', 'dr', 'tun'] as const;
+export const CHECK_TYPES = ['tcp', 'http', 'https', 'udp', 'dns', 'exec', 'none'] as const;
+
+const HttpStatus = Type.Union(
+  [Int(100, 599, 'A status code.'), Type.String({ pattern: '^[1-5][0-9]{2}-[1-5][0-9]{2}$', description: 'A range like 200-299.' })],
+  { description: 'A status code (200) or a range ("200-299").' },
+);
+
+export const HealthCheck = Obj(
+  {
+    type: opt(Enum(CHECK_TYPES, 'Checker: tcp connect, http(s) GET, udp probe, dns query, exec script, or none (always up). Default tcp when a healthCheck is given, none when absent.')),
+    interval: opt(Duration('Time between checks (keepalived delay_loop). Default 5s.')),
+    timeout: opt(Duration('A check that takes longer fails (connect_timeout). Default 2s.')),
+    rise: opt(Int(1, 1000, 'Successes in a row to come up. Default 1.')),
+    fall: opt(Int(1, 1000, 'Failures in a row to go down. Default 1.')),
+    retry: opt(Int(0, 100, 'Extra attempts within one check before it counts as failed (nb_get_retry). Default 0.')),
+    delayBeforeRetry: opt(Duration('Pause between those attempts. Default 1s.')),
+    warmup: opt(Duration('Random delay (0..warmup) before the first check, to spread load. Default 0s.')),
+    connectIp: opt(Ip('Check this address instead of the real server\'s.')),
+    connectPort: opt(Port('Check this port instead of the real server\'s.')),
+    bindTo: opt(Ip('Source address of the checks.')),
+    bindInterface: opt(Type.String({ minLength: 1, maxLength: 15, description: 'Source interface of the checks.' })),
+    http: opt(
+      Obj(
+        {
+          path: opt(Type.String({ pattern: '^/', description: 'Request path. Default /.' })),
+          status: opt(Type.Array(HttpStatus, { minItems: 1, description: 'Accepted status codes. Default [200-299].' })),
+          host: opt(Type.String({ minLength: 1, description: 'Host header (virtualhost).' })),
+          bodyRegex: opt(Type.String({ minLength: 1, description: 'The body must match this regular expression.' })),
+          digest: opt(Type.String({ pattern: '^[0-9a-fA-F]{32}$', description: 'MD5 hex digest the body must have (keepalived digest).' })),
+          headers: opt(Type.Record(Type.String({ pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$' }), Type.String(), { description: 'Extra request headers.' })),
+          tlsVerify: opt(Type.Boolean({ description: 'https: verify the certificate. Default false.' })),
+          sni: opt(Type.String({ minLength: 1, description: 'https: TLS server name.' })),
+        },
+        'http/https checker settings.',
+      ),
+    ),
+    udp: opt(
+      Obj(
+        {
+          payload: opt(Type.String({ pattern: '^([0-9a-fA-F]{2})*$', description: 'Datagram to send, hex. Default empty.' })),
+          expect: opt(Type.String({ minLength: 1, description: 'Expected reply: hex bytes, or a regular expression as /re/. Default: any reply.' })),
+        },
+        'udp checker settings.',
+      ),
+    ),
+    dns: opt(
+      Obj(
+        {
+          name: Type.String({ minLength: 1, description: 'Name to query.' }),
+          type: opt(Enum(['A', 'AAAA', 'CNAME', 'MX', 'NS', 'PTR', 'SOA', 'SRV', 'TXT'], 'Query type. Default A.')),
+          expectRcode: opt(Enum(['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'], 'Expected response code. Default NOERROR.')),
+          expectAnswer: opt(Type.String({ minLength: 1, description: 'An answer record the reply must hold.' })),
+        },
+        'dns checker settings.',
+      ),
+    ),
+    exec: opt(
+      Obj(
+        {
+          command: Command('Command run through /bin/sh -c; exit 0 = up (keepalived MISC_CHECK).'),
+          dynamicWeight: opt(Type.Boolean({ description: 'Exit codes 2..255 set the weight to code-2 (misc_dynamic). Default false.' })),
+        },
+        'exec checker settings.',
+      ),
+    ),
+  },
+  'A health check. On a virtual server it is the default of every real server; on a real server it is merged over that.',
+);
+
+export const TunnelSettings = Obj(
+  {
+    type: Enum(['ipip', 'gue', 'gre'], 'Tunnel encapsulation.'),
+    port: opt(Port('gue: UDP port.')),
+    checksum: opt(Enum(['none', 'csum', 'remcsum'], 'gue/gre checksum. Default none.')),
+  },
+  'TUN forwarding encapsulation.',
+);
+
+export const RealServer = Obj(
+  {
+    address: Ip('Real server address.'),
+    port: opt(Port('Real server port. Default: the virtual server\'s port (required to be equal for dr/tun).')),
+    weight: opt(Int(0, 65535, 'Weight 0..65535; 0 = quiesced. Default 1.')),
+    method: opt(Enum(METHODS, 'Forwarding method. Default: the virtual server\'s.')),
+    tunnel: opt(TunnelSettings),
+    upperThreshold: opt(Int(0, 2147483647, 'Stop sending new connections above this many; 0 = no limit.')),
+    lowerThreshold: opt(Int(0, 2147483647, 'Resume below this many; 0 = no limit.')),
+    healthCheck: opt(HealthCheck),
+    notify: opt(Obj({ up: opt(Command('Run when it comes up.')), down: opt(Command('Run when it goes down.')) }, 'Notify hooks (notify_up / notify_down).')),
+  },
+  'A real server (keepalived real_server).',
+);
+
+export const VirtualServer = Obj(
+  {
+    name: opt(Name('Name shown in logs and the panel. Default: the canonical id, e.g. tcp:192.0.2.10:80.')),
+    address: opt(Ip('Virtual address (a VIP). Exclusive with fwmark.')),
+    port: opt(Port('Virtual port (required with address; not allowed with fwmark).')),
+    fwmark: opt(Int(1, 4294967295, 'Firewall mark instead of address/port.')),
+    family: opt(Enum(['ipv4', 'ipv6'], 'fwmark services: address family. Default ipv4.')),
+    protocol: opt(Enum(['tcp', 'udp', 'sctp'], 'Protocol. Default tcp.')),
+    scheduler: opt(Enum(SCHEDULERS, 'IPVS scheduler (lb_algo). Default wlc.')),
+    schedulerFlags: opt(Type.Array(Enum(SCHEDULER_FLAGS, 'A scheduler flag.'), { description: 'sh-port / sh-fallback (scheduler sh), mh-port / mh-fallback (scheduler mh).' })),
+    method: opt(Enum(METHODS, 'Default forwarding method of the real servers (lb_kind). Default nat.')),
+    persistence: opt(
+      Obj(
+        {
+          timeout: Duration('Persistence timeout (persistence_timeout).'),
+          netmask: opt(Type.String({ minLength: 1, description: 'Client granularity: IPv4 netmask (255.255.255.0) or IPv6 prefix length ("64"). Default: host.' })),
+        },
+        'Persistent (sticky) connections.',
+      ),
+    ),
+    onePacket: opt(Type.Boolean({ description: 'UDP one-packet scheduling (ops). Default false.' })),
+    quorum: opt(Int(0, 2147483647, 'Sum of weights of live real servers below which the service is down. Default 1.')),
+    hysteresis: opt(Int(0, 2147483647, 'Quorum hysteresis. Default 0.')),
+    inhibitOnFailure: opt(Type.Boolean({ description: 'Keep failed real servers at weight 0 instead of removing them. Default false.' })),
+    alpha: opt(Type.Boolean({ description: 'Real servers start down until a check passes. Default false.' })),
+    omega: opt(Type.Boolean({ description: 'Run the down notify of every real server when the service is removed. Default false.' })),
+    notify: opt(Obj({ quorumUp: opt(Command('Run when quorum is gained.')), quorumDown: opt(Command('Run when quorum is lost.')) }, 'Quorum notify hooks.')),
+    sorryServer: opt(
+      Obj(
+        {
+          address: Ip('Sorry server address.'),
+          port: opt(Port('Sorry server port. Default: the virtual server\'s port.')),
+          method: opt(Enum(METHODS, 'Forwarding method. Default: the virtual server\'s.')),
+        },
+        'Server that takes all traffic while the quorum is lost (sorry_server).',
+      ),
+    ),
+    healthCheck: opt(HealthCheck),
+    realServers: opt(Type.Array(RealServer, { description: 'Real servers (real_server).' })),
+  },
+  'A virtual server (keepalived virtual_server): address:port/protocol or fwmark, with its real servers.',
+);
+
+// ---------------------------------------------------------------------------------------------
+// The file
+
+export const ConfigFile = Type.Object(
+  {
+    $schema: opt(Type.String({ description: 'Editor hint: path or URL of lvsd.schema.json. Ignored by lvsd.' })),
+    node: opt(NodeSection),
+    api: opt(ApiSection),
+    stateFile: opt(Type.String({ minLength: 1, description: 'Operator state (overrides, users, audit). Default /var/lib/lvsd/state.json.' })),
+    dataplane: opt(Enum(DATAPLANES, 'Which dataplane programs the virtual servers; auto picks ipvs, then nftables, then userspace. Default auto.')),
+    ipvs: opt(IpvsSection),
+    nftables: opt(NftablesSection),
+    userspace: opt(UserspaceSection),
+    vrrp: opt(VrrpSection),
+    virtualServers: opt(Type.Array(VirtualServer, { description: 'Virtual servers (keepalived virtual_server).' })),
+  },
+  {
+    additionalProperties: false,
+    title: 'lvsd configuration',
+    description: 'lvsd.yaml: one director of a keepalived/LVS-style HA load balancer.',
+  },
+);
+
+/** The file as written (after schema validation, before defaults and normalisation). */
+export type ConfigFile = Static<typeof ConfigFile>;
+export type VrrpInstanceFile = Static<typeof VrrpInstance>;
+export type VirtualServerFile = Static<typeof VirtualServer>;
+export type RealServerFile = Static<typeof RealServer>;
+export type HealthCheckFile = Static<typeof HealthCheck>;
+
+/** The JSON Schema document exported to config/lvsd.schema.json. */
+export function jsonSchema(): Record<string, unknown> {
+  return {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    ...(JSON.parse(JSON.stringify(ConfigFile)) as Record<string, unknown>),
+  };
+}
