@@ -1,0 +1,50 @@
+// Loads lvsd's N-API addon (daemon/net/native/vrrp_net.c, built by `npm ci` through binding.gyp into
+// build/Release). Only daemon/net/ talks to it.
+import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export interface RecvResult {
+  data: Buffer;
+  src: Buffer;
+  dst?: Buffer;
+  /** Hop limit from ancillary data (IPv6); -1 when not reported (IPv4: it is in the header). */
+  ttl: number;
+  ifindex: number;
+  truncated: number;
+}
+
+export interface NativeNet {
+  openRaw(family: 4 | 6, protocol: number): number;
+  openPacket(ethertype: number): number;
+  setsockopt(fd: number, level: number, name: number, value: number | Buffer): void;
+  recv(fd: number): RecvResult | null;
+  send(fd: number, data: Buffer, dst: Buffer, src: Buffer | null, ifindex: number): number;
+  sendPacket(fd: number, ifindex: number, ethertype: number, dstMac: Buffer, payload: Buffer): number;
+  close(fd: number): void;
+  hwaddr(ifname: string): Buffer;
+  watch(fd: number, onReadable: (status: number) => void): object;
+  unwatch(handle: object): void;
+}
+
+let cached: NativeNet | null = null;
+
+export function native(): NativeNet {
+  if (cached !== null) return cached;
+  const here = fileURLToPath(new URL('.', import.meta.url));
+  const candidates = ['../../../build/Release/lvsd_net.node', '../../build/Release/lvsd_net.node'].map((p) => new URL(p, `file://${here}`));
+  const found = candidates.find((u) => existsSync(fileURLToPath(u)));
+  if (found === undefined) {
+    throw new Error('lvsd native addon not built (build/Release/lvsd_net.node missing): run `npm ci` or `npm rebuild` (needs node-gyp and a C compiler)');
+  }
+  cached = createRequire(import.meta.url)(fileURLToPath(found)) as NativeNet;
+  return cached;
+}
+
+/** Linux socket constants the addon's callers need (from <linux/in.h>, <linux/in6.h>, <asm/socket.h>). */
+export const SOL = { SOCKET: 1, IP: 0, IPV6: 41 } as const;
+export const SO_BINDTODEVICE = 25;
+export const IP = { TOS: 1, TTL: 2, MULTICAST_IF: 32, MULTICAST_TTL: 33, MULTICAST_LOOP: 34, ADD_MEMBERSHIP: 35, DROP_MEMBERSHIP: 36, MULTICAST_ALL: 49 } as const;
+export const IPV6 = { UNICAST_HOPS: 16, MULTICAST_IF: 17, MULTICAST_HOPS: 18, MULTICAST_LOOP: 19, ADD_MEMBERSHIP: 20, DROP_MEMBERSHIP: 21, MULTICAST_ALL: 29, TCLASS: 67 } as const;
+export const IPPROTO_ICMPV6 = 58;
+export const ETH_P_ARP = 0x0806;

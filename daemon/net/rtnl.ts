@@ -1,0 +1,134 @@
+// rtnetlink through npm `netlink`: interface lookup, address add/delete (VIPs), link state events.
+// No spawning `ip`: an add is ~0.2 ms this way, ~3 ms through a child process.
+import { createRtNetlink, FlagsNew, rt, type RtNetlinkSocket } from 'netlink';
+import { parseCidr } from './addr.js';
+
+export interface LinkInfo {
+  index: number;
+  name: string;
+  /** IFF_UP and IFF_RUNNING: what keepalived's track_interface looks at. */
+  up: boolean;
+  mac: Buffer | null;
+}
+
+export interface IfAddress {
+  family: 4 | 6;
+  address: Buffer;
+  prefixLength: number;
+  scope: number;
+  label?: string;
+}
+
+const AF_INET = 2;
+const AF_INET6 = 10;
+const RTM_NEWLINK = 16;
+const RTM_DELLINK = 17;
+
+function errnoOf(e: unknown): string {
+  return e instanceof Error ? (/\b(E[A-Z]+)\b/.exec(e.message)?.[1] ?? '') : '';
+}
+
+function linkInfo(m: rt.LinkMessage): LinkInfo {
+  return {
+    index: m.data.index ?? 0,
+    name: m.attrs.ifname ?? '',
+    up: m.data.flags?.up === true && m.data.flags.running === true,
+    mac: m.attrs.address ?? null,
+  };
+}
+
+export class Rtnl {
+  private readonly sock: RtNetlinkSocket;
+  private events: RtNetlinkSocket | null = null;
+
+  constructor() {
+    this.sock = createRtNetlink();
+    // Requests hold a reference of their own; an idle request socket must not keep a worker alive.
+    this.sock.socket.unref();
+  }
+
+  async links(): Promise<LinkInfo[]> {
+    return (await this.sock.getLinks()).map(linkInfo);
+  }
+
+  async link(name: string): Promise<LinkInfo> {
+    const l = (await this.links()).find((x) => x.name === name);
+    if (l === undefined) throw new Error(`no interface named ${name}`);
+    return l;
+  }
+
+  async addresses(ifindex: number): Promise<IfAddress[]> {
+    const msgs = await this.sock.getAddresses();
+    return msgs
+      .filter((m) => m.data.index === ifindex && (m.data.family === AF_INET || m.data.family === AF_INET6))
+      .flatMap((m) => {
+        const a = m.attrs.local ?? m.attrs.address;
+        if (a === undefined) return [];
+        const out: IfAddress = { family: m.data.family === AF_INET ? 4 : 6, address: a, prefixLength: m.data.prefixlen ?? 0, scope: m.data.scope ?? 0 };
+        if (m.attrs.label !== undefined) out.label = m.attrs.label;
+        return [out];
+      });
+  }
+
+  /** Adds a VIP. Returns false when it was already there (EEXIST), which is fine for a reconcile. */
+  async addAddress(ifindex: number, cidr: string, label?: string): Promise<boolean> {
+    const c = parseCidr(cidr);
+    const attrs: rt.AddressAttrs = { address: c.bytes };
+    if (c.family === 4) {
+      attrs.local = c.bytes;
+      if (label !== undefined) attrs.label = label;
+    }
+    try {
+      await this.sock.newAddress(
+        // IPv6 VIPs skip DAD: the address must answer (and source our NA) at once.
+        { family: c.family === 4 ? AF_INET : AF_INET6, prefixlen: c.prefixLength, index: ifindex, ...(c.family === 6 ? { flags: { nodad: true } } : {}) },
+        attrs,
+        { flags: FlagsNew.CREATE | FlagsNew.EXCL },
+      );
+      return true;
+    } catch (e) {
+      if (errnoOf(e) === 'EEXIST') return false;
+      throw new Error(`adding ${cidr} to ifindex ${ifindex}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  /** Deletes a VIP. Returns false when it was not there. */
+  async delAddress(ifindex: number, cidr: string): Promise<boolean> {
+    const c = parseCidr(cidr);
+    const attrs: rt.AddressAttrs = { address: c.bytes };
+    if (c.family === 4) attrs.local = c.bytes;
+    try {
+      await this.sock.delAddress({ family: c.family === 4 ? AF_INET : AF_INET6, prefixlen: c.prefixLength, index: ifindex }, attrs);
+      return true;
+    } catch (e) {
+      if (errnoOf(e) === 'EADDRNOTAVAIL' || errnoOf(e) === 'ENODEV') return false;
+      throw new Error(`deleting ${cidr} from ifindex ${ifindex}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  /** Link up/down events (RTM_NEWLINK / RTM_DELLINK, read raw: the high-level event drops which one). */
+  watchLinks(onLink: (link: LinkInfo, deleted: boolean) => void): void {
+    if (this.events !== null) throw new Error('already watching links');
+    const ev = createRtNetlink();
+    ev.addMembership('LINK');
+    ev.socket.on('message', (msgs) => {
+      for (const m of msgs) {
+        if (m.type !== RTM_NEWLINK && m.type !== RTM_DELLINK) continue;
+        try {
+          const l = rt.parseLinkMessage(m.data);
+          onLink(linkInfo(l), m.type === RTM_DELLINK);
+        } catch {
+          /* a message we cannot parse says nothing about our links */
+        }
+      }
+    });
+    this.events = ev;
+  }
+
+  close(): void {
+    this.events?.socket.close();
+    this.events = null;
+    this.sock.socket.close();
+  }
+}
+
