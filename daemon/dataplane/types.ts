@@ -56,6 +56,11 @@ export interface ServiceSpec {
   persistence?: PersistenceSpec;
   onePacket?: boolean;
   realServers: RealServerSpec[];
+  /**
+   * The dataplane may already hold this service, created by something else (keepalived, an operator).
+   * lvsd leaves such a service alone unless this is true; then it adopts it and owns it from then on.
+   */
+  takeOver?: boolean;
 }
 
 export interface DesiredTable {
@@ -98,6 +103,10 @@ export interface ApplyReport {
   /** Entries found changed or missing behind lvsd's back, restored by this apply. */
   drift: string[];
   durationMs: number;
+  /** Desired services the dataplane already holds but lvsd does not own (left alone; see ServiceSpec.takeOver). */
+  conflicts?: string[];
+  /** Operations the dataplane refused, with the reason (the rest of the apply still went through). */
+  failures?: string[];
 }
 
 export type DataplaneKind = 'ipvs' | 'nftables' | 'userspace';

@@ -1,0 +1,188 @@
+// The reconciler: desired table vs the dataplane's actual table → the minimal list of operations.
+// Pure and backend-neutral (ipvs today; nftables/userspace can reuse it): it compares identity
+// (service id, real-server id) and configuration only, never counters.
+//
+// Ownership. A dataplane can hold services lvsd did not create (another keepalived, an operator's
+// ipvsadm line). lvsd keeps the set of service ids it owns (the backend persists it across restarts);
+// the rules are:
+//   - a desired service missing from the dataplane is added and becomes owned;
+//   - a desired service present and owned is reconciled in place (adopted on restart, never re-created);
+//   - a desired service present but NOT owned is left alone and reported as a conflict, unless the
+//     desired spec says `takeOver: true` — then it is adopted, reconciled and owned from then on;
+//   - an actual service that is owned but no longer desired is deleted;
+//   - an actual service that is not owned and not desired is never touched. Nothing is ever flushed.
+import type { DesiredTable, RealServerSpec, ServiceSpec } from './types.js';
+
+export type PlanOp =
+  | { kind: 'add-service'; service: ServiceSpec }
+  | { kind: 'update-service'; service: ServiceSpec; before: ServiceSpec }
+  | { kind: 'delete-service'; service: ServiceSpec }
+  | { kind: 'add-real-server'; service: ServiceSpec; realServer: RealServerSpec }
+  | { kind: 'update-real-server'; service: ServiceSpec; realServer: RealServerSpec; before: RealServerSpec }
+  | { kind: 'delete-real-server'; service: ServiceSpec; realServer: RealServerSpec };
+
+export interface Plan {
+  ops: PlanOp[];
+  /** Service ids lvsd owns once the plan is applied. */
+  owned: Set<string>;
+  /** Desired services left alone because something else owns them (ids). */
+  conflicts: string[];
+}
+
+/** A table whose services may carry extra (observed) fields; only identity + configuration are read. */
+export interface TableLike {
+  services: readonly ServiceSpec[];
+}
+
+const sortedFlags = (s: ServiceSpec): string => [...(s.schedulerFlags ?? [])].sort().join(',');
+
+/** Same configuration (identity assumed equal). */
+export function sameServiceConfig(a: ServiceSpec, b: ServiceSpec): boolean {
+  return (
+    a.scheduler === b.scheduler &&
+    sortedFlags(a) === sortedFlags(b) &&
+    (a.onePacket ?? false) === (b.onePacket ?? false) &&
+    a.persistence?.timeoutSec === b.persistence?.timeoutSec &&
+    a.persistence?.netmask === b.persistence?.netmask
+  );
+}
+
+function tunnelText(r: RealServerSpec): string {
+  if (r.method !== 'tun') return '';
+  const t = r.tunnel;
+  return `${t?.type ?? 'ipip'}/${t?.port ?? 0}/${t?.checksum ?? 'none'}`;
+}
+
+export function sameRealServerConfig(a: RealServerSpec, b: RealServerSpec): boolean {
+  return (
+    a.weight === b.weight &&
+    a.method === b.method &&
+    tunnelText(a) === tunnelText(b) &&
+    (a.upperThreshold ?? 0) === (b.upperThreshold ?? 0) &&
+    (a.lowerThreshold ?? 0) === (b.lowerThreshold ?? 0)
+  );
+}
+
+/** Configuration only: strips observed fields so plans never carry counters. */
+function specOf(s: ServiceSpec): ServiceSpec {
+  const out: ServiceSpec = { id: s.id, family: s.family, protocol: s.protocol, scheduler: s.scheduler, realServers: [] };
+  if (s.address !== undefined) out.address = s.address;
+  if (s.port !== undefined) out.port = s.port;
+  if (s.fwmark !== undefined) out.fwmark = s.fwmark;
+  if (s.schedulerFlags !== undefined && s.schedulerFlags.length > 0) out.schedulerFlags = [...s.schedulerFlags];
+  if (s.persistence !== undefined) out.persistence = { ...s.persistence };
+  if (s.onePacket === true) out.onePacket = true;
+  return out;
+}
+function rsOf(r: RealServerSpec): RealServerSpec {
+  const out: RealServerSpec = { id: r.id, address: r.address, port: r.port, weight: r.weight, method: r.method };
+  if (r.tunnel !== undefined && r.method === 'tun') out.tunnel = { ...r.tunnel };
+  if (r.upperThreshold !== undefined && r.upperThreshold !== 0) out.upperThreshold = r.upperThreshold;
+  if (r.lowerThreshold !== undefined && r.lowerThreshold !== 0) out.lowerThreshold = r.lowerThreshold;
+  return out;
+}
+
+function duplicates(ids: string[]): string[] {
+  const seen = new Set<string>();
+  return ids.filter((id) => (seen.has(id) ? true : (seen.add(id), false)));
+}
+
+export function plan(desired: TableLike, actual: TableLike, owned: ReadonlySet<string>): Plan {
+  const dupes = duplicates(desired.services.map((s) => s.id));
+  if (dupes.length > 0) throw new Error(`desired table lists service ${dupes.join(', ')} more than once`);
+  const actualById = new Map(actual.services.map((s) => [s.id, s]));
+  const desiredIds = new Set(desired.services.map((s) => s.id));
+  const ops: PlanOp[] = [];
+  const nextOwned = new Set<string>();
+  const conflicts: string[] = [];
+
+  for (const want of desired.services) {
+    const rsDupes = duplicates(want.realServers.map((r) => r.id));
+    if (rsDupes.length > 0) throw new Error(`service ${want.id} lists real server ${rsDupes.join(', ')} more than once`);
+    const svc = specOf(want);
+    const have = actualById.get(want.id);
+    if (have === undefined) {
+      ops.push({ kind: 'add-service', service: svc });
+      for (const r of want.realServers) ops.push({ kind: 'add-real-server', service: svc, realServer: rsOf(r) });
+      nextOwned.add(want.id);
+      continue;
+    }
+    if (!owned.has(want.id) && want.takeOver !== true) {
+      conflicts.push(want.id);
+      continue;
+    }
+    nextOwned.add(want.id);
+    if (!sameServiceConfig(want, have)) ops.push({ kind: 'update-service', service: svc, before: specOf(have) });
+    const haveRs = new Map(have.realServers.map((r) => [r.id, r]));
+    const wantIds = new Set(want.realServers.map((r) => r.id));
+    for (const r of have.realServers) {
+      if (!wantIds.has(r.id)) ops.push({ kind: 'delete-real-server', service: svc, realServer: rsOf(r) });
+    }
+    for (const r of want.realServers) {
+      const cur = haveRs.get(r.id);
+      if (cur === undefined) ops.push({ kind: 'add-real-server', service: svc, realServer: rsOf(r) });
+      else if (!sameRealServerConfig(r, cur)) ops.push({ kind: 'update-real-server', service: svc, realServer: rsOf(r), before: rsOf(cur) });
+    }
+  }
+  for (const have of actual.services) {
+    if (!desiredIds.has(have.id) && owned.has(have.id)) ops.push({ kind: 'delete-service', service: specOf(have) });
+  }
+  return { ops, owned: nextOwned, conflicts };
+}
+
+/** The table a dataplane holds after `ops` (a model of the kernel, for tests and dry runs). */
+export function applyPlan(actual: TableLike, ops: readonly PlanOp[]): DesiredTable {
+  const table = new Map<string, ServiceSpec>(actual.services.map((s) => [s.id, { ...specOf(s), realServers: s.realServers.map(rsOf) }]));
+  const get = (id: string): ServiceSpec => {
+    const s = table.get(id);
+    if (s === undefined) throw new Error(`plan refers to service ${id}, which the table does not hold`);
+    return s;
+  };
+  for (const op of ops) {
+    switch (op.kind) {
+      case 'add-service':
+        if (table.has(op.service.id)) throw new Error(`add-service ${op.service.id}: already exists`);
+        table.set(op.service.id, { ...specOf(op.service), realServers: [] });
+        break;
+      case 'update-service':
+        table.set(op.service.id, { ...specOf(op.service), realServers: get(op.service.id).realServers });
+        break;
+      case 'delete-service':
+        get(op.service.id);
+        table.delete(op.service.id);
+        break;
+      case 'add-real-server': {
+        const s = get(op.service.id);
+        if (s.realServers.some((r) => r.id === op.realServer.id)) throw new Error(`add-real-server ${op.realServer.id}: already exists`);
+        s.realServers.push(rsOf(op.realServer));
+        break;
+      }
+      case 'update-real-server': {
+        const s = get(op.service.id);
+        const i = s.realServers.findIndex((r) => r.id === op.realServer.id);
+        if (i < 0) throw new Error(`update-real-server ${op.realServer.id}: no such real server`);
+        s.realServers[i] = rsOf(op.realServer);
+        break;
+      }
+      case 'delete-real-server': {
+        const s = get(op.service.id);
+        const before = s.realServers.length;
+        s.realServers = s.realServers.filter((r) => r.id !== op.realServer.id);
+        if (s.realServers.length === before) throw new Error(`delete-real-server ${op.realServer.id}: no such real server`);
+        break;
+      }
+    }
+  }
+  return { services: [...table.values()] };
+}
+
+export function opText(op: PlanOp): string {
+  switch (op.kind) {
+    case 'add-service':
+    case 'update-service':
+    case 'delete-service':
+      return `${op.kind} ${op.service.id}`;
+    default:
+      return `${op.kind} ${op.service.id} → ${op.realServer.id}`;
+  }
+}
