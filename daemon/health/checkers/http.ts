@@ -1,0 +1,117 @@
+// HTTP_GET / SSL_GET: one GET per check on a fresh connection ("Connection: close", keep-alive
+// off), accepted when the status is in range and, if asked, the body matches a regex or md5 digest.
+// The request bytes, regex and ranges are built once per target.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { isIP, connect as netConnect, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+import { fail, OK_VERDICT, type CheckVerdict } from '../types.js';
+import type { Endpoint, HttpCheckOptions } from '../options.js';
+import { verdictFromError } from './errors.js';
+import { HttpResponseReader, parseStatusRanges, statusAccepted } from './http-response.js';
+import { settleOnce, type Probe } from './probe.js';
+
+export interface PreparedHttp {
+  request: Buffer;
+  ranges: [number, number][];
+  regex: RegExp | undefined;
+  digest: string | undefined;
+  tls: { servername: string | undefined; rejectUnauthorized: boolean; ca: string | undefined } | undefined;
+}
+
+/** Compiles the options; throws Error(field: message) on bad input. */
+export function prepareHttp(ep: Endpoint, o: HttpCheckOptions, secure: boolean): PreparedHttp {
+  const path = o.path ?? '/';
+  if (!path.startsWith('/') || /[\s]/.test(path)) throw new Error(`path: must start with "/" and hold no spaces: ${JSON.stringify(path)}`);
+  let ranges: [number, number][];
+  try {
+    ranges = parseStatusRanges(o.status ?? ['200-299']);
+  } catch (e) {
+    throw new Error(`status: ${(e as Error).message}`);
+  }
+  let regex: RegExp | undefined;
+  if (o.bodyRegex !== undefined) {
+    try {
+      regex = new RegExp(o.bodyRegex);
+    } catch (e) {
+      throw new Error(`bodyRegex: ${(e as Error).message}`);
+    }
+  }
+  if (o.digest !== undefined && !/^[0-9a-fA-F]{32}$/.test(o.digest)) throw new Error('digest: want 32 hex digits (md5)');
+  const defaultPort = secure ? 443 : 80;
+  const hostAddr = ep.family === 6 ? `[${ep.host.split('%')[0] ?? ep.host}]` : ep.host;
+  const host = o.host ?? (ep.port === defaultPort ? hostAddr : `${hostAddr}:${ep.port}`);
+  const lines = [`GET ${path} HTTP/1.1`, `Host: ${host}`, 'User-Agent: lvsd-health', 'Accept: */*', 'Connection: close'];
+  for (const [k, v] of Object.entries(o.headers ?? {})) {
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k) || /[\r\n]/.test(v)) throw new Error(`headers: bad header ${JSON.stringify(k)}`);
+    lines.push(`${k}: ${v}`);
+  }
+  const nameForSni = o.sni ?? (o.host !== undefined ? o.host.replace(/:\d+$/, '') : undefined);
+  return {
+    request: Buffer.from(lines.join('\r\n') + '\r\n\r\n', 'latin1'),
+    ranges,
+    regex,
+    digest: o.digest?.toLowerCase(),
+    tls: secure
+      ? {
+          // SNI must be a name, never an address (RFC 6066 §3).
+          servername: nameForSni !== undefined && isIP(nameForSni) === 0 ? nameForSni : undefined,
+          rejectUnauthorized: o.tlsVerify ?? false,
+          ca: o.ca !== undefined ? readFileSync(o.ca, 'utf8') : undefined,
+        }
+      : undefined,
+  };
+}
+
+function judge(p: PreparedHttp, r: HttpResponseReader): CheckVerdict {
+  if (!statusAccepted(r.status, p.ranges)) return fail('status', `status ${r.status}`);
+  if (p.regex !== undefined && !p.regex.test(r.body.toString('latin1'))) {
+    return fail('regex-mismatch', `body does not match /${p.regex.source}/`);
+  }
+  if (p.digest !== undefined) {
+    const got = createHash('md5').update(r.body).digest('hex');
+    if (got !== p.digest) return fail('digest-mismatch', `body md5 ${got}`);
+  }
+  return OK_VERDICT;
+}
+
+export function httpProbe(ep: Endpoint, p: PreparedHttp, timeoutMs: number): Probe {
+  const needBody = p.regex !== undefined || p.digest !== undefined;
+  const timedOut = fail('timeout', `no complete answer in ${timeoutMs} ms`);
+  return (signal) =>
+    new Promise((resolve) => {
+      const reader = new HttpResponseReader(needBody);
+      // bindTo for TLS: tls.connect has no localAddress, so the TCP socket is made first and wrapped.
+      const raw = netConnect({ host: ep.host, port: ep.port, localAddress: ep.localAddress, noDelay: true });
+      const sock: Socket =
+        p.tls === undefined
+          ? raw
+          : tlsConnect({ socket: raw, servername: p.tls.servername, rejectUnauthorized: p.tls.rejectUnauthorized, ca: p.tls.ca });
+      const done = settleOnce(signal, resolve, () => {
+        sock.destroy();
+        raw.destroy();
+      }, () => timedOut);
+      if (sock !== raw) {
+        raw.once('error', (e) => {
+          done(verdictFromError(e));
+        });
+      }
+      sock.once(p.tls === undefined ? 'connect' : 'secureConnect', () => {
+        sock.write(p.request);
+      });
+      sock.on('data', (chunk: Buffer) => {
+        reader.push(chunk);
+        if (reader.status !== 0 && !statusAccepted(reader.status, p.ranges)) done(fail('status', `status ${reader.status}`));
+        else if (reader.state === 'complete') done(judge(p, reader));
+        else if (reader.state === 'bad') done(fail('protocol', reader.problem));
+      });
+      sock.once('end', () => {
+        reader.end();
+        if (reader.state === 'complete') done(judge(p, reader));
+        else done(fail(reader.status === 0 ? 'reset' : 'protocol', reader.problem));
+      });
+      sock.once('error', (e) => {
+        done(verdictFromError(e));
+      });
+    });
+}

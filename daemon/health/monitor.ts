@@ -1,0 +1,635 @@
+// HealthMonitor: the imperative shell around the pure rise/fall and quorum cores. It owns the targets,
+// runs their probes on one timer (a heap keyed by due time), bounds the checks in flight, enforces
+// every timeout itself (a hung target costs one slot for `timeout`, never more), and turns results
+// into events: 'transition', 'weight', 'quorum', 'removed'.
+//
+// Scheduling: a new target's first check lands at a random point of its warmup (or first interval),
+// which spreads 10,000 targets evenly; afterwards it keeps its phase (slot += interval), re-phasing
+// only when it fell behind. A running check sits in the same heap keyed by its deadline, so the
+// timeout needs no timer of its own.
+import { EventEmitter } from 'node:events';
+import { pino, type Logger } from 'pino';
+import { buildProbe, type Probe } from './checkers/index.js';
+import { shellNotifier, type Notifier } from './notify.js';
+import type { CheckOptions } from './options.js';
+import { initialQuorum, nextQuorum } from './quorum.js';
+import { applyResult, firstDelayMs, forceDown, newHealth, nextDelayMs, type TargetHealth, type Transition } from './rise-fall.js';
+import { TimerHeap } from './timer-heap.js';
+import { fail, type CheckVerdict, type HealthState, type Reason } from './types.js';
+
+/** One real server to check. `id` is its identity; everything else may change on reload. */
+export interface HealthTarget {
+  /** Unique and stable, e.g. "web/10.0.1.11:80". */
+  id: string;
+  /** Name of the virtual service it belongs to (quorum group). */
+  service: string;
+  /** Display name for logs and events (default: id). */
+  name?: string;
+  address: string;
+  port: number;
+  /** Configured weight; the live weight is the dynamic weight reported by the check, if any. */
+  weight: number;
+  check: CheckOptions;
+  /** keepalived notify_up / notify_down. */
+  notify?: { up?: string; down?: string };
+  /** keepalived omega: run down hooks (and emit down transitions) on removal and shutdown. */
+  omega?: boolean;
+}
+
+export interface HealthService {
+  name: string;
+  /** Minimum summed live weight (default 1). */
+  quorum?: number;
+  /** default 0 */
+  hysteresis?: number;
+  /** keepalived quorum_up / quorum_down hooks. */
+  notify?: { quorumUp?: string; quorumDown?: string };
+  /** keepalived omega: run quorumDown on shutdown. */
+  omega?: boolean;
+}
+
+export interface TransitionEvent {
+  id: string;
+  service: string;
+  name: string;
+  address: string;
+  port: number;
+  from: HealthState;
+  to: HealthState;
+  reason: Reason;
+  detail: string;
+  /** Wall-clock time of the transition (ms since the epoch). */
+  at: number;
+  /** How long the server had been in `from`. */
+  inPreviousStateMs: number;
+  /** Latency of the check that decided it (0 for lifecycle transitions). */
+  latencyMs: number;
+  /** Weight the server carries now: its live weight when up, 0 when down. */
+  weight: number;
+}
+
+export interface WeightEvent {
+  id: string;
+  service: string;
+  name: string;
+  weight: number;
+  previous: number;
+  at: number;
+}
+
+export interface QuorumEvent {
+  service: string;
+  /** Quorum reached (true) or lost (false); lost means the sorry server takes over. */
+  up: boolean;
+  sorryServer: boolean;
+  aliveWeight: number;
+  quorum: number;
+  hysteresis: number;
+  at: number;
+  inPreviousStateMs: number;
+}
+
+export interface RemovedEvent {
+  id: string;
+  service: string;
+  name: string;
+}
+
+export interface MonitorEvents {
+  transition: [TransitionEvent];
+  weight: [WeightEvent];
+  quorum: [QuorumEvent];
+  removed: [RemovedEvent];
+}
+
+/** Timers and time, injectable so tests run on a virtual clock. */
+export interface MonitorClock {
+  /** Monotonic milliseconds. */
+  now(): number;
+  /** Wall-clock milliseconds since the epoch (event timestamps). */
+  wall(): number;
+  setTimer(fn: () => void, ms: number): unknown;
+  clearTimer(handle: unknown): void;
+}
+
+export const realClock: MonitorClock = {
+  now: () => performance.now(),
+  wall: () => Date.now(),
+  setTimer: (fn, ms) => setTimeout(fn, ms),
+  clearTimer: (h) => {
+    clearTimeout(h as NodeJS.Timeout);
+  },
+};
+
+export interface HealthMonitorOptions {
+  logger?: Logger;
+  /** Checks in flight at most (default 1000). Due checks beyond it wait their turn in FIFO order. */
+  concurrency?: number;
+  clock?: MonitorClock;
+  /** [0, 1) random source for the first-check spread (default Math.random). */
+  random?: () => number;
+  /** Runs notify hooks (default: /bin/sh -c, detached, env LVSD_*). */
+  notifier?: Notifier;
+  /** Builds a target's probe (default: the real checkers). Tests swap in fakes. */
+  probeFactory?: (t: HealthTarget) => Probe;
+}
+
+export interface TargetSnapshot {
+  id: string;
+  service: string;
+  name: string;
+  address: string;
+  port: number;
+  type: CheckOptions['type'];
+  state: HealthState;
+  /** Wall-clock time the current state began. */
+  since: number;
+  inStateMs: number;
+  weight: number;
+  liveWeight: number;
+  checks: number;
+  failures: number;
+  okStreak: number;
+  failStreak: number;
+  last: { at: number; reason: Reason; detail: string; latencyMs: number } | undefined;
+}
+
+export interface ServiceSnapshot {
+  name: string;
+  quorumUp: boolean;
+  sorryServer: boolean;
+  aliveWeight: number;
+  quorum: number;
+  hysteresis: number;
+  since: number;
+  targets: number;
+}
+
+export interface MonitorStats {
+  targets: number;
+  running: number;
+  queued: number;
+  checksCompleted: number;
+  timeouts: number;
+  /** Checks that started more than 50 ms after their due time (scheduler falling behind). */
+  lateStarts: number;
+  maxLateMs: number;
+}
+
+interface Rec {
+  target: HealthTarget;
+  key: string;
+  name: string;
+  probe: Probe;
+  health: TargetHealth;
+  due: number;
+  heapIndex: number;
+  /** Planned time of the current interval's check (phase keeper). */
+  slot: number;
+  running: boolean;
+  queued: boolean;
+  /** Bumped to disown a check in flight (timeout, reconfigure, removal). */
+  gen: number;
+  startedAt: number;
+  ac: AbortController;
+}
+
+interface Svc {
+  spec: Required<Pick<HealthService, 'name' | 'quorum' | 'hysteresis'>> & HealthService;
+  members: Set<Rec>;
+  quorumUp: boolean | undefined;
+  sinceMs: number;
+}
+
+const LATE_MS = 50;
+
+/** JSON with sorted keys: equal configs give equal keys whatever order the loader built them in. */
+function stableKey(v: unknown): string {
+  return JSON.stringify(v, (_k, val: unknown) =>
+    val !== null && typeof val === 'object' && !Array.isArray(val)
+      ? Object.fromEntries(Object.entries(val as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : val,
+  );
+}
+
+/** The parts of a target that need a new probe and a fresh check history when they change. */
+function probeKey(t: HealthTarget): string {
+  return stableKey({ a: t.address, p: t.port, c: t.check });
+}
+
+export class HealthMonitor extends EventEmitter<MonitorEvents> {
+  private readonly log: Logger;
+  private readonly concurrency: number;
+  private readonly clock: MonitorClock;
+  private readonly random: () => number;
+  private readonly notifier: Notifier;
+  private readonly probeFactory: (t: HealthTarget) => Probe;
+  private readonly recs = new Map<string, Rec>();
+  private readonly services = new Map<string, Svc>();
+  private readonly heap = new TimerHeap<Rec>();
+  private readonly queue: Rec[] = [];
+  private queueHead = 0;
+  private running = 0;
+  private timer: unknown = undefined;
+  private armedFor = Infinity;
+  private closed = false;
+  private readonly counters = { checksCompleted: 0, timeouts: 0, lateStarts: 0, maxLateMs: 0 };
+
+  constructor(opts: HealthMonitorOptions = {}) {
+    super();
+    this.log = opts.logger ?? pino({ level: 'silent' });
+    this.concurrency = Math.max(1, opts.concurrency ?? 1000);
+    this.clock = opts.clock ?? realClock;
+    this.random = opts.random ?? Math.random;
+    this.notifier = opts.notifier ?? shellNotifier(this.log);
+    this.probeFactory = opts.probeFactory ?? ((t) => buildProbe(t.id, t.address, t.port, t.check));
+  }
+
+  /** Adds or updates a virtual service's quorum settings. */
+  upsertService(s: HealthService): void {
+    const spec = { ...s, quorum: s.quorum ?? 1, hysteresis: s.hysteresis ?? 0 };
+    const svc = this.services.get(s.name);
+    if (svc === undefined) {
+      this.services.set(s.name, { spec, members: new Set(), quorumUp: undefined, sinceMs: this.clock.now() });
+      return;
+    }
+    const changed = svc.spec.quorum !== spec.quorum || svc.spec.hysteresis !== spec.hysteresis;
+    svc.spec = spec;
+    if (changed) this.evaluateQuorum(svc);
+  }
+
+  /** Forgets a service with no targets left (targets keep an implicit default service otherwise). */
+  removeService(name: string): void {
+    const svc = this.services.get(name);
+    if (svc?.members.size === 0) this.services.delete(name);
+  }
+
+  /**
+   * Adds or updates a target. An identical target is a no-op ('unchanged'); a change of weight, name,
+   * service or hooks keeps the history ('updated'); a change of address, port or check options keeps
+   * the current state but restarts the rise/fall counting with a new probe ('reconfigured').
+   * Throws HealthOptionError (naming target and field) on bad check options, leaving the old target.
+   */
+  upsert(t: HealthTarget): 'added' | 'unchanged' | 'updated' | 'reconfigured' {
+    if (this.closed) throw new Error('HealthMonitor is closed');
+    const key = stableKey(t);
+    const rec = this.recs.get(t.id);
+    if (rec?.key === key) return 'unchanged';
+    const now = this.clock.now();
+    if (rec === undefined) {
+      const probe = this.probeFactory(t);
+      const r: Rec = {
+        target: t, key, name: t.name ?? t.id, probe, health: newHealth(t.check.type === 'none' ? { alpha: false } : t.check, now), due: 0, heapIndex: -1,
+        slot: 0, running: false, queued: false, gen: 0, startedAt: 0, ac: new AbortController(),
+      };
+      this.recs.set(t.id, r);
+      this.join(r, t.service);
+      this.scheduleFirst(r, now);
+      this.evaluateQuorum(this.svc(t.service));
+      return 'added';
+    }
+    const reprobe = probeKey(rec.target) !== probeKey(t);
+    const probe = reprobe ? this.probeFactory(t) : rec.probe;
+    const oldLive = this.liveWeight(rec);
+    const oldService = rec.target.service;
+    rec.target = t;
+    rec.key = key;
+    rec.name = t.name ?? t.id;
+    if (oldService !== t.service) {
+      this.leave(rec, oldService);
+      this.join(rec, t.service);
+    }
+    if (reprobe) {
+      rec.probe = probe;
+      this.disown(rec);
+      const h = rec.health;
+      h.okStreak = 0;
+      h.failStreak = 0;
+      h.retriesUsed = 0;
+      h.dynamicWeight = undefined;
+      this.scheduleFirst(rec, now);
+    }
+    const newLive = this.liveWeight(rec);
+    if (newLive !== oldLive && rec.health.state === 'up') {
+      this.emit('weight', { id: t.id, service: t.service, name: rec.name, weight: newLive, previous: oldLive, at: this.clock.wall() });
+    }
+    this.evaluateQuorum(this.svc(t.service));
+    return reprobe ? 'reconfigured' : 'updated';
+  }
+
+  /** Removes a target; with omega an up target first goes down (reason "removed") and its down hook runs. */
+  remove(id: string): boolean {
+    const rec = this.recs.get(id);
+    if (rec === undefined) return false;
+    if (rec.target.omega === true) this.lifecycleDown(rec, 'removed', 'removed from the configuration');
+    this.disown(rec);
+    this.heap.remove(rec);
+    this.recs.delete(id);
+    this.leave(rec, rec.target.service);
+    this.emit('removed', { id, service: rec.target.service, name: rec.name });
+    this.evaluateQuorum(this.svc(rec.target.service));
+    this.arm();
+    return true;
+  }
+
+  /**
+   * Makes the monitor hold exactly these services and targets (a reload): upserts each, removes the
+   * rest, and evaluates quorum once at the end so a half-applied reload never flaps a service.
+   */
+  reconcile(services: readonly HealthService[], targets: readonly HealthTarget[]): Record<string, number> {
+    const counts: Record<string, number> = { added: 0, unchanged: 0, updated: 0, reconfigured: 0, removed: 0 };
+    for (const s of services) this.upsertService(s);
+    const wanted = new Set(targets.map((t) => t.id));
+    this.batch = true;
+    try {
+      for (const id of [...this.recs.keys()]) {
+        if (!wanted.has(id)) {
+          this.remove(id);
+          counts.removed = (counts.removed ?? 0) + 1;
+        }
+      }
+      for (const t of targets) {
+        const r = this.upsert(t);
+        counts[r] = (counts[r] ?? 0) + 1;
+      }
+    } finally {
+      this.batch = false;
+    }
+    for (const svc of this.services.values()) this.evaluateQuorum(svc);
+    const names = new Set(services.map((s) => s.name));
+    for (const [name, svc] of this.services) if (!names.has(name) && svc.members.size === 0) this.services.delete(name);
+    return counts;
+  }
+
+  private batch = false;
+
+  snapshot(): { targets: TargetSnapshot[]; services: ServiceSnapshot[] } {
+    const now = this.clock.now();
+    const toWall = (ms: number): number => this.clock.wall() - (now - ms);
+    const targets = [...this.recs.values()].map((r): TargetSnapshot => {
+      const h = r.health;
+      return {
+        id: r.target.id, service: r.target.service, name: r.name, address: r.target.address, port: r.target.port,
+        type: r.target.check.type, state: h.state, since: toWall(h.sinceMs), inStateMs: now - h.sinceMs,
+        weight: r.target.weight, liveWeight: this.liveWeight(r), checks: h.checks, failures: h.failures,
+        okStreak: h.okStreak, failStreak: h.failStreak,
+        last: h.checks === 0 ? undefined : { at: toWall(h.lastCheckMs), reason: h.lastReason, detail: h.lastDetail, latencyMs: h.lastLatencyMs },
+      };
+    });
+    const services = [...this.services.values()].map((s): ServiceSnapshot => ({
+      name: s.spec.name, quorumUp: s.quorumUp ?? true, sorryServer: s.quorumUp === false, aliveWeight: this.aliveWeight(s),
+      quorum: s.spec.quorum, hysteresis: s.spec.hysteresis, since: toWall(s.sinceMs), targets: s.members.size,
+    }));
+    return { targets, services };
+  }
+
+  /** One target's state, or undefined. */
+  state(id: string): HealthState | undefined {
+    return this.recs.get(id)?.health.state;
+  }
+
+  stats(): MonitorStats {
+    return { targets: this.recs.size, running: this.running, queued: this.queue.length - this.queueHead, ...this.counters };
+  }
+
+  /**
+   * Stops every check. With omega, up targets go down (reason "shutdown") and their down hooks run,
+   * and services that had quorum run their quorumDown hook.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer !== undefined) this.clock.clearTimer(this.timer);
+    this.timer = undefined;
+    for (const rec of this.recs.values()) {
+      if (rec.target.omega === true) this.lifecycleDown(rec, 'shutdown', 'lvsd stopping');
+      this.disown(rec);
+    }
+    for (const svc of this.services.values()) {
+      if (svc.spec.omega === true && svc.quorumUp === true && svc.spec.notify?.quorumDown !== undefined) {
+        this.notifier(svc.spec.notify.quorumDown, { LVSD_EVENT: 'quorum-down', LVSD_SERVICE: svc.spec.name, LVSD_REASON: 'shutdown' });
+      }
+    }
+    this.recs.clear();
+    this.queue.length = 0;
+    this.queueHead = 0;
+  }
+
+  // ——— scheduling ———
+
+  private scheduleFirst(rec: Rec, now: number): void {
+    if (rec.target.check.type === 'none') {
+      this.heap.remove(rec);
+      return;
+    }
+    rec.slot = now + firstDelayMs(rec.target.check, this.random());
+    this.heap.update(rec, rec.slot);
+    this.arm();
+  }
+
+  private arm(): void {
+    if (this.closed) return;
+    const top = this.heap.peek();
+    if (top === undefined) {
+      if (this.timer !== undefined) this.clock.clearTimer(this.timer);
+      this.timer = undefined;
+      this.armedFor = Infinity;
+      return;
+    }
+    if (this.timer !== undefined && this.armedFor <= top.due) return;
+    if (this.timer !== undefined) this.clock.clearTimer(this.timer);
+    this.armedFor = top.due;
+    this.timer = this.clock.setTimer(this.onTimer, Math.max(0, top.due - this.clock.now()));
+  }
+
+  private readonly onTimer = (): void => {
+    this.timer = undefined;
+    this.armedFor = Infinity;
+    if (this.closed) return;
+    const now = this.clock.now();
+    // 1 ms of slack: timers fire on whole milliseconds.
+    for (let top = this.heap.peek(); top !== undefined && top.due <= now + 1; top = this.heap.peek()) {
+      this.heap.pop();
+      if (top.running) this.finish(top, top.gen, fail('timeout', `no verdict in ${top.target.check.timeoutMs} ms`), true);
+      else this.dispatch(top, now);
+    }
+    this.arm();
+  };
+
+  private dispatch(rec: Rec, now: number): void {
+    if (this.running < this.concurrency) {
+      this.start(rec, now);
+      return;
+    }
+    rec.queued = true;
+    this.queue.push(rec);
+  }
+
+  private start(rec: Rec, now: number): void {
+    const late = now - rec.due;
+    if (late > LATE_MS) {
+      this.counters.lateStarts++;
+      if (late > this.counters.maxLateMs) this.counters.maxLateMs = late;
+    }
+    this.running++;
+    rec.running = true;
+    rec.startedAt = now;
+    if (rec.ac.signal.aborted) rec.ac = new AbortController();
+    const gen = rec.gen;
+    this.heap.update(rec, now + rec.target.check.timeoutMs);
+    let p: Promise<CheckVerdict>;
+    try {
+      p = rec.probe(rec.ac.signal);
+    } catch (e) {
+      p = Promise.resolve(fail('error', (e as Error).message));
+    }
+    p.then(
+      (v) => {
+        this.finish(rec, gen, v, false);
+      },
+      (e: unknown) => {
+        this.finish(rec, gen, fail('error', e instanceof Error ? e.message : String(e)), false);
+      },
+    );
+  }
+
+  private finish(rec: Rec, gen: number, v: CheckVerdict, timedOut: boolean): void {
+    if (rec.gen !== gen || !rec.running || this.closed) return;
+    const now = this.clock.now();
+    rec.running = false;
+    rec.gen++;
+    this.running--;
+    if (timedOut) {
+      this.counters.timeouts++;
+      rec.ac.abort();
+    } else {
+      this.heap.remove(rec);
+    }
+    this.counters.checksCompleted++;
+    const h = rec.health;
+    const before = this.liveWeight(rec);
+    const t = applyResult(h, rec.target.check, { ...v, latencyMs: now - rec.startedAt }, now);
+    const delay = nextDelayMs(h, rec.target.check);
+    if (h.retriesUsed > 0) {
+      rec.due = now + delay;
+    } else {
+      rec.slot += rec.target.check.intervalMs;
+      if (rec.slot < now) rec.slot = now; // fell behind: re-phase rather than burst
+      rec.due = rec.slot;
+    }
+    this.heap.update(rec, rec.due);
+    if (t !== null) this.onTransition(rec, t, now - rec.startedAt);
+    else if (this.liveWeight(rec) !== before && h.state === 'up') {
+      const ev: WeightEvent = { id: rec.target.id, service: rec.target.service, name: rec.name, weight: this.liveWeight(rec), previous: before, at: this.clock.wall() };
+      this.log.info({ service: ev.service, realServer: ev.name, weight: ev.weight, previous: ev.previous }, 'dynamic weight changed');
+      this.emit('weight', ev);
+      this.evaluateQuorum(this.svc(rec.target.service));
+    }
+    while (this.running < this.concurrency && this.queueHead < this.queue.length) {
+      const next = this.queue[this.queueHead++];
+      if (next?.queued === true && this.recs.get(next.target.id) === next) {
+        next.queued = false;
+        this.start(next, now);
+      }
+    }
+    if (this.queueHead > 1024 && this.queueHead * 2 > this.queue.length) {
+      this.queue.splice(0, this.queueHead);
+      this.queueHead = 0;
+    }
+    this.arm();
+  }
+
+  /** Forgets a check in flight or a queued turn; the probe is aborted and its late verdict ignored. */
+  private disown(rec: Rec): void {
+    if (rec.running) {
+      rec.running = false;
+      this.running--;
+      rec.ac.abort();
+    }
+    rec.queued = false;
+    rec.gen++;
+  }
+
+  // ——— effects ———
+
+  private liveWeight(rec: Rec): number {
+    return rec.health.dynamicWeight ?? rec.target.weight;
+  }
+
+  private onTransition(rec: Rec, t: Transition, latencyMs: number): void {
+    const tg = rec.target;
+    const ev: TransitionEvent = {
+      id: tg.id, service: tg.service, name: rec.name, address: tg.address, port: tg.port, from: t.from, to: t.to,
+      reason: t.reason, detail: t.detail, at: this.clock.wall(), inPreviousStateMs: t.inPreviousStateMs, latencyMs,
+      weight: t.to === 'up' ? this.liveWeight(rec) : 0,
+    };
+    const fields = { service: tg.service, realServer: rec.name, from: t.from, to: t.to, reason: t.reason, detail: t.detail, inPreviousStateMs: Math.round(t.inPreviousStateMs) };
+    if (t.to === 'down') this.log.warn(fields, 'real server down');
+    else this.log.info(fields, 'real server up');
+    this.emit('transition', ev);
+    const hook = t.to === 'up' ? tg.notify?.up : tg.notify?.down;
+    if (hook !== undefined) {
+      this.notifier(hook, {
+        LVSD_EVENT: t.to, LVSD_SERVICE: tg.service, LVSD_RS: rec.name, LVSD_RS_ADDRESS: tg.address, LVSD_RS_PORT: String(tg.port),
+        LVSD_REASON: t.reason, LVSD_DETAIL: t.detail,
+      });
+    }
+    this.evaluateQuorum(this.svc(tg.service));
+  }
+
+  private lifecycleDown(rec: Rec, reason: Reason, detail: string): void {
+    const t = forceDown(rec.health, reason, detail, this.clock.now());
+    if (t !== null) this.onTransition(rec, t, 0);
+  }
+
+  private svc(name: string): Svc {
+    let s = this.services.get(name);
+    if (s === undefined) {
+      s = { spec: { name, quorum: 1, hysteresis: 0 }, members: new Set(), quorumUp: undefined, sinceMs: this.clock.now() };
+      this.services.set(name, s);
+    }
+    return s;
+  }
+
+  private join(rec: Rec, service: string): void {
+    this.svc(service).members.add(rec);
+  }
+
+  private leave(rec: Rec, service: string): void {
+    this.services.get(service)?.members.delete(rec);
+  }
+
+  private aliveWeight(s: Svc): number {
+    let w = 0;
+    for (const r of s.members) if (r.health.state === 'up') w += this.liveWeight(r);
+    return w;
+  }
+
+  private evaluateQuorum(s: Svc): void {
+    if (this.batch || this.closed) return;
+    const alive = this.aliveWeight(s);
+    const opts = { quorum: s.spec.quorum, hysteresis: s.spec.hysteresis };
+    if (s.quorumUp === undefined) {
+      s.quorumUp = initialQuorum(alive, opts);
+      s.sinceMs = this.clock.now();
+      return;
+    }
+    const next = nextQuorum(s.quorumUp, alive, opts);
+    if (next === s.quorumUp) return;
+    const now = this.clock.now();
+    const ev: QuorumEvent = {
+      service: s.spec.name, up: next, sorryServer: !next, aliveWeight: alive, quorum: s.spec.quorum, hysteresis: s.spec.hysteresis,
+      at: this.clock.wall(), inPreviousStateMs: now - s.sinceMs,
+    };
+    s.quorumUp = next;
+    s.sinceMs = now;
+    const fields = { service: s.spec.name, aliveWeight: alive, quorum: s.spec.quorum, hysteresis: s.spec.hysteresis };
+    if (next) this.log.info(fields, 'quorum reached: sorry server off');
+    else this.log.warn(fields, 'quorum lost: sorry server on');
+    this.emit('quorum', ev);
+    const hook = next ? s.spec.notify?.quorumUp : s.spec.notify?.quorumDown;
+    if (hook !== undefined) {
+      this.notifier(hook, { LVSD_EVENT: next ? 'quorum-up' : 'quorum-down', LVSD_SERVICE: s.spec.name, LVSD_ALIVE_WEIGHT: String(alive) });
+    }
+  }
+}

@@ -1,0 +1,109 @@
+// The typed options of one health check, as the director hands them over (the config loader maps
+// the YAML `healthCheck` section onto this: durations become milliseconds, names stay the same).
+import type { RiseFallOptions } from './rise-fall.js';
+
+export type CheckType = 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'exec' | 'none';
+
+export interface HttpCheckOptions {
+  /** Request path (default "/"). */
+  path?: string;
+  /** Accepted statuses: numbers or "200-299" ranges (default [200-299]). */
+  status?: readonly (number | string)[];
+  /** Host header (default: the connect address, with the port when it is not 80/443). */
+  host?: string;
+  /** JavaScript regular expression the body must match. */
+  bodyRegex?: string;
+  /** Expected md5 of the body, lowercase hex (keepalived `digest`). */
+  digest?: string;
+  headers?: Readonly<Record<string, string>>;
+  /** https only: verify the certificate chain and name (default false, as keepalived). */
+  tlsVerify?: boolean;
+  /** https only: SNI server name (default: `host` when it is a name). */
+  sni?: string;
+  /** https only: PEM CA bundle used when tlsVerify is on (default: the system store). */
+  ca?: string;
+}
+
+export interface UdpCheckOptions {
+  /** Datagram to send, hex (default: empty datagram). */
+  payload?: string;
+  /** Expected reply: exact bytes (hex) or a regex over the reply read as latin1. Absent = any reply. */
+  expect?: { hex: string } | { regex: string };
+  /**
+   * Whether a reply is needed. Default: true when `expect` is set. Without it the check passes when no
+   * ICMP port-unreachable came back within `quietMs` (keepalived UDP_CHECK without require_reply).
+   */
+  requireReply?: boolean;
+  /** How long to wait for an ICMP error when no reply is required (default min(timeout/2, 500 ms)). */
+  quietMs?: number;
+}
+
+export type DnsRcodeName = 'NOERROR' | 'FORMERR' | 'SERVFAIL' | 'NXDOMAIN' | 'NOTIMP' | 'REFUSED';
+
+export interface DnsCheckOptions {
+  /** Name to ask for. */
+  name: string;
+  /** Query type: A AAAA CNAME NS PTR MX TXT SOA SRV ANY (default A). */
+  type?: string;
+  /** Expected rcode (default NOERROR). */
+  expectRcode?: DnsRcodeName;
+  /** An answer record that must be present, in presentation form ("192.0.2.1", "mail.example.com"). */
+  expectAnswer?: string;
+}
+
+export interface ExecCheckOptions {
+  /** Shell command (run with /bin/sh -c), keepalived MISC_CHECK misc_path. */
+  command: string;
+  /** keepalived misc_dynamic: exit 0 = up, 1 = down, 2..255 = up with weight exit-2. */
+  dynamicWeight?: boolean;
+}
+
+export interface CheckOptions extends RiseFallOptions {
+  type: CheckType;
+  /** Hard limit of one try; always enforced by the monitor. */
+  timeoutMs: number;
+  /** Connect to this address instead of the real server's (keepalived connect_ip). */
+  connectIp?: string;
+  /** Connect to this port instead of the real server's (keepalived connect_port). */
+  connectPort?: number;
+  /** Source address of the check (keepalived bindto). */
+  bindTo?: string;
+  /** Interface for IPv6 link-local targets (keepalived bind_if): becomes the address's %scope. */
+  bindInterface?: string;
+  http?: HttpCheckOptions;
+  udp?: UdpCheckOptions;
+  dns?: DnsCheckOptions;
+  exec?: ExecCheckOptions;
+}
+
+/** keepalived-like defaults for everything but `type`. */
+export const CHECK_DEFAULTS: Omit<CheckOptions, 'type'> = Object.freeze({
+  intervalMs: 2000,
+  timeoutMs: 1000,
+  rise: 1,
+  fall: 1,
+  retry: 0,
+  delayBeforeRetryMs: 1000,
+  warmupMs: 0,
+  alpha: false,
+});
+
+/** Where a probe goes, after connectIp/connectPort/bindTo are applied. */
+export interface Endpoint {
+  host: string;
+  port: number;
+  family: 4 | 6;
+  localAddress?: string;
+}
+
+/** A bad option, naming the target and field. */
+export class HealthOptionError extends Error {
+  constructor(
+    readonly target: string,
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${target}: healthCheck.${field}: ${message}`);
+    this.name = 'HealthOptionError';
+  }
+}

@@ -1,0 +1,289 @@
+// The monitor on a virtual clock with fake probes: detection time, timeouts on hung targets, bounded
+// concurrency, spread over the interval, retry, quorum and sorry server, hooks, reloads, omega.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { HealthMonitor, type HealthTarget, type MonitorClock, type QuorumEvent, type TransitionEvent, type WeightEvent } from '../../daemon/health/monitor.js';
+import { CHECK_DEFAULTS, type CheckOptions } from '../../daemon/health/options.js';
+import { fail, OK_VERDICT, type CheckVerdict } from '../../daemon/health/types.js';
+import type { Probe } from '../../daemon/health/checkers/index.js';
+
+const EPOCH = 1_800_000_000_000;
+
+class VirtualClock implements MonitorClock {
+  t = 0;
+  private timers: { at: number; seq: number; fn: () => void }[] = [];
+  private seq = 0;
+  now(): number {
+    return this.t;
+  }
+  wall(): number {
+    return EPOCH + this.t;
+  }
+  setTimer(fn: () => void, ms: number): unknown {
+    const h = { at: this.t + ms, seq: this.seq++, fn };
+    this.timers.push(h);
+    return h;
+  }
+  clearTimer(h: unknown): void {
+    this.timers = this.timers.filter((x) => x !== h);
+  }
+  /** Runs every timer due up to now + ms in order, letting promises settle after each. */
+  async advance(ms: number): Promise<void> {
+    const end = this.t + ms;
+    for (;;) {
+      await flush();
+      let next: (typeof this.timers)[number] | undefined;
+      for (const x of this.timers) if (x.at <= end && (next === undefined || x.at < next.at || (x.at === next.at && x.seq < next.seq))) next = x;
+      if (next === undefined) break;
+      this.timers = this.timers.filter((x) => x !== next);
+      this.t = Math.max(this.t, next.at);
+      next.fn();
+    }
+    this.t = end;
+    await flush();
+  }
+}
+const flush = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+/** Deterministic [0,1) sequence. */
+function lcg(seed = 42): () => number {
+  let s = seed;
+  return () => {
+    s = (s * 1103515245 + 12345) % 2 ** 31;
+    return s / 2 ** 31;
+  };
+}
+
+type Behaviour = { verdict: CheckVerdict; delayMs?: number } | 'hang';
+
+interface Rig {
+  clock: VirtualClock;
+  mon: HealthMonitor;
+  behave: Map<string, Behaviour>;
+  inFlight: Map<string, number>;
+  maxInFlight: { total: number; perTarget: number };
+  starts: { id: string; at: number }[];
+  transitions: TransitionEvent[];
+  quorums: QuorumEvent[];
+  weights: WeightEvent[];
+  hooks: { command: string; env: Readonly<Record<string, string>> }[];
+}
+
+function rig(concurrency = 1000): Rig {
+  const clock = new VirtualClock();
+  const behave = new Map<string, Behaviour>();
+  const inFlight = new Map<string, number>();
+  const r: Rig = {
+    clock, behave, inFlight, maxInFlight: { total: 0, perTarget: 0 }, starts: [], transitions: [], quorums: [], weights: [], hooks: [],
+    mon: undefined as unknown as HealthMonitor,
+  };
+  let total = 0;
+  const probeFactory = (t: HealthTarget): Probe => (signal) => {
+    r.starts.push({ id: t.id, at: clock.now() });
+    total++;
+    const n = (inFlight.get(t.id) ?? 0) + 1;
+    inFlight.set(t.id, n);
+    r.maxInFlight.total = Math.max(r.maxInFlight.total, total);
+    r.maxInFlight.perTarget = Math.max(r.maxInFlight.perTarget, n);
+    const end = (v: CheckVerdict): CheckVerdict => {
+      total--;
+      inFlight.set(t.id, (inFlight.get(t.id) ?? 1) - 1);
+      return v;
+    };
+    const b = behave.get(t.id) ?? { verdict: OK_VERDICT };
+    return new Promise((resolve) => {
+      if (b === 'hang') {
+        signal.addEventListener('abort', () => { resolve(end(fail('timeout', 'aborted'))); }, { once: true });
+        return;
+      }
+      if (b.delayMs === undefined) resolve(end(b.verdict));
+      else clock.setTimer(() => { resolve(end(b.verdict)); }, b.delayMs);
+    });
+  };
+  r.mon = new HealthMonitor({ clock, concurrency, random: lcg(), probeFactory, notifier: (command, env) => r.hooks.push({ command, env }) });
+  r.mon.on('transition', (e) => r.transitions.push(e));
+  r.mon.on('quorum', (e) => r.quorums.push(e));
+  r.mon.on('weight', (e) => r.weights.push(e));
+  return r;
+}
+
+function check(o: Partial<CheckOptions> = {}): CheckOptions {
+  return { ...CHECK_DEFAULTS, type: 'tcp', intervalMs: 1000, timeoutMs: 500, rise: 2, fall: 3, ...o };
+}
+
+function target(id: string, o: Partial<HealthTarget> = {}, c: Partial<CheckOptions> = {}): HealthTarget {
+  return { id, service: 'web', address: '10.0.1.1', port: 80, weight: 1, check: check(c), ...o };
+}
+
+const refused = fail('refused', 'ECONNREFUSED');
+
+test('monitor: a dead server is detected within interval × fall, with reason and time in state', async () => {
+  const r = rig();
+  r.mon.upsert(target('rs1', { notify: { down: '/hooks/down.sh', up: '/hooks/up.sh' } }));
+  await r.clock.advance(10_000);
+  assert.equal(r.mon.state('rs1'), 'up');
+  r.behave.set('rs1', { verdict: refused });
+  const killedAt = r.clock.now();
+  await r.clock.advance(5_000);
+  assert.equal(r.transitions.length, 1);
+  const e = r.transitions[0] as TransitionEvent;
+  assert.deepEqual([e.id, e.from, e.to, e.reason, e.detail, e.weight], ['rs1', 'up', 'down', 'refused', 'ECONNREFUSED', 0]);
+  const detection = e.at - EPOCH - killedAt;
+  assert.ok(detection > 2 * 1000 && detection <= 3 * 1000, `detected after ${detection} ms`);
+  assert.ok(e.inPreviousStateMs >= 12_000 && e.inPreviousStateMs <= 13_000, `in state ${e.inPreviousStateMs}`);
+  assert.deepEqual(r.hooks.map((h) => [h.command, h.env.LVSD_EVENT, h.env.LVSD_REASON]), [['/hooks/down.sh', 'down', 'refused']]);
+  r.behave.delete('rs1');
+  await r.clock.advance(3_000);
+  assert.equal(r.mon.state('rs1'), 'up');
+  assert.equal(r.transitions[1]?.reason, 'ok');
+  assert.equal(r.hooks[1]?.command, '/hooks/up.sh');
+});
+
+test('monitor: a hung target times out every check and never has two checks in flight', async () => {
+  const r = rig();
+  r.mon.upsert(target('hung', {}, { fall: 2, timeoutMs: 700 }));
+  r.behave.set('hung', 'hang');
+  await r.clock.advance(10_000);
+  assert.equal(r.maxInFlight.perTarget, 1);
+  assert.equal(r.mon.state('hung'), 'down');
+  assert.equal(r.transitions[0]?.reason, 'timeout');
+  const starts = r.starts.map((s) => s.at);
+  for (let i = 1; i < starts.length; i++) assert.ok((starts[i] ?? 0) - (starts[i - 1] ?? 0) >= 1000, `checks ${starts[i - 1]} → ${starts[i]}`);
+  // Detection bound: the first timeout lands at phase + timeout, the fall-th one interval × (fall-1) later.
+  const first = starts[0] ?? 0;
+  const down = r.transitions.at(0);
+  assert.ok(down !== undefined);
+  assert.equal(down.at - EPOCH, first + 1000 + 700);
+  assert.ok(r.mon.stats().timeouts >= 9);
+});
+
+test('monitor: concurrency is bounded; a queue of due checks drains in order without losing any', async () => {
+  const r = rig(10);
+  for (let i = 0; i < 100; i++) r.mon.upsert(target(`rs${i}`, {}, { timeoutMs: 200 }));
+  for (let i = 0; i < 100; i++) r.behave.set(`rs${i}`, { verdict: OK_VERDICT, delayMs: 50 });
+  await r.clock.advance(5_000);
+  assert.equal(r.maxInFlight.total, 10);
+  const perTarget = new Map<string, number>();
+  for (const s of r.starts) perTarget.set(s.id, (perTarget.get(s.id) ?? 0) + 1);
+  assert.equal(perTarget.size, 100);
+  // 100 checks of 50 ms with 10 slots fit in an interval: every target keeps ~1 check per second.
+  for (const [id, n] of perTarget) assert.ok(n >= 4 && n <= 6, `${id}: ${n} checks in 5 s`);
+});
+
+test('monitor: checks are spread over the interval, not bunched', async () => {
+  const r = rig();
+  for (let i = 0; i < 1000; i++) r.mon.upsert(target(`rs${i}`));
+  await r.clock.advance(3_000);
+  const buckets = new Array<number>(10).fill(0);
+  for (const s of r.starts) if (s.at >= 1000 && s.at < 2000) {
+    const i = Math.floor((s.at - 1000) / 100);
+    buckets[i] = (buckets[i] ?? 0) + 1;
+  }
+  assert.equal(buckets.reduce((a, b) => a + b, 0), 1000);
+  for (const b of buckets) assert.ok(b >= 60 && b <= 140, `bucket sizes ${buckets.join(',')}`);
+});
+
+test('monitor: retry with delay_before_retry, then the attempt counts as failed', async () => {
+  const r = rig();
+  r.mon.upsert(target('rs1', {}, { retry: 2, delayBeforeRetryMs: 150, fall: 1 }));
+  r.behave.set('rs1', { verdict: refused });
+  await r.clock.advance(1_000);
+  const [a, b, c] = r.starts.map((s) => s.at);
+  assert.equal((b ?? 0) - (a ?? 0), 150);
+  assert.equal((c ?? 0) - (b ?? 0), 150);
+  assert.equal(r.transitions.length, 1, 'down after the third try of the first attempt');
+  assert.equal((r.transitions[0]?.at ?? 0) - EPOCH, c);
+});
+
+test('monitor: rise/fall suppress flapping of a server failing every other check', async () => {
+  const r = rig();
+  r.mon.upsert(target('flappy', {}, { rise: 2, fall: 2 }));
+  let n = 0;
+  for (let i = 0; i < 20; i++) {
+    r.behave.set('flappy', { verdict: n++ % 2 === 0 ? refused : OK_VERDICT });
+    await r.clock.advance(1_000);
+  }
+  assert.ok(r.starts.length >= 19);
+  assert.equal(r.transitions.length, 0);
+});
+
+test('monitor: quorum with hysteresis switches the sorry server and runs quorum hooks', async () => {
+  const r = rig();
+  r.mon.upsertService({ name: 'web', quorum: 3, hysteresis: 1, notify: { quorumUp: 'qup', quorumDown: 'qdown' } });
+  r.mon.reconcile([{ name: 'web', quorum: 3, hysteresis: 1, notify: { quorumUp: 'qup', quorumDown: 'qdown' } }],
+    [1, 2, 3, 4].map((i) => target(`rs${i}`, {}, { fall: 1, rise: 1 })));
+  await r.clock.advance(2_000);
+  assert.equal(r.quorums.length, 0, 'no quorum event while building the service');
+  r.behave.set('rs1', { verdict: refused });
+  r.behave.set('rs2', { verdict: refused });
+  await r.clock.advance(2_000);
+  assert.equal(r.quorums.length, 0, 'live weight 2 is within the hysteresis band');
+  r.behave.set('rs3', { verdict: refused });
+  await r.clock.advance(2_000);
+  assert.equal(r.quorums.length, 1);
+  assert.deepEqual([r.quorums[0]?.up, r.quorums[0]?.sorryServer, r.quorums[0]?.aliveWeight], [false, true, 1]);
+  assert.equal(r.mon.snapshot().services[0]?.sorryServer, true);
+  r.behave.delete('rs1');
+  r.behave.delete('rs2');
+  await r.clock.advance(2_000);
+  assert.equal(r.quorums.length, 1, 'weight 3 is not enough to come back with hysteresis 1');
+  r.behave.delete('rs3');
+  await r.clock.advance(2_000);
+  assert.deepEqual(r.quorums.map((q) => q.up), [false, true]);
+  assert.deepEqual(r.hooks.filter((h) => h.command.startsWith('q')).map((h) => h.command), ['qdown', 'qup']);
+});
+
+test('monitor: reload — identical upsert keeps history, weight change keeps it, check change reconfigures', async () => {
+  const r = rig();
+  const t = target('rs1');
+  assert.equal(r.mon.upsert(t), 'added');
+  await r.clock.advance(5_000);
+  const before = r.mon.snapshot().targets[0];
+  assert.equal(r.mon.upsert({ ...t, check: { ...t.check } }), 'unchanged');
+  assert.equal(r.mon.snapshot().targets[0]?.checks, before?.checks);
+  assert.equal(r.mon.upsert({ ...t, weight: 5 }), 'updated');
+  assert.deepEqual(r.weights.map((w) => [w.weight, w.previous]), [[5, 1]]);
+  assert.equal(r.mon.snapshot().targets[0]?.since, before?.since, 'same state since the start');
+  assert.equal(r.mon.upsert({ ...t, weight: 5, check: check({ intervalMs: 500 }) }), 'reconfigured');
+  assert.equal(r.mon.state('rs1'), 'up');
+  assert.equal(r.mon.snapshot().targets[0]?.since, before?.since);
+  assert.deepEqual(r.mon.reconcile([], []), { added: 0, unchanged: 0, updated: 0, reconfigured: 0, removed: 1 });
+  assert.equal(r.mon.snapshot().targets.length, 0);
+});
+
+test('monitor: dynamic weight from the check moves the live weight and the quorum', async () => {
+  const r = rig();
+  r.mon.upsertService({ name: 'web', quorum: 5 });
+  r.mon.upsert(target('rs1', { weight: 10 }, { fall: 1 }));
+  await r.clock.advance(2_000);
+  r.behave.set('rs1', { verdict: { ...OK_VERDICT, weight: 3 } });
+  await r.clock.advance(1_000);
+  assert.deepEqual(r.weights.map((w) => [w.weight, w.previous]), [[3, 10]]);
+  assert.equal(r.quorums[0]?.up, false);
+  assert.equal(r.mon.snapshot().targets[0]?.liveWeight, 3);
+});
+
+test('monitor: alpha starts down and needs rise passes; omega runs down hooks on removal and shutdown', async () => {
+  const r = rig();
+  r.mon.upsert(target('a', { omega: true, notify: { down: 'down-a' } }, { alpha: true, rise: 2 }));
+  r.mon.upsert(target('b', { omega: true, notify: { down: 'down-b' } }, { alpha: true, rise: 2 }));
+  assert.equal(r.mon.state('a'), 'down');
+  await r.clock.advance(2_500);
+  assert.equal(r.mon.state('a'), 'up');
+  assert.equal(r.transitions.length, 2);
+  r.mon.remove('a');
+  assert.deepEqual([r.transitions[2]?.id, r.transitions[2]?.reason], ['a', 'removed']);
+  r.mon.close();
+  assert.deepEqual([r.transitions[3]?.id, r.transitions[3]?.reason], ['b', 'shutdown']);
+  assert.deepEqual(r.hooks.map((h) => h.command), ['down-a', 'down-b']);
+  const starts = r.starts.length;
+  await r.clock.advance(5_000);
+  assert.equal(r.starts.length, starts, 'no checks after close');
+});
+
+test('monitor: bad check options throw and leave the monitor as it was', () => {
+  const mon = new HealthMonitor({ clock: new VirtualClock() });
+  assert.throws(() => mon.upsert(target('bad', {}, { type: 'http', http: { bodyRegex: '[' } })), /bad: healthCheck\.http\.bodyRegex/);
+  assert.equal(mon.snapshot().targets.length, 0);
+  mon.close();
+});
