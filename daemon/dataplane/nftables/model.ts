@@ -177,19 +177,23 @@ export function tableModel(desired: DesiredTable, opts: ModelOptions = {}): NftT
   return { table: opts.table ?? DEFAULT_TABLE, masquerade: opts.masquerade ?? false, services };
 }
 
-/** Equality of what matters to the data path (the service id is a label, not compared). */
-export function sameService(a: NftService, b: NftService): boolean {
-  if (a.chain !== b.chain || a.family !== b.family || a.mod !== b.mod) return false;
-  if (JSON.stringify(a.match) !== JSON.stringify(b.match)) return false;
-  if (a.dispatch.kind !== b.dispatch.kind) return false;
-  if (a.dispatch.kind === 'jhash' && b.dispatch.kind === 'jhash') {
-    if (a.dispatch.seed !== b.dispatch.seed || a.dispatch.fields.join() !== b.dispatch.fields.join()) return false;
+const prints = new WeakMap<NftService, string>();
+
+/** A string that is equal for two services exactly when their data paths are (the id is a label, left out). */
+export function fingerprint(svc: NftService): string {
+  let fp = prints.get(svc);
+  if (fp === undefined) {
+    const m = svc.match.kind === 'fwmark' ? `m${svc.match.mark}` : `${svc.match.protocol} ${svc.match.address} ${svc.match.port}`;
+    const d = svc.dispatch.kind === 'numgen' ? 'n' : `j${svc.dispatch.seed} ${svc.dispatch.fields.join('.')}`;
+    let slots = '';
+    for (const s of svc.slots) slots += `${s.from}-${s.to}>${s.address} ${s.port},`;
+    fp = `${svc.chain}|${svc.family}|${m}|${d}|${svc.mod}|${slots}`;
+    prints.set(svc, fp);
   }
-  if (a.slots.length !== b.slots.length) return false;
-  const sa = [...a.slots].sort((x, y) => x.from - y.from);
-  const sb = [...b.slots].sort((x, y) => x.from - y.from);
-  return sa.every((s, i) => {
-    const t = sb[i];
-    return t !== undefined && s.from === t.from && s.to === t.to && s.address === t.address && s.port === t.port;
-  });
+  return fp;
+}
+
+/** Equality of what matters to the data path. Slots are kept sorted by `from` by the model and the parser. */
+export function sameService(a: NftService, b: NftService): boolean {
+  return a === b || fingerprint(a) === fingerprint(b);
 }
