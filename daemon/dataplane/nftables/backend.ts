@@ -1,0 +1,188 @@
+// The nftables dataplane: owns one table (inet lvsd), changes it only by whole transactions through a
+// long-lived nft process, and never flushes conntrack — established connections keep their NAT binding
+// whatever happens to the rules (weight 0 and removed real servers included).
+//
+// Drift: apply() compares the kernel's table with what lvsd last wrote when a check is due (every
+// `driftCheckIntervalMs`, on the first apply, and after any failed transaction); differences are put back
+// and listed in ApplyReport.drift. Between checks apply() diffs against its own record, so one service
+// change costs one small transaction and no listing.
+import type { Logger } from 'pino';
+import type { ApplyReport, Dataplane, DesiredTable, ObservedRealServer, ObservedService, ObservedTable, ServiceSpec } from '../types.js';
+import { sameService, tableModel, DEFAULT_TABLE, type NftService, type NftTableModel } from './model.js';
+import { diffCommands, fullCommands, transaction, type NftCommand } from './render.js';
+import { parseTable, type ParsedTable } from './parse.js';
+import { NftShell } from './nft-shell.js';
+import { anyServiceKey, conntrackKey, countConntrack, type ConnCount } from './conntrack.js';
+
+export interface NftablesOptions {
+  /** Table name in family inet (default "lvsd"). */
+  table?: string;
+  /** SNAT forwarded connections (real servers then need no route back via the director). Default false. */
+  masquerade?: boolean;
+  /** Run nft (and read conntrack) in this network namespace. */
+  netns?: string;
+  /** nft binary (default "nft" on PATH). */
+  nft?: string;
+  /** How often apply() re-reads the kernel table to catch changes made behind lvsd's back (default 10 s; 0 = every apply). */
+  driftCheckIntervalMs?: number;
+  /** Where conntrack lives (default /proc/net/nf_conntrack). */
+  conntrackFile?: string;
+  logger?: Logger;
+  now?: () => number;
+}
+
+export interface NftablesDataplane extends Dataplane {
+  readonly kind: 'nftables';
+  /** Reads the kernel table now and returns what differs from what lvsd last wrote (without repairing). */
+  checkDrift(): Promise<string[]>;
+}
+
+function describeDrift(expected: NftTableModel, kernel: ParsedTable): string[] {
+  if (kernel.problems.length > 0) return kernel.problems;
+  const out: string[] = [];
+  for (const [chain, svc] of expected.services) {
+    const k = kernel.services.get(chain);
+    if (k === undefined) out.push(`service ${svc.id}: missing from the kernel table`);
+    else if (!sameService(svc, k)) out.push(`service ${svc.id}: changed in the kernel table`);
+  }
+  for (const [chain, k] of kernel.services) {
+    if (!expected.services.has(chain)) out.push(`service ${k.id}: in the kernel table but not written by lvsd`);
+  }
+  return out;
+}
+
+function weightOfSlots(svc: NftService, address: string, port: number): number {
+  return svc.slots.filter((s) => s.address === address && s.port === port).reduce((n, s) => n + s.to - s.from + 1, 0);
+}
+
+export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDataplane {
+  const table = opts.table ?? DEFAULT_TABLE;
+  const masquerade = opts.masquerade ?? false;
+  const interval = opts.driftCheckIntervalMs ?? 10_000;
+  const now = opts.now ?? (() => performance.now());
+  const shell = new NftShell({ ...(opts.nft === undefined ? {} : { nft: opts.nft }), ...(opts.netns === undefined ? {} : { netns: opts.netns }) });
+  const log = opts.logger;
+  let expected: NftTableModel | undefined;
+  let specs = new Map<string, ServiceSpec>();
+  let lastVerified = -Infinity;
+  let chainQueue: Promise<unknown> = Promise.resolve();
+
+  async function readKernel(): Promise<ParsedTable> {
+    const doc = await shell.listTable(table);
+    if (doc === undefined) return { services: new Map(), counters: new Map(), problems: [`table inet ${table} missing`] };
+    return parseTable(doc, table, masquerade);
+  }
+
+  function commandsFrom(kernel: ParsedTable, next: NftTableModel): NftCommand[] {
+    if (kernel.problems.length > 0) return fullCommands(next, true);
+    return diffCommands({ table, masquerade, services: kernel.services }, next, sameService);
+  }
+
+  async function applyNow(desired: DesiredTable): Promise<ApplyReport> {
+    const t0 = now();
+    // Throws UnsupportedByDataplane before anything reaches the kernel.
+    const next = tableModel(desired, { table, masquerade });
+    let drift: string[] = [];
+    let cmds: NftCommand[];
+    const verify = expected === undefined || now() - lastVerified >= interval;
+    if (verify) {
+      const kernel = await readKernel();
+      lastVerified = now();
+      if (expected !== undefined) drift = describeDrift(expected, kernel);
+      cmds = commandsFrom(kernel, next);
+    } else {
+      cmds = diffCommands(expected ?? next, next, sameService);
+    }
+    if (cmds.length > 0) {
+      try {
+        await shell.apply(transaction(cmds));
+      } catch (e) {
+        if (verify) throw e;
+        // Our record was stale (someone changed the table since the last check): read, describe, redo.
+        const kernel = await readKernel();
+        lastVerified = now();
+        if (expected !== undefined) drift = describeDrift(expected, kernel);
+        cmds = commandsFrom(kernel, next);
+        if (cmds.length > 0) await shell.apply(transaction(cmds));
+      }
+    }
+    expected = next;
+    specs = new Map(desired.services.map((s) => [s.id, s]));
+    if (drift.length > 0) log?.warn({ table, drift }, 'nftables: table changed behind lvsd\'s back; restored');
+    return { operations: cmds.length, drift, durationMs: now() - t0 };
+  }
+
+  function serialize<T>(fn: () => Promise<T>): Promise<T> {
+    const p = chainQueue.then(fn, fn);
+    chainQueue = p.catch(() => undefined);
+    return p;
+  }
+
+  async function observe(): Promise<ObservedTable> {
+    const kernel = await readKernel();
+    let conns = new Map<string, ConnCount>();
+    try {
+      conns = countConntrack(await shell.read(opts.conntrackFile ?? '/proc/net/nf_conntrack'));
+    } catch (e) {
+      log?.debug({ err: e }, 'nftables: conntrack not readable; connection counts are 0');
+    }
+    const byChain = new Map<string, ServiceSpec>();
+    for (const svc of expected?.services.values() ?? []) {
+      const spec = specs.get(svc.id);
+      if (spec !== undefined) byChain.set(svc.chain, spec);
+    }
+    const services: ObservedService[] = [];
+    for (const [chain, k] of kernel.services) {
+      const spec = byChain.get(chain);
+      const want = expected?.services.get(chain);
+      const asWritten = spec !== undefined && want !== undefined && sameService(want, k);
+      const rsList = asWritten
+        ? spec.realServers
+        : [...new Map(k.slots.map((s) => [`${s.address}|${s.port}`, s])).values()].map((s) => ({
+            id: k.family === 6 ? `[${s.address}]:${s.port}` : `${s.address}:${s.port}`,
+            address: s.address,
+            port: s.port,
+            weight: weightOfSlots(k, s.address, s.port),
+            method: 'nat' as const,
+          }));
+      const realServers: ObservedRealServer[] = rsList.map((rs) => {
+        const key =
+          k.match.kind === 'tuple'
+            ? conntrackKey(k.match.protocol, k.match.address, k.match.port, rs.address, rs.port)
+            : anyServiceKey(rs.address, rs.port);
+        const c = conns.get(key) ?? { active: 0, inactive: 0 };
+        return { ...rs, activeConns: c.active, inactiveConns: c.inactive, persistConns: 0 };
+      });
+      const counter = kernel.counters.get(chain);
+      const base: Omit<ServiceSpec, 'realServers'> = spec !== undefined
+        ? (({ realServers: _r, ...rest }) => rest)(spec)
+        : {
+            id: k.id,
+            family: k.family,
+            protocol: k.match.kind === 'tuple' ? k.match.protocol : 'tcp',
+            ...(k.match.kind === 'tuple' ? { address: k.match.address, port: k.match.port } : { fwmark: k.match.mark }),
+            scheduler: k.dispatch.kind === 'numgen' ? 'wrr' : 'sh',
+          };
+      services.push({
+        ...base,
+        realServers,
+        ...(counter === undefined
+          ? {}
+          : { counters: { conns: counter.packets, inPackets: 0, outPackets: 0, inBytes: 0, outBytes: 0, cps: 0, inPps: 0, outPps: 0, inBps: 0, outBps: 0 } }),
+      });
+    }
+    return { services };
+  }
+
+  return {
+    kind: 'nftables',
+    apply: (desired) => serialize(() => applyNow(desired)),
+    observe: () => serialize(observe),
+    checkDrift: () =>
+      serialize(async () => {
+        const kernel = await readKernel();
+        return expected === undefined ? kernel.problems : describeDrift(expected, kernel);
+      }),
+    close: () => shell.close(),
+  };
+}

@@ -1,0 +1,199 @@
+// The nftables dataplane's own picture of its table: what a DesiredTable becomes once it is expressed
+// in nft terms (one chain per virtual service, a DNAT map chosen by numgen or jhash). Pure: no I/O.
+// The renderer turns a model into nft JSON commands, the parser turns `nft -j list table` back into a
+// model, and the diff compares two models — so "what we want" and "what the kernel holds" meet in
+// one shape.
+import { UnsupportedByDataplane, type Family, type Protocol, type ServiceSpec, type DesiredTable } from '../types.js';
+
+export const DEFAULT_TABLE = 'lvsd';
+
+/** One range of DNAT-map slots [from, to] that lead to one real server. */
+export interface NftSlot {
+  from: number;
+  to: number;
+  address: string;
+  /** 0 = keep the packet's destination port (fwmark services whose real servers have no port). */
+  port: number;
+}
+
+export type NftMatch =
+  | { kind: 'tuple'; address: string; protocol: Protocol; port: number }
+  | { kind: 'fwmark'; mark: number };
+
+/** Which packet fields the source-hash schedulers hash. */
+export type HashField = 'saddr' | 'sport' | 'daddr';
+
+export type NftDispatch = { kind: 'numgen' } | { kind: 'jhash'; fields: HashField[]; seed: number };
+
+export interface NftService {
+  /** The director's service id ("tcp:10.0.0.1:80"). */
+  id: string;
+  chain: string;
+  family: Family;
+  match: NftMatch;
+  dispatch: NftDispatch;
+  /** Size of the slot space (sum of the reduced weights); 0 when no real server takes new connections. */
+  mod: number;
+  slots: NftSlot[];
+}
+
+export interface NftTableModel {
+  table: string;
+  masquerade: boolean;
+  /** Keyed by chain name. */
+  services: Map<string, NftService>;
+}
+
+export interface ModelOptions {
+  table?: string;
+  /** SNAT (masquerade) forwarded connections to the real servers; off = the director is their gateway. */
+  masquerade?: boolean;
+}
+
+/** Schedulers nftables can express exactly, and how it approximates the others. */
+export const SCHEDULER_MAPPING: Readonly<Record<ServiceSpec['scheduler'], string>> = {
+  rr: 'numgen inc (round robin)',
+  wrr: 'numgen inc over weighted slot ranges',
+  sh: 'jhash of the source address (sh-port adds the source port)',
+  mh: 'jhash of the source address (sh-like: remaps on backend change, not Maglev-stable)',
+  dh: 'jhash of the destination address',
+  lblc: 'jhash of the destination address (dh-like, no load check)',
+  lblcr: 'jhash of the destination address (dh-like, no load check)',
+  lc: 'weighted numgen (nftables has no per-backend connection count in the data path)',
+  wlc: 'weighted numgen (nftables has no per-backend connection count in the data path)',
+  sed: 'weighted numgen (no connection count in the data path)',
+  nq: 'weighted numgen (no connection count in the data path)',
+  twos: 'weighted numgen (no connection count in the data path)',
+  fo: 'the highest-weight real server only (weighted failover)',
+  ovf: 'the highest-weight real server only (no overflow count in the data path)',
+};
+
+/** Canonical text of an address the way nft prints it (IPv6 compressed, lower case). */
+export function canonicalAddress(address: string): string {
+  if (!address.includes(':')) return address;
+  const host = new URL(`http://[${address}]/`).hostname;
+  return host.slice(1, -1);
+}
+
+export function chainName(match: NftMatch, family: Family): string {
+  if (match.kind === 'fwmark') return `svc-fwmark${family}-${match.mark}`;
+  return `svc-${match.protocol}-${match.address.replace(/:/g, '_')}-${match.port}`;
+}
+
+export function serviceIdOf(match: NftMatch, family: Family): string {
+  if (match.kind === 'fwmark') return `fwmark:${family}:${match.mark}`;
+  const a = family === 6 ? `[${match.address}]` : match.address;
+  return `${match.protocol}:${a}:${match.port}`;
+}
+
+function gcd(a: number, b: number): number {
+  return b === 0 ? a : gcd(b, a % b);
+}
+
+/** FNV-1a: a stable jhash seed per service, so a client keeps its real server across reloads and restarts. */
+export function seedFor(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    h ^= id.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+function dispatchFor(spec: ServiceSpec): NftDispatch {
+  const flags = spec.schedulerFlags ?? [];
+  switch (spec.scheduler) {
+    case 'sh':
+    case 'mh': {
+      const withPort = flags.includes('sh-port') || flags.includes('mh-port');
+      return { kind: 'jhash', fields: withPort ? ['saddr', 'sport'] : ['saddr'], seed: seedFor(spec.id) };
+    }
+    case 'dh':
+    case 'lblc':
+    case 'lblcr':
+      return { kind: 'jhash', fields: ['daddr'], seed: seedFor(spec.id) };
+    default:
+      // Persistence pins a client to one real server: the nearest nftables gets is hashing the source.
+      if (spec.persistence !== undefined) return { kind: 'jhash', fields: ['saddr'], seed: seedFor(spec.id) };
+      return { kind: 'numgen' };
+  }
+}
+
+/** Expresses one virtual service in nft terms; throws UnsupportedByDataplane for what NAT-by-nft cannot do. */
+export function serviceModel(spec: ServiceSpec): NftService {
+  for (const rs of spec.realServers) {
+    if (rs.method !== 'nat') {
+      throw new UnsupportedByDataplane(
+        'nftables',
+        `${spec.id} → ${rs.id}`,
+        `${rs.method.toUpperCase()} forwarding needs the IPVS dataplane; nftables forwards by NAT only`,
+      );
+    }
+  }
+  if (spec.onePacket === true) {
+    throw new UnsupportedByDataplane('nftables', spec.id, 'one-packet scheduling (ops) needs the IPVS dataplane');
+  }
+  let match: NftMatch;
+  if (spec.fwmark !== undefined) {
+    match = { kind: 'fwmark', mark: spec.fwmark };
+  } else {
+    if (spec.address === undefined || spec.port === undefined) {
+      throw new UnsupportedByDataplane('nftables', spec.id, 'a service needs an address and a port, or a fwmark');
+    }
+    match = { kind: 'tuple', address: canonicalAddress(spec.address), protocol: spec.protocol, port: spec.port };
+  }
+  let active = spec.realServers.filter((rs) => rs.weight > 0);
+  if ((spec.scheduler === 'fo' || spec.scheduler === 'ovf') && active.length > 0) {
+    const top = Math.max(...active.map((rs) => rs.weight));
+    active = active.filter((rs) => rs.weight === top).slice(0, 1);
+  }
+  // Same order every time, so an unchanged service renders to an unchanged map.
+  active = [...active].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const roundRobin = spec.scheduler === 'rr';
+  const weights = active.map((rs) => (roundRobin ? 1 : rs.weight));
+  const divisor = weights.reduce((g, w) => gcd(g, w), 0) || 1;
+  const slots: NftSlot[] = [];
+  let next = 0;
+  const withPort = active.filter((rs) => rs.port !== 0).length;
+  if (withPort !== 0 && withPort !== active.length) {
+    throw new UnsupportedByDataplane('nftables', spec.id, 'real servers must all have a port, or all keep the packet\'s port (0)');
+  }
+  active.forEach((rs, i) => {
+    const n = (weights[i] ?? 1) / divisor;
+    slots.push({ from: next, to: next + n - 1, address: canonicalAddress(rs.address), port: rs.port });
+    next += n;
+  });
+  return { id: spec.id, chain: chainName(match, spec.family), family: spec.family, match, dispatch: dispatchFor(spec), mod: next, slots };
+}
+
+export function tableModel(desired: DesiredTable, opts: ModelOptions = {}): NftTableModel {
+  const services = new Map<string, NftService>();
+  for (const spec of desired.services) {
+    const svc = serviceModel(spec);
+    const clash = services.get(svc.chain);
+    if (clash !== undefined) throw new UnsupportedByDataplane('nftables', spec.id, `same address, protocol and port as ${clash.id}`);
+    services.set(svc.chain, svc);
+  }
+  return { table: opts.table ?? DEFAULT_TABLE, masquerade: opts.masquerade ?? false, services };
+}
+
+const prints = new WeakMap<NftService, string>();
+
+/** A string that is equal for two services exactly when their data paths are (the id is a label, left out). */
+export function fingerprint(svc: NftService): string {
+  let fp = prints.get(svc);
+  if (fp === undefined) {
+    const m = svc.match.kind === 'fwmark' ? `m${svc.match.mark}` : `${svc.match.protocol} ${svc.match.address} ${svc.match.port}`;
+    const d = svc.dispatch.kind === 'numgen' ? 'n' : `j${svc.dispatch.seed} ${svc.dispatch.fields.join('.')}`;
+    let slots = '';
+    for (const s of svc.slots) slots += `${s.from}-${s.to}>${s.address} ${s.port},`;
+    fp = `${svc.chain}|${svc.family}|${m}|${d}|${svc.mod}|${slots}`;
+    prints.set(svc, fp);
+  }
+  return fp;
+}
+
+/** Equality of what matters to the data path. Slots are kept sorted by `from` by the model and the parser. */
+export function sameService(a: NftService, b: NftService): boolean {
+  return a === b || fingerprint(a) === fingerprint(b);
+}

@@ -1,0 +1,141 @@
+// The nftables dataplane with real traffic: client ns → director ns (nft DNAT) → three nginx ns.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { requireCommands, requireRoot } from '../support/prereq.js';
+import { createDataplaneLab, holdConnection, probe, startLoad, UDP_PORT, VIP4, VIP6, type DataplaneLab } from '../support/dataplane-lab.js';
+import { createNftablesDataplane, type NftablesDataplane } from '../../daemon/dataplane/nftables/backend.js';
+import type { DesiredTable, RealServerSpec, ServiceSpec } from '../../daemon/dataplane/types.js';
+
+let lab: DataplaneLab;
+let dp: NftablesDataplane;
+
+function rs(address: string, port: number, weight = 1): RealServerSpec {
+  return { id: address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`, address, port, weight, method: 'nat' };
+}
+
+function http4(weights: number[], scheduler: ServiceSpec['scheduler'] = 'wrr'): ServiceSpec {
+  return { id: `tcp:${VIP4}:80`, family: 4, protocol: 'tcp', address: VIP4, port: 80, scheduler, realServers: lab.rs4.map((a, i) => rs(a, 80, weights[i] ?? 1)) };
+}
+
+function table(...services: ServiceSpec[]): DesiredTable {
+  return { services };
+}
+
+before(async () => {
+  requireRoot();
+  requireCommands('ip', 'nft', 'nginx', 'node');
+  lab = await createDataplaneLab('nft');
+  dp = createNftablesDataplane({ netns: lab.director.name, driftCheckIntervalMs: 0 });
+});
+
+after(async () => {
+  await dp.close();
+  await lab.destroy();
+});
+
+test('round robin spreads new connections evenly over three nginx real servers', async () => {
+  const report = await dp.apply(table(http4([1, 1, 1], 'rr')));
+  assert.ok(report.operations > 0);
+  const r = await probe(lab.client, `http://${VIP4}/`, ['--count', '300']);
+  assert.equal(r.failed, 0, JSON.stringify(r.errors));
+  for (const name of lab.rsNames) {
+    const n = r.bodies[name] ?? 0;
+    assert.ok(n >= 80 && n <= 120, `${name} got ${n} of 300: ${JSON.stringify(r.bodies)}`);
+  }
+});
+
+test('weights: 3:1:0 gives rs1 three times rs2 and rs3 nothing', async () => {
+  await dp.apply(table(http4([3, 1, 0])));
+  const r = await probe(lab.client, `http://${VIP4}/`, ['--count', '400']);
+  assert.equal(r.failed, 0);
+  assert.equal(r.bodies.rs3, undefined);
+  assert.equal(r.bodies.rs1, 300, JSON.stringify(r.bodies));
+  assert.equal(r.bodies.rs2, 100);
+});
+
+test('source hashing sends one client to one real server', async () => {
+  await dp.apply(table(http4([1, 1, 1], 'sh')));
+  const r = await probe(lab.client, `http://${VIP4}/`, ['--count', '60']);
+  assert.equal(r.failed, 0);
+  assert.equal(Object.keys(r.bodies).length, 1, JSON.stringify(r.bodies));
+});
+
+test('IPv6 TCP and IPv4 UDP services', async () => {
+  const v6: ServiceSpec = { id: `tcp:[${VIP6}]:80`, family: 6, protocol: 'tcp', address: VIP6, port: 80, scheduler: 'rr', realServers: lab.rs6.map((a) => rs(a, 8080)) };
+  const udp: ServiceSpec = { id: `udp:${VIP4}:${UDP_PORT}`, family: 4, protocol: 'udp', address: VIP4, port: UDP_PORT, scheduler: 'rr', realServers: lab.rs4.map((a) => rs(a, UDP_PORT)) };
+  await dp.apply(table(http4([1, 1, 1], 'rr'), v6, udp));
+  const r6 = await probe(lab.client, `http://[${VIP6}]/`, ['--count', '90']);
+  assert.equal(r6.failed, 0, JSON.stringify(r6.errors));
+  assert.deepEqual(Object.keys(r6.bodies).sort(), lab.rsNames);
+  const ru = await probe(lab.client, '', ['--udp', `${VIP4}:${UDP_PORT}`, '--count', '30', '--concurrency', '3']);
+  assert.equal(ru.failed, 0, JSON.stringify(ru.errors));
+  assert.deepEqual(Object.keys(ru.bodies).sort(), lab.rsNames);
+  const seen = await dp.observe();
+  assert.deepEqual(seen.services.map((s) => s.id).sort(), [`tcp:${VIP4}:80`, `tcp:[${VIP6}]:80`, `udp:${VIP4}:${UDP_PORT}`].sort());
+});
+
+test('drain (weight 0): the open connection keeps flowing, new ones avoid the server, observe counts it', async () => {
+  await dp.apply(table(http4([1, 1, 1], 'rr')));
+  const held = holdConnection(lab.client, `http://${VIP4}/`);
+  try {
+    const first = JSON.parse(await held.request()) as { body: string; port: number };
+    const idx = lab.rsNames.indexOf(first.body);
+    assert.ok(idx >= 0, first.body);
+    const weights = [1, 1, 1];
+    weights[idx] = 0;
+    await dp.apply(table(http4(weights, 'rr')));
+    const again = JSON.parse(await held.request()) as { body: string; port: number };
+    assert.deepEqual(again, first, 'same connection, same real server after the drain');
+    const r = await probe(lab.client, `http://${VIP4}/`, ['--count', '60']);
+    assert.equal(r.failed, 0);
+    assert.equal(r.bodies[first.body], undefined, JSON.stringify(r.bodies));
+    const seen = await dp.observe();
+    const svc = seen.services.find((s) => s.id === `tcp:${VIP4}:80`);
+    const drained = svc?.realServers.find((x) => x.address === lab.rs4[idx]);
+    assert.equal(drained?.weight, 0);
+    assert.ok(drained.activeConns >= 1, JSON.stringify(drained));
+    assert.ok(svc?.counters !== undefined && svc.counters.conns > 0);
+  } finally {
+    held.close();
+  }
+});
+
+test('50 applies under continuous load: zero failed requests', async () => {
+  await dp.apply(table(http4([1, 1, 1], 'rr')));
+  const load = await startLoad(lab.client, `http://${VIP4}/`, ['--concurrency', '8']);
+  const variants = [[1, 1, 1], [2, 1, 0], [0, 1, 1], [1, 0, 3], [5, 5, 1]];
+  let applied = 0;
+  try {
+    for (let i = 0; i < 50; i++) {
+      const w = variants[i % variants.length] ?? [1, 1, 1];
+      const extra: ServiceSpec[] = i % 2 === 0 ? [{ ...http4([1, 1, 1]), id: `tcp:${VIP4}:81`, port: 81 }] : [];
+      const rep = await dp.apply(table(http4(w, i % 3 === 0 ? 'sh' : 'wrr'), ...extra));
+      assert.deepEqual(rep.drift, []);
+      applied++;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  } finally {
+    const r = await load.stop();
+    assert.equal(applied, 50);
+    assert.ok(r.ok > 200, `only ${r.ok} requests went through`);
+    assert.equal(r.failed, 0, `failed ${r.failed} of ${r.sent}: ${JSON.stringify(r.errors)}`);
+  }
+});
+
+test('drift: a table deleted or edited behind lvsd\'s back is put back and reported', async () => {
+  await dp.apply(table(http4([1, 1, 1], 'rr')));
+  const nft = (...args: string[]): void => {
+    execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', ...args]);
+  };
+  nft('flush', 'chain', 'inet', 'lvsd', `svc-tcp-${VIP4}-80`);
+  const edited = await dp.apply(table(http4([1, 1, 1], 'rr')));
+  assert.deepEqual(edited.drift, [`service tcp:${VIP4}:80: changed in the kernel table`]);
+  nft('delete', 'table', 'inet', 'lvsd');
+  const deleted = await dp.apply(table(http4([1, 1, 1], 'rr')));
+  assert.deepEqual(deleted.drift, ['table inet lvsd missing']);
+  const r = await probe(lab.client, `http://${VIP4}/`, ['--count', '30']);
+  assert.equal(r.failed, 0);
+  assert.equal(Object.keys(r.bodies).length, 3);
+  assert.deepEqual(await dp.checkDrift(), []);
+});

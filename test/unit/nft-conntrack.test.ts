@@ -1,0 +1,24 @@
+// Connection counts per real server from /proc/net/nf_conntrack lines.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { anyServiceKey, conntrackKey, countConntrack } from '../../daemon/dataplane/nftables/conntrack.js';
+
+const lines = [
+  'ipv4     2 tcp      6 431999 ESTABLISHED src=10.9.0.1 dst=10.9.0.100 sport=40000 dport=80 src=10.10.0.11 dst=10.9.0.1 sport=80 dport=40000 [ASSURED] mark=0 zone=0 use=2',
+  'ipv4     2 tcp      6 100 TIME_WAIT src=10.9.0.1 dst=10.9.0.100 sport=40001 dport=80 src=10.10.0.11 dst=10.9.0.1 sport=80 dport=40001 [ASSURED] mark=0 zone=0 use=2',
+  'ipv4     2 udp      17 29 src=10.9.0.1 dst=10.9.0.100 sport=5000 dport=5353 src=10.10.0.12 dst=10.9.0.1 sport=5353 dport=5000 mark=0 zone=0 use=2',
+  'ipv6     10 tcp      6 431999 ESTABLISHED src=fd09::1 dst=fd09::100 sport=40000 dport=80 src=fd10::11 dst=fd09::1 sport=8080 dport=40000 [ASSURED] mark=0 zone=0 use=2',
+  // Not NATed: the reply comes from where the client sent it.
+  'ipv4     2 tcp      6 431999 ESTABLISHED src=10.9.0.1 dst=10.9.0.2 sport=40002 dport=22 src=10.9.0.2 dst=10.9.0.1 sport=22 dport=40002 [ASSURED] mark=0 zone=0 use=2',
+  'ipv4     2 icmp     1 29 src=10.9.0.1 dst=10.9.0.2 type=8 code=0 id=1 src=10.9.0.2 dst=10.9.0.1 type=0 code=0 id=1 mark=0 zone=0 use=2',
+  '',
+].join('\n');
+
+test('ESTABLISHED counts as active, other TCP states as inactive, UDP flows as active', () => {
+  const c = countConntrack(lines);
+  assert.deepEqual(c.get(conntrackKey('tcp', '10.9.0.100', 80, '10.10.0.11', 80)), { active: 1, inactive: 1 });
+  assert.deepEqual(c.get(conntrackKey('udp', '10.9.0.100', 5353, '10.10.0.12', 5353)), { active: 1, inactive: 0 });
+  assert.deepEqual(c.get(conntrackKey('tcp', 'fd09::100', 80, 'fd10::11', 8080)), { active: 1, inactive: 0 });
+  assert.deepEqual(c.get(anyServiceKey('10.10.0.11', 80)), { active: 1, inactive: 1 });
+  assert.equal([...c.keys()].some((k) => k.includes('10.9.0.2')), false, 'un-NATed flows are not counted');
+});

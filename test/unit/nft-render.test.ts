@@ -1,0 +1,249 @@
+// The nftables renderer, parser and diff: pure, against the model and nft's own JSON forms.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { UnsupportedByDataplane, type DesiredTable, type RealServerSpec, type ServiceSpec } from '../../daemon/dataplane/types.js';
+import { canonicalAddress, sameService, serviceModel, tableModel, type NftDispatch, type NftTableModel } from '../../daemon/dataplane/nftables/model.js';
+import { diffCommands, fullCommands, serviceRule } from '../../daemon/dataplane/nftables/render.js';
+import { parseTable } from '../../daemon/dataplane/nftables/parse.js';
+
+function rs(address: string, port: number, weight = 1, method: RealServerSpec['method'] = 'nat'): RealServerSpec {
+  const id = address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+  return { id, address, port, weight, method };
+}
+
+function svc(partial: Partial<ServiceSpec> & { realServers: RealServerSpec[] }): ServiceSpec {
+  return { id: 'tcp:10.0.0.1:80', family: 4, protocol: 'tcp', address: '10.0.0.1', port: 80, scheduler: 'rr', ...partial };
+}
+
+/** What `nft -j list table` prints for a model: the add commands turned into listed objects, as nft does. */
+function listing(m: NftTableModel): unknown {
+  const out: unknown[] = [{ metainfo: { version: '1.0.6', json_schema_version: 1 } }];
+  const elems = new Map<string, unknown[]>();
+  const objects: Record<string, unknown>[] = [];
+  for (const cmd of fullCommands(m, false)) {
+    const add = (cmd as { add: Record<string, Record<string, unknown>> }).add;
+    const [kind, body] = Object.entries(add)[0] as [string, Record<string, unknown>];
+    if (kind === 'element') {
+      const list = elems.get(String(body.name)) ?? [];
+      list.push(...(body.elem as unknown[]));
+      elems.set(String(body.name), list);
+    } else {
+      objects.push({ [kind]: { ...body } });
+    }
+  }
+  for (const o of objects) {
+    const [kind, body] = Object.entries(o)[0] as [string, Record<string, unknown>];
+    if ((kind === 'map' || kind === 'set') && elems.has(String(body.name))) body.elem = elems.get(String(body.name));
+    out.push(o);
+  }
+  return { nftables: out };
+}
+
+test('round robin: one slot per real server, in id order, numgen inc', () => {
+  const m = serviceModel(svc({ realServers: [rs('10.0.1.2', 80), rs('10.0.1.1', 8080), rs('10.0.1.3', 80)] }));
+  assert.equal(m.chain, 'svc-tcp-10.0.0.1-80');
+  assert.deepEqual(m.dispatch, { kind: 'numgen' });
+  assert.equal(m.mod, 3);
+  assert.deepEqual(m.slots.map((s) => [s.from, s.to, s.address, s.port]), [
+    [0, 0, '10.0.1.1', 8080], [1, 1, '10.0.1.2', 80], [2, 2, '10.0.1.3', 80],
+  ]);
+});
+
+test('rr ignores weights other than 0; wrr gives each server a range as wide as its reduced weight', () => {
+  const servers = [rs('10.0.1.1', 80, 200), rs('10.0.1.2', 80, 100), rs('10.0.1.3', 80, 0)];
+  const rr = serviceModel(svc({ scheduler: 'rr', realServers: servers }));
+  assert.equal(rr.mod, 2);
+  const wrr = serviceModel(svc({ scheduler: 'wrr', realServers: servers }));
+  assert.equal(wrr.mod, 3);
+  assert.deepEqual(wrr.slots.map((s) => [s.from, s.to, s.address]), [[0, 1, '10.0.1.1'], [2, 2, '10.0.1.2']]);
+  const rule = JSON.stringify(serviceRule('lvsd', wrr));
+  assert.match(rule, /"range":\[0,1\]/);
+  assert.match(rule, /"numgen":\{"mode":"inc","mod":3/);
+  assert.doesNotMatch(rule, /10\.0\.1\.3/, 'weight 0 stays out of the map');
+});
+
+test('weight 0 everywhere leaves a chain that only counts: new connections fall through to the director', () => {
+  const m = serviceModel(svc({ realServers: [rs('10.0.1.1', 80, 0)] }));
+  assert.equal(m.mod, 0);
+  assert.deepEqual(m.slots, []);
+  const rule = serviceRule('lvsd', m) as { add: { rule: { expr: unknown[] } } };
+  assert.equal(rule.add.rule.expr.length, 1);
+});
+
+test('sh hashes the source address with a seed that is stable per service; sh-port adds the source port', () => {
+  const a = serviceModel(svc({ scheduler: 'sh', realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80)] }));
+  const b = serviceModel(svc({ scheduler: 'sh', realServers: [rs('10.0.1.1', 80)] }));
+  const seedOf = (d: NftDispatch): number => (d.kind === 'jhash' ? d.seed : -1);
+  const fieldsOf = (d: NftDispatch): string[] => (d.kind === 'jhash' ? d.fields : []);
+  assert.equal(a.dispatch.kind, 'jhash');
+  assert.equal(seedOf(a.dispatch), seedOf(b.dispatch));
+  assert.deepEqual(fieldsOf(a.dispatch), ['saddr']);
+  const p = serviceModel(svc({ scheduler: 'mh', schedulerFlags: ['mh-port'], realServers: [rs('10.0.1.1', 80)] }));
+  assert.deepEqual(fieldsOf(p.dispatch), ['saddr', 'sport']);
+  const other = serviceModel(svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', scheduler: 'sh', realServers: [rs('10.0.1.1', 80)] }));
+  assert.notEqual(seedOf(other.dispatch), seedOf(a.dispatch));
+  const rule = JSON.stringify(serviceRule('lvsd', p));
+  assert.match(rule, /"jhash"/);
+  assert.match(rule, /"l4proto"/, 'hashing a port needs a transport match');
+});
+
+test('persistence without a hashing scheduler hashes the source (pins a client)', () => {
+  const m = serviceModel(svc({ scheduler: 'wlc', persistence: { timeoutSec: 300, netmask: '255.255.255.255' }, realServers: [rs('10.0.1.1', 80)] }));
+  assert.equal(m.dispatch.kind, 'jhash');
+});
+
+test('fo keeps only the highest-weight real server', () => {
+  const m = serviceModel(svc({ scheduler: 'fo', realServers: [rs('10.0.1.1', 80, 5), rs('10.0.1.2', 80, 9), rs('10.0.1.3', 80, 9)] }));
+  assert.deepEqual(m.slots.map((s) => s.address), ['10.0.1.2']);
+});
+
+test('IPv6 services: canonical addresses, ip6 dnat, chain name without colons', () => {
+  const m = serviceModel(svc({ id: 'tcp:[fd00::1]:80', family: 6, address: 'fd00:0:0::1', realServers: [rs('FD00:0::11', 80)] }));
+  assert.equal(m.chain, 'svc-tcp-fd00__1-80');
+  assert.equal(m.slots[0]?.address, 'fd00::11');
+  assert.match(JSON.stringify(serviceRule('lvsd', m)), /"dnat":\{"family":"ip6"/);
+  assert.equal(canonicalAddress('10.1.2.3'), '10.1.2.3');
+});
+
+test('fwmark services match the mark; real servers without a port keep the packet port', () => {
+  const m = serviceModel({ id: 'fwmark:4:7', family: 4, protocol: 'tcp', fwmark: 7, scheduler: 'rr', realServers: [rs('10.0.1.1', 0), rs('10.0.1.2', 0)] });
+  assert.equal(m.chain, 'svc-fwmark4-7');
+  const rule = JSON.stringify(serviceRule('lvsd', m));
+  assert.doesNotMatch(rule, /concat/);
+  assert.throws(
+    () => serviceModel({ id: 'fwmark:4:8', family: 4, protocol: 'tcp', fwmark: 8, scheduler: 'rr', realServers: [rs('10.0.1.1', 0), rs('10.0.1.2', 80)] }),
+    UnsupportedByDataplane,
+  );
+});
+
+test('DR and TUN are refused with UnsupportedByDataplane naming the service and the real server', () => {
+  for (const method of ['dr', 'tun'] as const) {
+    assert.throws(
+      () => tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80, 1, method)] })] }),
+      (e: unknown) => e instanceof UnsupportedByDataplane && e.dataplane === 'nftables' && /tcp:10\.0\.0\.1:80 → 10\.0\.1\.2:80/.test(e.message) && e.message.includes(method.toUpperCase()),
+    );
+  }
+});
+
+test('two services with the same address, protocol and port are refused', () => {
+  const a = svc({ realServers: [] });
+  assert.throws(() => tableModel({ services: [a, { ...a, id: 'dup' }] }), /same address, protocol and port/);
+});
+
+test('full render: fixed part, one chain + map element per service, masquerade sets only when asked', () => {
+  const desired: DesiredTable = {
+    services: [
+      svc({ realServers: [rs('10.0.1.1', 80)] }),
+      svc({ id: 'udp:[fd00::1]:53', family: 6, protocol: 'udp', address: 'fd00::1', port: 53, realServers: [rs('fd00::11', 53)] }),
+    ],
+  };
+  const plain = JSON.stringify(fullCommands(tableModel(desired), false));
+  assert.doesNotMatch(plain, /postrouting|masquerade|vips4/);
+  assert.match(plain, /"hook":"prerouting"/);
+  assert.match(plain, /"goto":\{"target":"svc-udp-fd00__1-53"\}/);
+  const masq = fullCommands(tableModel(desired, { masquerade: true }), true);
+  const text = JSON.stringify(masq);
+  assert.match(text, /"masquerade":null/);
+  assert.match(text, /"name":"vips6","elem":\["fd00::1"\]/);
+  assert.ok('delete' in (masq[1] ?? {}), 'replace deletes the old table inside the same transaction');
+});
+
+test('parse(listing(model)) gives the model back, with no problems', () => {
+  for (const masquerade of [false, true]) {
+    const m = tableModel({
+      services: [
+        svc({ scheduler: 'wrr', realServers: [rs('10.0.1.1', 80, 3), rs('10.0.1.2', 80, 1)] }),
+        svc({ id: 'tcp:[fd00::1]:443', family: 6, address: 'fd00::1', port: 443, scheduler: 'sh', realServers: [rs('fd00::11', 443)] }),
+        { id: 'fwmark:4:7', family: 4, protocol: 'tcp', fwmark: 7, scheduler: 'rr', realServers: [rs('10.0.1.1', 0)] },
+        svc({ id: 'tcp:10.0.0.9:80', address: '10.0.0.9', realServers: [] }),
+      ],
+    }, { masquerade });
+    const parsed = parseTable(listing(m), 'lvsd', masquerade);
+    assert.deepEqual(parsed.problems, []);
+    assert.equal(parsed.services.size, m.services.size);
+    for (const [chain, s] of m.services) {
+      const p = parsed.services.get(chain);
+      assert.ok(p !== undefined && sameService(s, p), chain);
+    }
+  }
+});
+
+test('parse reports a missing table, a missing hook chain and an orphan chain', () => {
+  assert.deepEqual(parseTable({ nftables: [] }, 'lvsd', false).problems, ['table inet lvsd missing']);
+  const m = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80)] })] });
+  const doc = listing(m) as { nftables: Record<string, Record<string, unknown>>[] };
+  const noOutput = { nftables: doc.nftables.filter((o) => o.chain?.name !== 'output' && o.rule?.chain !== 'output') };
+  assert.ok(parseTable(noOutput, 'lvsd', false).problems.some((p) => p.includes('output')));
+  const orphan = { nftables: [...doc.nftables, { chain: { family: 'inet', table: 'lvsd', name: 'svc-tcp-10.0.0.2-80' } }] };
+  assert.ok(parseTable(orphan, 'lvsd', false).problems.some((p) => p.includes('not reached')));
+  assert.throws(() => parseTable({}, 'lvsd', false), /nftables/);
+});
+
+test('parse reads nft\'s own printed forms (folded l4proto match, tcp payload for th)', () => {
+  const doc = {
+    nftables: [
+      { table: { family: 'inet', name: 'lvsd' } },
+      { map: { name: 'svc6', elem: [[{ concat: ['fd00::1', 'tcp', 80] }, { goto: { target: 'svc-tcp-fd00__1-80' } }]] } },
+      { chain: { name: 'svc-tcp-fd00__1-80' } },
+      { rule: { chain: 'svc-tcp-fd00__1-80', expr: [
+        { counter: { packets: 7, bytes: 420 } },
+        { dnat: { family: 'ip6', addr: { map: { key: { jhash: { mod: 2, seed: 4660, expr: { concat: [{ payload: { protocol: 'ip6', field: 'saddr' } }, { payload: { protocol: 'tcp', field: 'sport' } }] } } },
+          data: { set: [[1, { concat: ['fd00::2', 80] }], [0, { concat: ['fd00::1', 80] }]] } } } } },
+      ] } },
+    ],
+  };
+  const p = parseTable(doc, 'lvsd', false);
+  const s = p.services.get('svc-tcp-fd00__1-80');
+  assert.deepEqual(s?.dispatch, { kind: 'jhash', fields: ['saddr', 'sport'], seed: 4660 });
+  assert.deepEqual(s.slots.map((x) => x.address), ['fd00::1', 'fd00::2']);
+  assert.deepEqual(p.counters.get('svc-tcp-fd00__1-80'), { packets: 7, bytes: 420 });
+});
+
+test('diff: nothing for an unchanged table; flush + refill for a changed service; element first on removal', () => {
+  const a = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80)] })] });
+  assert.deepEqual(diffCommands(a, a, sameService), []);
+  const b = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80, 0)] })] });
+  const change = diffCommands(a, b, sameService);
+  assert.deepEqual(change.map((c) => Object.keys(c)[0]), ['flush', 'add']);
+  const c = tableModel({ services: [svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', realServers: [rs('10.0.1.1', 80)] })] });
+  const swap = diffCommands(a, c, sameService).map((x) => `${Object.keys(x)[0] ?? ''}:${Object.keys(Object.values(x)[0] as object)[0] ?? ''}`);
+  assert.deepEqual(swap, ['delete:element', 'flush:chain', 'delete:chain', 'add:chain', 'add:rule', 'add:element']);
+});
+
+test('diff keeps the masquerade sets in step with the services', () => {
+  const a = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80)] })] }, { masquerade: true });
+  const b = tableModel({ services: [svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', realServers: [rs('10.0.1.1', 80)] })] }, { masquerade: true });
+  const text = JSON.stringify(diffCommands(a, b, sameService));
+  assert.match(text, /"add":\{"element":\{"family":"inet","table":"lvsd","name":"vips4","elem":\["10\.0\.0\.2"\]/);
+  assert.match(text, /"delete":\{"element":\{"family":"inet","table":"lvsd","name":"vips4","elem":\["10\.0\.0\.1"\]/);
+});
+
+test('property: applying diff(a, b) to a listing of a yields b', () => {
+  const server = fc.record({ host: fc.integer({ min: 1, max: 6 }), weight: fc.integer({ min: 0, max: 4 }) });
+  const service = fc.record({ vip: fc.integer({ min: 1, max: 5 }), sched: fc.constantFrom('rr', 'wrr', 'sh' as const), servers: fc.uniqueArray(server, { selector: (s) => s.host, maxLength: 4 }) });
+  const table = fc.uniqueArray(service, { selector: (s) => s.vip, maxLength: 4 }).map((list): NftTableModel =>
+    tableModel({ services: list.map((s) => svc({ id: `tcp:10.0.0.${s.vip}:80`, address: `10.0.0.${s.vip}`, scheduler: s.sched, realServers: s.servers.map((x) => rs(`10.0.1.${x.host}`, 80, x.weight)) })) }),
+  );
+  fc.assert(fc.property(table, table, (a, b) => {
+    // Simulate the commands on a model: the diff is only correct if it lands exactly on b.
+    const sim = new Map(a.services);
+    for (const cmd of diffCommands(a, b, sameService)) {
+      const [verb, body] = Object.entries(cmd)[0] as [string, Record<string, Record<string, unknown>>];
+      const [kind, o] = Object.entries(body)[0] as [string, Record<string, unknown>];
+      const name = String(o.name ?? o.chain);
+      if (verb === 'delete' && kind === 'chain') sim.delete(name);
+      if (verb === 'flush' && kind === 'chain') {
+        const s = sim.get(name);
+        if (s !== undefined) sim.set(name, { ...s, mod: 0, slots: [] });
+      }
+      if (verb === 'add' && kind === 'rule') {
+        const next = b.services.get(name);
+        assert.ok(next !== undefined);
+        sim.set(name, next);
+      }
+    }
+    assert.deepEqual([...sim.keys()].sort(), [...b.services.keys()].sort());
+    for (const [k, s] of b.services) assert.ok(sameService(s, sim.get(k) ?? s) && sim.has(k));
+  }));
+});
