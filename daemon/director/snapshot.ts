@@ -1,0 +1,180 @@
+// The director's state as everyone outside it sees it: the API, the panel, /metrics and `lvsd status`.
+// One source for operators (DESIGN.md): the Director builds a DirectorSnapshot on demand and publishes
+// DirectorEvents on its bus. Plain JSON data only (no Maps, no Dates) so it crosses worker threads,
+// sockets and JSON serialisers unchanged. Times are ISO-8601 strings in UTC.
+import type { DataplaneKind, Protocol, ForwardMethod, Scheduler } from '../dataplane/types.js';
+
+export type VrrpState = 'INIT' | 'BACKUP' | 'MASTER' | 'FAULT';
+export const VRRP_STATES: readonly VrrpState[] = ['INIT', 'BACKUP', 'MASTER', 'FAULT'];
+
+/** Operator override of one real server or a whole virtual service (kept in the state store). */
+export interface Override {
+  /** Quiesce: weight 0, established connections continue. */
+  drain?: boolean;
+  /** Out of the table altogether (gracefully drained by the dataplane's removal policy). */
+  maintenance?: boolean;
+  /** Operator's weight, over the configured and dynamic ones. */
+  weight?: number;
+}
+
+/** A whole virtual service (realServer absent) or one of its real servers. */
+export interface OverrideTarget {
+  service: string;
+  realServer?: string;
+}
+
+/** The key the director and the store use: service id, or `${serviceId}/${realServerId}`. */
+export function overrideKey(t: OverrideTarget): string {
+  return t.realServer === undefined ? t.service : `${t.service}/${t.realServer}`;
+}
+
+export interface VrrpTransition {
+  at: string;
+  from: VrrpState;
+  to: VrrpState;
+  /** Why, in keepalived's words where they exist: "master down timer", "higher priority advert from 10.0.0.2", … */
+  reason: string;
+}
+
+export interface AdvertCounters {
+  sent: number;
+  received: number;
+  /** Dropped adverts by reason: "auth", "ttl", "vrid", "checksum", "version", "interval", "addresses", … */
+  dropped: Record<string, number>;
+}
+
+export interface VrrpInstanceSnapshot {
+  name: string;
+  interface: string;
+  vrid: number;
+  version: 2 | 3;
+  family: 4 | 6;
+  state: VrrpState;
+  /** Configured priority. */
+  basePriority: number;
+  /** After tracking weights and operator failover. */
+  effectivePriority: number;
+  /** Address of the current master as last heard (ours when MASTER), null when unknown. */
+  masterAddress: string | null;
+  vips: string[];
+  /** Peers heard on this instance (address and last advertised priority). */
+  peers: { address: string; priority: number; lastSeen: string }[];
+  /** Newest last, bounded (the director keeps the last 50 or so). */
+  transitions: VrrpTransition[];
+  adverts: AdvertCounters;
+  /** Operator-forced failover in effect, if any. */
+  forced: 'lower-priority' | 'maintenance' | null;
+  syncGroup: string | null;
+}
+
+export interface RateCounters {
+  conns: number;
+  inPackets: number;
+  outPackets: number;
+  inBytes: number;
+  outBytes: number;
+  cps: number;
+  inPps: number;
+  outPps: number;
+  inBps: number;
+  outBps: number;
+}
+
+export interface HealthSnapshot {
+  /** 'unknown' before the first result, or when health checking is off. */
+  status: 'up' | 'down' | 'unknown';
+  checker: string;
+  /** Since when the status holds. */
+  since: string | null;
+  lastCheck: {
+    at: string;
+    ok: boolean;
+    latencyMs: number;
+    /** Human text of the last result: "HTTP 200", "connect ECONNREFUSED", … */
+    result: string;
+    error: string | null;
+  } | null;
+}
+
+export interface RealServerSnapshot {
+  /** Canonical "address:port" (see dataplane/types.ts). */
+  id: string;
+  address: string;
+  port: number;
+  method: ForwardMethod;
+  weight: {
+    configured: number;
+    /** What the dataplane holds now; null when the server is out of the table. */
+    effective: number | null;
+  };
+  health: HealthSnapshot;
+  override: Override | null;
+  connections: { active: number; inactive: number };
+  counters: RateCounters | null;
+}
+
+export interface VirtualServiceSnapshot {
+  /** Canonical key "tcp:10.0.0.1:80", "fwmark:4:7". */
+  id: string;
+  name: string;
+  protocol: Protocol;
+  address: string | null;
+  port: number | null;
+  fwmark: number | null;
+  method: ForwardMethod;
+  scheduler: Scheduler;
+  quorum: { required: number; liveWeight: number; up: boolean; sorryServerActive: boolean };
+  override: Override | null;
+  counters: RateCounters | null;
+  realServers: RealServerSnapshot[];
+}
+
+export interface DirectorSnapshot {
+  node: string;
+  version: string;
+  startedAt: string;
+  /** When this snapshot was taken. */
+  at: string;
+  dataplane: { kind: DataplaneKind | 'none'; reason: string };
+  vrrp: VrrpInstanceSnapshot[];
+  virtualServices: VirtualServiceSnapshot[];
+  config: {
+    path: string;
+    /** sha256 of the file text, hex. */
+    hash: string;
+    loadedAt: string;
+    reloads: number;
+    lastReload: { at: string; ok: boolean; message: string; by: string } | null;
+  };
+}
+
+// ---- events -------------------------------------------------------------------------------------
+
+interface EventBase {
+  at: string;
+}
+
+export type DirectorEvent =
+  | (EventBase & { type: 'vrrp.transition'; instance: string; from: VrrpState; to: VrrpState; reason: string })
+  | (EventBase & { type: 'vrrp.priority'; instance: string; priority: number; reason: string })
+  | (EventBase & {
+      type: 'health.result';
+      service: string;
+      realServer: string;
+      ok: boolean;
+      latencyMs: number;
+      result: string;
+      error: string | null;
+    })
+  | (EventBase & { type: 'health.change'; service: string; realServer: string; status: 'up' | 'down'; reason: string })
+  | (EventBase & { type: 'quorum.change'; service: string; up: boolean })
+  | (EventBase & { type: 'override'; target: OverrideTarget; override: Override | null; by: string })
+  | (EventBase & { type: 'dataplane.apply'; operations: number; drift: string[]; durationMs: number })
+  | (EventBase & { type: 'dataplane.error'; message: string })
+  | (EventBase & { type: 'config.reload'; ok: boolean; hash: string; by: string; message: string })
+  | (EventBase & { type: 'failover'; instance: string; how: FailoverHow; by: string });
+
+export type DirectorEventType = DirectorEvent['type'];
+
+/** How an operator forces a failover: lower our priority, go to FAULT-like maintenance, or undo. */
+export type FailoverHow = 'lower-priority' | 'maintenance' | 'restore';

@@ -1,0 +1,71 @@
+// The shape of the state file (/var/lib/lvsd/state.json). Checked on every load: lowdb accepts any JSON,
+// and a hand-edited or half-migrated file must be refused with its path and the offending field.
+import { Type, type Static } from 'typebox';
+
+export const STATE_VERSION = 1;
+
+export const RoleSchema = Type.Union([Type.Literal('viewer'), Type.Literal('operator'), Type.Literal('admin')]);
+export type Role = Static<typeof RoleSchema>;
+export const ROLES: readonly Role[] = ['viewer', 'operator', 'admin'];
+
+export const OverrideSchema = Type.Object(
+  {
+    drain: Type.Optional(Type.Boolean()),
+    maintenance: Type.Optional(Type.Boolean()),
+    weight: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  },
+  { additionalProperties: false },
+);
+
+export const StoredOverrideSchema = Type.Object(
+  {
+    service: Type.String({ minLength: 1 }),
+    realServer: Type.Optional(Type.String({ minLength: 1 })),
+    override: OverrideSchema,
+    by: Type.String(),
+    at: Type.String(),
+  },
+  { additionalProperties: false },
+);
+export type StoredOverride = Static<typeof StoredOverrideSchema>;
+
+export const UserSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 64 }),
+    /** "scrypt$N$r$p$salt(base64)$hash(base64)" */
+    hash: Type.String({ pattern: '^scrypt\\$' }),
+    role: RoleSchema,
+    createdAt: Type.String(),
+  },
+  { additionalProperties: false },
+);
+export type User = Static<typeof UserSchema>;
+
+export const AuditEntrySchema = Type.Object(
+  {
+    id: Type.Integer({ minimum: 1 }),
+    at: Type.String(),
+    who: Type.String(),
+    action: Type.String(),
+    target: Type.String(),
+    before: Type.Unknown(),
+    after: Type.Unknown(),
+  },
+  { additionalProperties: false },
+);
+export type AuditEntry = Static<typeof AuditEntrySchema>;
+
+export const StateSchema = Type.Object(
+  {
+    version: Type.Literal(STATE_VERSION),
+    overrides: Type.Array(StoredOverrideSchema),
+    users: Type.Array(UserSchema),
+    audit: Type.Array(AuditEntrySchema),
+    /** sha256 of the one-time bootstrap token, while no admin exists. */
+    bootstrapTokenHash: Type.Union([Type.String(), Type.Null()]),
+    /** Secret that signs session cookies; made on first start, kept across restarts. */
+    cookieSecret: Type.String({ minLength: 32 }),
+  },
+  { additionalProperties: false },
+);
+export type State = Static<typeof StateSchema>;
