@@ -1,0 +1,152 @@
+// keepalived.conf parser: tokens → a tree of directives (keyword, arguments, optional block), each with
+// the file:line:col it came from. `include` (and its includer/includem/includew/includeb/includea
+// variants) is expanded here, in place, with globs resolved relative to the including file's directory
+// as keepalived does. File access goes through SourceLoader so the parser itself stays pure.
+import { KeepalivedSyntaxError, lex, type LexDiagnostic, type Pos, type Token } from './lexer.js';
+
+export interface Directive {
+  keyword: string;
+  args: string[];
+  pos: Pos;
+  /** Present when the directive opens a `{ … }` block (possibly empty). */
+  block?: Directive[];
+}
+
+export interface SourceLoader {
+  read(file: string): string;
+  /** Files matching an include pattern (absolute), sorted; [] when nothing matches. */
+  glob(pattern: string): string[];
+  resolve(baseDir: string, pattern: string): string;
+  dirname(file: string): string;
+}
+
+export interface ParseOptions {
+  configId: string;
+}
+
+export interface ParseResult {
+  directives: Directive[];
+  diagnostics: LexDiagnostic[];
+  /** Every file read, in order (the main file first). */
+  files: string[];
+}
+
+const INCLUDE_KEYWORDS = new Set(['include', 'includer', 'includem', 'includew', 'includeb', 'includea']);
+const MAX_INCLUDE_DEPTH = 32;
+
+export function parseKeepalived(file: string, loader: SourceLoader, opts: ParseOptions): ParseResult {
+  const state: State = { loader, opts, params: new Map(), diagnostics: [], files: [], stack: [] };
+  const directives = parseFile(file, state, undefined);
+  return { directives, diagnostics: state.diagnostics, files: state.files };
+}
+
+interface State {
+  loader: SourceLoader;
+  opts: ParseOptions;
+  params: Map<string, string>;
+  diagnostics: LexDiagnostic[];
+  files: string[];
+  stack: string[];
+}
+
+function parseFile(file: string, state: State, from: Pos | undefined): Directive[] {
+  if (state.stack.includes(file)) {
+    throw new KeepalivedSyntaxError(from ?? { file, line: 1, col: 1 }, `include loop: ${[...state.stack, file].join(' → ')}`);
+  }
+  if (state.stack.length >= MAX_INCLUDE_DEPTH) {
+    throw new KeepalivedSyntaxError(from ?? { file, line: 1, col: 1 }, `includes nested deeper than ${MAX_INCLUDE_DEPTH} files`);
+  }
+  let text: string;
+  try {
+    text = state.loader.read(file);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    if (from) throw new KeepalivedSyntaxError(from, `cannot read included file ${file}: ${why}`);
+    throw new KeepalivedSyntaxError({ file, line: 0, col: 0 }, `cannot read: ${why}`);
+  }
+  state.files.push(file);
+  state.stack.push(file);
+  const lexed = lex(text, file, { configId: state.opts.configId, params: state.params, dir: state.loader.dirname(file) });
+  state.diagnostics.push(...lexed.diagnostics);
+  const cursor = { tokens: lexed.tokens, i: 0 };
+  const directives = parseBlock(cursor, state, undefined);
+  state.stack.pop();
+  return directives;
+}
+
+interface Cursor {
+  tokens: Token[];
+  i: number;
+}
+
+/** Parses statements until the matching '}' (when `opener` is set) or the end of the file. */
+function parseBlock(cur: Cursor, state: State, opener: Pos | undefined): Directive[] {
+  const out: Directive[] = [];
+  let words: { text: string; pos: Pos }[] = [];
+
+  const finish = (): Directive | undefined => {
+    const first = words[0];
+    if (!first) return undefined;
+    const d: Directive = { keyword: first.text, args: words.slice(1).map((w) => w.text), pos: first.pos };
+    words = [];
+    out.push(d);
+    return d;
+  };
+
+  for (;;) {
+    const t = cur.tokens[cur.i++];
+    if (t === undefined) {
+      if (opener) throw new KeepalivedSyntaxError(opener, "block opened here is never closed (missing '}')");
+      finish();
+      return expandIncludes(out, state);
+    }
+    switch (t.kind) {
+      case 'word':
+        words.push({ text: t.text, pos: t.pos });
+        break;
+      case 'eol':
+        finish();
+        break;
+      case 'open': {
+        let owner = finish();
+        if (!owner) {
+          // A '{' alone on its line belongs to the statement on the previous line.
+          const prev = out[out.length - 1];
+          if (!prev || prev.block || prev.pos.file !== t.pos.file) {
+            throw new KeepalivedSyntaxError(t.pos, "'{' without a keyword before it");
+          }
+          owner = prev;
+        }
+        owner.block = parseBlock(cur, state, t.pos);
+        break;
+      }
+      case 'close':
+        if (!opener) throw new KeepalivedSyntaxError(t.pos, "'}' without a matching '{'");
+        finish();
+        return expandIncludes(out, state);
+    }
+  }
+}
+
+function expandIncludes(list: Directive[], state: State): Directive[] {
+  if (!list.some((d) => INCLUDE_KEYWORDS.has(d.keyword) && !d.block)) return list;
+  const out: Directive[] = [];
+  for (const d of list) {
+    if (!INCLUDE_KEYWORDS.has(d.keyword) || d.block) {
+      out.push(d);
+      continue;
+    }
+    const pattern = d.args.join(' ');
+    if (pattern === '') {
+      throw new KeepalivedSyntaxError(d.pos, `${d.keyword}: missing file name`);
+    }
+    const abs = state.loader.resolve(state.loader.dirname(d.pos.file), pattern);
+    const files = state.loader.glob(abs);
+    if (files.length === 0) {
+      state.diagnostics.push({ pos: d.pos, directive: d.keyword, why: `no file matches ${pattern}` });
+      continue;
+    }
+    for (const f of files) out.push(...parseFile(f, state, d.pos));
+  }
+  return out;
+}
