@@ -219,7 +219,7 @@ export const SyncGroup = Obj(
 export const VrrpSection = Obj(
   {
     garp: opt(GarpSettings),
-    scripts: opt(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.:@-]+$' }), VrrpScript, { description: 'Tracking scripts by name (keepalived vrrp_script).' })),
+    scripts: opt(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.:@-]+$' }), VrrpScript, { additionalProperties: false, description: 'Tracking scripts by name (keepalived vrrp_script).' })),
     instances: opt(Type.Array(VrrpInstance, { description: 'VRRP instances (keepalived vrrp_instance).' })),
     syncGroups: opt(Type.Array(SyncGroup, { description: 'Sync groups (keepalived vrrp_sync_group).' })),
   },
@@ -261,7 +261,7 @@ export const HealthCheck = Obj(
           host: opt(Type.String({ minLength: 1, description: 'Host header (virtualhost).' })),
           bodyRegex: opt(Type.String({ minLength: 1, description: 'The body must match this regular expression.' })),
           digest: opt(Type.String({ pattern: '^[0-9a-fA-F]{32}$', description: 'MD5 hex digest the body must have (keepalived digest).' })),
-          headers: opt(Type.Record(Type.String({ pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$' }), Type.String(), { description: 'Extra request headers.' })),
+          headers: opt(Type.Record(Type.String({ pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$' }), Type.String(), { additionalProperties: false, description: 'Extra request headers.' })),
           tlsVerify: opt(Type.Boolean({ description: 'https: verify the certificate. Default false.' })),
           sni: opt(Type.String({ minLength: 1, description: 'https: TLS server name.' })),
         },

@@ -19,7 +19,7 @@ test('the exported JSON Schema is closed at every object level (typos are errors
     if (Array.isArray(node)) { node.forEach((n, i) => { walk(n, `${path}/${i}`); }); return; }
     if (node === null || typeof node !== 'object') return;
     const o = node as Record<string, unknown>;
-    if (o.type === 'object' && o.properties !== undefined && o.additionalProperties !== false) open.push(path);
+    if (o.type === 'object' && (o.properties !== undefined || o.patternProperties !== undefined) && o.additionalProperties !== false) open.push(path);
     for (const [k, v] of Object.entries(o)) walk(v, `${path}/${k}`);
   };
   walk(JSON.parse(renderSchema()), '');

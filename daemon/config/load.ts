@@ -1,0 +1,110 @@
+// lvsd.yaml → normalised Config, or EVERY problem at once as `FILE:LINE:COL: path: message`:
+// YAML syntax errors, then schema errors, then semantic errors (each stage needs the previous one
+// to be clean to say anything meaningful, so a stage with errors stops the pipeline there).
+import { readFile } from 'node:fs/promises';
+import { LineCounter, parseDocument, type Document } from 'yaml';
+import { validateShape } from './validate.js';
+import { checkSemantics } from './semantic.js';
+import { normalise } from './normalise.js';
+import { locate } from './positions.js';
+import { ConfigInvalid, renderPath, type ConfigError, type Issue, type PathSegment } from './errors.js';
+import type { ConfigFile } from './schema.js';
+import type { Config } from './types.js';
+
+export type LoadResult =
+  | { ok: true; config: Config; warnings: ConfigError[] }
+  | { ok: false; errors: ConfigError[]; warnings: ConfigError[] };
+
+function placed(doc: Document, lc: LineCounter, file: string, issues: Issue[]): ConfigError[] {
+  return issues
+    .map((i) => {
+      const { line, col } = locate(doc, lc, i.path, i.at);
+      return { file, line, col, path: i.path.length ? renderPath(i.path) : '(top level)', message: i.message };
+    })
+    .sort((a, b) => a.line - b.line || a.col - b.col);
+}
+
+function isPrefix(a: readonly PathSegment[], b: readonly PathSegment[]): boolean {
+  return a.length <= b.length && a.every((s, i) => s === b[i]);
+}
+
+/** Deletes the object key at `path` (not array items: that would shift the indices). */
+function dropKey(root: unknown, path: readonly PathSegment[]): boolean {
+  const last = path[path.length - 1];
+  if (typeof last !== 'string') return false;
+  let cur = root;
+  for (const seg of path.slice(0, -1)) {
+    if (cur === null || typeof cur !== 'object') return false;
+    cur = (cur as Record<string | number, unknown>)[seg];
+  }
+  if (cur === null || typeof cur !== 'object' || Array.isArray(cur)) return false;
+  const parent = cur as Record<string, unknown>;
+  if (!(last in parent)) return false;
+  Reflect.deleteProperty(parent, last);
+  return true;
+}
+
+/** Parses and checks config text; `file` is only used in the messages. */
+export function loadConfigText(text: string, file = '<inline>'): LoadResult {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true, merge: true, strict: true });
+  const syntax: ConfigError[] = doc.errors.map((e) => {
+    const { line, col } = lc.linePos(e.pos[0]);
+    return { file, line, col, path: '', message: `YAML: ${e.message.split('\n')[0] ?? e.message}` };
+  });
+  if (syntax.length) return { ok: false, errors: syntax, warnings: [] };
+
+  const value: unknown = doc.toJS({ maxAliasCount: 1000 }) ?? {};
+  const shape = validateShape(value);
+  if (shape.length === 0) {
+    const cfgFile = value as ConfigFile;
+    const sem = checkSemantics(cfgFile);
+    const warnings = placed(doc, lc, file, sem.warnings);
+    if (sem.errors.length) return { ok: false, errors: placed(doc, lc, file, sem.errors), warnings };
+    return { ok: true, config: normalise(cfgFile, file), warnings };
+  }
+  // Shape errors: still report the semantic errors of the rest of the file, so the operator sees
+  // every problem in one run. Drop the offending optional keys; if what is left has the right
+  // shape, check it, ignoring findings about the dropped places (they would be artefacts).
+  const pruned = structuredClone(value);
+  const dropped: PathSegment[][] = [];
+  let remaining = shape;
+  for (let round = 0; round < 5 && remaining.length > 0; round++) {
+    for (const issue of remaining) {
+      // The key itself, else the nearest enclosing key (a bad item of a list drops the list).
+      for (let n = issue.path.length; n > 0; n--) {
+        const p = issue.path.slice(0, n);
+        if (dropKey(pruned, p)) {
+          dropped.push(p);
+          break;
+        }
+      }
+    }
+    remaining = validateShape(pruned);
+  }
+  let semantic: Issue[] = [];
+  if (remaining.length === 0) {
+    const related = (p: readonly PathSegment[]) => dropped.some((d) => isPrefix(d, p) || isPrefix(p, d));
+    semantic = checkSemantics(pruned as ConfigFile).errors.filter((i) => !related(i.path));
+  }
+  return { ok: false, errors: placed(doc, lc, file, [...shape, ...semantic]), warnings: [] };
+}
+
+/** Reads and checks a config file; I/O errors become one error line naming the file. */
+export async function loadConfig(path: string): Promise<LoadResult> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    return { ok: false, errors: [{ file: path, line: 1, col: 1, path: '', message: `cannot read: ${err.code ?? ''} ${err.message}`.trim() }], warnings: [] };
+  }
+  return loadConfigText(text, path);
+}
+
+/** loadConfig that throws ConfigInvalid (message = all the error lines) instead of returning them. */
+export async function loadConfigOrThrow(path: string): Promise<Config> {
+  const r = await loadConfig(path);
+  if (!r.ok) throw new ConfigInvalid(r.errors);
+  return r.config;
+}

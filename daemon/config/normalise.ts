@@ -1,0 +1,241 @@
+// Builds the normalised Config from a file that passed the schema and the semantic checks:
+// defaults filled in (the defaults documented in schema.ts), durations in ms, canonical ids.
+import { hostname } from 'node:os';
+import { ipFamily, parseCidr, parseDuration, parseHostPort } from './formats.js';
+import { realServerKey, serviceKey } from './semantic.js';
+import type { ConfigFile, HealthCheckFile } from './schema.js';
+import type { Config, Garp, HealthCheck, Notify, RealServer, VirtualServer, Vip, VrrpInstance, VrrpScript } from './types.js';
+
+export const DEFAULTS = {
+  apiListen: '127.0.0.1:9180',
+  apiSocket: '/run/lvsd/lvsd.sock',
+  stateFile: '/var/lib/lvsd/state.json',
+  priority: 100,
+  advertIntervalMs: 1000,
+  scheduler: 'wlc',
+  quorum: 1,
+  weight: 1,
+} as const;
+
+function ms(v: string | number | undefined, dflt: number): number {
+  return v === undefined ? dflt : (parseDuration(v) ?? dflt);
+}
+
+/** Removes keys whose value is undefined so normalised objects compare and print cleanly. */
+function compact<T extends object>(o: T): T {
+  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) Reflect.deleteProperty(o, k);
+  return o;
+}
+
+type GarpFile = NonNullable<NonNullable<ConfigFile['vrrp']>['garp']>;
+function garp(g: GarpFile | undefined, base: Garp): Garp {
+  return {
+    masterDelayMs: ms(g?.masterDelay, base.masterDelayMs),
+    masterRepeat: g?.masterRepeat ?? base.masterRepeat,
+    masterRefreshMs: ms(g?.masterRefresh, base.masterRefreshMs),
+    masterRefreshRepeat: g?.masterRefreshRepeat ?? base.masterRefreshRepeat,
+    intervalMs: ms(g?.interval, base.intervalMs),
+  };
+}
+const GARP_DEFAULTS: Garp = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0 };
+
+function notify(n: Notify | undefined): Notify {
+  return compact({ master: n?.master, backup: n?.backup, fault: n?.fault, stop: n?.stop, any: n?.any });
+}
+
+function statusRanges(list: (number | string)[] | undefined): { min: number; max: number }[] {
+  if (!list) return [{ min: 200, max: 299 }];
+  return list.map((s) => {
+    if (typeof s === 'number') return { min: s, max: s };
+    const [lo, hi] = s.split('-').map(Number);
+    return { min: lo ?? 0, max: hi ?? 0 };
+  });
+}
+
+/** The check of a real server: its overrides merged over the service's, then defaults. */
+export function healthCheck(own: HealthCheckFile | undefined, service: HealthCheckFile | undefined): HealthCheck {
+  const m: HealthCheckFile = { ...service, ...own };
+  if (own?.http && service?.http) m.http = { ...service.http, ...own.http };
+  const type = m.type ?? (own || service ? 'tcp' : 'none');
+  const hc: HealthCheck = {
+    type,
+    intervalMs: ms(m.interval, 5000),
+    timeoutMs: ms(m.timeout, 2000),
+    rise: m.rise ?? 1,
+    fall: m.fall ?? 1,
+    retry: m.retry ?? 0,
+    delayBeforeRetryMs: ms(m.delayBeforeRetry, 1000),
+    warmupMs: ms(m.warmup, 0),
+    connectIp: m.connectIp,
+    connectPort: m.connectPort,
+    bindTo: m.bindTo,
+    bindInterface: m.bindInterface,
+  };
+  if (type === 'http' || type === 'https') {
+    const h = m.http;
+    hc.http = compact({
+      path: h?.path ?? '/',
+      status: statusRanges(h?.status),
+      host: h?.host,
+      bodyRegex: h?.bodyRegex,
+      digest: h?.digest?.toLowerCase(),
+      headers: h?.headers ?? {},
+      tlsVerify: h?.tlsVerify ?? false,
+      sni: h?.sni,
+    });
+  }
+  if (type === 'udp') hc.udp = compact({ payload: (m.udp?.payload ?? '').toLowerCase(), expect: m.udp?.expect });
+  if (type === 'dns' && m.dns)
+    hc.dns = compact({ name: m.dns.name, type: m.dns.type ?? 'A', expectRcode: m.dns.expectRcode ?? 'NOERROR', expectAnswer: m.dns.expectAnswer });
+  if (type === 'exec' && m.exec) hc.exec = { command: m.exec.command, dynamicWeight: m.exec.dynamicWeight ?? false };
+  return compact(hc);
+}
+
+export function normalise(file: ConfigFile, source: string): Config {
+  const listen = file.api?.listen ?? DEFAULTS.apiListen;
+  const hp = parseHostPort(listen) ?? { host: '127.0.0.1', port: 9180 };
+
+  const scripts: Record<string, VrrpScript> = {};
+  for (const [name, s] of Object.entries(file.vrrp?.scripts ?? {})) {
+    const intervalMs = ms(s.interval, 1000);
+    scripts[name] = compact({
+      name,
+      command: s.command,
+      intervalMs,
+      timeoutMs: ms(s.timeout, intervalMs),
+      rise: s.rise ?? 1,
+      fall: s.fall ?? 1,
+      weight: s.weight ?? 0,
+      user: s.user,
+    });
+  }
+
+  const globalGarp = garp(file.vrrp?.garp, GARP_DEFAULTS);
+  const groupOf = new Map<string, string>();
+  for (const g of file.vrrp?.syncGroups ?? []) for (const n of g.instances) groupOf.set(n, g.name);
+
+  const instances: VrrpInstance[] = (file.vrrp?.instances ?? []).map((inst) => {
+    const vips: Vip[] = inst.virtualIpaddresses.map((v) => {
+      const o = typeof v === 'string' ? { address: v } : v;
+      const c = parseCidr(o.address) ?? { address: o.address, prefix: 32, family: 4 as const };
+      return compact({
+        cidr: `${c.address}/${c.prefix}`,
+        address: c.address,
+        prefix: c.prefix,
+        family: c.family,
+        dev: 'dev' in o && o.dev !== undefined ? o.dev : inst.interface,
+        label: 'label' in o ? o.label : undefined,
+        scope: 'scope' in o && o.scope !== undefined ? o.scope : 'global',
+      });
+    });
+    return compact({
+      name: inst.name,
+      interface: inst.interface,
+      virtualRouterId: inst.virtualRouterId,
+      priority: inst.priority ?? DEFAULTS.priority,
+      initialState: inst.state ?? 'BACKUP',
+      version: inst.version ?? 3,
+      family: vips[0]?.family ?? 4,
+      advertIntervalMs: ms(inst.advertInterval, DEFAULTS.advertIntervalMs),
+      preempt: inst.preempt ?? true,
+      preemptDelayMs: ms(inst.preemptDelay, 0),
+      accept: inst.accept ?? false,
+      authentication: inst.authentication ? { type: inst.authentication.type, password: inst.authentication.password } : undefined,
+      unicastSrcIp: inst.unicastSrcIp,
+      unicastPeers: [...(inst.unicastPeers ?? [])],
+      virtualIpaddresses: vips,
+      trackInterfaces: (inst.trackInterfaces ?? []).map((t) => ({ name: t.name, weight: t.weight ?? 0 })),
+      trackScripts: (inst.trackScripts ?? []).map((t) => ({ name: t.name, weight: t.weight ?? scripts[t.name]?.weight ?? 0 })),
+      trackFiles: (inst.trackFiles ?? []).map((t) => ({ path: t.path, weight: t.weight ?? 1 })),
+      notify: notify(inst.notify),
+      garp: garp(inst.garp, globalGarp),
+      syncGroup: groupOf.get(inst.name),
+    });
+  });
+
+  const virtualServers: VirtualServer[] = (file.virtualServers ?? []).map((vs) => {
+    const protocol = vs.protocol ?? 'tcp';
+    const family = vs.address !== undefined ? (ipFamily(vs.address) ?? 4) : vs.family === 'ipv6' ? 6 : 4;
+    const id = vs.fwmark !== undefined ? `fwmark:${family}:${vs.fwmark}` : serviceKey(protocol, vs.address ?? '', vs.port ?? 0);
+    const method = vs.method ?? 'nat';
+    const realServers: RealServer[] = (vs.realServers ?? []).map((rs) => {
+      const port = rs.port ?? vs.port ?? 0;
+      return compact({
+        id: realServerKey(rs.address, port),
+        address: rs.address,
+        port,
+        family: ipFamily(rs.address) ?? 4,
+        weight: rs.weight ?? DEFAULTS.weight,
+        method: rs.method ?? method,
+        tunnel: rs.tunnel ? compact({ type: rs.tunnel.type, port: rs.tunnel.port, checksum: rs.tunnel.checksum }) : undefined,
+        upperThreshold: rs.upperThreshold ?? 0,
+        lowerThreshold: rs.lowerThreshold ?? 0,
+        healthCheck: healthCheck(rs.healthCheck, vs.healthCheck),
+        notify: compact({ up: rs.notify?.up, down: rs.notify?.down }),
+      });
+    });
+    const sorry = vs.sorryServer;
+    return compact({
+      id,
+      name: vs.name ?? id,
+      family,
+      protocol,
+      address: vs.address,
+      port: vs.fwmark !== undefined ? undefined : vs.port,
+      fwmark: vs.fwmark,
+      scheduler: vs.scheduler ?? DEFAULTS.scheduler,
+      schedulerFlags: [...(vs.schedulerFlags ?? [])],
+      method,
+      persistence: vs.persistence
+        ? { timeoutMs: ms(vs.persistence.timeout, 300_000), netmask: vs.persistence.netmask ?? (family === 4 ? '255.255.255.255' : '128') }
+        : undefined,
+      onePacket: vs.onePacket ?? false,
+      quorum: vs.quorum ?? DEFAULTS.quorum,
+      hysteresis: vs.hysteresis ?? 0,
+      inhibitOnFailure: vs.inhibitOnFailure ?? false,
+      alpha: vs.alpha ?? false,
+      omega: vs.omega ?? false,
+      notify: compact({ quorumUp: vs.notify?.quorumUp, quorumDown: vs.notify?.quorumDown }),
+      sorryServer: sorry
+        ? {
+            id: realServerKey(sorry.address, sorry.port ?? vs.port ?? 0),
+            address: sorry.address,
+            port: sorry.port ?? vs.port ?? 0,
+            method: sorry.method ?? method,
+          }
+        : undefined,
+      healthCheck: healthCheck(undefined, vs.healthCheck),
+      realServers,
+    });
+  });
+
+  const sd = file.ipvs?.syncDaemon;
+  return {
+    source,
+    node: { name: file.node?.name ?? hostname() },
+    api: compact({ listen, host: hp.host, port: hp.port, socket: file.api?.socket ?? DEFAULTS.apiSocket, tls: file.api?.tls ? { ...file.api.tls } : undefined }),
+    stateFile: file.stateFile ?? DEFAULTS.stateFile,
+    dataplane: file.dataplane ?? 'auto',
+    ipvs: compact({
+      removal: file.ipvs?.removal ?? 'graceful',
+      drainTimeoutMs: ms(file.ipvs?.drainTimeout, 60_000),
+      timeouts: compact({
+        tcpMs: file.ipvs?.timeouts?.tcp !== undefined ? ms(file.ipvs.timeouts.tcp, 0) : undefined,
+        tcpFinMs: file.ipvs?.timeouts?.tcpFin !== undefined ? ms(file.ipvs.timeouts.tcpFin, 0) : undefined,
+        udpMs: file.ipvs?.timeouts?.udp !== undefined ? ms(file.ipvs.timeouts.udp, 0) : undefined,
+      }),
+      syncDaemon: sd
+        ? { interface: sd.interface, syncId: sd.syncId ?? 0, maxLen: sd.maxLen ?? 1472, mcastGroup: sd.mcastGroup ?? '224.0.0.81', port: sd.port ?? 8848, ttl: sd.ttl ?? 1 }
+        : undefined,
+    }),
+    nftables: { table: file.nftables?.table ?? 'lvsd', masquerade: file.nftables?.masquerade ?? true },
+    userspace: { idleTimeoutMs: ms(file.userspace?.idleTimeout, 300_000), proxyProtocol: file.userspace?.proxyProtocol ?? 'none' },
+    vrrp: {
+      garp: globalGarp,
+      scripts,
+      instances,
+      syncGroups: (file.vrrp?.syncGroups ?? []).map((g) => ({ name: g.name, instances: [...g.instances], notify: notify(g.notify) })),
+    },
+    virtualServers,
+  };
+}

@@ -1,0 +1,250 @@
+// Rules that span fields or objects, which a JSON Schema cannot say: duplicate VRIDs and
+// services, v2-only / v3-only options, names that must refer to something, forwarding methods
+// that cannot map ports, scheduler flags of another scheduler. Runs on a document that already
+// passed the schema; returns every problem with its path.
+import { ipFamily, parseCidr, parseDuration, type AddressFamily } from './formats.js';
+import type { ConfigFile, HealthCheckFile } from './schema.js';
+import type { Issue, PathSegment } from './errors.js';
+
+export interface SemanticResult {
+  errors: Issue[];
+  warnings: Issue[];
+}
+
+type P = PathSegment[];
+
+function vipAddress(v: string | { address: string }): string {
+  return typeof v === 'string' ? v : v.address;
+}
+
+/** Canonical service key, as normalise.ts builds it. */
+export function serviceKey(protocol: string, address: string, port: number): string {
+  const fam = ipFamily(address);
+  return `${protocol}:${fam === 6 ? `[${address}]` : address}:${port}`;
+}
+
+export function realServerKey(address: string, port: number): string {
+  return ipFamily(address) === 6 ? `[${address}]:${port}` : `${address}:${port}`;
+}
+
+function familyName(f: AddressFamily): string {
+  return f === 4 ? 'IPv4' : 'IPv6';
+}
+
+/** A contiguous IPv4 netmask ("255.255.255.0"). */
+function isIpv4Netmask(s: string): boolean {
+  if (ipFamily(s) !== 4) return false;
+  const n = s.split('.').reduce((acc, o) => acc * 256 + Number(o), 0);
+  const inv = (~n >>> 0) + 1; // a contiguous mask's inverse + 1 is a power of two
+  return (inv & (inv - 1)) === 0;
+}
+
+export function checkSemantics(cfg: ConfigFile): SemanticResult {
+  const errors: Issue[] = [];
+  const warnings: Issue[] = [];
+  const err = (path: P, message: string, at?: 'key'): void => {
+    errors.push(at ? { path, message, at } : { path, message });
+  };
+
+  // ---- VRRP -------------------------------------------------------------------------------
+  const scripts = cfg.vrrp?.scripts ?? {};
+  const instances = cfg.vrrp?.instances ?? [];
+  const instanceByName = new Map<string, number>();
+  const vridOwner = new Map<string, string>();
+  const allVips = new Set<string>();
+
+  for (const [name, s] of Object.entries(scripts)) {
+    const iv = parseDuration(s.interval ?? 1) ?? 0;
+    if (iv === 0) err(['vrrp', 'scripts', name, 'interval'], 'must be more than 0');
+    if (s.timeout !== undefined && (parseDuration(s.timeout) ?? 0) === 0) err(['vrrp', 'scripts', name, 'timeout'], 'must be more than 0');
+  }
+
+  instances.forEach((inst, i) => {
+    const at = (...rest: P): P => ['vrrp', 'instances', i, ...rest];
+    const prev = instanceByName.get(inst.name);
+    if (prev !== undefined) err(at('name'), `duplicate instance name "${inst.name}" (also vrrp.instances[${prev}])`);
+    else instanceByName.set(inst.name, i);
+
+    const version = inst.version ?? 3;
+    // Family: every VIP of one instance has the same family (one VRRP packet carries one family).
+    let firstFamily: AddressFamily | undefined;
+    inst.virtualIpaddresses.forEach((v, j) => {
+      const c = parseCidr(vipAddress(v));
+      if (!c) return;
+      allVips.add(c.address);
+      const vipPath = typeof v === 'string' ? at('virtualIpaddresses', j) : at('virtualIpaddresses', j, 'address');
+      if (firstFamily === undefined) firstFamily = c.family;
+      else if (c.family !== firstFamily) err(vipPath, `${familyName(c.family)} VIP in an instance whose first VIP is ${familyName(firstFamily)}; use one instance per address family`);
+    });
+    const family: AddressFamily = firstFamily ?? 4;
+
+    if (version === 2 && family === 6) err(at('version'), 'VRRPv2 is IPv4 only (RFC 3768); use version: 3 for IPv6 VIPs');
+
+    const key = `${inst.interface}/${familyName(family)}/${inst.virtualRouterId}`;
+    const owner = vridOwner.get(key);
+    if (owner !== undefined)
+      err(at('virtualRouterId'), `virtualRouterId ${inst.virtualRouterId} is already used by instance "${owner}" on ${inst.interface} (${familyName(family)})`);
+    else vridOwner.set(key, inst.name);
+
+    const intervalMs = parseDuration(inst.advertInterval ?? 1) ?? 1000;
+    if (version === 2) {
+      if (intervalMs % 1000 !== 0 || intervalMs < 1000 || intervalMs > 255_000)
+        err(at('advertInterval'), `VRRPv2 advertInterval must be whole seconds 1s..255s (sub-second intervals need version: 3), got ${intervalMs}ms`);
+    } else {
+      if (inst.authentication) err(at('authentication'), 'authentication is VRRPv2 only (RFC 5798 removed it); remove it or use version: 2', 'key');
+      if (intervalMs < 10 || intervalMs > 40_950 || intervalMs % 10 !== 0)
+        err(at('advertInterval'), `VRRPv3 advertInterval must be 10ms..40.95s in steps of 10ms, got ${intervalMs}ms`);
+    }
+
+    if (inst.priority === 255 && (inst.state ?? 'BACKUP') === 'BACKUP')
+      warnings.push({ path: at('priority'), message: 'priority 255 means address owner; it will become MASTER at once regardless of state: BACKUP' });
+
+    if (inst.unicastSrcIp !== undefined && ipFamily(inst.unicastSrcIp) !== family)
+      err(at('unicastSrcIp'), `${inst.unicastSrcIp} is ${familyName(ipFamily(inst.unicastSrcIp) ?? 4)}, but the instance's VIPs are ${familyName(family)}`);
+    const peers = new Set<string>();
+    (inst.unicastPeers ?? []).forEach((p, j) => {
+      if (ipFamily(p) !== family) err(at('unicastPeers', j), `peer ${p} is ${familyName(ipFamily(p) ?? 4)}, but the instance's VIPs are ${familyName(family)}`);
+      if (peers.has(p)) err(at('unicastPeers', j), `peer ${p} listed twice`);
+      peers.add(p);
+    });
+
+    (inst.trackScripts ?? []).forEach((t, j) => {
+      if (!(t.name in scripts)) {
+        const known = Object.keys(scripts);
+        err(at('trackScripts', j, 'name'), `unknown script "${t.name}"${known.length ? ` (vrrp.scripts has: ${known.join(', ')})` : ' (vrrp.scripts is empty)'}`);
+      }
+    });
+    const tracked = new Set<string>();
+    (inst.trackInterfaces ?? []).forEach((t, j) => {
+      if (tracked.has(t.name)) err(at('trackInterfaces', j, 'name'), `interface ${t.name} tracked twice`);
+      tracked.add(t.name);
+    });
+  });
+
+  const groupOf = new Map<string, string>();
+  const groupNames = new Set<string>();
+  (cfg.vrrp?.syncGroups ?? []).forEach((g, i) => {
+    const at = (...rest: P): P => ['vrrp', 'syncGroups', i, ...rest];
+    if (groupNames.has(g.name)) err(at('name'), `duplicate sync group name "${g.name}"`);
+    groupNames.add(g.name);
+    g.instances.forEach((name, j) => {
+      if (!instanceByName.has(name)) err(at('instances', j), `unknown instance "${name}"`);
+      const other = groupOf.get(name);
+      if (other !== undefined) err(at('instances', j), `instance "${name}" is already in sync group "${other}"; an instance belongs to one group at most`);
+      else groupOf.set(name, g.name);
+    });
+  });
+
+  // ---- virtual servers ------------------------------------------------------------------------
+  const serviceIds = new Map<string, number>();
+  const serviceNames = new Map<string, number>();
+  (cfg.virtualServers ?? []).forEach((vs, i) => {
+    const at = (...rest: P): P => ['virtualServers', i, ...rest];
+    const protocol = vs.protocol ?? 'tcp';
+    let id: string | undefined;
+    let family: AddressFamily = vs.family === 'ipv6' ? 6 : 4;
+
+    if (vs.fwmark !== undefined) {
+      if (vs.address !== undefined) err(at('address'), 'a virtual server has either address/port or fwmark, not both', 'key');
+      if (vs.port !== undefined) err(at('port'), 'a fwmark virtual server has no port (the mark selects the traffic)', 'key');
+      id = `fwmark:${family}:${vs.fwmark}`;
+    } else if (vs.address !== undefined) {
+      family = ipFamily(vs.address) ?? 4;
+      if (vs.family !== undefined) err(at('family'), 'family is only for fwmark virtual servers (an address has its own family)', 'key');
+      if (vs.port === undefined) err(at(), 'missing required key "port" (a virtual server with an address needs a port)');
+      else id = serviceKey(protocol, vs.address, vs.port);
+      if (instances.length > 0 && !allVips.has(vs.address))
+        warnings.push({ path: at('address'), message: `${vs.address} is not a VIP of any VRRP instance on this director` });
+    } else {
+      err(at(), 'a virtual server needs address + port or fwmark');
+    }
+
+    if (id !== undefined) {
+      const prev = serviceIds.get(id);
+      if (prev !== undefined) err(at(vs.fwmark !== undefined ? 'fwmark' : 'address'), `duplicate virtual server ${id} (also virtualServers[${prev}])`);
+      else serviceIds.set(id, i);
+    }
+    if (vs.name !== undefined) {
+      const prev = serviceNames.get(vs.name);
+      if (prev !== undefined) err(at('name'), `duplicate virtual server name "${vs.name}" (also virtualServers[${prev}])`);
+      else serviceNames.set(vs.name, i);
+    }
+
+    const scheduler = vs.scheduler ?? 'wlc';
+    (vs.schedulerFlags ?? []).forEach((f, j) => {
+      const needs = f.startsWith('sh-') ? 'sh' : 'mh';
+      if (scheduler !== needs) err(at('schedulerFlags', j), `flag ${f} belongs to scheduler ${needs}, but the scheduler is ${scheduler}`);
+    });
+    if (vs.onePacket === true && protocol !== 'udp') err(at('onePacket'), 'onePacket (one-packet scheduling) applies to udp virtual servers only');
+    if (vs.persistence?.netmask !== undefined) {
+      const nm = vs.persistence.netmask;
+      const ok = family === 4 ? isIpv4Netmask(nm) : /^\d{1,3}$/.test(nm) && Number(nm) >= 1 && Number(nm) <= 128;
+      if (!ok) err(at('persistence', 'netmask'), family === 4 ? `"${nm}" is not an IPv4 netmask (e.g. 255.255.255.0)` : `"${nm}" is not an IPv6 prefix length 1..128`);
+    }
+    if (vs.persistence && (parseDuration(vs.persistence.timeout) ?? 0) < 1000) err(at('persistence', 'timeout'), 'persistence timeout must be at least 1s (IPVS counts whole seconds)');
+
+    const method = vs.method ?? 'nat';
+    const checkHc = (hc: HealthCheckFile | undefined, base: HealthCheckFile | undefined, hcPath: P): void => {
+      if (!hc) return;
+      const type = hc.type ?? base?.type ?? 'tcp';
+      if (hc.http && type !== 'http' && type !== 'https') err([...hcPath, 'http'], `http settings on a ${type} check`, 'key');
+      if (hc.udp && type !== 'udp') err([...hcPath, 'udp'], `udp settings on a ${type} check`, 'key');
+      if (hc.dns && type !== 'dns') err([...hcPath, 'dns'], `dns settings on a ${type} check`, 'key');
+      if (hc.exec && type !== 'exec') err([...hcPath, 'exec'], `exec settings on a ${type} check`, 'key');
+      if (type === 'dns' && !hc.dns && !base?.dns) err(hcPath, 'a dns check needs dns.name');
+      if (type === 'exec' && !hc.exec && !base?.exec) err(hcPath, 'an exec check needs exec.command');
+      if (hc.http?.bodyRegex !== undefined) {
+        try {
+          new RegExp(hc.http.bodyRegex);
+        } catch (e) {
+          err([...hcPath, 'http', 'bodyRegex'], `not a regular expression: ${(e as Error).message}`);
+        }
+      }
+      (hc.http?.status ?? []).forEach((s, j) => {
+        if (typeof s === 'string') {
+          const [lo, hi] = s.split('-').map(Number);
+          if ((lo ?? 0) > (hi ?? 0)) err([...hcPath, 'http', 'status', j], `range ${s} is empty`);
+        }
+      });
+      const iv = hc.interval ?? base?.interval;
+      if (iv !== undefined && (parseDuration(iv) ?? 0) === 0) err([...hcPath, 'interval'], 'must be more than 0');
+      const to = hc.timeout ?? base?.timeout;
+      if (to !== undefined && (parseDuration(to) ?? 0) === 0) err([...hcPath, 'timeout'], 'must be more than 0');
+    };
+    checkHc(vs.healthCheck, undefined, at('healthCheck'));
+
+    if (vs.sorryServer) {
+      const sf = ipFamily(vs.sorryServer.address);
+      const sm = vs.sorryServer.method ?? method;
+      if (sf !== family && sm !== 'tun') err(at('sorryServer', 'address'), `${familyName(sf ?? 4)} sorry server behind an ${familyName(family)} virtual server (only tun can cross families)`);
+      if ((sm === 'dr' || sm === 'tun') && vs.sorryServer.port !== undefined && vs.port !== undefined && vs.sorryServer.port !== vs.port)
+        err(at('sorryServer', 'port'), `${sm} forwarding cannot map ports: port must be ${vs.port} (the virtual server's) or absent`);
+    }
+
+    const seen = new Map<string, number>();
+    (vs.realServers ?? []).forEach((rs, j) => {
+      const rat = (...rest: P): P => at('realServers', j, ...rest);
+      const rsMethod = rs.method ?? method;
+      const port = rs.port ?? vs.port ?? 0;
+      const key = realServerKey(rs.address, port);
+      const prev = seen.get(key);
+      if (prev !== undefined) err(rat('address'), `real server ${key} is listed twice (also realServers[${prev}])`);
+      else seen.set(key, j);
+      const rf = ipFamily(rs.address);
+      if (rf !== family && rsMethod !== 'tun')
+        err(rat('address'), `${familyName(rf ?? 4)} real server behind an ${familyName(family)} virtual server (only tun can cross families)`);
+      if ((rsMethod === 'dr' || rsMethod === 'tun') && vs.fwmark === undefined && rs.port !== undefined && vs.port !== undefined && rs.port !== vs.port)
+        err(rat('port'), `${rsMethod} forwarding cannot map ports: port must be ${vs.port} (the virtual server's) or absent`);
+      if (rs.tunnel && rsMethod !== 'tun') err(rat('tunnel'), `tunnel settings need method tun (this real server uses ${rsMethod})`, 'key');
+      if (rs.tunnel?.type === 'gue' && rs.tunnel.port === undefined) err(rat('tunnel'), 'a gue tunnel needs a port');
+      if (rs.tunnel && rs.tunnel.type !== 'gue' && rs.tunnel.port !== undefined) err(rat('tunnel', 'port'), `port is for gue tunnels only (this one is ${rs.tunnel.type})`, 'key');
+      if (rs.tunnel?.checksum === 'remcsum' && rs.tunnel.type !== 'gue') err(rat('tunnel', 'checksum'), 'remcsum is for gue tunnels only');
+      const up = rs.upperThreshold ?? 0;
+      const low = rs.lowerThreshold ?? 0;
+      if (up > 0 && low > up) err(rat('lowerThreshold'), `lowerThreshold ${low} is above upperThreshold ${up}`);
+      checkHc(rs.healthCheck, vs.healthCheck, rat('healthCheck'));
+    });
+  });
+
+  return { errors, warnings };
+}

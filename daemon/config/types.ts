@@ -1,0 +1,196 @@
+// The normalised configuration every other part of lvsd consumes: defaults filled, durations in
+// milliseconds (fields end in `Ms`), addresses parsed, canonical ids. Built by normalise.ts from a
+// file that passed the schema and the semantic checks, so consumers need no further validation.
+import type { ForwardMethod, Protocol, Scheduler, SchedulerFlag, TunnelSpec } from '../dataplane/types.js';
+
+export type Family = 4 | 6;
+export type DataplaneChoice = 'auto' | 'ipvs' | 'nftables' | 'userspace';
+
+export interface Config {
+  /** The file it was loaded from ("<inline>" for text). */
+  source: string;
+  node: { name: string };
+  api: ApiConfig;
+  stateFile: string;
+  dataplane: DataplaneChoice;
+  ipvs: IpvsConfig;
+  nftables: { table: string; masquerade: boolean };
+  userspace: { idleTimeoutMs: number; proxyProtocol: 'none' | 'v1' | 'v2' };
+  vrrp: VrrpConfig;
+  virtualServers: VirtualServer[];
+}
+
+export interface ApiConfig {
+  /** As written, "127.0.0.1:9180". */
+  listen: string;
+  host: string;
+  port: number;
+  socket: string;
+  tls?: { cert: string; key: string };
+}
+
+export interface IpvsConfig {
+  removal: 'graceful' | 'immediate';
+  drainTimeoutMs: number;
+  /** Absent = leave the kernel's value. */
+  timeouts: { tcpMs?: number; tcpFinMs?: number; udpMs?: number };
+  syncDaemon?: { interface: string; syncId: number; maxLen: number; mcastGroup: string; port: number; ttl: number };
+}
+
+export interface Garp {
+  masterDelayMs: number;
+  masterRepeat: number;
+  /** 0 = no periodic refresh. */
+  masterRefreshMs: number;
+  masterRefreshRepeat: number;
+  intervalMs: number;
+}
+
+export interface VrrpScript {
+  name: string;
+  command: string;
+  intervalMs: number;
+  timeoutMs: number;
+  rise: number;
+  fall: number;
+  weight: number;
+  user?: string;
+}
+
+export interface Notify {
+  master?: string;
+  backup?: string;
+  fault?: string;
+  stop?: string;
+  any?: string;
+}
+
+export interface Vip {
+  /** "192.0.2.10/24" — canonical CIDR (a bare address got its host prefix). */
+  cidr: string;
+  address: string;
+  prefix: number;
+  family: Family;
+  /** The interface it goes on (the instance's unless overridden). */
+  dev: string;
+  label?: string;
+  scope: 'global' | 'site' | 'link' | 'host';
+}
+
+export interface VrrpInstance {
+  name: string;
+  interface: string;
+  virtualRouterId: number;
+  priority: number;
+  initialState: 'MASTER' | 'BACKUP';
+  version: 2 | 3;
+  /** The family of its VIPs (all VIPs of one instance share it). */
+  family: Family;
+  advertIntervalMs: number;
+  preempt: boolean;
+  preemptDelayMs: number;
+  accept: boolean;
+  authentication?: { type: 'PASS'; password: string };
+  unicastSrcIp?: string;
+  /** Empty = multicast (224.0.0.18 / ff02::12). */
+  unicastPeers: string[];
+  virtualIpaddresses: Vip[];
+  /** weight 0 = FAULT while down. */
+  trackInterfaces: { name: string; weight: number }[];
+  /** weight already resolved: the instance's override, else the script's. */
+  trackScripts: { name: string; weight: number }[];
+  trackFiles: { path: string; weight: number }[];
+  notify: Notify;
+  /** vrrp.garp with the instance's overrides applied. */
+  garp: Garp;
+  /** Name of the sync group it belongs to, if any. */
+  syncGroup?: string;
+}
+
+export interface SyncGroup {
+  name: string;
+  instances: string[];
+  notify: Notify;
+}
+
+export interface VrrpConfig {
+  garp: Garp;
+  scripts: Record<string, VrrpScript>;
+  instances: VrrpInstance[];
+  syncGroups: SyncGroup[];
+}
+
+export type CheckType = 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'exec' | 'none';
+
+export interface HealthCheck {
+  type: CheckType;
+  intervalMs: number;
+  timeoutMs: number;
+  rise: number;
+  fall: number;
+  retry: number;
+  delayBeforeRetryMs: number;
+  warmupMs: number;
+  connectIp?: string;
+  connectPort?: number;
+  bindTo?: string;
+  bindInterface?: string;
+  http?: {
+    path: string;
+    /** Accepted status codes as inclusive ranges; 200 → { min: 200, max: 200 }. */
+    status: { min: number; max: number }[];
+    host?: string;
+    bodyRegex?: string;
+    /** Lower-case MD5 hex. */
+    digest?: string;
+    headers: Record<string, string>;
+    tlsVerify: boolean;
+    sni?: string;
+  };
+  udp?: { payload: string; expect?: string };
+  dns?: { name: string; type: string; expectRcode: string; expectAnswer?: string };
+  exec?: { command: string; dynamicWeight: boolean };
+}
+
+export interface RealServer {
+  /** "10.0.1.11:80", "[2001:db8::11]:80" (port 0 = fwmark service without port mapping). */
+  id: string;
+  address: string;
+  port: number;
+  family: Family;
+  weight: number;
+  method: ForwardMethod;
+  tunnel?: TunnelSpec;
+  upperThreshold: number;
+  lowerThreshold: number;
+  /** The virtual server's check with this server's overrides merged over it. */
+  healthCheck: HealthCheck;
+  notify: { up?: string; down?: string };
+}
+
+export interface VirtualServer {
+  /** "tcp:192.0.2.10:80", "udp:[2001:db8::10]:53", "fwmark:4:7". */
+  id: string;
+  /** The configured name, else the id. */
+  name: string;
+  family: Family;
+  protocol: Protocol;
+  address?: string;
+  port?: number;
+  fwmark?: number;
+  scheduler: Scheduler;
+  schedulerFlags: SchedulerFlag[];
+  method: ForwardMethod;
+  persistence?: { timeoutMs: number; netmask: string };
+  onePacket: boolean;
+  quorum: number;
+  hysteresis: number;
+  inhibitOnFailure: boolean;
+  alpha: boolean;
+  omega: boolean;
+  notify: { quorumUp?: string; quorumDown?: string };
+  sorryServer?: { id: string; address: string; port: number; method: ForwardMethod };
+  /** The service-level check (the default of its real servers). */
+  healthCheck: HealthCheck;
+  realServers: RealServer[];
+}

@@ -1,0 +1,187 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { loadConfig, loadConfigText, type LoadResult } from '../../daemon/config/load.js';
+import { formatError } from '../../daemon/config/errors.js';
+import { parseDuration } from '../../daemon/config/formats.js';
+import type { Config } from '../../daemon/config/types.js';
+
+function ok(r: LoadResult): Config {
+  if (!r.ok) assert.fail(r.errors.map(formatError).join('\n'));
+  return r.config;
+}
+
+const PAIR = `
+node: { name: director-1 }
+vrrp:
+  garp: { masterDelay: 2s }
+  scripts:
+    chk_nginx: { command: "pgrep nginx", interval: 2s, weight: -20 }
+  instances:
+    - name: VI_1
+      interface: eth0
+      virtualRouterId: 51
+      priority: 150
+      advertInterval: 250ms
+      virtualIpaddresses: [192.0.2.10/24, { address: 192.0.2.11, dev: eth1, label: "eth1:vip" }]
+      trackScripts: [{ name: chk_nginx }, { name: chk_nginx, weight: -5 }]
+      garp: { masterRepeat: 3 }
+    - name: VI_6
+      interface: eth0
+      virtualRouterId: 51
+      virtualIpaddresses: ["2001:db8::10/64"]
+  syncGroups: [{ name: VG_1, instances: [VI_1, VI_6] }]
+virtualServers:
+  - address: 192.0.2.10
+    port: 80
+    scheduler: wrr
+    healthCheck: { type: http, interval: 2s, http: { path: /health, status: [200, "300-302"] } }
+    realServers:
+      - { address: 10.0.1.11, weight: 2 }
+      - { address: 10.0.1.12, port: 8080, healthCheck: { interval: 1s, http: { host: www.example.com } } }
+  - address: "2001:db8::10"
+    port: 53
+    protocol: udp
+    realServers: [{ address: "2001:db8::53" }]
+  - fwmark: 7
+    method: dr
+    realServers: [{ address: 10.0.1.21 }, { address: 10.0.1.22, port: 443 }]
+`;
+
+test('a valid HA pair config normalises: ids, durations in ms, defaults, merges', () => {
+  const c = ok(loadConfigText(PAIR, 'pair.yaml'));
+  assert.equal(c.source, 'pair.yaml');
+  assert.equal(c.node.name, 'director-1');
+  assert.deepEqual([c.api.host, c.api.port, c.api.socket], ['127.0.0.1', 9180, '/run/lvsd/lvsd.sock']);
+  assert.equal(c.stateFile, '/var/lib/lvsd/state.json');
+  const [vi1, vi6] = c.vrrp.instances;
+  assert.ok(vi1 && vi6);
+  assert.equal(vi1.advertIntervalMs, 250);
+  assert.equal(vi1.version, 3);
+  assert.equal(vi1.family, 4);
+  assert.equal(vi6.family, 6);
+  assert.equal(vi1.initialState, 'BACKUP');
+  assert.deepEqual(vi1.virtualIpaddresses.map((v) => [v.cidr, v.dev, v.label]), [
+    ['192.0.2.10/24', 'eth0', undefined],
+    ['192.0.2.11/32', 'eth1', 'eth1:vip'],
+  ]);
+  assert.deepEqual(vi1.trackScripts, [{ name: 'chk_nginx', weight: -20 }, { name: 'chk_nginx', weight: -5 }]);
+  assert.deepEqual(vi1.garp, { masterDelayMs: 2000, masterRepeat: 3, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0 });
+  assert.equal(vi6.garp.masterRepeat, 5);
+  assert.equal(vi1.syncGroup, 'VG_1');
+  assert.equal(c.vrrp.scripts.chk_nginx?.timeoutMs, 2000);
+
+  const [web, dns, mark] = c.virtualServers;
+  assert.ok(web && dns && mark);
+  assert.deepEqual(c.virtualServers.map((v) => v.id), ['tcp:192.0.2.10:80', 'udp:[2001:db8::10]:53', 'fwmark:4:7']);
+  assert.equal(web.name, 'tcp:192.0.2.10:80');
+  assert.deepEqual(web.realServers.map((r) => r.id), ['10.0.1.11:80', '10.0.1.12:8080']);
+  assert.deepEqual(dns.realServers.map((r) => r.id), ['[2001:db8::53]:53']);
+  assert.deepEqual(mark.realServers.map((r) => [r.id, r.method]), [['10.0.1.21:0', 'dr'], ['10.0.1.22:443', 'dr']]);
+  assert.equal(dns.scheduler, 'wlc');
+  assert.equal(web.quorum, 1);
+  // Health check: the service's, with the real server's overrides merged over it.
+  const [rs1, rs2] = web.realServers;
+  assert.equal(rs1?.healthCheck.intervalMs, 2000);
+  assert.deepEqual(rs1.healthCheck.http?.status, [{ min: 200, max: 200 }, { min: 300, max: 302 }]);
+  assert.equal(rs2?.healthCheck.intervalMs, 1000);
+  assert.equal(rs2.healthCheck.http?.path, '/health');
+  assert.equal(rs2.healthCheck.http.host, 'www.example.com');
+  assert.equal(dns.realServers[0]?.healthCheck.type, 'none');
+});
+
+test('the same VRID on another interface or another family is fine', () => {
+  ok(loadConfigText(`
+vrrp:
+  instances:
+    - { name: A, interface: eth0, virtualRouterId: 9, virtualIpaddresses: [192.0.2.1/24] }
+    - { name: B, interface: eth1, virtualRouterId: 9, virtualIpaddresses: [192.0.2.2/24] }
+    - { name: C, interface: eth0, virtualRouterId: 9, virtualIpaddresses: ["2001:db8::1/64"] }
+`));
+});
+
+test('v2 with authentication and whole-second interval is valid', () => {
+  const c = ok(loadConfigText(`
+vrrp:
+  instances:
+    - { name: A, interface: eth0, virtualRouterId: 9, version: 2, advertInterval: 3, authentication: { type: PASS, password: secret12 }, virtualIpaddresses: [192.0.2.1/24] }
+`));
+  assert.equal(c.vrrp.instances[0]?.advertIntervalMs, 3000);
+  assert.deepEqual(c.vrrp.instances[0].authentication, { type: 'PASS', password: 'secret12' });
+});
+
+test('an empty file is a valid config with every default', () => {
+  const c = ok(loadConfigText(''));
+  assert.equal(c.dataplane, 'auto');
+  assert.deepEqual(c.virtualServers, []);
+  assert.deepEqual(c.vrrp.instances, []);
+});
+
+test('warnings do not fail the load: a virtual address that is no VIP', () => {
+  const r = loadConfigText(`
+vrrp:
+  instances: [{ name: A, interface: eth0, virtualRouterId: 9, virtualIpaddresses: [192.0.2.1/24] }]
+virtualServers: [{ address: 192.0.2.99, port: 80 }]
+`, 'w.yaml');
+  assert.ok(r.ok);
+  assert.deepEqual(r.warnings.map(formatError), ['w.yaml:4:29: virtualServers[0].address: 192.0.2.99 is not a VIP of any VRRP instance on this director']);
+});
+
+test('loadConfig names an unreadable file', async () => {
+  const r = await loadConfig('/nonexistent/lvsd.yaml');
+  assert.equal(r.ok, false);
+  assert.match(formatError(r.errors[0] ?? assert.fail()), /^\/nonexistent\/lvsd\.yaml:1:1: cannot read: ENOENT/);
+});
+
+test('loadConfig reads a file and reports with its path', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lvsd-config-'));
+  try {
+    const f = join(dir, 'lvsd.yaml');
+    writeFileSync(f, 'dataplane: kernel\n');
+    const r = await loadConfig(f);
+    assert.equal(r.ok, false);
+    assert.deepEqual(r.errors.map(formatError), [`${f}:1:12: dataplane: "kernel" is not one of: auto, ipvs, nftables, userspace`]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('anchors and merge keys work (keepalived users template real servers)', () => {
+  const c = ok(loadConfigText(`
+virtualServers:
+  - address: 192.0.2.10
+    port: 80
+    realServers:
+      - { <<: &rs { port: 8080, weight: 5 }, address: 10.0.1.1 }
+      - { <<: *rs, address: 10.0.1.2, weight: 1 }
+`));
+  assert.deepEqual(c.virtualServers[0]?.realServers.map((r) => [r.id, r.weight]), [['10.0.1.1:8080', 5], ['10.0.1.2:8080', 1]]);
+});
+
+test('property: every rendered duration parses back to its milliseconds', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 10_000_000 }), fc.constantFrom('ms', 's', 'm', 'h'), (n, unit) => {
+      const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit];
+      assert.equal(parseDuration(`${n}${unit}`), n * factor);
+      assert.equal(parseDuration(n), n * 1000);
+    }),
+  );
+});
+
+test('property: error lines always carry a line and column inside the file', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: -5, max: 300 }), fc.integer({ min: -5, max: 70_000 }), (prio, weight) => {
+      const text = `vrrp:\n  instances:\n    - { name: A, interface: eth0, virtualRouterId: 9, priority: ${prio}, virtualIpaddresses: [192.0.2.1/24] }\nvirtualServers:\n  - address: 192.0.2.1\n    port: 80\n    realServers: [{ address: 10.0.0.1, weight: ${weight} }]\n`;
+      const r = loadConfigText(text, 'p.yaml');
+      const bad = (prio < 1 || prio > 255 ? 1 : 0) + (weight < 0 || weight > 65535 ? 1 : 0);
+      if (bad === 0) { assert.ok(r.ok); return; }
+      assert.ok(!r.ok);
+      assert.equal(r.errors.length, bad);
+      for (const e of r.errors) assert.ok(e.line >= 1 && e.line <= 7 && e.col >= 1, formatError(e));
+    }),
+    { numRuns: 200 },
+  );
+});
