@@ -1,0 +1,246 @@
+// The main-thread facade of the VRRP engine. The engine itself runs in a worker thread (worker.ts) so
+// that a busy main loop (API, health checks, GC) cannot delay adverts or Master_Down_Timer; this side
+// runs what may block — notify hooks, track scripts and files — and relays logs to pino.
+//
+//   const vrrp = await startVrrp(options, logger);
+//   vrrp.on('transition', (e) => …);      // every state change of every instance
+//   vrrp.snapshot();                       // latest state (refreshed on transitions and every second)
+//   await vrrp.stop();                     // graceful: priority-0 adverts, VIPs released
+import { EventEmitter } from 'node:events';
+import { Worker } from 'node:worker_threads';
+import { normalizeOptions, type NormalizedOptions, type VrrpOptions } from './options.js';
+import { NotifyRunner, type NotifyResult, type NotifyState } from './notify.js';
+import { FileTracker, ScriptTracker } from './track.js';
+import type { FromWorker, ToWorker, TransitionEvent, VrrpSnapshot } from './protocol.js';
+import type { VrrpState } from './machine.js';
+
+export type { VrrpOptions, VrrpInstanceOptions, SyncGroupOptions, TrackScriptOptions, GarpOptions, NotifyOptions, VipOptions } from './options.js';
+export { VrrpOptionsError } from './options.js';
+export type { TransitionEvent, VrrpSnapshot, InstanceSnapshot } from './protocol.js';
+export type { VrrpState } from './machine.js';
+
+type LogFn = (obj: Record<string, unknown>, msg: string) => void;
+/** What the engine needs of a logger; a pino Logger fits. */
+export interface VrrpLogger {
+  debug: LogFn;
+  info: LogFn;
+  warn: LogFn;
+  error: LogFn;
+}
+
+export interface NotifyEvent {
+  /** Instance or group name. */
+  object: string;
+  result: NotifyResult;
+}
+
+export interface VrrpEngine {
+  on(event: 'transition', fn: (e: TransitionEvent) => void): this;
+  on(event: 'notify', fn: (e: NotifyEvent) => void): this;
+  /** The worker died unexpectedly (VIPs may still be configured). */
+  on(event: 'error', fn: (e: Error) => void): this;
+  off(event: 'transition', fn: (e: TransitionEvent) => void): this;
+  off(event: 'notify', fn: (e: NotifyEvent) => void): this;
+  off(event: 'error', fn: (e: Error) => void): this;
+  /** Latest snapshot (refreshed on every transition and once a second). */
+  snapshot(): VrrpSnapshot;
+  /** A fresh snapshot from the worker. */
+  refresh(): Promise<VrrpSnapshot>;
+  /** Operator override added to the tracked priority (keepalived has none; lvsd's panel/CLI use it). */
+  setPriorityOffset(instance: string, offset: number): void;
+  /** Operator-forced FAULT (maintenance): the instance gives up MASTER with a priority-0 advert. */
+  forceFault(instance: string, fault: boolean): void;
+  /** Graceful stop: priority-0 adverts, VIPs released, notify `stop` hooks run. */
+  stop(): Promise<void>;
+}
+
+const toNotify = (s: VrrpState): NotifyState => (s === 'INIT' ? 'STOP' : s);
+
+class Engine extends EventEmitter implements VrrpEngine {
+  private latest: VrrpSnapshot;
+  private readonly pending = new Map<number, (s: VrrpSnapshot) => void>();
+  private seq = 0;
+  private readonly trackers: { stop(): void }[] = [];
+  private readonly notify: NotifyRunner;
+  private readonly groupState = new Map<string, VrrpState>();
+  private readonly memberState = new Map<string, VrrpState>();
+  private readonly refresher: NodeJS.Timeout;
+  private stopped: Promise<void> | null = null;
+  private exited = false;
+
+  /** Settles when the worker has started every instance (or failed to). */
+  readonly ready: Promise<void>;
+
+  constructor(
+    private readonly worker: Worker,
+    private readonly opts: NormalizedOptions,
+    private readonly log: VrrpLogger,
+  ) {
+    super();
+    this.latest = { instances: [], loopDelayMs: { p99: 0, max: 0 }, at: Date.now() };
+    this.ready = new Promise((resolve, reject) => {
+      this.once('ready', resolve);
+      this.once('fatal', reject);
+    });
+    // Node treats an unhandled 'error' event as fatal; the director subscribes, this keeps a crash logged only.
+    this.on('error', () => undefined);
+    worker.on('error', (err) => {
+      this.log.error({ err: err.message }, 'VRRP worker crashed');
+      this.emit('fatal', err);
+      this.emit('error', err);
+    });
+    worker.on('exit', (code) => {
+      this.markExited();
+      this.emit('fatal', new Error(`VRRP worker exited with code ${code}`));
+    });
+    this.notify = new NotifyRunner((object, result) => {
+      const fields = { instance: object, command: result.command, args: result.args, code: result.code };
+      if (result.error === undefined) this.log.info(fields, 'notify hook ran');
+      else this.log.warn({ ...fields, err: result.error }, 'notify hook failed');
+      this.emit('notify', { object, result });
+    });
+    worker.on('message', (m: FromWorker) => {
+      this.onMessage(m);
+    });
+    this.refresher = setInterval(() => {
+      void this.refresh().catch(() => undefined);
+    }, 1000);
+    this.refresher.unref();
+  }
+
+  /** Track scripts and files start once the instances exist. */
+  startTrackers(): void {
+    const opts = this.opts;
+    for (const [name, s] of Object.entries(opts.scripts)) {
+      if (!opts.instances.some((i) => i.trackScripts.some((t) => t.name === name))) continue;
+      const t = new ScriptTracker(name, s, (n, ok, detail) => {
+        this.log.info({ script: n, ok, detail }, `track script ${n} is now ${ok ? 'passing' : 'failing'}`);
+        this.post({ type: 'track', kind: 'script', name: n, ok });
+      });
+      t.start();
+      this.trackers.push(t);
+    }
+    const files = new Set(opts.instances.flatMap((i) => i.trackFiles.map((f) => f.path)));
+    for (const path of files) {
+      const t = new FileTracker(path, (p, value) => {
+        this.log.info({ file: p, value }, `track file ${p} holds ${value}`);
+        this.post({ type: 'track', kind: 'file', name: p, ok: true, value });
+      });
+      t.start();
+      this.trackers.push(t);
+    }
+  }
+
+  private post(m: ToWorker): void {
+    if (!this.exited) this.worker.postMessage(m);
+  }
+
+  private onMessage(m: FromWorker): void {
+    switch (m.type) {
+      case 'ready':
+        this.latest = m.snapshot;
+        for (const i of m.snapshot.instances) if (!this.memberState.has(i.name)) this.memberState.set(i.name, i.state);
+        this.emit('ready');
+        break;
+      case 'fatal':
+        this.emit('fatal', new Error(`VRRP engine failed to start: ${m.message}`));
+        break;
+      case 'transition':
+        this.onTransition(m.event);
+        break;
+      case 'log':
+        this.log[m.level](m.fields, m.msg);
+        break;
+      case 'snapshot': {
+        this.latest = m.snapshot;
+        const r = this.pending.get(m.id);
+        this.pending.delete(m.id);
+        r?.(m.snapshot);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  private onTransition(e: TransitionEvent): void {
+    this.memberState.set(e.instance, e.to);
+    const inst = this.opts.instances.find((i) => i.name === e.instance);
+    if (inst !== undefined) this.notify.run('INSTANCE', e.instance, toNotify(e.to), e.priority, inst.notify);
+    // A group changes state when all of its members agree on the new one.
+    const g = this.opts.syncGroups.find((x) => x.name === e.group);
+    if (g !== undefined && g.instances.every((n) => this.memberState.get(n) === e.to) && this.groupState.get(g.name) !== e.to) {
+      this.groupState.set(g.name, e.to);
+      this.notify.run('GROUP', g.name, toNotify(e.to), 0, g.notify ?? {});
+    }
+    this.emit('transition', e);
+    void this.refresh().catch(() => undefined);
+  }
+
+  snapshot(): VrrpSnapshot {
+    return this.latest;
+  }
+
+  refresh(): Promise<VrrpSnapshot> {
+    if (this.exited) return Promise.resolve(this.latest);
+    const id = ++this.seq;
+    return new Promise((resolve) => {
+      this.pending.set(id, resolve);
+      this.post({ type: 'snapshot', id });
+    });
+  }
+
+  setPriorityOffset(instance: string, offset: number): void {
+    this.post({ type: 'priorityOffset', instance, offset });
+  }
+
+  forceFault(instance: string, fault: boolean): void {
+    this.post({ type: 'forceFault', instance, fault });
+  }
+
+  markExited(): void {
+    this.exited = true;
+    clearInterval(this.refresher);
+    for (const r of this.pending.values()) r(this.latest);
+    this.pending.clear();
+  }
+
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      for (const t of this.trackers) t.stop();
+      clearInterval(this.refresher);
+      if (!this.exited) {
+        const done = new Promise<void>((resolve) => {
+          const onMsg = (m: FromWorker): void => {
+            if (m.type === 'stopped') resolve();
+          };
+          this.worker.on('message', onMsg);
+          this.worker.once('exit', () => {
+            resolve();
+          });
+        });
+        this.post({ type: 'stop' });
+        const timeout = new Promise<'timeout'>((r) => setTimeout(() => { r('timeout'); }, 5000).unref());
+        if ((await Promise.race([done, timeout])) === 'timeout') this.log.error({}, 'VRRP worker did not stop within 5 s; terminating it');
+        await this.worker.terminate();
+      }
+      await this.notify.idle();
+    })();
+    return this.stopped;
+  }
+}
+
+/** Starts the VRRP engine. Rejects on invalid options (VrrpOptionsError naming instance and field) or a failed start. */
+export async function startVrrp(options: VrrpOptions, logger: VrrpLogger): Promise<VrrpEngine> {
+  const opts = normalizeOptions(options);
+  const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { options }, name: 'lvsd-vrrp' });
+  const engine = new Engine(worker, opts, logger);
+  try {
+    await engine.ready;
+  } catch (e) {
+    await worker.terminate();
+    throw e;
+  }
+  engine.startTrackers();
+  return engine;
+}

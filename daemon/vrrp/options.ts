@@ -1,0 +1,223 @@
+// The VRRP engine's own typed options. The director maps the config file's `vrrp:` section onto
+// these (durations already in ms, addresses as text); normalizeOptions() checks what the engine
+// relies on and fills keepalived's defaults, naming the instance and field of anything wrong.
+import { familyOf, parseCidr, type Family } from '../net/addr.js';
+
+export interface GarpOptions {
+  /** keepalived vrrp_garp_master_delay: second burst this long after becoming master (0 = none). Default 5000. */
+  masterDelayMs?: number;
+  /** vrrp_garp_master_repeat: GARPs per burst. Default 5. */
+  masterRepeat?: number;
+  /** vrrp_garp_master_refresh: re-announce every … while master (0 = never). Default 0. */
+  masterRefreshMs?: number;
+  /** vrrp_garp_master_refresh_repeat. Default 1. */
+  masterRefreshRepeat?: number;
+  /** vrrp_garp_interval: gap between GARPs of one burst. Default 0 (back to back). */
+  intervalMs?: number;
+}
+
+/** Executables run on transitions, keepalived's notify_master / notify_backup / notify_fault / notify_stop / notify. */
+export interface NotifyOptions {
+  master?: string;
+  backup?: string;
+  fault?: string;
+  stop?: string;
+  /** Run after the specific one, with `INSTANCE|GROUP name STATE priority` appended (keepalived `notify`). */
+  any?: string;
+}
+
+export interface VipOptions {
+  /** CIDR, e.g. "192.168.77.100/24" or "fd00::100/64". */
+  address: string;
+  /** Interface; default: the instance's. */
+  dev?: string;
+  /** IPv4 label, e.g. "eth0:vip". */
+  label?: string;
+}
+
+export interface TrackWeight {
+  /** 0 (default) = FAULT while failing; > 0 added while OK; < 0 added while failing (keepalived rules). */
+  weight?: number;
+}
+
+export interface VrrpInstanceOptions {
+  name: string;
+  interface: string;
+  /** virtual_router_id, 1..255. */
+  vrid: number;
+  /** 1..255; 255 = address owner. */
+  priority: number;
+  /** Default 3. */
+  version?: 2 | 3;
+  /** advert_int in ms: v2 whole seconds (1000..255000), v3 10..40950 in 10 ms steps. Default 1000. */
+  advertIntervalMs?: number;
+  /** Default true (false = nopreempt). */
+  preempt?: boolean;
+  preemptDelayMs?: number;
+  /** v3 accept mode. Linux accepts traffic to addresses it holds, so this is informational. */
+  accept?: boolean;
+  /** v2 PASS authentication, ≤ 8 bytes. */
+  authPass?: string;
+  /** Source of our adverts; default: the interface's first address of the VIPs' family (IPv6: link-local). */
+  unicastSrcIp?: string;
+  /** Unicast peers; empty/absent = multicast. */
+  unicastPeers?: string[];
+  vips: (VipOptions | string)[];
+  trackInterfaces?: ({ name: string } & TrackWeight)[];
+  trackScripts?: ({ name: string } & TrackWeight)[];
+  trackFiles?: ({ path: string } & TrackWeight)[];
+  notify?: NotifyOptions;
+  garp?: GarpOptions;
+  /** keepalived `state`: only a hint, as in keepalived 2.x (everyone starts in BACKUP unless priority 255). */
+  initialState?: 'MASTER' | 'BACKUP';
+}
+
+export interface TrackScriptOptions {
+  /** Executable and arguments, split on whitespace (no shell), like keepalived's `script`. */
+  command: string;
+  intervalMs?: number;
+  timeoutMs?: number;
+  rise?: number;
+  fall?: number;
+  /** Default weight for instances that track it without one. */
+  weight?: number;
+}
+
+export interface SyncGroupOptions {
+  name: string;
+  instances: string[];
+  notify?: NotifyOptions;
+}
+
+export interface VrrpOptions {
+  instances: VrrpInstanceOptions[];
+  syncGroups?: SyncGroupOptions[];
+  scripts?: Record<string, TrackScriptOptions>;
+  /** Defaults for every instance (each may override). */
+  garp?: GarpOptions;
+}
+
+export interface NormalizedVip {
+  address: string;
+  prefixLength: number;
+  cidr: string;
+  dev: string;
+  label?: string;
+}
+
+export interface NormalizedInstance {
+  name: string;
+  interface: string;
+  vrid: number;
+  priority: number;
+  version: 2 | 3;
+  family: Family;
+  intervalCs: number;
+  preempt: boolean;
+  preemptDelayMs: number;
+  accept: boolean;
+  authPass?: string;
+  unicastSrcIp?: string;
+  unicastPeers: string[];
+  vips: NormalizedVip[];
+  trackInterfaces: { name: string; weight: number }[];
+  trackScripts: { name: string; weight: number }[];
+  trackFiles: { path: string; weight: number }[];
+  notify: NotifyOptions;
+  garp: Required<GarpOptions>;
+  group?: string;
+}
+
+export interface NormalizedOptions {
+  instances: NormalizedInstance[];
+  syncGroups: SyncGroupOptions[];
+  scripts: Record<string, Required<TrackScriptOptions>>;
+}
+
+export class VrrpOptionsError extends Error {}
+
+const GARP_DEFAULTS: Required<GarpOptions> = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0 };
+
+export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
+  const errors: string[] = [];
+  const seen = new Set<string>();
+  const vridKeys = new Map<string, string>();
+  const scripts: Record<string, Required<TrackScriptOptions>> = {};
+  for (const [name, s] of Object.entries(o.scripts ?? {})) {
+    if (s.command.trim() === '') errors.push(`scripts.${name}.command: empty`);
+    scripts[name] = { command: s.command, intervalMs: s.intervalMs ?? 1000, timeoutMs: s.timeoutMs ?? s.intervalMs ?? 1000, rise: s.rise ?? 1, fall: s.fall ?? 1, weight: s.weight ?? 0 };
+  }
+  const groupOf = new Map<string, string>();
+  for (const g of o.syncGroups ?? []) for (const i of g.instances) groupOf.set(i, g.name);
+  const instances: NormalizedInstance[] = [];
+  for (const [idx, i] of o.instances.entries()) {
+    const where = `instances[${idx}] (${i.name})`;
+    const err = (field: string, msg: string): void => {
+      errors.push(`${where}.${field}: ${msg}`);
+    };
+    if (seen.has(i.name)) err('name', 'duplicate instance name');
+    seen.add(i.name);
+    const version = i.version ?? 3;
+    if (!Number.isInteger(i.vrid) || i.vrid < 1 || i.vrid > 255) err('vrid', `${i.vrid} not in 1..255`);
+    if (!Number.isInteger(i.priority) || i.priority < 1 || i.priority > 255) err('priority', `${i.priority} not in 1..255`);
+    const ms = i.advertIntervalMs ?? 1000;
+    if (version === 2 && (ms % 1000 !== 0 || ms < 1000 || ms > 255_000)) err('advertIntervalMs', `VRRPv2 needs whole seconds 1..255, got ${ms} ms`);
+    if (version === 3 && (ms % 10 !== 0 || ms < 10 || ms > 40_950)) err('advertIntervalMs', `VRRPv3 needs 10..40950 ms in 10 ms steps, got ${ms} ms`);
+    if (i.authPass !== undefined && version !== 2) err('authPass', 'authentication exists only in VRRPv2');
+    if (i.authPass !== undefined && Buffer.byteLength(i.authPass) > 8) err('authPass', 'longer than 8 bytes');
+    const vips: NormalizedVip[] = [];
+    let family: Family | null = null;
+    for (const [vi, v] of i.vips.entries()) {
+      const vo = typeof v === 'string' ? { address: v } : v;
+      try {
+        const c = parseCidr(vo.address);
+        if (family !== null && c.family !== family) err(`vips[${vi}]`, 'IPv4 and IPv6 VIPs cannot share one instance (one advert carries one family)');
+        family ??= c.family;
+        const nv: NormalizedVip = { address: c.address, prefixLength: c.prefixLength, cidr: `${c.address}/${c.prefixLength}`, dev: vo.dev ?? i.interface };
+        if (vo.label !== undefined) nv.label = vo.label;
+        vips.push(nv);
+      } catch (e) {
+        err(`vips[${vi}]`, e instanceof Error ? e.message : String(e));
+      }
+    }
+    if (vips.length === 0) err('vips', 'at least one virtual address is needed');
+    family ??= 4;
+    if (family === 6 && version === 2) err('version', 'VRRPv2 is IPv4 only');
+    for (const p of [...(i.unicastPeers ?? []), ...(i.unicastSrcIp !== undefined ? [i.unicastSrcIp] : [])]) {
+      if (familyOf(p) !== family) err('unicastPeers', `${p} is not an IPv${family} address like the VIPs`);
+    }
+    const key = `${i.interface}/${family}/${i.vrid}`;
+    if (vridKeys.has(key)) err('vrid', `VRID ${i.vrid} already used on ${i.interface} by ${vridKeys.get(key) ?? ''}`);
+    vridKeys.set(key, i.name);
+    for (const t of i.trackScripts ?? []) if (!(t.name in scripts)) err('trackScripts', `no script named ${t.name}`);
+    const n: NormalizedInstance = {
+      name: i.name,
+      interface: i.interface,
+      vrid: i.vrid,
+      priority: i.priority,
+      version,
+      family,
+      intervalCs: Math.round(ms / 10),
+      preempt: i.preempt ?? true,
+      preemptDelayMs: i.preemptDelayMs ?? 0,
+      accept: i.accept ?? false,
+      unicastPeers: i.unicastPeers ?? [],
+      vips,
+      trackInterfaces: (i.trackInterfaces ?? []).map((t) => ({ name: t.name, weight: t.weight ?? 0 })),
+      trackScripts: (i.trackScripts ?? []).map((t) => ({ name: t.name, weight: t.weight ?? scripts[t.name]?.weight ?? 0 })),
+      trackFiles: (i.trackFiles ?? []).map((t) => ({ path: t.path, weight: t.weight ?? 1 })),
+      notify: i.notify ?? {},
+      garp: { ...GARP_DEFAULTS, ...o.garp, ...i.garp },
+    };
+    if (i.authPass !== undefined) n.authPass = i.authPass;
+    if (i.unicastSrcIp !== undefined) n.unicastSrcIp = i.unicastSrcIp;
+    const g = groupOf.get(i.name);
+    if (g !== undefined) n.group = g;
+    instances.push(n);
+  }
+  for (const g of o.syncGroups ?? []) {
+    for (const m of g.instances) if (!seen.has(m)) errors.push(`syncGroups (${g.name}).instances: no instance named ${m}`);
+  }
+  if (errors.length > 0) throw new VrrpOptionsError(`invalid VRRP options:\n  ${errors.join('\n  ')}`);
+  return { instances, syncGroups: o.syncGroups ?? [], scripts };
+}

@@ -1,0 +1,64 @@
+// Messages between the main-thread facade (index.ts) and the VRRP worker (worker.ts).
+import type { VrrpState } from './machine.js';
+
+export interface TransitionEvent {
+  instance: string;
+  /** The sync group the instance belongs to, if any. */
+  group?: string;
+  from: VrrpState;
+  to: VrrpState;
+  /** Effective priority at the transition. */
+  priority: number;
+  reason: string;
+  /** Wall clock, ms since the epoch. */
+  at: number;
+}
+
+export interface InstanceSnapshot {
+  name: string;
+  group?: string;
+  interface: string;
+  vrid: number;
+  version: 2 | 3;
+  family: 4 | 6;
+  state: VrrpState;
+  basePriority: number;
+  priority: number;
+  /** Why it is in FAULT (tracking), empty otherwise. */
+  faultReasons: string[];
+  advertIntervalMs: number;
+  /** The interval learned from the current master (v3), ms. */
+  masterAdvertIntervalMs: number;
+  /** Source address of our adverts (null when the interface has none: FAULT). */
+  sourceAddress: string | null;
+  masterAddress: string | null;
+  masterPriority: number | null;
+  vips: string[];
+  vipsHeld: boolean;
+  counters: { advertsSent: number; advertsReceived: number; sendErrors: number; drops: Record<string, number> };
+  lastTransition: TransitionEvent | null;
+}
+
+export interface VrrpSnapshot {
+  instances: InstanceSnapshot[];
+  /** Event-loop delay of the VRRP worker, ms (p99 and max since start). */
+  loopDelayMs: { p99: number; max: number };
+  at: number;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export type ToWorker =
+  | { type: 'stop' }
+  | { type: 'snapshot'; id: number }
+  | { type: 'track'; kind: 'script' | 'file'; name: string; ok: boolean; value?: number }
+  | { type: 'priorityOffset'; instance: string; offset: number }
+  | { type: 'forceFault'; instance: string; fault: boolean };
+
+export type FromWorker =
+  | { type: 'ready'; snapshot: VrrpSnapshot }
+  | { type: 'transition'; event: TransitionEvent }
+  | { type: 'log'; level: LogLevel; msg: string; fields: Record<string, unknown> }
+  | { type: 'snapshot'; id: number; snapshot: VrrpSnapshot }
+  | { type: 'stopped' }
+  | { type: 'fatal'; message: string };

@@ -1,0 +1,434 @@
+// The VRRP runtime: drives one pure machine per instance with real sockets, timers and addresses.
+// It runs inside the VRRP worker thread (worker.ts) so nothing else in lvsd can delay its timers;
+// everything that may block (notify hooks, track scripts, logging I/O) stays on the main thread.
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { createMachine, nextDeadline, step, type Action, type Machine, type MachineEvent } from './machine.js';
+import { encodeAdvert, AUTH_PASS, type Advert } from './packet.js';
+import { validateAdvert, type InstanceView } from './validate.js';
+import { applyTracking, type TrackedState } from './tracking.js';
+import type { NormalizedInstance, NormalizedOptions } from './options.js';
+import type { InstanceSnapshot, LogLevel, TransitionEvent, VrrpSnapshot } from './protocol.js';
+import { formatIP, parseIP } from '../net/addr.js';
+import type { IfAddress, LinkInfo } from '../net/rtnl.js';
+import type { ReceivedPacket, VrrpSocketOptions, VrrpTransport } from '../net/vrrp-socket.js';
+
+/** The I/O the runtime needs, so tests and other hosts can provide their own. */
+export interface RuntimeIo {
+  links(): Promise<LinkInfo[]>;
+  addresses(ifindex: number): Promise<IfAddress[]>;
+  addAddress(ifindex: number, cidr: string, label?: string): Promise<boolean>;
+  delAddress(ifindex: number, cidr: string): Promise<boolean>;
+  watchLinks(onLink: (l: LinkInfo, deleted: boolean) => void): void;
+  openSocket(o: VrrpSocketOptions, onPacket: (p: ReceivedPacket) => void, onError: (e: Error) => void): VrrpTransport;
+  announce(ifname: string, ifindex: number, vip: Buffer): void;
+  close(): void;
+}
+
+export interface RuntimeHooks {
+  transition(e: TransitionEvent): void;
+  log(level: LogLevel, msg: string, fields: Record<string, unknown>): void;
+}
+
+const GROUP = { 4: parseIP('224.0.0.18'), 6: parseIP('ff02::12') } as const;
+/** One log line per (instance, reason, peer) per window; the rest is counted and reported with the next. */
+const LOG_WINDOW_MS = 10_000;
+
+interface Inst {
+  o: NormalizedInstance;
+  m: Machine;
+  ifindex: number;
+  src: Buffer | null;
+  dsts: Buffer[];
+  view: InstanceView;
+  socket: VrrpTransport | null;
+  timer: NodeJS.Timeout | null;
+  vipChain: Promise<void>;
+  vipsHeld: boolean;
+  garpTimers: NodeJS.Timeout[];
+  rx: number;
+  tx: number;
+  txErrors: number;
+  drops: Record<string, number>;
+  tracked: Map<string, TrackedState>;
+  offset: number;
+  forcedFault: boolean;
+  faultReasons: string[];
+  last: TransitionEvent | null;
+}
+
+export class VrrpRuntime {
+  private readonly insts = new Map<string, Inst>();
+  private readonly logGate = new Map<string, { at: number; suppressed: number }>();
+  private readonly links = new Map<number, LinkInfo>();
+  private readonly loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  private stopping = false;
+
+  constructor(
+    private readonly opts: NormalizedOptions,
+    private readonly io: RuntimeIo,
+    private readonly hooks: RuntimeHooks,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  async start(): Promise<void> {
+    this.loopDelay.enable();
+    for (const l of await this.io.links()) this.links.set(l.index, l);
+    const byName = (n: string): LinkInfo | undefined => [...this.links.values()].find((l) => l.name === n);
+    for (const o of this.opts.instances) {
+      const link = byName(o.interface);
+      const ifindex = link?.index ?? 0;
+      const addrs = ifindex > 0 ? await this.io.addresses(ifindex) : [];
+      const vipBytes = o.vips.map((v) => parseIP(v.address));
+      const isVip = (a: Buffer): boolean => vipBytes.some((v) => v.equals(a));
+      let src: Buffer | null = null;
+      if (o.unicastSrcIp !== undefined) src = parseIP(o.unicastSrcIp);
+      else if (o.family === 4) src = addrs.find((a) => a.family === 4 && !isVip(a.address))?.address ?? null;
+      else src = addrs.find((a) => a.family === 6 && a.address[0] === 0xfe && ((a.address[1] ?? 0) & 0xc0) === 0x80)?.address ?? null;
+      const peers = o.unicastPeers.map(parseIP);
+      const view: InstanceView = {
+        family: o.family,
+        version: o.version,
+        vrid: o.vrid,
+        intervalCs: o.intervalCs,
+        ownAddresses: addrs.filter((a) => a.family === o.family && !isVip(a.address)).map((a) => a.address),
+        unicastPeers: peers,
+        vips: vipBytes,
+      };
+      if (o.authPass !== undefined) view.authPass = o.authPass;
+      if (src !== null && !view.ownAddresses.some((a) => Buffer.compare(a, src) === 0)) view.ownAddresses.push(src);
+      const inst: Inst = {
+        o,
+        m: createMachine({ version: o.version, intervalCs: o.intervalCs, preempt: o.preempt, preemptDelayMs: o.preemptDelayMs, primaryAddress: src ?? Buffer.alloc(o.family === 4 ? 4 : 16) }, o.priority),
+        ifindex,
+        src,
+        dsts: peers.length > 0 ? peers : [GROUP[o.family]],
+        view,
+        socket: null,
+        timer: null,
+        vipChain: Promise.resolve(),
+        vipsHeld: false,
+        garpTimers: [],
+        rx: 0,
+        tx: 0,
+        txErrors: 0,
+        drops: {},
+        tracked: new Map(),
+        offset: 0,
+        forcedFault: false,
+        faultReasons: [],
+        last: null,
+      };
+      for (const t of o.trackInterfaces) {
+        inst.tracked.set(`interface:${t.name}`, { kind: 'interface', name: t.name, weight: t.weight, ok: byName(t.name)?.up ?? false });
+      }
+      // Scripts count as passing until their first result; files as 0 until read (keepalived alike).
+      for (const t of o.trackScripts) inst.tracked.set(`script:${t.name}`, { kind: 'script', name: t.name, weight: t.weight, ok: true });
+      for (const t of o.trackFiles) inst.tracked.set(`file:${t.path}`, { kind: 'file', name: t.path, weight: t.weight, ok: true, value: 0 });
+      this.insts.set(o.name, inst);
+      // A VIP left behind by an earlier crash of this node must not stay up while we start as Backup.
+      if (ifindex > 0) {
+        for (const v of o.vips) {
+          const dev = byName(v.dev)?.index ?? ifindex;
+          if (await this.io.delAddress(dev, v.cidr)) this.log('info', inst, 'removed a stale VIP left from an earlier run', { vip: v.cidr });
+        }
+      }
+      if (ifindex > 0) {
+        inst.socket = this.io.openSocket(
+          { family: o.family, ifname: o.interface, ifindex, multicast: peers.length === 0 },
+          (p) => {
+            this.receive(inst, p);
+          },
+          (e) => {
+            this.log('error', inst, 'VRRP socket error', { err: e.message });
+          },
+        );
+      }
+    }
+    this.io.watchLinks((l, deleted) => {
+      this.onLink(l, deleted);
+    });
+    for (const inst of this.insts.values()) {
+      const extra: string[] = [];
+      if (inst.ifindex === 0) extra.push(`interface ${inst.o.interface} missing`);
+      else if (inst.src === null) extra.push(`no IPv${inst.o.family} ${inst.o.family === 6 ? 'link-local ' : ''}address on ${inst.o.interface}`);
+      this.retrack(inst, extra);
+      this.feed(inst, { type: 'startup' });
+    }
+  }
+
+  /** Tracking results from the main thread (scripts, files). */
+  track(kind: 'script' | 'file', name: string, ok: boolean, value?: number): void {
+    for (const inst of this.insts.values()) {
+      const t = inst.tracked.get(`${kind}:${name}`);
+      if (t === undefined) continue;
+      t.ok = ok;
+      if (value !== undefined) t.value = value;
+      this.retrack(inst);
+    }
+  }
+
+  setPriorityOffset(name: string, offset: number): void {
+    const inst = this.get(name);
+    inst.offset = offset;
+    this.retrack(inst);
+  }
+
+  forceFault(name: string, fault: boolean): void {
+    const inst = this.get(name);
+    inst.forcedFault = fault;
+    this.retrack(inst);
+  }
+
+  private get(name: string): Inst {
+    const i = this.insts.get(name);
+    if (i === undefined) throw new Error(`no VRRP instance named ${name}`);
+    return i;
+  }
+
+  private onLink(l: LinkInfo, deleted: boolean): void {
+    const before = this.links.get(l.index);
+    if (deleted) this.links.delete(l.index);
+    else this.links.set(l.index, l);
+    const up = !deleted && l.up;
+    if (before?.up === up && !deleted) return;
+    for (const inst of this.insts.values()) {
+      const t = inst.tracked.get(`interface:${l.name}`);
+      const own = l.name === inst.o.interface;
+      if (t !== undefined) t.ok = up;
+      if (t !== undefined || own) {
+        this.log(up ? 'info' : 'warn', inst, `interface ${l.name} is ${up ? 'up' : 'down'}`, {});
+        this.retrack(inst);
+      }
+    }
+  }
+
+  /** Recomputes priority and fault from tracking, operator overrides and the instance's own interface. */
+  private retrack(inst: Inst, extraReasons: string[] = []): void {
+    const r = applyTracking(inst.o.priority, [...inst.tracked.values()]);
+    const reasons = [...r.reasons, ...extraReasons];
+    const own = this.links.get(inst.ifindex);
+    // Like keepalived, the instance's own interface going down is a FAULT.
+    if (inst.ifindex > 0 && own?.up === false) reasons.push(`interface ${inst.o.interface} down`);
+    if (inst.ifindex === 0 || inst.src === null) {
+      if (!reasons.some((x) => x.includes('missing') || x.startsWith('no IPv'))) reasons.push(inst.ifindex === 0 ? `interface ${inst.o.interface} missing` : `no address on ${inst.o.interface}`);
+    }
+    if (inst.forcedFault) reasons.push('forced by operator');
+    inst.faultReasons = reasons;
+    const priority = inst.o.priority === 255 ? 255 : Math.max(1, Math.min(254, r.priority + inst.offset));
+    this.feed(inst, { type: 'setPriority', priority });
+    this.feed(inst, { type: 'setFault', fault: reasons.length > 0 });
+  }
+
+  private receive(inst: Inst, p: ReceivedPacket): void {
+    if (this.stopping) return;
+    const v = validateAdvert(inst.view, p);
+    if (!v.ok) {
+      inst.drops[v.reason] = (inst.drops[v.reason] ?? 0) + 1;
+      // Other routers' VRIDs share the group; our own adverts may come back in some set-ups: count only.
+      if (v.reason !== 'other-vrid' && v.reason !== 'own') this.logLimited('warn', inst, `dropped advert: ${v.detail}`, v.reason, p.src);
+      return;
+    }
+    inst.rx++;
+    for (const w of v.warnings) {
+      if (w === 'interval-differs') this.logLimited('info', inst, `advertisement interval differs: ${v.advert.intervalCs * 10} ms, ours ${inst.o.intervalCs * 10} ms (learned, RFC 5798)`, w, p.src);
+      else if (v.advert.priority !== 0) this.logLimited('warn', inst, `advert's address list differs from ours (${v.advert.addresses.map(formatIP).join(', ')})`, w, p.src);
+    }
+    this.feed(inst, { type: 'advert', from: p.src, priority: v.advert.priority, intervalCs: v.advert.intervalCs });
+  }
+
+  private feed(inst: Inst, ev: MachineEvent): void {
+    const r = step(inst.m, ev, this.now());
+    inst.m = r.machine;
+    this.execute(inst, r.actions);
+    this.arm(inst);
+  }
+
+  private arm(inst: Inst): void {
+    if (inst.timer !== null) clearTimeout(inst.timer);
+    inst.timer = null;
+    const d = nextDeadline(inst.m);
+    if (d === null) return;
+    inst.timer = setTimeout(() => {
+      inst.timer = null;
+      this.feed(inst, { type: 'timer' });
+    }, Math.max(0, d - this.now()));
+  }
+
+  private execute(inst: Inst, actions: Action[]): void {
+    const synced: ('MASTER' | 'BACKUP' | 'FAULT')[] = [];
+    for (const a of actions) {
+      switch (a.type) {
+        case 'sendAdvert':
+          this.sendAdvert(inst, a.priority);
+          break;
+        case 'addVips':
+          this.vips(inst, true);
+          break;
+        case 'removeVips':
+          this.cancelGarp(inst);
+          this.vips(inst, false);
+          break;
+        case 'garp':
+          this.garp(inst);
+          break;
+        case 'transition': {
+          const e: TransitionEvent = { instance: inst.o.name, from: a.from, to: a.to, priority: inst.m.priority, reason: a.reason, at: Date.now() };
+          if (inst.o.group !== undefined) e.group = inst.o.group;
+          inst.last = e;
+          this.log(a.to === 'FAULT' ? 'warn' : 'info', inst, `Entering ${a.to} STATE (${a.reason})`, { from: a.from, priority: e.priority, ...(a.to === 'FAULT' ? { faultReasons: inst.faultReasons } : {}) });
+          this.hooks.transition(e);
+          if (a.to !== 'INIT') synced.push(a.to);
+          break;
+        }
+      }
+    }
+    // Sync group: the other members follow (keepalived vrrp_sync_group).
+    if (inst.o.group !== undefined && !this.stopping) {
+      for (const s of synced) {
+        for (const other of this.insts.values()) {
+          if (other !== inst && other.o.group === inst.o.group && other.m.state !== s) this.feed(other, { type: 'sync', state: s });
+        }
+      }
+    }
+  }
+
+  private sendAdvert(inst: Inst, priority: number): void {
+    if (inst.socket === null || inst.src === null) return;
+    const advert: Advert = { version: inst.o.version, vrid: inst.o.vrid, priority, intervalCs: inst.o.intervalCs, addresses: inst.view.vips.map((v) => Buffer.from(v)) };
+    if (inst.o.authPass !== undefined) {
+      advert.authType = AUTH_PASS;
+      advert.password = inst.o.authPass;
+    }
+    for (const dst of inst.dsts) {
+      try {
+        inst.socket.send(encodeAdvert(advert, { family: inst.o.family, src: inst.src, dst }), dst, inst.src);
+        inst.tx++;
+      } catch (e) {
+        inst.txErrors++;
+        this.logLimited('warn', inst, `sending advert failed: ${e instanceof Error ? e.message : String(e)}`, 'send', dst);
+      }
+    }
+  }
+
+  private vips(inst: Inst, add: boolean): void {
+    inst.vipChain = inst.vipChain.then(async () => {
+      for (const v of inst.o.vips) {
+        const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
+        if (dev === 0) {
+          this.log('error', inst, `VIP ${v.cidr}: no interface ${v.dev}`, {});
+          continue;
+        }
+        try {
+          if (add) await this.io.addAddress(dev, v.cidr, v.label);
+          else await this.io.delAddress(dev, v.cidr);
+        } catch (e) {
+          this.log('error', inst, `${add ? 'adding' : 'removing'} VIP failed`, { vip: v.cidr, err: e instanceof Error ? e.message : String(e) });
+        }
+      }
+      inst.vipsHeld = add;
+      this.log('info', inst, add ? 'setting VIPs' : 'removing VIPs', { vips: inst.o.vips.map((v) => v.cidr) });
+    });
+  }
+
+  private cancelGarp(inst: Inst): void {
+    for (const t of inst.garpTimers) clearTimeout(t);
+    inst.garpTimers = [];
+  }
+
+  /** First burst right after the VIPs are up, a second after masterDelay, then refreshes (keepalived's vrrp_garp_*). */
+  private garp(inst: Inst): void {
+    const g = inst.o.garp;
+    const burst = (count: number): void => {
+      if (inst.m.state !== 'MASTER') return;
+      const once = (): void => {
+        for (const v of inst.o.vips) {
+          const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
+          try {
+            this.io.announce(v.dev, dev, parseIP(v.address));
+          } catch (e) {
+            this.logLimited('warn', inst, `gratuitous ARP/NA failed: ${e instanceof Error ? e.message : String(e)}`, 'garp', parseIP(v.address));
+          }
+        }
+      };
+      for (let i = 0; i < count; i++) {
+        if (i === 0 || g.intervalMs === 0) once();
+        else inst.garpTimers.push(setTimeout(once, i * g.intervalMs));
+      }
+    };
+    void inst.vipChain.then(() => {
+      burst(g.masterRepeat);
+      if (g.masterDelayMs > 0) inst.garpTimers.push(setTimeout(() => { burst(g.masterRepeat); }, g.masterDelayMs));
+      if (g.masterRefreshMs > 0) {
+        const refresh = (): void => {
+          burst(g.masterRefreshRepeat);
+          inst.garpTimers.push(setTimeout(refresh, g.masterRefreshMs));
+        };
+        inst.garpTimers.push(setTimeout(refresh, g.masterRefreshMs));
+      }
+    });
+  }
+
+  /** Graceful stop: priority-0 advert from masters, VIPs released, sockets closed. */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    for (const inst of this.insts.values()) {
+      this.cancelGarp(inst);
+      this.feed(inst, { type: 'shutdown' });
+    }
+    await Promise.all([...this.insts.values()].map((i) => i.vipChain));
+    for (const inst of this.insts.values()) {
+      if (inst.timer !== null) clearTimeout(inst.timer);
+      inst.socket?.close();
+      inst.socket = null;
+    }
+    this.loopDelay.disable();
+    this.io.close();
+  }
+
+  snapshot(): VrrpSnapshot {
+    const instances = [...this.insts.values()].map((i): InstanceSnapshot => {
+      const s: InstanceSnapshot = {
+        name: i.o.name,
+        interface: i.o.interface,
+        vrid: i.o.vrid,
+        version: i.o.version,
+        family: i.o.family,
+        state: i.m.state,
+        basePriority: i.o.priority,
+        priority: i.m.priority,
+        faultReasons: i.m.state === 'FAULT' ? i.faultReasons : [],
+        advertIntervalMs: i.o.intervalCs * 10,
+        masterAdvertIntervalMs: i.m.masterAdverIntervalCs * 10,
+        sourceAddress: i.src === null ? null : formatIP(i.src),
+        masterAddress: i.m.state === 'MASTER' ? (i.src === null ? null : formatIP(i.src)) : i.m.master === null ? null : formatIP(i.m.master.address),
+        masterPriority: i.m.state === 'MASTER' ? i.m.priority : (i.m.master?.priority ?? null),
+        vips: i.o.vips.map((v) => v.cidr),
+        vipsHeld: i.vipsHeld,
+        counters: { advertsSent: i.tx, advertsReceived: i.rx, sendErrors: i.txErrors, drops: { ...i.drops } },
+        lastTransition: i.last,
+      };
+      if (i.o.group !== undefined) s.group = i.o.group;
+      return s;
+    });
+    const ns = (x: number): number => Math.round(x / 1e4) / 100;
+    return { instances, loopDelayMs: { p99: ns(this.loopDelay.percentile(99)), max: ns(this.loopDelay.max) }, at: Date.now() };
+  }
+
+  private log(level: LogLevel, inst: Inst, msg: string, fields: Record<string, unknown>): void {
+    this.hooks.log(level, msg, { instance: inst.o.name, ...fields });
+  }
+
+  private logLimited(level: LogLevel, inst: Inst, msg: string, reason: string, peer: Uint8Array): void {
+    const peerText = formatIP(peer);
+    const key = `${inst.o.name}|${reason}|${peerText}`;
+    const t = Date.now();
+    const g = this.logGate.get(key);
+    if (g !== undefined && t - g.at < LOG_WINDOW_MS) {
+      g.suppressed++;
+      return;
+    }
+    this.logGate.set(key, { at: t, suppressed: 0 });
+    this.log(level, inst, msg, { peer: peerText, reason, ...(g !== undefined && g.suppressed > 0 ? { suppressedSinceLast: g.suppressed } : {}) });
+  }
+}

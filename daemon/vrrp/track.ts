@@ -1,0 +1,101 @@
+// vrrp_script and track_file, run on the main thread; results go to the VRRP worker as messages.
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { splitCommand } from './notify.js';
+import type { TrackScriptOptions } from './options.js';
+
+/** rise/fall counting (keepalived): `rise` successes in a row to pass, `fall` failures in a row to fail. Pure. */
+export class RiseFall {
+  private okRun = 0;
+  private failRun = 0;
+  state: boolean | null = null;
+
+  constructor(
+    private readonly rise: number,
+    private readonly fall: number,
+  ) {}
+
+  /** Feeds one result; returns the new state when it changed. The first result decides at once. */
+  push(ok: boolean): boolean | null {
+    if (ok) {
+      this.okRun++;
+      this.failRun = 0;
+    } else {
+      this.failRun++;
+      this.okRun = 0;
+    }
+    const before = this.state;
+    if (before === null) this.state = ok;
+    else if (!before && this.okRun >= this.rise) this.state = true;
+    else if (before && this.failRun >= this.fall) this.state = false;
+    return this.state !== before ? this.state : null;
+  }
+}
+
+export class ScriptTracker {
+  private timer: NodeJS.Timeout | null = null;
+  private readonly rf: RiseFall;
+  private stopped = false;
+
+  constructor(
+    readonly name: string,
+    private readonly o: Required<TrackScriptOptions>,
+    private readonly onChange: (name: string, ok: boolean, detail: string) => void,
+  ) {
+    this.rf = new RiseFall(o.rise, o.fall);
+  }
+
+  start(): void {
+    const tick = (): void => {
+      const [cmd, ...args] = splitCommand(this.o.command);
+      if (cmd === undefined) return;
+      execFile(cmd, args, { timeout: this.o.timeoutMs }, (err) => {
+        if (this.stopped) return;
+        const ok = err === null;
+        const changed = this.rf.push(ok);
+        if (changed !== null) this.onChange(this.name, changed, ok ? 'exit 0' : err.killed ? 'timed out' : `exit ${String(err.code)}`);
+        this.timer = setTimeout(tick, this.o.intervalMs);
+      });
+    };
+    tick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+  }
+}
+
+/** Reads an integer from a file every interval (a missing or unreadable file counts as 0). */
+export class FileTracker {
+  private timer: NodeJS.Timeout | null = null;
+  private last: number | null = null;
+
+  constructor(
+    readonly path: string,
+    private readonly onChange: (path: string, value: number) => void,
+    private readonly intervalMs = 500,
+  ) {}
+
+  start(): void {
+    const tick = async (): Promise<void> => {
+      let v = 0;
+      try {
+        const n = parseInt((await readFile(this.path, 'utf8')).trim(), 10);
+        v = Number.isFinite(n) ? n : 0;
+      } catch {
+        v = 0;
+      }
+      if (v !== this.last) {
+        this.last = v;
+        this.onChange(this.path, v);
+      }
+    };
+    void tick();
+    this.timer = setInterval(() => void tick(), this.intervalMs);
+  }
+
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+  }
+}

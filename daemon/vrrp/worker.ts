@@ -1,0 +1,55 @@
+// Entry of the VRRP worker thread: owns the runtime and talks to the facade by messages only.
+import { parentPort, workerData } from 'node:worker_threads';
+import { normalizeOptions, type VrrpOptions } from './options.js';
+import { VrrpRuntime } from './runtime.js';
+import { hostIo } from './io.js';
+import type { FromWorker, ToWorker } from './protocol.js';
+
+const port = parentPort;
+if (port === null) throw new Error('daemon/vrrp/worker.js runs as a worker thread only');
+const post = (m: FromWorker): void => {
+  port.postMessage(m);
+};
+
+const rt = new VrrpRuntime(normalizeOptions((workerData as { options: VrrpOptions }).options), hostIo(), {
+  transition: (event) => {
+    post({ type: 'transition', event });
+  },
+  log: (level, msg, fields) => {
+    post({ type: 'log', level, msg, fields });
+  },
+});
+
+port.on('message', (m: ToWorker) => {
+  try {
+    switch (m.type) {
+      case 'stop':
+        void rt.stop().then(() => {
+          post({ type: 'stopped' });
+          port.close();
+        });
+        break;
+      case 'snapshot':
+        post({ type: 'snapshot', id: m.id, snapshot: rt.snapshot() });
+        break;
+      case 'track':
+        rt.track(m.kind, m.name, m.ok, m.value);
+        break;
+      case 'priorityOffset':
+        rt.setPriorityOffset(m.instance, m.offset);
+        break;
+      case 'forceFault':
+        rt.forceFault(m.instance, m.fault);
+        break;
+    }
+  } catch (e) {
+    post({ type: 'log', level: 'error', msg: e instanceof Error ? e.message : String(e), fields: { request: m.type } });
+  }
+});
+
+try {
+  await rt.start();
+  post({ type: 'ready', snapshot: rt.snapshot() });
+} catch (e) {
+  post({ type: 'fatal', message: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+}
