@@ -243,6 +243,11 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       const low = rs.lowerThreshold ?? 0;
       if (up > 0 && low > up) err(rat('lowerThreshold'), `lowerThreshold ${low} is above upperThreshold ${up}`);
       checkHc(rs.healthCheck, vs.healthCheck, rat('healthCheck'));
+      // A fwmark service has no port, so a port-based check must be told where to connect.
+      const type = rs.healthCheck?.type ?? vs.healthCheck?.type ?? (rs.healthCheck || vs.healthCheck ? 'tcp' : 'none');
+      const checkPort = rs.healthCheck?.connectPort ?? vs.healthCheck?.connectPort ?? rs.port;
+      if (vs.fwmark !== undefined && checkPort === undefined && ['tcp', 'http', 'https', 'udp', 'dns'].includes(type))
+        err(rat('address'), `this real server has no port, so its ${type} check needs healthCheck.connectPort (a fwmark service has no port)`);
     });
   });
 

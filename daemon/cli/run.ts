@@ -1,0 +1,222 @@
+// `lvsd run --config FILE [--state FILE]`: the foreground daemon lifecycle.
+//   start:   load + validate the config (exit 1 with every error if invalid), log what this machine
+//            can do (IPVS, nftables, raw sockets, CAP_NET_ADMIN) and keep running what it can;
+//   SIGHUP:  reload — validate first; an invalid config logs every error and the old one stays;
+//            a valid one is diffed against the running one and only the difference is applied;
+//   SIGTERM / SIGINT: graceful stop, exit 0 (a second signal exits at once).
+// The director plugs in behind the Daemon seam below; until then LoggingDaemon only logs.
+import { loadConfig } from '../config/load.js';
+import { formatError, type ConfigError } from '../config/errors.js';
+import { describeDiff, diffConfig, isEmptyDiff, type ConfigDiff } from '../config/diff.js';
+import type { Config } from '../config/types.js';
+import { createLogger, isLogLevel, type Logger } from '../log.js';
+import { describeCapabilities, planDataplane, probeCapabilities, type Capabilities, type DataplanePlan } from './capabilities.js';
+import { EXIT, UsageError, parse, type Command } from './command.js';
+
+/** What a daemon implementation is given once, at construction. */
+export interface RunContext {
+  log: Logger;
+  configPath: string;
+  /** --state, else the config's stateFile. */
+  stateFile: string;
+  capabilities: Capabilities;
+  /** The dataplane `dataplane:` asks for on this machine (auto resolved). */
+  dataplane: DataplanePlan;
+}
+
+/**
+ * The seam between the CLI lifecycle and the director. The CLI owns config loading, validation,
+ * diffing, signals and logging of those; the daemon owns everything it does with a Config.
+ * - start: bring up what the config describes; resolves when running. It should not throw for a
+ *   missing capability (log it and run the rest); a throw is fatal (exit 1).
+ * - reload: apply `diff` (old → next); a throw is logged and the daemon keeps `next` as its config
+ *   for the next diff only if it did not throw.
+ * - stop: graceful shutdown (VRRP priority-0 advert, VIPs released, IPVS entries left in place).
+ */
+export interface Daemon {
+  start(config: Config): Promise<void>;
+  reload(next: Config, diff: ConfigDiff): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export type DaemonFactory = (ctx: RunContext) => Daemon;
+
+/** The placeholder until the director lands: logs what it would do. */
+export class LoggingDaemon implements Daemon {
+  constructor(private readonly ctx: RunContext) {}
+
+  start(config: Config): Promise<void> {
+    const { log } = this.ctx;
+    for (const i of config.vrrp.instances)
+      log.child({ instance: i.name }).info({ interface: i.interface, virtualRouterId: i.virtualRouterId, priority: i.priority, vips: i.virtualIpaddresses.map((v) => v.cidr) }, 'VRRP instance configured (director not wired yet: not started)');
+    for (const v of config.virtualServers)
+      log.child({ virtualServer: v.name }).info({ id: v.id, scheduler: v.scheduler, realServers: v.realServers.map((r) => r.id) }, 'virtual server configured (director not wired yet: not programmed)');
+    return Promise.resolve();
+  }
+
+  reload(next: Config, diff: ConfigDiff): Promise<void> {
+    this.ctx.log.info({ instances: next.vrrp.instances.length, virtualServers: next.virtualServers.length, changes: describeDiff(diff).length }, 'reload applied (director not wired yet: nothing to change)');
+    return Promise.resolve();
+  }
+
+  stop(): Promise<void> {
+    this.ctx.log.info('stopped');
+    return Promise.resolve();
+  }
+}
+
+/** The director replaces this (one line) when it lands: `(ctx) => new Director(ctx)`. */
+export let createDaemon: DaemonFactory = (ctx) => new LoggingDaemon(ctx);
+
+/** For the lead's wiring and for tests. */
+export function setDaemonFactory(f: DaemonFactory): void {
+  createDaemon = f;
+}
+
+function logConfigErrors(log: Logger, errors: readonly ConfigError[], level: 'error' | 'warn'): void {
+  for (const e of errors) log[level]({ file: e.file, line: e.line, col: e.col, path: e.path }, formatError(e));
+}
+
+export interface RunOptions {
+  configPath: string;
+  statePath?: string;
+  log: Logger;
+  factory?: DaemonFactory;
+  probe?: () => Capabilities;
+  /** Signals to handle; tests may pass an EventEmitter-like process. */
+  signals?: NodeJS.EventEmitter;
+  /** How long stop() may take before lvsd exits anyway. */
+  stopTimeoutMs?: number;
+}
+
+/** Runs until SIGTERM/SIGINT; resolves with the exit code. */
+export async function runDaemon(opts: RunOptions): Promise<number> {
+  const { log, configPath } = opts;
+  const signals = opts.signals ?? process;
+  const first = await loadConfig(configPath);
+  logConfigErrors(log, first.warnings, 'warn');
+  if (!first.ok) {
+    logConfigErrors(log, first.errors, 'error');
+    log.fatal({ file: configPath, errors: first.errors.length }, `config is invalid (${first.errors.length} error${first.errors.length === 1 ? '' : 's'}); not starting`);
+    return EXIT.failed;
+  }
+  let current = first.config;
+
+  const capabilities = (opts.probe ?? probeCapabilities)();
+  for (const c of describeCapabilities(capabilities)) log[c.ok ? 'info' : 'warn']({ capability: true }, c.text);
+  const dataplane = planDataplane(current.dataplane, capabilities);
+  log.info({ dataplane: dataplane.kind }, `dataplane: ${dataplane.kind} (${dataplane.reason})`);
+
+  const ctx: RunContext = { log, configPath, stateFile: opts.statePath ?? current.stateFile, capabilities, dataplane };
+  const daemon = (opts.factory ?? createDaemon)(ctx);
+  log.info({ file: configPath, node: current.node.name, instances: current.vrrp.instances.length, virtualServers: current.virtualServers.length, stateFile: ctx.stateFile }, 'starting');
+  try {
+    await daemon.start(current);
+  } catch (e) {
+    log.fatal({ err: e }, 'start failed');
+    return EXIT.failed;
+  }
+  log.info('running');
+
+  // Reloads run one at a time; a SIGHUP during a reload schedules one more afterwards.
+  let reloading: Promise<void> | undefined;
+  const pending = { again: false };
+  const reloadOnce = async (): Promise<void> => {
+    log.info({ file: configPath }, 'SIGHUP: reloading config');
+    const r = await loadConfig(configPath);
+    logConfigErrors(log, r.warnings, 'warn');
+    if (!r.ok) {
+      logConfigErrors(log, r.errors, 'error');
+      log.error({ file: configPath, errors: r.errors.length }, `reload rejected: config is invalid (${r.errors.length} error${r.errors.length === 1 ? '' : 's'}); keeping the running config`);
+      return;
+    }
+    const diff = diffConfig(current, r.config);
+    if (isEmptyDiff(diff)) {
+      log.info('reload: no changes');
+      current = r.config;
+      return;
+    }
+    for (const line of describeDiff(diff)) log.info({ change: line }, `reload: ${line}`);
+    try {
+      await daemon.reload(r.config, diff);
+      current = r.config;
+      log.info('reload done');
+    } catch (e) {
+      log.error({ err: e }, 'reload failed; keeping the running config');
+    }
+  };
+  const onHup = (): void => {
+    pending.again = true;
+    if (reloading) return;
+    reloading = (async () => {
+      while (pending.again) {
+        pending.again = false;
+        await reloadOnce();
+      }
+    })().finally(() => {
+      reloading = undefined;
+    });
+  };
+
+  const keepAlive = setInterval(() => undefined, 1 << 30);
+  let detach = (): void => undefined;
+  const code = await new Promise<number>((resolve) => {
+    const state = { stopping: false };
+    const onStop = (signal: string) => (): void => {
+      if (state.stopping) {
+        log.warn({ signal }, 'second signal: exiting now');
+        resolve(EXIT.failed);
+        return;
+      }
+      state.stopping = true;
+      log.info({ signal }, `${signal}: shutting down`);
+      void (async () => {
+        await reloading;
+        const timeout = new Promise<'timeout'>((r) => setTimeout(() => { r('timeout'); }, opts.stopTimeoutMs ?? 10_000).unref());
+        try {
+          const how = await Promise.race([daemon.stop().then(() => 'stopped' as const), timeout]);
+          if (how === 'timeout') log.warn('stop took too long; exiting anyway');
+          else log.info('shut down');
+          resolve(EXIT.ok);
+        } catch (e) {
+          log.error({ err: e }, 'stop failed');
+          resolve(EXIT.failed);
+        }
+      })();
+    };
+    const term = onStop('SIGTERM');
+    const int = onStop('SIGINT');
+    signals.on('SIGHUP', onHup);
+    signals.on('SIGTERM', term);
+    signals.on('SIGINT', int);
+    detach = () => {
+      signals.off('SIGHUP', onHup);
+      signals.off('SIGTERM', term);
+      signals.off('SIGINT', int);
+    };
+  });
+  detach();
+  clearInterval(keepAlive);
+  return code;
+}
+
+export const runCommand: Command = {
+  name: 'run',
+  summary: 'run the director in the foreground (SIGHUP reloads, SIGTERM/SIGINT stop)',
+  usage: 'run --config FILE [--state FILE] [--log-level LEVEL]',
+  async run(argv) {
+    const { values, positionals } = parse(argv, {
+      config: { type: 'string', short: 'c' },
+      state: { type: 'string', short: 's' },
+      'log-level': { type: 'string' },
+    });
+    if (positionals.length) throw new UsageError(`unexpected argument ${String(positionals[0])}`);
+    if (values.config === undefined) throw new UsageError('run needs --config FILE');
+    const level = values['log-level'];
+    if (level !== undefined && !isLogLevel(level)) throw new UsageError(`--log-level must be one of fatal, error, warn, info, debug, trace, silent`);
+    const log = createLogger(level ? { level } : {});
+    const code = await runDaemon({ configPath: values.config, ...(values.state !== undefined ? { statePath: values.state } : {}), log });
+    log.flush();
+    return code;
+  },
+};

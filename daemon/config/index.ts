@@ -1,0 +1,5 @@
+// The config module's public face: load (every error at once), the normalised types, the diff.
+export { loadConfig, loadConfigText, loadConfigOrThrow, type LoadResult } from './load.js';
+export { formatError, ConfigInvalid, type ConfigError } from './errors.js';
+export { diffConfig, describeDiff, isEmptyDiff, type ConfigDiff, type SetDiff, type Changed, type VirtualServerChange } from './diff.js';
+export type * from './types.js';
