@@ -11,8 +11,8 @@ export interface Lab {
   /** Address of host i (1-based) on the segment. */
   ip4(i: number): string;
   ip6(i: number): string;
-  /** Names of the hosts that hold `vip` on eth0 right now. */
-  holders(vip: string): Promise<string[]>;
+  /** Names of the hosts that hold `vip` on `ifname` (default eth0) right now. */
+  holders(vip: string, ifname?: string): Promise<string[]>;
   destroy(): void;
 }
 
@@ -30,10 +30,10 @@ export async function createLab(tag: string, n: number): Promise<Lab> {
     hosts,
     ip4: (i) => `10.77.0.${i}`,
     ip6: (i) => `fd77::${i}`,
-    holders: async (vip) => {
+    holders: async (vip, ifname = 'eth0') => {
       const out: string[] = [];
       for (const [i, h] of hosts.entries()) {
-        if ((await h.addresses('eth0')).some((a) => a.split('/')[0] === vip)) out.push(`d${i + 1}`);
+        if ((await h.addresses(ifname).catch(() => [])).some((a) => a.split('/')[0] === vip)) out.push(`d${i + 1}`);
       }
       return out;
     },

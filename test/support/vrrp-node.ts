@@ -76,7 +76,7 @@ export async function startLvsdNode(ns: Netns, options: VrrpOptions): Promise<Lv
       };
       const timer = setTimeout(() => {
         done();
-        reject(new Error(`lvsd node in ${ns.name}: timed out after ${timeoutMs} ms; output:\n${raw.slice(-4000)}`));
+        reject(new Error(`lvsd node in ${ns.name}: timed out after ${timeoutMs} ms; output:\n${raw.split("\n").filter((l) => !l.includes(`"kind":"ready"`)).join("\n").slice(-4000)}`));
       }, timeoutMs);
       const done = (): void => {
         clearTimeout(timer);
