@@ -230,11 +230,16 @@ class Engine extends EventEmitter implements VrrpEngine {
   }
 }
 
-/** Starts the VRRP engine. Rejects on invalid options (VrrpOptionsError naming instance and field) or a failed start. */
-export async function startVrrp(options: VrrpOptions, logger: VrrpLogger): Promise<VrrpEngine> {
+/**
+ * Starts the VRRP engine. Rejects on invalid options (VrrpOptionsError naming instance and field) or a
+ * failed start. Pass `events.transition` to also see the transitions made while starting (INIT → BACKUP,
+ * or → MASTER for an address owner); later ones arrive on 'transition' as well.
+ */
+export async function startVrrp(options: VrrpOptions, logger: VrrpLogger, events: { transition?: (e: TransitionEvent) => void } = {}): Promise<VrrpEngine> {
   const opts = normalizeOptions(options);
   const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { options }, name: 'lvsd-vrrp' });
   const engine = new Engine(worker, opts, logger);
+  if (events.transition !== undefined) engine.on('transition', events.transition);
   try {
     await engine.ready;
   } catch (e) {
