@@ -34,15 +34,28 @@ function genlHeader(cmd: number, version: number): Buffer {
 export interface NetlinkTransportOptions {
   /** Per-request timeout (default 5 s): a lost reply must not hang the daemon. */
   timeoutMs?: number;
+  /** Sockets used for dumps in parallel (default 4). */
+  dumpSockets?: number;
 }
 
-/** Generic netlink socket bound to family "IPVS". */
+/**
+ * Generic netlink sockets bound to family "IPVS": one for changes (pipelined: many requests in flight),
+ * and a few for dumps. A netlink socket runs one dump at a time and the npm package can only reassemble
+ * one multipart reply at a time, so each dump socket is used by one dump at a time (a small pool lets
+ * listTable read several services' destinations in parallel).
+ */
 export class NetlinkTransport implements IpvsTransport {
+  private readonly dumpQueues: Promise<unknown>[];
+  private nextDump = 0;
+
   private constructor(
     private readonly sock: NetlinkSocket,
+    private readonly dumpSocks: NetlinkSocket[],
     readonly familyId: number,
     private readonly timeoutMs: number,
-  ) {}
+  ) {
+    this.dumpQueues = dumpSocks.map(() => Promise.resolve());
+  }
 
   static async open(opts: NetlinkTransportOptions = {}): Promise<NetlinkTransport> {
     let sock: NetlinkSocket;
@@ -53,17 +66,29 @@ export class NetlinkTransport implements IpvsTransport {
       throw new IpvsUnavailable(`cannot open a generic netlink socket: ${(e as Error).message}`);
     }
     const timeoutMs = opts.timeoutMs ?? 5000;
+    const dumpSocks: NetlinkSocket[] = [];
     try {
       const familyId = await resolveFamily(sock, timeoutMs);
-      return new NetlinkTransport(sock, familyId, timeoutMs);
+      for (let i = 0; i < (opts.dumpSockets ?? 4); i++) dumpSocks.push(createNetlink(Protocol.GENERIC, { recvBufferSize: 4 << 20, sendBufferSize: 1 << 20 }));
+      return new NetlinkTransport(sock, dumpSocks, familyId, timeoutMs);
     } catch (e) {
       sock.close();
+      for (const d of dumpSocks) d.close();
       throw e;
     }
   }
 
-  async request(cmd: number, payload: Buffer, dump: boolean): Promise<Buffer[]> {
-    const [msgs] = await this.sock.request(this.familyId, [genlHeader(cmd, IPVS_GENL_VERSION), payload], {
+  request(cmd: number, payload: Buffer, dump: boolean): Promise<Buffer[]> {
+    if (!dump) return this.send(this.sock, cmd, payload, false);
+    const i = this.nextDump++ % this.dumpSocks.length;
+    const sock = this.dumpSocks[i] ?? this.sock;
+    const job = (this.dumpQueues[i] ?? Promise.resolve()).then(() => this.send(sock, cmd, payload, true));
+    this.dumpQueues[i] = job.catch(() => undefined);
+    return job;
+  }
+
+  private async send(sock: NetlinkSocket, cmd: number, payload: Buffer, dump: boolean): Promise<Buffer[]> {
+    const [msgs] = await sock.request(this.familyId, [genlHeader(cmd, IPVS_GENL_VERSION), payload], {
       flags: dump ? FlagsGet.DUMP : 0,
       checkError: false,
       timeout: this.timeoutMs,
@@ -83,6 +108,7 @@ export class NetlinkTransport implements IpvsTransport {
 
   close(): void {
     this.sock.close();
+    for (const d of this.dumpSocks) d.close();
   }
 }
 
