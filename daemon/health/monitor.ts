@@ -450,7 +450,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     // 1 ms of slack: timers fire on whole milliseconds.
     for (let top = this.heap.peek(); top !== undefined && top.due <= now + 1; top = this.heap.peek()) {
       this.heap.pop();
-      if (top.running) this.finish(top, top.gen, fail('timeout', `no verdict in ${top.target.check.timeoutMs} ms`), true);
+      if (top.running) this.finish(top, top.gen, fail('timeout', `no answer within ${top.target.check.timeoutMs} ms`), true);
       else this.dispatch(top, now);
     }
     this.arm();
