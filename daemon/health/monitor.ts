@@ -553,7 +553,9 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       rec.due = now + delay;
     } else {
       rec.slot += rec.target.check.intervalMs;
-      if (rec.slot < now) rec.slot = now; // fell behind: re-phase rather than burst
+      // Fell behind (the loop was late, or the check outlasted its interval): re-phase from this
+      // check's start instead of firing the missed slots back to back.
+      if (rec.slot < now) rec.slot = Math.max(now, rec.startedAt + rec.target.check.intervalMs);
       rec.due = rec.slot;
     }
     this.heap.update(rec, rec.due);

@@ -287,3 +287,18 @@ test('monitor: bad check options throw and leave the monitor as it was', () => {
   assert.equal(mon.snapshot().targets.length, 0);
   mon.close();
 });
+
+test('monitor: a scheduler that fell behind re-phases instead of firing missed checks back to back', async () => {
+  const r = rig(1);
+  for (let i = 0; i < 3; i++) {
+    r.mon.upsert(target(`slow${i}`, {}, { timeoutMs: 900 }));
+    r.behave.set(`slow${i}`, { verdict: OK_VERDICT, delayMs: 500 });
+  }
+  await r.clock.advance(20_000);
+  for (let i = 0; i < 3; i++) {
+    const at = r.starts.filter((s) => s.id === `slow${i}`).map((s) => s.at);
+    assert.ok(at.length >= 10, `slow${i}: ${at.length} checks`);
+    for (let j = 1; j < at.length; j++) assert.ok((at[j] ?? 0) - (at[j - 1] ?? 0) >= 1000, `slow${i}: checks at ${at.join(',')}`);
+  }
+  assert.ok(r.mon.stats().lateStarts > 0, 'the single slot made checks late');
+});
