@@ -1,6 +1,7 @@
 // The benchmark's real servers: one cheap process listening on N TCP ports (BASE..BASE+N-1) that
 // answers any request with a minimal HTTP 200 and closes. "kill PORT" on stdin closes that port's
 // listening socket (new connections are then refused) and prints {"killed":PORT,"t":ms-since-epoch}.
+// "revive" listens again on every killed port.
 //   node health-targets.js ADDRESS BASE N
 import { createServer, type Server, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
@@ -44,6 +45,20 @@ createInterface({ input: process.stdin }).on('line', (line) => {
       servers.delete(port);
       process.stdout.write(JSON.stringify({ killed: port, t: Date.now() }) + '\n');
     }
+  } else if (cmd === 'revive') {
+    // Listen again on every killed port (between the keepalived and the lvsd runs).
+    let pending = 0;
+    for (let i = 0; i < count; i++) {
+      const port = base + i;
+      if (servers.has(port)) continue;
+      const srv = createServer({ noDelay: true }, onConnection);
+      pending++;
+      srv.listen({ port, host: address, backlog: 511 }, () => {
+        if (--pending === 0) process.stdout.write(JSON.stringify({ revived: true }) + '\n');
+      });
+      servers.set(port, srv);
+    }
+    if (pending === 0) process.stdout.write(JSON.stringify({ revived: true }) + '\n');
   } else if (cmd === 'stats') {
     const u = process.cpuUsage();
     process.stdout.write(JSON.stringify({ connections, cpuUs: u.user + u.system, rss: process.memoryUsage().rss }) + '\n');
