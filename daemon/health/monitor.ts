@@ -202,6 +202,8 @@ interface Svc {
 }
 
 const LATE_MS = 50;
+/** Checks started per timer turn at most; the rest wait one loop iteration (I/O runs in between). */
+const MAX_STARTS_PER_TURN = 64;
 
 /** JSON with sorted keys: equal configs give equal keys whatever order the loader built them in. */
 function stableKey(v: unknown): string {
@@ -447,14 +449,51 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     this.armedFor = Infinity;
     if (this.closed) return;
     const now = this.clock.now();
+    let started = 0;
     // 1 ms of slack: timers fire on whole milliseconds.
     for (let top = this.heap.peek(); top !== undefined && top.due <= now + 1; top = this.heap.peek()) {
+      if (top.running) {
+        // Deadline passed. Decide after this loop iteration's I/O has been read (setImmediate runs
+        // after the poll phase): a late event loop must not turn an answer already waiting in a
+        // socket buffer into a false timeout.
+        this.heap.pop();
+        this.expired.push(top, top.gen);
+        if (!this.expiryPending) {
+          this.expiryPending = true;
+          setImmediate(this.onExpired);
+        }
+        continue;
+      }
+      // Bounded work per turn: when far behind, start a batch, let I/O run, come back.
+      if (started >= MAX_STARTS_PER_TURN) {
+        this.armNow();
+        return;
+      }
       this.heap.pop();
-      if (top.running) this.finish(top, top.gen, fail('timeout', `no verdict in ${top.target.check.timeoutMs} ms`), true);
-      else this.dispatch(top, now);
+      this.dispatch(top, now);
+      started++;
     }
     this.arm();
   };
+
+  private readonly expired: (Rec | number)[] = [];
+  private expiryPending = false;
+
+  private readonly onExpired = (): void => {
+    this.expiryPending = false;
+    const list = this.expired.splice(0);
+    for (let i = 0; i < list.length; i += 2) {
+      const rec = list[i] as Rec;
+      const gen = list[i + 1] as number;
+      if (rec.running && rec.gen === gen) this.finish(rec, gen, fail('timeout', `no answer within ${rec.target.check.timeoutMs} ms`), true);
+    }
+  };
+
+  private armNow(): void {
+    if (this.timer !== undefined) this.clock.clearTimer(this.timer);
+    this.armedFor = -Infinity;
+    this.timer = this.clock.setTimer(this.onTimer, 0);
+  }
 
   private dispatch(rec: Rec, now: number): void {
     if (this.running < this.concurrency) {
@@ -514,7 +553,9 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       rec.due = now + delay;
     } else {
       rec.slot += rec.target.check.intervalMs;
-      if (rec.slot < now) rec.slot = now; // fell behind: re-phase rather than burst
+      // Fell behind (the loop was late, or the check outlasted its interval): re-phase from this
+      // check's start instead of firing the missed slots back to back.
+      if (rec.slot < now) rec.slot = Math.max(now, rec.startedAt + rec.target.check.intervalMs);
       rec.due = rec.slot;
     }
     this.heap.update(rec, rec.due);

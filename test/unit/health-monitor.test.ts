@@ -27,6 +27,10 @@ class VirtualClock implements MonitorClock {
   clearTimer(h: unknown): void {
     this.timers = this.timers.filter((x) => x !== h);
   }
+  /** Time passes without any timer running (a blocked event loop). */
+  stall(ms: number): void {
+    this.t += ms;
+  }
   /** Runs every timer due up to now + ms in order, letting promises settle after each. */
   async advance(ms: number): Promise<void> {
     const end = this.t + ms;
@@ -286,4 +290,17 @@ test('monitor: bad check options throw and leave the monitor as it was', () => {
   assert.throws(() => mon.upsert(target('bad', {}, { type: 'http', http: { bodyRegex: '[' } })), /bad: healthCheck\.http\.bodyRegex/);
   assert.equal(mon.snapshot().targets.length, 0);
   mon.close();
+});
+
+test('monitor: a scheduler that fell behind re-phases instead of firing missed checks back to back', async () => {
+  const r = rig();
+  r.mon.upsert(target('rs1'));
+  r.behave.set('rs1', { verdict: OK_VERDICT, delayMs: 10 });
+  await r.clock.advance(3_000);
+  r.clock.stall(2_500); // the event loop was blocked: every timer fires late
+  await r.clock.advance(5_000);
+  const at = r.starts.map((s) => s.at);
+  assert.ok(at.length >= 6, `${at.length} checks`);
+  for (let j = 1; j < at.length; j++) assert.ok((at[j] ?? 0) - (at[j - 1] ?? 0) >= 1000, `checks at ${at.join(',')}`);
+  assert.equal(r.mon.stats().lateStarts, 1);
 });

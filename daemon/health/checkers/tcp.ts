@@ -1,4 +1,6 @@
-// TCP_CHECK: the server is up when a TCP connection is established.
+// TCP_CHECK: the server is up when a TCP connection is established. The connection is then closed
+// with a reset (SO_LINGER 0, as haproxy's TCP checks do): no TIME_WAIT piles up on the director at
+// 10,000 checks/s, and the real server spends nothing on an orderly close.
 import { connect } from 'node:net';
 import { fail, OK_VERDICT } from '../types.js';
 import type { Endpoint } from '../options.js';
@@ -10,8 +12,13 @@ export function tcpProbe(ep: Endpoint, timeoutMs: number): Probe {
   return (signal) =>
     new Promise((resolve) => {
       const sock = connect({ host: ep.host, port: ep.port, localAddress: ep.localAddress, noDelay: true });
-      const done = settleOnce(signal, resolve, () => sock.destroy(), () => timedOut);
+      let connected = false;
+      const done = settleOnce(signal, resolve, () => {
+        if (connected) sock.resetAndDestroy();
+        else sock.destroy();
+      }, () => timedOut);
       sock.once('connect', () => {
+        connected = true;
         done(OK_VERDICT);
       });
       sock.once('error', (e) => {

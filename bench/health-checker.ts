@@ -1,0 +1,125 @@
+// The benchmark's checker side: a HealthMonitor with N targets (TCP or HTTP) on ADDRESS:BASE.., plus
+// a worker thread that stands in for the VRRP engine (a 20 ms advert timer; its lateness is the
+// jitter adverts would see). Runs anywhere Node runs. Protocol on stdin/stdout, JSON lines:
+//   in:  {"op":"load",...options}  "mark"  "report"  "quit"
+//   out: {"ev":"idle-report",…} {"ev":"loaded","ms":…} {"ev":"down","port":…,"t":…} {"ev":"report",…}
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { Worker } from 'node:worker_threads';
+import { HealthMonitor, type HealthTarget } from '../daemon/health/monitor.js';
+import { CHECK_DEFAULTS, type CheckOptions } from '../daemon/health/options.js';
+
+interface LoadOptions {
+  op: 'load';
+  address: string;
+  base: number;
+  count: number;
+  type: 'tcp' | 'http';
+  intervalMs: number;
+  timeoutMs: number;
+  fall: number;
+  rise: number;
+  retry: number;
+  delayBeforeRetryMs: number;
+  concurrency: number;
+}
+
+function out(ev: string, data: object): void {
+  process.stdout.write(JSON.stringify({ ev, ...data }) + '\n');
+}
+
+// The VRRP stand-in: a 20 ms timer in its own thread, reporting lateness percentiles on request.
+const WORKER = `
+const { parentPort } = require('node:worker_threads');
+const PERIOD = 20;
+let late = [];
+let expected = performance.now() + PERIOD;
+function tick() {
+  const now = performance.now();
+  late.push(now - expected);
+  expected += PERIOD;
+  if (expected < now) expected = now + PERIOD;
+  setTimeout(tick, Math.max(0, expected - performance.now()));
+}
+setTimeout(tick, PERIOD);
+parentPort.on('message', (m) => {
+  if (m === 'mark') { late = []; return; }
+  const s = late.slice().sort((a, b) => a - b);
+  const q = (p) => s.length === 0 ? 0 : s[Math.min(s.length - 1, Math.floor(p * s.length))];
+  parentPort.postMessage({ ticks: s.length, p50: q(0.5), p99: q(0.99), max: s.length === 0 ? 0 : s[s.length - 1] });
+});
+`;
+const worker = new Worker(WORKER, { eval: true });
+function workerReport(): Promise<{ ticks: number; p50: number; p99: number; max: number }> {
+  return new Promise((resolve) => {
+    worker.once('message', resolve);
+    worker.postMessage('report');
+  });
+}
+
+let mon: HealthMonitor | undefined;
+// The histogram records the time between 5 ms samples; the delay is what exceeds the 5 ms.
+const ELD_RESOLUTION_MS = 5;
+const eld: IntervalHistogram = monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS });
+eld.enable();
+let mark = { t: performance.now(), cpu: process.cpuUsage(), checks: 0, late: 0 };
+
+function doMark(): void {
+  eld.reset();
+  worker.postMessage('mark');
+  mark = { t: performance.now(), cpu: process.cpuUsage(), checks: mon?.stats().checksCompleted ?? 0, late: mon?.stats().lateStarts ?? 0 };
+}
+
+async function report(kind: string): Promise<void> {
+  const wallMs = performance.now() - mark.t;
+  const cpu = process.cpuUsage(mark.cpu);
+  const st = mon?.stats();
+  const w = await workerReport();
+  out(kind, {
+    wallMs,
+    checks: (st?.checksCompleted ?? 0) - mark.checks,
+    cpuCores: (cpu.user + cpu.system) / 1000 / wallMs,
+    rssMiB: process.memoryUsage().rss / 2 ** 20,
+    eventLoopMs: {
+      p50: Math.max(0, eld.percentile(50) / 1e6 - ELD_RESOLUTION_MS),
+      p99: Math.max(0, eld.percentile(99) / 1e6 - ELD_RESOLUTION_MS),
+      max: Math.max(0, eld.max / 1e6 - ELD_RESOLUTION_MS),
+    },
+    workerJitterMs: w,
+    lateStarts: (st?.lateStarts ?? 0) - mark.late,
+    maxLateMs: st?.maxLateMs ?? 0,
+    timeouts: st?.timeouts ?? 0,
+  });
+}
+
+createInterface({ input: process.stdin }).on('line', (line) => {
+  void (async () => {
+    const text = line.trim();
+    if (text === 'mark') doMark();
+    else if (text === 'report') await report('report');
+    else if (text === 'idle-report') await report('idle-report');
+    else if (text === 'quit') {
+      mon?.close();
+      await worker.terminate();
+      process.exit(0);
+    } else if (text.startsWith('{')) {
+      const o = JSON.parse(text) as LoadOptions;
+      const t0 = performance.now();
+      mon = new HealthMonitor({ concurrency: o.concurrency });
+      mon.on('transition', (e) => {
+        if (e.to === 'down') out('down', { port: e.port, t: e.at, reason: e.reason });
+      });
+      const check: CheckOptions = {
+        ...CHECK_DEFAULTS, type: o.type, intervalMs: o.intervalMs, timeoutMs: o.timeoutMs, fall: o.fall, rise: o.rise,
+        retry: o.retry, delayBeforeRetryMs: o.delayBeforeRetryMs, ...(o.type === 'http' ? { http: { path: '/' } } : {}),
+      };
+      const targets: HealthTarget[] = [];
+      for (let i = 0; i < o.count; i++) {
+        targets.push({ id: `rs${i}`, service: `vs${Math.floor(i / 10)}`, address: o.address, port: o.base + i, weight: 1, check });
+      }
+      mon.reconcile([], targets);
+      out('loaded', { ms: performance.now() - t0 });
+    }
+  })();
+});
+out('ready', {});

@@ -1,0 +1,147 @@
+// Every checker against real servers in namespaces: Debian nginx (HTTP and HTTPS with a self-signed
+// certificate made here), dnsmasq for DNS and a UDP echo. The monitor runs in the client namespace
+// (test/fixtures/health/driver.ts). Each failure mode is produced for real — nginx answering 503, the
+// wrong body or nothing at all (limit_rate 1), nft dropping packets, nginx/dnsmasq/echo stopped, a
+// certificate that does not verify — and each detection is timed against interval × fall + timeout.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { Topology } from '../support/netns.js';
+import { startNginx, waitForPort } from '../support/nginx.js';
+import { requireCommands, requireRoot } from '../support/prereq.js';
+import { CHECK_DEFAULTS, type CheckOptions } from '../../daemon/health/options.js';
+import type { HealthTarget } from '../../daemon/health/monitor.js';
+import { MonitorDriver, dropTcp, fixturePath, selfSignedCert, switchMode, tempDir, writeMode } from '../fixtures/health/harness.js';
+
+const INTERVAL = 250;
+const TIMEOUT = 300;
+const FALL = 2;
+const RISE = 2;
+/** The issue's bound, plus slack for a shared 2-core machine. */
+const BOUND = INTERVAL * FALL + TIMEOUT;
+const SLACK = 1_500;
+
+function check(type: CheckOptions['type'], o: Partial<CheckOptions> = {}): CheckOptions {
+  return { ...CHECK_DEFAULTS, type, intervalMs: INTERVAL, timeoutMs: TIMEOUT, rise: RISE, fall: FALL, alpha: true, ...o };
+}
+
+test('checkers against real nginx, dnsmasq and a UDP echo: up, and every way down', async (t) => {
+  requireRoot();
+  requireCommands('ip', 'nginx', 'nft', 'dnsmasq', 'openssl', 'curl');
+  const topo = await Topology.create('hchk');
+  const tmp = tempDir('chk');
+  const drivers: MonitorDriver[] = [];
+  after(() => {
+    for (const x of drivers) x.stop();
+    topo.destroy();
+    tmp.cleanup();
+  });
+  const client = await topo.addHost({ name: 'client', addresses: ['10.77.0.1/24'] });
+  const web = await topo.addHost({ name: 'web', addresses: ['10.77.0.11/24'] });
+  const svc = await topo.addHost({ name: 'svc', addresses: ['10.77.0.12/24'] });
+
+  const { cert } = selfSignedCert(tmp.dir, 'web.lvsd.test');
+  const modeFile = join(tmp.dir, 'mode.conf');
+  writeMode(modeFile, 'ok');
+  const nginx = await startNginx(web, {
+    extraServerConfig: `include ${modeFile};`,
+    tls: { port: 443, cert, key: cert.replace(/\.crt$/, '.key') },
+  });
+  await waitForPort(web, 443);
+  const dnsmasq = svc.spawn('dnsmasq', [
+    '--keep-in-foreground', '--no-resolv', '--no-hosts', '--no-daemon', '--conf-file=/dev/null', '--user=root',
+    '--bind-interfaces', '--listen-address=10.77.0.12', '--port=53', '--local=/lvsd.test/',
+    '--address=/www.lvsd.test/10.77.0.80', `--pid-file=${join(tmp.dir, 'dnsmasq.pid')}`,
+  ]);
+  const echo = svc.spawn(process.execPath, [fixturePath('udp-echo.js'), '10.77.0.12', '7']);
+  await new Promise<void>((resolve) => echo.stdout?.once('data', () => { resolve(); }));
+
+  const http = { path: '/check', bodyRegex: '^healthy' };
+  const targets: HealthTarget[] = [
+    { id: 'tcp', service: 'web', address: '10.77.0.11', port: 80, weight: 1, check: check('tcp') },
+    { id: 'http', service: 'web', address: '10.77.0.11', port: 80, weight: 1, check: check('http', { http }) },
+    { id: 'https', service: 'web', address: '10.77.0.11', port: 443, weight: 1, check: check('https', { http }) },
+    {
+      id: 'https-verified', service: 'web', address: '10.77.0.11', port: 443, weight: 1,
+      check: check('https', { http: { ...http, tlsVerify: true, ca: cert, host: 'web.lvsd.test' } }),
+    },
+    {
+      id: 'https-wrong-name', service: 'bad', address: '10.77.0.11', port: 443, weight: 1,
+      check: check('https', { http: { ...http, tlsVerify: true, ca: cert, sni: 'other.lvsd.test' } }),
+    },
+    { id: 'https-untrusted', service: 'bad', address: '10.77.0.11', port: 443, weight: 1, check: check('https', { http: { ...http, tlsVerify: true } }) },
+    {
+      id: 'dns', service: 'dns', address: '10.77.0.12', port: 53, weight: 1,
+      check: check('dns', { dns: { name: 'www.lvsd.test', type: 'A', expectAnswer: '10.77.0.80' } }),
+    },
+    { id: 'dns-nx', service: 'bad', address: '10.77.0.12', port: 53, weight: 1, check: check('dns', { dns: { name: 'nope.lvsd.test' } }) },
+    { id: 'udp', service: 'udp', address: '10.77.0.12', port: 7, weight: 1, check: check('udp', { udp: { payload: '6c767364', expect: { hex: '6c767364' } } }) },
+    { id: 'tcp-bindto', service: 'web', address: '10.77.0.99', port: 1, weight: 1, check: check('tcp', { connectIp: '10.77.0.11', connectPort: 80, bindTo: '10.77.0.1' }) },
+  ];
+  const d = await MonitorDriver.start(client);
+  drivers.push(d);
+  const rec = await d.reconcile([], targets);
+  assert.equal(rec.ev, 'reconciled', JSON.stringify(rec));
+
+  // alpha: every good target proves itself up within warmup + rise checks.
+  for (const id of ['tcp', 'http', 'https', 'https-verified', 'dns', 'udp', 'tcp-bindto']) {
+    await d.transition(id, 'up', INTERVAL * (RISE + 1) + TIMEOUT + SLACK, 0);
+  }
+  const snap = await d.snapshot();
+  const last = (id: string): string => {
+    const t = snap.targets.find((x) => x.id === id);
+    return `${t?.state ?? '?'} ${t?.last?.reason ?? '?'} ${t?.last?.detail ?? '?'}`;
+  };
+  assert.equal(last('https-wrong-name'), 'down tls ERR_TLS_CERT_ALTNAME_INVALID');
+  assert.equal(last('https-untrusted'), 'down tls DEPTH_ZERO_SELF_SIGNED_CERT');
+  assert.equal(last('dns-nx'), 'down rcode rcode NXDOMAIN');
+
+  /** Breaks the server, waits for each target to go down with the reason, brings it back. */
+  async function outage(
+    what: string,
+    ids: string[],
+    reason: string,
+    detail: RegExp,
+    breakIt: () => Promise<void>,
+    fixIt: () => Promise<void>,
+  ): Promise<void> {
+    const from = d.events.length;
+    const brokeAt = Date.now();
+    await breakIt();
+    for (const id of ids) {
+      const e = await d.transition(id, 'down', BOUND + SLACK + 2_000, from);
+      assert.equal(e.reason, reason, `${what}: ${id} went down for ${e.reason} (${e.detail})`);
+      assert.match(e.detail, detail, `${what}: ${id}`);
+      const took = e.t - brokeAt;
+      t.diagnostic(`${what}: ${id} down after ${took} ms (bound ${BOUND} ms + ${SLACK} ms slack)`);
+      assert.ok(took <= BOUND + SLACK, `${what}: ${id} detected after ${took} ms, bound ${BOUND} + ${SLACK}`);
+    }
+    const fixedAt = d.events.length;
+    await fixIt();
+    for (const id of ids) await d.transition(id, 'up', INTERVAL * RISE + TIMEOUT + SLACK, fixedAt);
+  }
+
+  await outage('status 503', ['http', 'https'], 'status', /^status 503$/,
+    () => switchMode(web, nginx.process, modeFile, 'status503'), () => switchMode(web, nginx.process, modeFile, 'ok'));
+  await outage('body mismatch', ['http', 'https-verified'], 'regex-mismatch', /does not match/,
+    () => switchMode(web, nginx.process, modeFile, 'body'), () => switchMode(web, nginx.process, modeFile, 'ok'));
+  await outage('slow responses', ['http', 'https'], 'timeout', /^no answer within 300 ms$/,
+    () => switchMode(web, nginx.process, modeFile, 'slow'), () => switchMode(web, nginx.process, modeFile, 'ok'));
+  assert.equal(d.transitionsOf('tcp').length, 1, 'tcp stayed up through HTTP-level failures');
+  await outage('nft drop', ['tcp', 'http', 'tcp-bindto'], 'timeout', /^no answer within 300 ms$/,
+    () => dropTcp(web, 80, true), () => dropTcp(web, 80, false));
+
+  // Stopped servers answer with RST / ICMP port unreachable: "refused".
+  const from = d.events.length;
+  const stoppedAt = Date.now();
+  await nginx.stop();
+  dnsmasq.kill('SIGKILL');
+  echo.kill('SIGKILL');
+  for (const id of ['tcp', 'http', 'https', 'dns', 'udp']) {
+    const e = await d.transition(id, 'down', BOUND + SLACK + 2_000, from);
+    assert.equal(e.reason, 'refused', `${id}: ${e.reason} ${e.detail}`);
+    t.diagnostic(`stopped: ${id} down after ${e.t - stoppedAt} ms (bound ${BOUND} ms + ${SLACK} ms slack)`);
+    assert.ok(e.t - stoppedAt <= BOUND + SLACK, `${id}: ${e.t - stoppedAt} ms`);
+    assert.ok(e.inPreviousStateMs > 0);
+  }
+});
