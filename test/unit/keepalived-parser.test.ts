@@ -6,35 +6,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { KeepalivedSyntaxError, lex, type Token } from '../../daemon/config/keepalived/lexer.js';
-import { parseKeepalived, type Directive, type SourceLoader } from '../../daemon/config/keepalived/parser.js';
-import { expandBraces, globFiles, type DirReader } from '../../daemon/config/keepalived/glob.js';
+import { parseKeepalived, type Directive } from '../../daemon/config/keepalived/parser.js';
+import { expandBraces } from '../../daemon/config/keepalived/glob.js';
+import { memLoader } from './keepalived-memfs.js';
 import { diskLoader } from '../../daemon/config/keepalived/source.js';
 
 const lexOpts = () => ({ configId: 'lb1', params: new Map<string, string>(), dir: '/etc/keepalived' });
 const words = (tokens: Token[]) => tokens.flatMap((t) => (t.kind === 'word' ? [t.text] : []));
-
-/** An in-memory file system: path → text. */
-function memLoader(files: Record<string, string>): SourceLoader {
-  const dirs: DirReader = {
-    list: (dir) => {
-      const prefix = dir.endsWith('/') ? dir : `${dir}/`;
-      const names = new Set<string>();
-      for (const f of Object.keys(files)) if (f.startsWith(prefix)) names.add(f.slice(prefix.length).split('/')[0] ?? '');
-      return names.size > 0 ? [...names] : undefined;
-    },
-    isFile: (f) => f in files,
-  };
-  return {
-    read: (f) => {
-      const text = files[f];
-      if (text === undefined) throw new Error('ENOENT: no such file');
-      return text;
-    },
-    glob: (p) => globFiles(p, dirs),
-    resolve: (base, p) => path.resolve(base, p),
-    dirname: (f) => path.dirname(f),
-  };
-}
 
 function parse(files: Record<string, string>, main = '/etc/keepalived/keepalived.conf', configId = 'lb1') {
   return parseKeepalived(main, memLoader(files), { configId });

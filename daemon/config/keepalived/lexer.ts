@@ -46,6 +46,8 @@ export interface LexOptions {
   params: Map<string, string>;
   /** Directory of the file, for ${_PWD}. */
   dir: string;
+  /** Collects the ids named by @ID / @^ID lines, so the caller can say which ones were skipped. */
+  conditionalIds?: Set<string>;
 }
 
 export interface LexResult {
@@ -69,6 +71,7 @@ export function lex(text: string, file: string, opts: LexOptions): LexResult {
     if (cond) {
       const negate = cond[2] === '^';
       const id = cond[3] ?? '';
+      opts.conditionalIds?.add(id);
       const matches = id === opts.configId;
       if (matches === negate) continue;
       line = ' '.repeat(cond[0].length) + line.slice(cond[0].length);

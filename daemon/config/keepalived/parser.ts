@@ -29,15 +29,17 @@ export interface ParseResult {
   diagnostics: LexDiagnostic[];
   /** Every file read, in order (the main file first). */
   files: string[];
+  /** Config ids named by conditional (@ID) lines. */
+  conditionalIds: Set<string>;
 }
 
 const INCLUDE_KEYWORDS = new Set(['include', 'includer', 'includem', 'includew', 'includeb', 'includea']);
 const MAX_INCLUDE_DEPTH = 32;
 
 export function parseKeepalived(file: string, loader: SourceLoader, opts: ParseOptions): ParseResult {
-  const state: State = { loader, opts, params: new Map(), diagnostics: [], files: [], stack: [] };
+  const state: State = { loader, opts, params: new Map(), diagnostics: [], files: [], stack: [], conditionalIds: new Set() };
   const directives = parseFile(file, state, undefined);
-  return { directives, diagnostics: state.diagnostics, files: state.files };
+  return { directives, diagnostics: state.diagnostics, files: state.files, conditionalIds: state.conditionalIds };
 }
 
 interface State {
@@ -47,6 +49,7 @@ interface State {
   diagnostics: LexDiagnostic[];
   files: string[];
   stack: string[];
+  conditionalIds: Set<string>;
 }
 
 function parseFile(file: string, state: State, from: Pos | undefined): Directive[] {
@@ -66,7 +69,7 @@ function parseFile(file: string, state: State, from: Pos | undefined): Directive
   }
   state.files.push(file);
   state.stack.push(file);
-  const lexed = lex(text, file, { configId: state.opts.configId, params: state.params, dir: state.loader.dirname(file) });
+  const lexed = lex(text, file, { configId: state.opts.configId, params: state.params, dir: state.loader.dirname(file), conditionalIds: state.conditionalIds });
   state.diagnostics.push(...lexed.diagnostics);
   const cursor = { tokens: lexed.tokens, i: 0 };
   const directives = parseBlock(cursor, state, undefined);

@@ -1,0 +1,138 @@
+// The part of the lvsd.yaml shape the importer writes (CONFIG-SHAPE.md / daemon/config/schema.ts).
+// Kept local so the importer compiles on its own; test/unit/keepalived-roundtrip.test.ts checks every
+// corpus result against the real schema and loader.
+
+export type Duration = string;
+
+export interface GarpOut {
+  masterDelay?: Duration;
+  masterRepeat?: number;
+  masterRefresh?: Duration;
+  masterRefreshRepeat?: number;
+  interval?: Duration;
+}
+
+export interface ScriptOut {
+  command: string;
+  interval?: Duration;
+  timeout?: Duration;
+  rise?: number;
+  fall?: number;
+  weight?: number;
+  user?: string;
+}
+
+export interface NotifyOut {
+  master?: string;
+  backup?: string;
+  fault?: string;
+  stop?: string;
+  any?: string;
+}
+
+export type VipOut = string | { address: string; dev?: string; label?: string; scope?: string };
+
+export interface InstanceOut {
+  name: string;
+  interface: string;
+  virtualRouterId: number;
+  priority?: number;
+  state?: 'MASTER' | 'BACKUP';
+  version: 2 | 3;
+  advertInterval: Duration;
+  preempt?: boolean;
+  preemptDelay?: Duration;
+  accept?: boolean;
+  authentication?: { type: 'PASS'; password: string };
+  unicastSrcIp?: string;
+  unicastPeers?: string[];
+  virtualIpaddresses: VipOut[];
+  trackInterfaces?: { name: string; weight?: number }[];
+  trackScripts?: { name: string; weight?: number }[];
+  trackFiles?: { path: string; weight?: number }[];
+  notify?: NotifyOut;
+  garp?: GarpOut;
+}
+
+export interface SyncGroupOut {
+  name: string;
+  instances: string[];
+  notify?: NotifyOut;
+}
+
+export interface HealthCheckOut {
+  type: 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'exec' | 'none';
+  interval?: Duration;
+  timeout?: Duration;
+  rise?: number;
+  fall?: number;
+  retry?: number;
+  delayBeforeRetry?: Duration;
+  warmup?: Duration;
+  connectIp?: string;
+  connectPort?: number;
+  bindTo?: string;
+  bindInterface?: string;
+  http?: { path?: string; status?: (number | string)[]; host?: string; bodyRegex?: string; digest?: string; tlsVerify?: boolean; sni?: string };
+  udp?: { payload?: string; expect?: string };
+  dns?: { name: string; type?: string };
+  exec?: { command: string; dynamicWeight?: boolean };
+}
+
+export type Method = 'nat' | 'dr' | 'tun';
+
+export interface TunnelOut {
+  type: 'ipip' | 'gue' | 'gre';
+  port?: number;
+  checksum?: 'none' | 'csum' | 'remcsum';
+}
+
+export interface RealServerOut {
+  address: string;
+  port?: number;
+  weight?: number;
+  method?: Method;
+  tunnel?: TunnelOut;
+  upperThreshold?: number;
+  lowerThreshold?: number;
+  healthCheck?: HealthCheckOut;
+  notify?: { up?: string; down?: string };
+}
+
+export interface VirtualServerOut {
+  name?: string;
+  address?: string;
+  port?: number;
+  fwmark?: number;
+  family?: 'ipv4' | 'ipv6';
+  protocol?: 'tcp' | 'udp' | 'sctp';
+  scheduler?: string;
+  schedulerFlags?: string[];
+  method: Method;
+  persistence?: { timeout: Duration; netmask?: string };
+  onePacket?: boolean;
+  quorum?: number;
+  hysteresis?: number;
+  inhibitOnFailure?: boolean;
+  alpha?: boolean;
+  omega?: boolean;
+  notify?: { quorumUp?: string; quorumDown?: string };
+  sorryServer?: { address: string; port?: number; method?: Method };
+  healthCheck?: HealthCheckOut;
+  realServers: RealServerOut[];
+}
+
+export interface ConfigOut {
+  node?: { name: string };
+  ipvs?: {
+    timeouts?: { tcp?: Duration; tcpFin?: Duration; udp?: Duration };
+    syncDaemon?: { interface: string; syncId?: number; maxLen?: number; mcastGroup?: string; port?: number; ttl?: number };
+  };
+  vrrp?: {
+    garp?: GarpOut;
+    scripts?: Record<string, ScriptOut>;
+    instances?: InstanceOut[];
+    syncGroups?: SyncGroupOut[];
+  };
+  virtualServers?: VirtualServerOut[];
+}

@@ -1,0 +1,312 @@
+// keepalived checkers (TCP_CHECK, HTTP_GET, SSL_GET, DNS_CHECK, MISC_CHECK, UDP_CHECK) → healthCheck.
+//
+// keepalived's timing defaults differ from lvsd's (delay_loop 60s vs interval 5s, connect_timeout 5s
+// vs 2s, retry 1, delay_before_retry 3s for HTTP), so the importer always writes the effective value:
+// checker setting, else real server, else virtual server, else keepalived's default. keepalived marks a
+// server up after one good check and down after 1 + retry failed attempts: rise 1, fall 1, retry N.
+import { isIP } from 'node:net';
+import type { Directive } from './parser.js';
+import type { HealthCheckOut } from './lvsd-shape.js';
+import { BlockReader, seconds, type Context } from './reader.js';
+
+export const CHECKERS = ['TCP_CHECK', 'HTTP_GET', 'SSL_GET', 'DNS_CHECK', 'MISC_CHECK', 'UDP_CHECK', 'SMTP_CHECK', 'PING_CHECK', 'BFD_CHECK', 'FILE_CHECK'];
+
+interface Setting<T> {
+  value: T;
+  d: Directive;
+}
+
+/** Timing settings a virtual server or real server passes down to its checkers. */
+export interface Timing {
+  delayLoop?: Setting<number>;
+  connectTimeout?: Setting<number>;
+  retry?: Setting<number>;
+  delayBeforeRetry?: Setting<number>;
+  warmup?: Setting<number>;
+  virtualhost?: Setting<string>;
+}
+
+function secondsOf(r: BlockReader, d: Directive | undefined): Setting<number> | undefined {
+  if (!d) return undefined;
+  const raw = d.args[0];
+  if (raw === undefined || !/^\d+(\.\d+)?$/.test(raw)) {
+    r.ctx.reportDirective(d, `${raw ?? '(missing)'} is not a number of seconds; not carried over`);
+    return undefined;
+  }
+  return { value: Number(raw), d };
+}
+
+/** Takes the timing directives of one block (virtual server, real server or checker). */
+export function readTiming(r: BlockReader): Timing {
+  const t: Timing = {};
+  const delayLoop = secondsOf(r, r.last('delay_loop'));
+  if (delayLoop) t.delayLoop = delayLoop;
+  const connectTimeout = secondsOf(r, r.last('connect_timeout'));
+  if (connectTimeout) t.connectTimeout = connectTimeout;
+  const retryD = r.last('retry', 'nb_get_retry');
+  const retry = r.int(retryD, 0, 100);
+  if (retryD && retry !== undefined) t.retry = { value: retry, d: retryD };
+  const dbr = secondsOf(r, r.last('delay_before_retry'));
+  if (dbr) t.delayBeforeRetry = dbr;
+  const warmup = secondsOf(r, r.last('warmup'));
+  if (warmup) t.warmup = warmup;
+  const vhD = r.last('virtualhost');
+  const vh = r.str(vhD);
+  if (vhD && vh !== undefined) t.virtualhost = { value: vh, d: vhD };
+  return t;
+}
+
+export function mergeTiming(outer: Timing, inner: Timing): Timing {
+  return { ...outer, ...Object.fromEntries(Object.entries(inner).filter(([, v]) => v !== undefined)) };
+}
+
+/** Maps one checker block; undefined when the checker type has no lvsd equivalent (reported). */
+export function mapChecker(ctx: Context, d: Directive, inherited: Timing): HealthCheckOut | undefined {
+  const r = new BlockReader(ctx, d.block ?? [], d.keyword);
+  const type = lvsdType(d.keyword);
+  if (type === undefined) {
+    r.discard();
+    ctx.reportDirective(d, notSupported(d.keyword));
+    return undefined;
+  }
+  const t = mergeTiming(inherited, readTiming(r));
+  const hc: HealthCheckOut = { type };
+  ctx.source.self(hc, d.pos);
+  const defaults: string[] = [];
+
+  const delayLoop = t.delayLoop?.value ?? 60;
+  hc.interval = seconds(delayLoop);
+  if (t.delayLoop) ctx.source.at(hc, 'interval', t.delayLoop.d.pos);
+  else defaults.push('delay_loop 60');
+
+  if (d.keyword !== 'MISC_CHECK') {
+    hc.timeout = seconds(t.connectTimeout?.value ?? 5);
+    if (t.connectTimeout) ctx.source.at(hc, 'timeout', t.connectTimeout.d.pos);
+    else defaults.push('connect_timeout 5');
+  }
+  hc.rise = 1;
+  hc.fall = 1;
+  const defaultRetry = d.keyword === 'DNS_CHECK' ? 3 : d.keyword === 'MISC_CHECK' ? 0 : 1;
+  hc.retry = t.retry?.value ?? defaultRetry;
+  if (t.retry) ctx.source.at(hc, 'retry', t.retry.d.pos);
+  else defaults.push(`retry ${defaultRetry}`);
+  const defaultDbr = d.keyword === 'DNS_CHECK' ? delayLoop : d.keyword === 'HTTP_GET' || d.keyword === 'SSL_GET' ? 3 : 1;
+  hc.delayBeforeRetry = seconds(t.delayBeforeRetry?.value ?? defaultDbr);
+  if (t.delayBeforeRetry) ctx.source.at(hc, 'delayBeforeRetry', t.delayBeforeRetry.d.pos);
+  else defaults.push(`delay_before_retry ${defaultDbr}`);
+  hc.warmup = seconds(t.warmup?.value ?? delayLoop);
+  if (t.warmup) ctx.source.at(hc, 'warmup', t.warmup.d.pos);
+  else defaults.push('warmup = delay_loop');
+
+  const ipD = r.last('connect_ip');
+  const ip = r.str(ipD);
+  if (ipD && ip !== undefined) {
+    if (isIP(ip) === 0) ctx.reportDirective(ipD, `${ip} is not an IP address; not carried over`);
+    else {
+      hc.connectIp = ip;
+      ctx.source.at(hc, 'connectIp', ipD.pos);
+    }
+  }
+  const portD = r.last('connect_port');
+  const port = r.int(portD, 1, 65535);
+  if (portD && port !== undefined) {
+    hc.connectPort = port;
+    ctx.source.at(hc, 'connectPort', portD.pos);
+  }
+  const bindD = r.last('bindto');
+  const bind = r.str(bindD);
+  if (bindD && bind !== undefined) {
+    if (isIP(bind) === 0) ctx.reportDirective(bindD, `${bind} is not an IP address; not carried over`);
+    else {
+      hc.bindTo = bind;
+      ctx.source.at(hc, 'bindTo', bindD.pos);
+    }
+  }
+  const bindIfD = r.last('bind_if');
+  const bindIf = r.str(bindIfD);
+  if (bindIfD && bindIf !== undefined) {
+    hc.bindInterface = bindIf;
+    ctx.source.at(hc, 'bindInterface', bindIfD.pos);
+  }
+  const alpha = r.last('alpha');
+  if (alpha) ctx.reportDirective(alpha, 'alpha is set per virtual server in lvsd (virtualServers[].alpha); not carried over per checker');
+
+  switch (d.keyword) {
+    case 'HTTP_GET':
+    case 'SSL_GET':
+      mapHttp(ctx, r, hc, t, d.keyword === 'SSL_GET');
+      break;
+    case 'DNS_CHECK': {
+      const name = r.str(r.last('name')) ?? '.';
+      const qtype = (r.str(r.last('type')) ?? 'SOA').toUpperCase();
+      hc.dns = { name, type: qtype };
+      if (!['A', 'AAAA', 'CNAME', 'MX', 'NS', 'SOA', 'TXT'].includes(qtype)) ctx.reportDirective(d, `DNS query type ${qtype} is not supported`);
+      ctx.note(hc, 'keepalived DNS_CHECK defaults: name ".", type SOA');
+      break;
+    }
+    case 'MISC_CHECK': {
+      const pathD = r.last('misc_path');
+      const command = r.str(pathD);
+      if (!pathD || command === undefined) {
+        r.discard();
+        ctx.reportDirective(d, 'MISC_CHECK without misc_path; not carried over');
+        return undefined;
+      }
+      hc.exec = { command };
+      ctx.source.at(hc.exec, 'command', pathD.pos);
+      const timeoutD = r.last('misc_timeout');
+      const timeout = secondsOf(r, timeoutD);
+      hc.timeout = seconds(timeout?.value ?? delayLoop);
+      if (timeout) ctx.source.at(hc, 'timeout', timeout.d.pos);
+      else defaults.push('misc_timeout = delay_loop');
+      if (r.has('misc_dynamic')) hc.exec.dynamicWeight = true;
+      r.drop('lvsd runs checks as its service user; a per-check user is not supported', 'user');
+      break;
+    }
+    case 'UDP_CHECK':
+      mapUdp(ctx, r, hc, d);
+      break;
+    default:
+      break;
+  }
+  if (defaults.length > 0) ctx.note(hc, `keepalived defaults written out: ${defaults.join(', ')}`);
+  r.finish();
+  return hc;
+}
+
+function lvsdType(keyword: string): HealthCheckOut['type'] | undefined {
+  switch (keyword) {
+    case 'TCP_CHECK':
+      return 'tcp';
+    case 'HTTP_GET':
+      return 'http';
+    case 'SSL_GET':
+      return 'https';
+    case 'DNS_CHECK':
+      return 'dns';
+    case 'MISC_CHECK':
+      return 'exec';
+    case 'UDP_CHECK':
+      return 'udp';
+    default:
+      return undefined;
+  }
+}
+
+function notSupported(keyword: string): string {
+  switch (keyword) {
+    case 'SMTP_CHECK':
+      return 'lvsd has no SMTP checker; use a tcp check on port 25 or an exec check';
+    case 'PING_CHECK':
+      return 'lvsd has no ICMP checker; use a tcp check or an exec check running ping';
+    case 'BFD_CHECK':
+      return 'BFD is not supported by lvsd';
+    case 'FILE_CHECK':
+      return 'file checks are not supported; use an exec check that reads the file';
+    default:
+      return `checker ${keyword} is not supported by lvsd`;
+  }
+}
+
+function mapHttp(ctx: Context, r: BlockReader, hc: HealthCheckOut, t: Timing, tls: boolean): void {
+  const http: NonNullable<HealthCheckOut['http']> = {};
+  const urls = r.all('url');
+  const url = urls[0];
+  for (const extra of urls.slice(1)) {
+    ctx.reportDirective(extra, 'lvsd checks one URL per real server; only the first url is carried over (keepalived required every url to pass)');
+  }
+  let host = t.virtualhost;
+  if (url) {
+    const u = new BlockReader(ctx, url.block ?? [], 'url');
+    const pathD = u.last('path');
+    const path = u.str(pathD);
+    if (pathD && path !== undefined) {
+      http.path = path.startsWith('/') ? path : `/${path}`;
+      ctx.source.at(http, 'path', pathD.pos);
+    }
+    const digestD = u.last('digest');
+    const digest = u.str(digestD);
+    if (digestD && digest !== undefined) {
+      if (/^[0-9a-fA-F]{32}$/.test(digest)) {
+        http.digest = digest.toLowerCase();
+        ctx.source.at(http, 'digest', digestD.pos);
+      } else ctx.reportDirective(digestD, `${digest} is not an MD5 hex digest; not carried over`);
+    }
+    const statusD = u.last('status_code');
+    if (statusD) {
+      const status: (number | string)[] = [];
+      for (const s of statusD.args) {
+        if (/^[1-5]\d\d$/.test(s)) status.push(Number(s));
+        else if (/^[1-5]\d\d-[1-5]\d\d$/.test(s)) status.push(s);
+        else ctx.reportDirective(statusD, `${s} is not a status code or range; not carried over`);
+      }
+      if (status.length > 0) {
+        http.status = status;
+        ctx.source.at(http, 'status', statusD.pos);
+      }
+    }
+    const vhD = u.last('virtualhost');
+    const vh = u.str(vhD);
+    if (vhD && vh !== undefined) host = { value: vh, d: vhD };
+    const regexD = u.last('regex');
+    const regex = u.str(regexD);
+    if (regexD && regex !== undefined) {
+      http.bodyRegex = regex;
+      ctx.source.at(http, 'bodyRegex', regexD.pos);
+    }
+    u.finish();
+  }
+  if (host) {
+    http.host = host.value;
+    ctx.source.at(http, 'host', host.d.pos);
+  }
+  if (tls) {
+    // keepalived's SSL_GET does not verify the server certificate.
+    http.tlsVerify = false;
+    const sni = r.last('enable_sni');
+    if (sni && r.bool(sni) !== false) {
+      if (host) http.sni = host.value;
+      else ctx.reportDirective(sni, 'enable_sni without a virtualhost: lvsd sends no SNI');
+    }
+  }
+  hc.http = http;
+  ctx.source.self(http, (url ?? r.items[0])?.pos ?? { file: '', line: 0, col: 0 });
+}
+
+/** keepalived's free-form hex: blank-separated groups, pairs from the left, a lone digit is 0X. */
+export function normaliseHex(groups: string[], allowWildcard: boolean): string | undefined {
+  let out = '';
+  const re = allowWildcard ? /^[0-9a-fA-FxX]+$/ : /^[0-9a-fA-F]+$/;
+  for (const g of groups) {
+    if (!re.test(g)) return undefined;
+    for (let i = 0; i < g.length; i += 2) out += i + 1 < g.length ? g.slice(i, i + 2) : `0${g.slice(i)}`;
+  }
+  return out.toLowerCase();
+}
+
+function mapUdp(ctx: Context, r: BlockReader, hc: HealthCheckOut, d: Directive): void {
+  const udp: NonNullable<HealthCheckOut['udp']> = {};
+  const payloadD = r.last('payload');
+  if (payloadD) {
+    const hex = normaliseHex(payloadD.args, false);
+    if (hex === undefined) ctx.reportDirective(payloadD, 'payload is not hex; not carried over');
+    else {
+      udp.payload = hex;
+      ctx.source.at(udp, 'payload', payloadD.pos);
+    }
+  }
+  const replyD = r.last('require_reply');
+  if (!replyD) {
+    ctx.reportDirective(d, 'lvsd needs a reply to the UDP probe; without require_reply keepalived only failed on ICMP errors, so a silent service may now be marked down');
+  } else if (replyD.args.length > 0) {
+    const hex = normaliseHex(replyD.args, true);
+    if (hex === undefined) ctx.reportDirective(replyD, 'require_reply is not hex; not carried over');
+    else if (/x/.test(hex)) ctx.reportDirective(replyD, 'wildcard nibbles (X) in require_reply are not supported; any reply is accepted');
+    else {
+      udp.expect = hex;
+      ctx.source.at(udp, 'expect', replyD.pos);
+    }
+  }
+  if (!payloadD) ctx.note(udp, 'keepalived sent a random payload when none was set; lvsd sends an empty datagram');
+  hc.udp = udp;
+}

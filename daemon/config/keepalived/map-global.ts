@@ -1,0 +1,160 @@
+// global_defs → node, ipvs (sync daemon, timeouts) and vrrp.garp.
+import { isIP } from 'node:net';
+import type { Directive } from './parser.js';
+import type { ConfigOut, GarpOut } from './lvsd-shape.js';
+import { BlockReader, type Context } from './reader.js';
+import { safeName } from './names.js';
+
+export interface GlobalResult {
+  node?: ConfigOut['node'];
+  ipvs?: ConfigOut['ipvs'];
+  garp?: GarpOut;
+  /** vrrp_version: default version of instances that do not say. */
+  vrrpVersion?: 2 | 3;
+  /** lvs_sync_daemon … inst NAME without an explicit id: the id is that instance's VRID. */
+  syncIdFromInstance?: string;
+  /** vrrp_strict: accept mode defaults to off. */
+  strict: boolean;
+}
+
+export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
+  const r = new BlockReader(ctx, items, 'global_defs');
+  const out: GlobalResult = { strict: false };
+
+  const routerId = r.last('router_id');
+  const name = r.str(routerId);
+  if (routerId && name !== undefined) {
+    const node = { name: safeName(ctx, routerId, name) };
+    ctx.source.at(node, 'name', routerId.pos);
+    out.node = node;
+  }
+
+  const sync = r.last('lvs_sync_daemon');
+  if (sync) mapSyncDaemon(ctx, sync, out);
+
+  const timeouts = r.last('lvs_timeouts');
+  if (timeouts) {
+    const t: NonNullable<NonNullable<ConfigOut['ipvs']>['timeouts']> = {};
+    const keys: Record<string, 'tcp' | 'tcpFin' | 'udp'> = { tcp: 'tcp', tcpfin: 'tcpFin', udp: 'udp' };
+    for (let i = 0; i < timeouts.args.length; i += 2) {
+      const key = keys[timeouts.args[i] ?? ''];
+      const v = r.timer(timeouts, i + 1);
+      if (key === undefined) ctx.reportDirective(timeouts, `unknown timeout ${timeouts.args[i] ?? ''}; expected tcp, tcpfin or udp`);
+      else if (v !== undefined) {
+        t[key] = v;
+        ctx.source.at(t, key, timeouts.pos);
+      }
+    }
+    out.ipvs = { ...out.ipvs, timeouts: t };
+  }
+
+  const garp: GarpOut = {};
+  mapGarp(r, garp, 'vrrp_');
+  if (r.bool(r.last('vrrp_min_garp')) === true) {
+    garp.masterRepeat = 1;
+    garp.masterDelay = '0s';
+    ctx.note(garp, 'vrrp_min_garp: one gratuitous ARP, no second burst');
+  }
+  const gna = r.last('vrrp_gna_interval');
+  if (gna && r.timer(gna) !== (garp.interval ?? '0s')) {
+    ctx.reportDirective(gna, 'lvsd spaces unsolicited NAs like gratuitous ARPs (vrrp.garp.interval); a different NA interval is not carried over');
+  }
+  if (Object.keys(garp).length > 0) out.garp = garp;
+
+  const version = r.last('vrrp_version');
+  const v = r.int(version, 2, 3);
+  if (v === 2 || v === 3) out.vrrpVersion = v;
+
+  // vrrp_strict changes defaults we do carry (accept mode) and adds checks we do not.
+  const strict = r.last('vrrp_strict');
+  if (strict) {
+    out.strict = true;
+    ctx.reportDirective(strict, 'strict RFC mode is not a switch in lvsd; accept mode is imported as off, the other restrictions are not enforced');
+  }
+
+  // No effect to carry: lvsd needs an interface on every instance, and static addresses are not imported.
+  r.ignore('default_interface');
+  r.finish();
+  return out;
+}
+
+/** vrrp_garp_master_delay & co. (prefix "vrrp_") in global_defs; the same names without the prefix in an instance. */
+export function mapGarp(r: BlockReader, garp: GarpOut, prefix: string): void {
+  const set = <K extends keyof GarpOut>(key: K, d: Directive | undefined, value: GarpOut[K] | undefined): void => {
+    if (!d || value === undefined) return;
+    garp[key] = value;
+    r.ctx.source.at(garp, key, d.pos);
+  };
+  const delay = r.last(`${prefix}garp_master_delay`);
+  set('masterDelay', delay, r.timer(delay));
+  const repeat = r.last(`${prefix}garp_master_repeat`);
+  set('masterRepeat', repeat, r.int(repeat, 0, 1000));
+  const refresh = r.last(`${prefix}garp_master_refresh`);
+  set('masterRefresh', refresh, r.timer(refresh));
+  const refreshRepeat = r.last(`${prefix}garp_master_refresh_repeat`);
+  set('masterRefreshRepeat', refreshRepeat, r.int(refreshRepeat, 0, 1000));
+  const interval = r.last(`${prefix}garp_interval`);
+  set('interval', interval, r.timer(interval));
+}
+
+function mapSyncDaemon(ctx: Context, d: Directive, out: GlobalResult): void {
+  const [iface, ...rest] = d.args;
+  if (iface === undefined) {
+    ctx.reportDirective(d, 'missing interface; not carried over');
+    return;
+  }
+  const sd: NonNullable<NonNullable<ConfigOut['ipvs']>['syncDaemon']> = { interface: iface };
+  ctx.source.self(sd, d.pos);
+  const num = (raw: string | undefined, min: number, max: number, what: string): number | undefined => {
+    const v = Number(raw);
+    if (raw === undefined || !/^\d+$/.test(raw) || v < min || v > max) {
+      ctx.reportDirective(d, `${what} ${raw ?? '(missing)'} is not in ${min}..${max}; not carried over`);
+      return undefined;
+    }
+    return v;
+  };
+  let instance: string | undefined;
+  for (let i = 0; i < rest.length; i++) {
+    const word = rest[i] ?? '';
+    const value = rest[i + 1];
+    switch (word) {
+      case 'inst':
+        instance = value;
+        i++;
+        break;
+      case 'id':
+        sd.syncId = num(value, 0, 255, 'id');
+        i++;
+        break;
+      case 'maxlen':
+        sd.maxLen = num(value, 1, 65507, 'maxlen');
+        i++;
+        break;
+      case 'port':
+        sd.port = num(value, 1, 65535, 'port');
+        i++;
+        break;
+      case 'ttl':
+        sd.ttl = num(value, 1, 255, 'ttl');
+        i++;
+        break;
+      case 'group':
+        if (value !== undefined && isIP(value) !== 0) sd.mcastGroup = value;
+        else ctx.reportDirective(d, `group ${value ?? '(missing)'} is not an IP address; not carried over`);
+        i++;
+        break;
+      default:
+        // Backward-compatible form: the instance name without "inst".
+        if (i === 0) instance = word;
+        else ctx.reportDirective(d, `unknown option ${word}; not carried over`);
+    }
+  }
+  for (const k of Object.keys(sd) as (keyof typeof sd)[]) if (sd[k] === undefined) Reflect.deleteProperty(sd, k);
+  if (instance !== undefined) {
+    ctx.note(sd, `keepalived tied the sync daemon to ${instance}; lvsd runs it as master on the VRRP master and backup on backups`);
+    if (sd.syncId === undefined) out.syncIdFromInstance = instance;
+  } else {
+    ctx.note(sd, 'keepalived ran master and backup sync daemons at once; lvsd follows the VRRP state');
+  }
+  out.ipvs = { ...out.ipvs, syncDaemon: sd };
+}

@@ -1,0 +1,437 @@
+// vrrp_script, track_file, vrrp_instance and vrrp_sync_group → vrrp.scripts, vrrp.instances,
+// vrrp.syncGroups. keepalived's defaults that differ from lvsd's (version 2, accept mode on) are
+// written out explicitly so the imported director behaves the same.
+import { isIP } from 'node:net';
+import type { NamedBlock } from './ast.js';
+import type { Directive } from './parser.js';
+import type { GarpOut, InstanceOut, NotifyOut, ScriptOut, SyncGroupOut, VipOut } from './lvsd-shape.js';
+import { BlockReader, type Context } from './reader.js';
+import { mapGarp, type GlobalResult } from './map-global.js';
+import { safeName, toSafeName } from './names.js';
+
+export interface VrrpResult {
+  scripts: Record<string, ScriptOut>;
+  instances: InstanceOut[];
+  syncGroups: SyncGroupOut[];
+  /** Interfaces named by lvs_sync_daemon_interface inside an instance, with the instance's VRID. */
+  syncDaemonInterface?: { iface: string; vrid: number; d: Directive };
+  vridByInstance: Map<string, number>;
+}
+
+export function mapVrrpScript(ctx: Context, b: NamedBlock): ScriptOut | undefined {
+  const r = new BlockReader(ctx, b.body, 'vrrp_script');
+  const scriptD = r.last('script');
+  const command = r.str(scriptD);
+  if (!scriptD || command === undefined) {
+    r.discard();
+    ctx.report(b.pos, 'vrrp_script', `${b.name} has no script; not carried over`);
+    return undefined;
+  }
+  const s: ScriptOut = { command };
+  ctx.source.self(s, b.pos);
+  ctx.source.at(s, 'command', scriptD.pos);
+  const put = <K extends keyof ScriptOut>(key: K, d: Directive | undefined, v: ScriptOut[K] | undefined): void => {
+    if (!d || v === undefined) return;
+    s[key] = v;
+    ctx.source.at(s, key, d.pos);
+  };
+  const interval = r.last('interval');
+  put('interval', interval, r.timer(interval));
+  // keepalived's default interval is 1s, like lvsd's; its default timeout is the interval, like lvsd's.
+  const timeout = r.last('timeout');
+  put('timeout', timeout, r.timer(timeout));
+  const rise = r.last('rise');
+  put('rise', rise, r.int(rise, 1, 1000));
+  const fall = r.last('fall');
+  put('fall', fall, r.int(fall, 1, 1000));
+  const weight = r.last('weight');
+  put('weight', weight, r.int(weight, -253, 253));
+  if (weight?.args.slice(1).includes('reverse')) ctx.reportDirective(weight, 'reverse is not supported by lvsd; the weight is carried over without it');
+  const user = r.last('user');
+  put('user', user, r.str(user));
+  if (user && user.args.length > 1) ctx.reportDirective(user, 'a separate group is not supported; the script runs with the user\'s group');
+  r.drop('lvsd starts every script as not yet run (neither up nor down) until rise/fall decide', 'init_fail');
+  r.finish();
+  return s;
+}
+
+export interface TrackFile {
+  path: string;
+  weight: number;
+}
+
+export function mapTrackFile(ctx: Context, b: NamedBlock): TrackFile | undefined {
+  const r = new BlockReader(ctx, b.body, 'track_file');
+  const file = r.str(r.last('file'));
+  const weightD = r.last('weight');
+  const weight = r.int(weightD, -254, 254) ?? 1;
+  if (weightD?.args.slice(1).includes('reverse')) ctx.reportDirective(weightD, 'reverse is not supported by lvsd');
+  r.drop('lvsd does not create or initialise tracked files; create it in the unit (ExecStartPre=) or with tmpfiles.d', 'init_file');
+  if (file === undefined) r.discard();
+  r.finish();
+  if (file === undefined) {
+    ctx.report(b.pos, 'track_file', `${b.name} has no file; not carried over`);
+    return undefined;
+  }
+  return { path: file, weight };
+}
+
+interface InstanceEnv {
+  global: GlobalResult;
+  trackFiles: Map<string, TrackFile>;
+  scripts: Record<string, ScriptOut>;
+}
+
+export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, result: VrrpResult): InstanceOut | undefined {
+  const r = new BlockReader(ctx, b.body, 'vrrp_instance');
+  const name = safeName(ctx, b.directive, b.name);
+
+  const ifaceD = r.last('interface');
+  const iface = r.str(ifaceD);
+  const vridD = r.last('virtual_router_id');
+  const vrid = r.int(vridD, 1, 255);
+
+  const vips: VipOut[] = [];
+  const vipSource = new Map<VipOut, Directive>();
+  for (const block of r.all('virtual_ipaddress')) {
+    for (const line of block.block ?? []) {
+      const vip = mapVip(ctx, line);
+      if (vip !== undefined) {
+        vips.push(vip);
+        vipSource.set(vip, line);
+      }
+    }
+  }
+  for (const block of r.all('virtual_ipaddress_excluded')) {
+    for (const line of block.block ?? []) {
+      const vip = mapVip(ctx, line);
+      if (vip !== undefined) {
+        vips.push(vip);
+        vipSource.set(vip, line);
+        ctx.reportDirective(line, 'lvsd has no excluded-address list: this address is carried over as a normal VIP and appears in the adverts');
+      }
+    }
+  }
+
+  const missing: string[] = [];
+  if (iface === undefined) missing.push('an interface');
+  if (vrid === undefined) missing.push('a virtual_router_id');
+  if (vips.length === 0) missing.push('a virtual IP address');
+  if (iface === undefined || vrid === undefined || vips.length === 0) {
+    r.discard();
+    ctx.report(b.pos, 'vrrp_instance', `${b.name}: lvsd needs ${missing.join(', ')}; instance not carried over`);
+    return undefined;
+  }
+  result.vridByInstance.set(name, vrid);
+
+  const hasV6 = vips.some((v) => (typeof v === 'string' ? v : v.address).includes(':'));
+  const versionD = r.last('version');
+  let version: 2 | 3 = env.global.vrrpVersion ?? 2;
+  const explicitVersion = r.int(versionD, 2, 3);
+  if (explicitVersion === 2 || explicitVersion === 3) version = explicitVersion;
+  if (hasV6 && version === 2) {
+    version = 3;
+  }
+
+  const advertD = r.last('advert_int');
+  const inst: InstanceOut = {
+    name,
+    interface: iface,
+    virtualRouterId: vrid,
+    version,
+    advertInterval: r.timer(advertD) ?? '1s',
+    virtualIpaddresses: vips,
+  };
+  ctx.source.self(inst, b.pos);
+  if (ifaceD) ctx.source.at(inst, 'interface', ifaceD.pos);
+  if (vridD) ctx.source.at(inst, 'virtualRouterId', vridD.pos);
+  if (versionD) ctx.source.at(inst, 'version', versionD.pos);
+  else ctx.note(inst, hasV6 ? 'IPv6 VIPs: keepalived uses VRRPv3' : `keepalived's default VRRP version is ${env.global.vrrpVersion ?? 2}`);
+  if (advertD) ctx.source.at(inst, 'advertInterval', advertD.pos);
+  for (const [vip, line] of vipSource) if (typeof vip === 'object') ctx.source.self(vip, line.pos);
+  vips.forEach((vip, i) => {
+    const line = vipSource.get(vip);
+    if (line) ctx.source.at(vips, String(i), line.pos);
+  });
+
+  const stateD = r.last('state');
+  const state = stateD?.args[0]?.toUpperCase();
+  if (stateD && (state === 'MASTER' || state === 'BACKUP')) {
+    inst.state = state;
+    ctx.source.at(inst, 'state', stateD.pos);
+  } else if (stateD) ctx.reportDirective(stateD, `state ${stateD.args[0] ?? '(missing)'} is not MASTER or BACKUP; not carried over`);
+
+  const prioD = r.last('priority');
+  const prio = r.int(prioD, 1, 255);
+  if (prioD && prio !== undefined) {
+    inst.priority = prio;
+    ctx.source.at(inst, 'priority', prioD.pos);
+  }
+
+  const nopreempt = r.last('nopreempt', 'no_preempt');
+  r.ignore('preempt');
+  if (nopreempt) {
+    inst.preempt = false;
+    ctx.source.at(inst, 'preempt', nopreempt.pos);
+  }
+  const delayD = r.last('preempt_delay');
+  const delay = r.timer(delayD);
+  if (delayD && delay !== undefined) {
+    inst.preemptDelay = delay;
+    ctx.source.at(inst, 'preemptDelay', delayD.pos);
+  }
+
+  // keepalived: accept mode is on unless no_accept or strict mode; lvsd's default is off (RFC 5798).
+  const acceptD = r.last('accept');
+  const noAcceptD = r.last('no_accept');
+  const strictD = r.last('strict_mode');
+  const strict = strictD ? r.bool(strictD) === true : env.global.strict;
+  if (strictD) ctx.reportDirective(strictD, 'strict RFC mode is not a switch in lvsd; accept mode is imported as off, the other restrictions are not enforced');
+  const accept = noAcceptD && (!acceptD || noAcceptD.pos.line > acceptD.pos.line) ? false : acceptD ? true : !strict;
+  if (version === 3) {
+    inst.accept = accept;
+    const src = noAcceptD ?? acceptD;
+    if (src) ctx.source.at(inst, 'accept', src.pos);
+    else ctx.note(inst, `keepalived's accept mode is ${accept ? 'on' : 'off'} by default${strict ? ' in strict mode' : ''}`);
+  } else if (!accept) {
+    ctx.reportDirective(noAcceptD ?? strictD ?? b.directive, 'lvsd has no accept mode for VRRPv2 (VIPs always accept traffic); no_accept is not carried over');
+  }
+
+  const auth = r.last('authentication');
+  if (auth) mapAuthentication(ctx, auth, inst);
+
+  const srcD = r.last('unicast_src_ip');
+  const src = r.str(srcD);
+  if (srcD && src !== undefined) {
+    if (isIP(src) === 0) ctx.reportDirective(srcD, `${src} is not an IP address; not carried over`);
+    else {
+      inst.unicastSrcIp = src;
+      ctx.source.at(inst, 'unicastSrcIp', srcD.pos);
+    }
+  }
+  const peers: string[] = [];
+  for (const block of r.all('unicast_peer')) {
+    for (const line of block.block ?? []) {
+      if (isIP(line.keyword) === 0) {
+        ctx.reportDirective(line, `${line.keyword} is not an IP address; peer not carried over`);
+        continue;
+      }
+      ctx.source.at(peers, String(peers.length), line.pos);
+      peers.push(line.keyword);
+      if (line.args.length > 0) ctx.reportDirective(line, `${line.args.join(' ')}: TTL limits on unicast peers are not supported`);
+    }
+  }
+  if (peers.length > 0) inst.unicastPeers = peers;
+
+  const tracks = mapTracks(ctx, r, env);
+  Object.assign(inst, tracks);
+
+  const notify = mapNotify(ctx, r);
+  if (notify) inst.notify = notify;
+
+  const garp: GarpOut = {};
+  mapGarp(r, garp, '');
+  if (Object.keys(garp).length > 0) inst.garp = garp;
+
+  const syncIf = r.last('lvs_sync_daemon_interface');
+  if (syncIf?.args[0] !== undefined) result.syncDaemonInterface ??= { iface: syncIf.args[0], vrid, d: syncIf };
+
+  // Nothing to carry: lvsd derives the address family from the VIPs.
+  r.ignore('native_ipv6');
+  r.finish();
+  return inst;
+}
+
+function mapAuthentication(ctx: Context, auth: Directive, inst: InstanceOut): void {
+  const r = new BlockReader(ctx, auth.block ?? [], 'authentication');
+  const typeD = r.last('auth_type');
+  const passD = r.last('auth_pass');
+  r.finish();
+  const type = typeD?.args[0]?.toUpperCase();
+  if (type === 'AH') {
+    ctx.reportDirective(typeD ?? auth, 'IPsec AH authentication is not supported by lvsd; the instance runs without authentication');
+    return;
+  }
+  if (inst.version === 3) {
+    ctx.reportDirective(auth, 'VRRPv3 has no authentication (keepalived ignores it too); not carried over');
+    return;
+  }
+  const pass = passD?.args[0];
+  if (!passD || pass === undefined || pass === '') {
+    ctx.reportDirective(auth, 'no auth_pass; authentication not carried over');
+    return;
+  }
+  const a = { type: 'PASS' as const, password: pass.slice(0, 8) };
+  ctx.source.self(a, auth.pos);
+  ctx.source.at(a, 'password', passD.pos);
+  if (pass.length > 8) ctx.note(a, 'keepalived uses only the first 8 characters of auth_pass');
+  inst.authentication = a;
+}
+
+/** One virtual_ipaddress line: ADDR[/MASK] [dev IF] [label L] [scope S] [brd …] … */
+function mapVip(ctx: Context, line: Directive): VipOut | undefined {
+  const [addr, mask] = line.keyword.split('/');
+  const family = isIP(addr ?? '');
+  if (family === 0 || (mask !== undefined && !/^\d{1,3}$/.test(mask))) {
+    ctx.reportDirective(line, `${line.keyword} is not an address or CIDR; not carried over`);
+    return undefined;
+  }
+  const cidr = mask === undefined ? `${addr ?? ''}/${family === 4 ? 32 : 128}` : line.keyword;
+  const obj: { address: string; dev?: string; label?: string; scope?: string } = { address: cidr };
+  const dropped: string[] = [];
+  for (let i = 0; i < line.args.length; i++) {
+    const word = line.args[i] ?? '';
+    const value = line.args[i + 1];
+    if ((word === 'dev' || word === 'label' || word === 'scope') && value !== undefined) {
+      i++;
+      if (word === 'scope' && !['global', 'site', 'link', 'host'].includes(value)) dropped.push(`scope ${value}`);
+      else obj[word] = value;
+    } else if (['brd', 'broadcast', 'peer', 'preferred_lft', 'track_group'].includes(word) && value !== undefined) {
+      i++;
+      // keepalived computes the broadcast address the same way when brd is "+" or absent.
+      if (!(word === 'brd' && value === '+')) dropped.push(`${word} ${value}`);
+    } else dropped.push(word);
+  }
+  if (dropped.length > 0) ctx.reportDirective(line, `address options not supported by lvsd: ${dropped.join(', ')}`);
+  if (obj.dev === undefined && obj.label === undefined && obj.scope === undefined) return cidr;
+  return obj;
+}
+
+function weightOf(ctx: Context, d: Directive, min: number, max: number): { weight?: number; ok: boolean } {
+  const i = d.args.indexOf('weight');
+  const extra = d.args.filter((a, j) => a !== 'weight' && j !== i + 1);
+  if (extra.some((a) => a === 'reverse')) ctx.reportDirective(d, 'reverse is not supported by lvsd; tracked without it');
+  else if (extra.some((a) => a !== 'noreverse' && a !== 'no_reverse')) ctx.reportDirective(d, `unknown options ${extra.join(' ')}`);
+  if (i < 0) return { ok: true };
+  const raw = d.args[i + 1];
+  const v = Number(raw);
+  if (raw === undefined || !/^-?\d+$/.test(raw) || v < min || v > max) {
+    ctx.reportDirective(d, `weight ${raw ?? '(missing)'} is not in ${min}..${max}; not carried over`);
+    return { ok: false };
+  }
+  return { weight: v, ok: true };
+}
+
+type Tracks = Pick<InstanceOut, 'trackInterfaces' | 'trackScripts' | 'trackFiles'>;
+
+/** track_interface / track_script / track_file blocks of an instance or a sync group. */
+export function mapTracks(ctx: Context, r: BlockReader, env: Omit<InstanceEnv, 'global'>): Tracks {
+  const out: Tracks = {};
+  for (const block of r.all('track_interface')) {
+    for (const line of block.block ?? []) {
+      const w = weightOf(ctx, line, -254, 254);
+      if (!w.ok) continue;
+      const t = w.weight === undefined ? { name: line.keyword } : { name: line.keyword, weight: w.weight };
+      ctx.source.self(t, line.pos);
+      (out.trackInterfaces ??= []).push(t);
+    }
+  }
+  for (const block of r.all('track_script')) {
+    for (const line of block.block ?? []) {
+      const name = toSafeName(line.keyword);
+      if (!(name in env.scripts)) {
+        ctx.reportDirective(line, `no vrrp_script ${line.keyword} was carried over; not tracked`);
+        continue;
+      }
+      const w = weightOf(ctx, line, -253, 253);
+      if (!w.ok) continue;
+      const t = w.weight === undefined ? { name } : { name, weight: w.weight };
+      ctx.source.self(t, line.pos);
+      (out.trackScripts ??= []).push(t);
+    }
+  }
+  for (const block of r.all('track_file')) {
+    for (const line of block.block ?? []) {
+      const file = env.trackFiles.get(line.keyword);
+      if (!file) {
+        ctx.reportDirective(line, `no track_file ${line.keyword} was carried over; not tracked`);
+        continue;
+      }
+      const w = weightOf(ctx, line, -254, 254);
+      if (!w.ok) continue;
+      const t = { path: file.path, weight: w.weight ?? file.weight };
+      ctx.source.self(t, line.pos);
+      (out.trackFiles ??= []).push(t);
+    }
+  }
+  return out;
+}
+
+/** notify_master & co.: the first argument is the command (quoted when it has arguments). */
+export function mapNotify(ctx: Context, r: BlockReader): NotifyOut | undefined {
+  const keys: [string, keyof NotifyOut][] = [
+    ['notify_master', 'master'],
+    ['notify_backup', 'backup'],
+    ['notify_fault', 'fault'],
+    ['notify_stop', 'stop'],
+    ['notify', 'any'],
+  ];
+  const out: NotifyOut = {};
+  for (const [kw, key] of keys) {
+    const d = r.last(kw);
+    const cmd = r.str(d);
+    if (!d || cmd === undefined) continue;
+    out[key] = cmd;
+    ctx.source.at(out, key, d.pos);
+    if (d.args.length > 1) ctx.reportDirective(d, `running as user ${d.args.slice(1).join(' ')} is not supported; lvsd runs it as its service user`);
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+export function mapSyncGroup(ctx: Context, b: NamedBlock, env: Omit<InstanceEnv, 'global'>, instances: InstanceOut[]): SyncGroupOut | undefined {
+  const r = new BlockReader(ctx, b.body, 'vrrp_sync_group');
+  const name = safeName(ctx, b.directive, b.name);
+  const members: string[] = [];
+  for (const g of r.all('group')) {
+    for (const line of g.block ?? []) {
+      const member = toSafeName(line.keyword);
+      if (!instances.some((i) => i.name === member)) {
+        ctx.reportDirective(line, `no vrrp_instance ${line.keyword} was carried over; left out of the group`);
+        continue;
+      }
+      ctx.source.at(members, String(members.length), line.pos);
+      members.push(member);
+    }
+  }
+  // Sync-group tracking applies to every member: copy it onto each member instance.
+  const tracks = mapTracks(ctx, r, env);
+  const notify = mapNotify(ctx, r);
+  const keepWeights = r.has('sync_group_tracking_weight');
+  r.ignore('global_tracking', 'sync_group_tracking_weight');
+  r.finish();
+  const memberInstances = instances.filter((i) => members.includes(i.name));
+  for (const inst of memberInstances) {
+    // keepalived zeroes the tracking weights of member instances (unless sync_group_tracking_weight),
+    // so a failing script or file puts the whole group into FAULT instead of shifting priorities.
+    if (!keepWeights) zeroWeights(ctx, inst, name, env.scripts);
+    for (const key of ['trackInterfaces', 'trackScripts', 'trackFiles'] as const) {
+      const extra = tracks[key];
+      if (!extra) continue;
+      const list = (inst[key] ??= []) as unknown[];
+      for (const t of extra) {
+        const copy = { ...t };
+        const pos = ctx.source.get(t, '');
+        if (pos) ctx.source.self(copy, pos);
+        ctx.note(copy, `from vrrp_sync_group ${b.name}`);
+        list.push(copy);
+      }
+    }
+  }
+  if (members.length === 0) {
+    ctx.report(b.pos, 'vrrp_sync_group', `${b.name} has no carried-over members; not carried over`);
+    return undefined;
+  }
+  const sg: SyncGroupOut = { name, instances: members };
+  ctx.source.self(sg, b.pos);
+  if (notify) sg.notify = notify;
+  return sg;
+}
+
+function zeroWeights(ctx: Context, inst: InstanceOut, group: string, scripts: Record<string, ScriptOut>): void {
+  const effective = (t: { name?: string; weight?: number }): number => t.weight ?? (t.name === undefined ? 0 : (scripts[t.name]?.weight ?? 0));
+  for (const t of [...(inst.trackScripts ?? []), ...(inst.trackFiles ?? [])]) {
+    if (effective(t) === 0) continue;
+    t.weight = 0;
+    ctx.note(t, `weight 0: keepalived ignores tracking weights inside sync group ${group}`);
+  }
+}

@@ -1,0 +1,103 @@
+// Typed keepalived AST → lvsd config object, with a source map and the diagnostics for everything that
+// could not be carried over. Pure: the caller parses the files and emits the YAML.
+import type { KeepalivedAst } from './ast.js';
+import type { ConfigOut, InstanceOut, ScriptOut, SyncGroupOut } from './lvsd-shape.js';
+import { Context } from './reader.js';
+import { mapGlobalDefs } from './map-global.js';
+import { mapSyncGroup, mapTrackFile, mapVrrpInstance, mapVrrpScript, type TrackFile, type VrrpResult } from './map-vrrp.js';
+import { expandGroup, mapVirtualServer, virtualServerKeys, type GroupMember } from './map-lvs.js';
+import { safeName } from './names.js';
+import { unsupportedReason } from './unsupported.js';
+
+export interface MapResult {
+  config: ConfigOut;
+  ctx: Context;
+}
+
+export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => string): MapResult {
+  const ctx = new Context(display);
+  const config: ConfigOut = {};
+
+  for (const [d, why] of ast.invalid) ctx.reportDirective(d, `${why}; not carried over`);
+  for (const d of ast.other) ctx.reportDirective(d, unsupportedReason('the top level', d.keyword));
+
+  const global = mapGlobalDefs(ctx, ast.globalDefs);
+  if (global.node) config.node = global.node;
+
+  const scripts: Record<string, ScriptOut> = {};
+  for (const b of ast.vrrpScripts) {
+    const s = mapVrrpScript(ctx, b);
+    if (s) scripts[safeName(ctx, b.directive, b.name)] = s;
+  }
+  const trackFiles = new Map<string, TrackFile>();
+  for (const b of ast.trackFiles) {
+    const f = mapTrackFile(ctx, b);
+    if (f) trackFiles.set(b.name, f);
+  }
+
+  const result: VrrpResult = { scripts, instances: [], syncGroups: [], vridByInstance: new Map() };
+  const instances: InstanceOut[] = [];
+  for (const b of ast.vrrpInstances) {
+    const inst = mapVrrpInstance(ctx, b, { global, trackFiles, scripts }, result);
+    if (inst) instances.push(inst);
+  }
+  const syncGroups: SyncGroupOut[] = [];
+  for (const b of ast.vrrpSyncGroups) {
+    const sg = mapSyncGroup(ctx, b, { trackFiles, scripts }, instances);
+    if (sg) syncGroups.push(sg);
+  }
+
+  const vrrp: NonNullable<ConfigOut['vrrp']> = {};
+  if (global.garp) vrrp.garp = global.garp;
+  if (Object.keys(scripts).length > 0) vrrp.scripts = scripts;
+  if (instances.length > 0) vrrp.instances = instances;
+  if (syncGroups.length > 0) vrrp.syncGroups = syncGroups;
+  if (Object.keys(vrrp).length > 0) config.vrrp = vrrp;
+
+  // IPVS sync daemon: global lvs_sync_daemon, or the old per-instance lvs_sync_daemon_interface.
+  if (global.ipvs) config.ipvs = global.ipvs;
+  const sd = config.ipvs?.syncDaemon;
+  if (sd && sd.syncId === undefined && global.syncIdFromInstance !== undefined) {
+    const vrid = result.vridByInstance.get(global.syncIdFromInstance);
+    if (vrid !== undefined) {
+      sd.syncId = vrid;
+      ctx.note(sd, `syncId: keepalived's default, the VRID of ${global.syncIdFromInstance}`);
+    }
+  }
+  if (result.syncDaemonInterface) {
+    const { iface, vrid, d } = result.syncDaemonInterface;
+    if (sd) ctx.reportDirective(d, 'global_defs lvs_sync_daemon already sets the sync daemon; ignored');
+    else {
+      const syncDaemon = { interface: iface, syncId: vrid };
+      ctx.source.self(syncDaemon, d.pos);
+      ctx.note(syncDaemon, 'syncId: keepalived\'s default, the VRID of the instance');
+      config.ipvs = { ...config.ipvs, syncDaemon };
+    }
+  }
+
+  const groups = new Map<string, GroupMember[]>();
+  for (const g of ast.virtualServerGroups) groups.set(g.name, expandGroup(ctx, g));
+  const servers: NonNullable<ConfigOut['virtualServers']> = [];
+  for (const vs of ast.virtualServers) {
+    for (const key of virtualServerKeys(ctx, vs, groups)) {
+      const out = mapVirtualServer(ctx, vs, key);
+      if (out) servers.push(out);
+    }
+  }
+  if (servers.length > 0) config.virtualServers = servers;
+
+  dedupe(ctx);
+  return { config, ctx };
+}
+
+/** A virtual_server used by several group members is mapped once per member: report each line once. */
+function dedupe(ctx: Context): void {
+  const seen = new Set<string>();
+  const unique = ctx.diagnostics.filter((d) => {
+    const key = `${d.file}\0${d.line}\0${d.directive}\0${d.why}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  ctx.diagnostics.splice(0, ctx.diagnostics.length, ...unique);
+}

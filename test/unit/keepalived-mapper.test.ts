@@ -1,0 +1,339 @@
+// keepalived AST → lvsd config: each mapping rule, keepalived's defaults written out, and every
+// directive that cannot be carried over reported as FILE:LINE: directive: why.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import YAML from 'yaml';
+import { normaliseHex } from '../../daemon/config/keepalived/map-checker.js';
+import { expandRange } from '../../daemon/config/keepalived/map-lvs.js';
+import { diag, importText } from './keepalived-memfs.js';
+
+const VI = (body: string, name = 'VI_1') => `vrrp_instance ${name} {\n interface eth0\n virtual_router_id 51\n virtual_ipaddress {\n  10.0.0.100/24\n }\n${body}\n}\n`;
+const VS = (body: string, head = '10.0.0.100 80') => `virtual_server ${head} {\n${body}\n}\n`;
+
+test('router_id → node.name; keepalived defaults for a bare instance are written out', () => {
+  const r = importText(`global_defs {\n router_id lb-1\n}\n${VI('')}`);
+  assert.equal(r.config.node?.name, 'lb-1');
+  const inst = r.config.vrrp?.instances?.[0];
+  assert.deepEqual(inst, {
+    name: 'VI_1',
+    interface: 'eth0',
+    virtualRouterId: 51,
+    version: 2,
+    advertInterval: '1s',
+    virtualIpaddresses: ['10.0.0.100/24'],
+  });
+  assert.equal(r.complete, true);
+});
+
+test('instance settings: state, priority, nopreempt, preempt_delay, advert_int fractions, unicast', () => {
+  const r = importText(
+    VI(
+      ' state MASTER\n priority 150\n nopreempt\n preempt_delay 2.5\n advert_int 0.25\n version 3\n' +
+        ' unicast_src_ip 10.0.0.1\n unicast_peer {\n  10.0.0.2\n  10.0.0.3\n }',
+    ),
+  );
+  const inst = r.config.vrrp?.instances?.[0];
+  assert.equal(inst?.state, 'MASTER');
+  assert.equal(inst.priority, 150);
+  assert.equal(inst.preempt, false);
+  assert.equal(inst.preemptDelay, '2500ms');
+  assert.equal(inst.advertInterval, '250ms');
+  assert.equal(inst.version, 3);
+  assert.equal(inst.accept, true, "keepalived's accept mode is on unless no_accept / strict");
+  assert.equal(inst.unicastSrcIp, '10.0.0.1');
+  assert.deepEqual(inst.unicastPeers, ['10.0.0.2', '10.0.0.3']);
+  assert.deepEqual(r.diagnostics, []);
+});
+
+test('accept mode: no_accept, vrrp_strict, and v2 where lvsd has none', () => {
+  assert.equal(importText(VI(' version 3\n no_accept')).config.vrrp?.instances?.[0]?.accept, false);
+  const strict = importText(`global_defs {\n vrrp_strict\n}\n${VI(' version 3')}`);
+  assert.equal(strict.config.vrrp?.instances?.[0]?.accept, false);
+  assert.deepEqual(diag(strict), ['2 vrrp_strict']);
+  const v2 = importText(VI(' no_accept'));
+  assert.equal(v2.config.vrrp?.instances?.[0]?.accept, undefined);
+  assert.deepEqual(diag(v2), ['7 no_accept']);
+});
+
+test('version: global vrrp_version, and IPv6 VIPs force VRRPv3 like keepalived', () => {
+  assert.equal(importText(`global_defs {\n vrrp_version 3\n}\n${VI('')}`).config.vrrp?.instances?.[0]?.version, 3);
+  const v6 = importText('vrrp_instance V6 {\n interface eth0\n virtual_router_id 9\n virtual_ipaddress {\n  2001:db8::10\n }\n}');
+  const inst = v6.config.vrrp?.instances?.[0];
+  assert.equal(inst?.version, 3);
+  assert.deepEqual(inst.virtualIpaddresses, ['2001:db8::10/128']);
+});
+
+test('virtual_ipaddress forms: bare address gets a host prefix, dev/label/scope become an object, the rest is reported', () => {
+  const r = importText(
+    'vrrp_instance VI_1 {\n interface eth0\n virtual_router_id 1\n virtual_ipaddress {\n' +
+      '  192.0.2.1\n  192.0.2.2/24 dev eth1 label eth1:vip\n  192.0.2.3/24 scope link\n  192.0.2.4/24 brd 192.0.2.255 no_track\n  not-an-ip\n }\n}',
+  );
+  assert.deepEqual(r.config.vrrp?.instances?.[0]?.virtualIpaddresses, [
+    '192.0.2.1/32',
+    { address: '192.0.2.2/24', dev: 'eth1', label: 'eth1:vip' },
+    { address: '192.0.2.3/24', scope: 'link' },
+    '192.0.2.4/24',
+  ]);
+  assert.deepEqual(diag(r), ['8 192.0.2.4/24', '9 not-an-ip']);
+  assert.match(r.diagnostics[0]?.why ?? '', /brd 192\.0\.2\.255, no_track/);
+});
+
+test('virtual_ipaddress_excluded is carried as VIPs and reported (they would appear in adverts)', () => {
+  const r = importText(VI(' virtual_ipaddress_excluded {\n  10.0.0.200/24\n }'));
+  assert.deepEqual(r.config.vrrp?.instances?.[0]?.virtualIpaddresses, ['10.0.0.100/24', '10.0.0.200/24']);
+  assert.deepEqual(diag(r), ['8 10.0.0.200/24']);
+});
+
+test('an instance lvsd cannot run (no interface / no VIP) is reported once, its body not line by line', () => {
+  const r = importText('vrrp_instance X {\n virtual_router_id 5\n priority 100\n use_vmac\n}');
+  assert.equal(r.config.vrrp, undefined);
+  assert.deepEqual(r.diagnostics.map((d) => `${d.line} ${d.directive}: ${d.why}`), [
+    '1 vrrp_instance: X: lvsd needs an interface, a virtual IP address; instance not carried over',
+  ]);
+});
+
+test('authentication PASS is carried, truncated to the 8 characters keepalived uses; AH is reported', () => {
+  const pass = importText(VI(' authentication {\n  auth_type PASS\n  auth_pass longpassword\n }'));
+  assert.deepEqual(pass.config.vrrp?.instances?.[0]?.authentication, { type: 'PASS', password: 'longpass' });
+  assert.match(pass.yaml, /only the first 8 characters/);
+  const ah = importText(VI(' authentication {\n  auth_type AH\n  auth_pass x\n }'));
+  assert.equal(ah.config.vrrp?.instances?.[0]?.authentication, undefined);
+  assert.deepEqual(diag(ah), ['8 auth_type']);
+});
+
+test('vrrp_script → vrrp.scripts; track_script/interface/file with weights; reverse reported', () => {
+  const r = importText(
+    'vrrp_script chk {\n script "/usr/bin/pgrep -x nginx"\n interval 2\n timeout 1\n weight -20\n rise 2\n fall 3\n user nobody\n}\n' +
+      'track_file prio {\n file /run/prio\n weight 5\n}\n' +
+      VI(' track_script {\n  chk\n  missing\n }\n track_interface {\n  eth1\n  eth2 weight -10\n  eth3 weight 10 reverse\n }\n track_file {\n  prio\n  prio weight -2\n }'),
+  );
+  assert.deepEqual(r.config.vrrp?.scripts, {
+    chk: { command: '/usr/bin/pgrep -x nginx', interval: '2s', timeout: '1s', weight: -20, rise: 2, fall: 3, user: 'nobody' },
+  });
+  const inst = r.config.vrrp.instances?.[0];
+  assert.deepEqual(inst?.trackScripts, [{ name: 'chk' }]);
+  assert.deepEqual(inst.trackInterfaces, [{ name: 'eth1' }, { name: 'eth2', weight: -10 }, { name: 'eth3', weight: 10 }]);
+  assert.deepEqual(inst.trackFiles, [{ path: '/run/prio', weight: 5 }, { path: '/run/prio', weight: -2 }]);
+  assert.deepEqual(diag(r), ['22 missing', '27 eth3']);
+});
+
+test('sync group: members, notify, group tracking copied to members, member script weights zeroed', () => {
+  const r = importText(
+    'vrrp_script chk {\n script /bin/true\n weight -20\n}\n' +
+      'vrrp_sync_group G {\n group {\n  A\n  B\n  GHOST\n }\n track_interface {\n  bond0\n }\n notify_master /bin/m\n}\n' +
+      VI(' track_script {\n  chk\n }', 'A') +
+      VI('', 'B'),
+  );
+  const [a, b] = r.config.vrrp?.instances ?? [];
+  assert.deepEqual(r.config.vrrp?.syncGroups, [{ name: 'G', instances: ['A', 'B'], notify: { master: '/bin/m' } }]);
+  assert.deepEqual(a?.trackScripts, [{ name: 'chk', weight: 0 }]);
+  assert.deepEqual(a.trackInterfaces, [{ name: 'bond0' }]);
+  assert.deepEqual(b?.trackInterfaces, [{ name: 'bond0' }]);
+  assert.match(r.yaml, /keepalived ignores tracking weights inside sync group G/);
+  assert.deepEqual(diag(r), ['9 GHOST']);
+});
+
+test('notify scripts keep their arguments; a user argument is reported', () => {
+  const r = importText(VI(' notify_master "/etc/k/notify.sh MASTER"\n notify /etc/k/any.sh\n notify_fault /etc/k/f.sh someuser'));
+  assert.deepEqual(r.config.vrrp?.instances?.[0]?.notify, { master: '/etc/k/notify.sh MASTER', any: '/etc/k/any.sh', fault: '/etc/k/f.sh' });
+  assert.deepEqual(diag(r), ['9 notify_fault']);
+});
+
+test('global GARP settings, vrrp_min_garp, lvs_timeouts and lvs_sync_daemon with inst', () => {
+  const r = importText(
+    'global_defs {\n vrrp_garp_master_delay 10\n vrrp_garp_master_refresh 60\n vrrp_garp_interval 0.001\n' +
+      ' lvs_timeouts tcp 900 tcpfin 120 udp 300\n lvs_sync_daemon eth1 inst VI_1 maxlen 1400 port 8849\n}\n' +
+      VI(' garp_master_repeat 2'),
+  );
+  assert.deepEqual(r.config.vrrp?.garp, { masterDelay: '10s', masterRefresh: '60s', interval: '1ms' });
+  assert.deepEqual(r.config.vrrp.instances?.[0]?.garp, { masterRepeat: 2 });
+  assert.deepEqual(r.config.ipvs, {
+    timeouts: { tcp: '900s', tcpFin: '120s', udp: '300s' },
+    syncDaemon: { interface: 'eth1', maxLen: 1400, port: 8849, syncId: 51 },
+  });
+  assert.deepEqual(importText(`global_defs {\n vrrp_min_garp\n}\n${VI('')}`).config.vrrp?.garp, { masterRepeat: 1, masterDelay: '0s' });
+});
+
+test('old per-instance lvs_sync_daemon_interface → ipvs.syncDaemon with the VRID as sync id', () => {
+  const r = importText(VI(' lvs_sync_daemon_interface eth1'));
+  assert.deepEqual(r.config.ipvs?.syncDaemon, { interface: 'eth1', syncId: 51 });
+  assert.deepEqual(r.diagnostics, []);
+});
+
+test('virtual server: old lb_algo/lb_kind and new lvs_sched/lvs_method map the same', () => {
+  const body = (s: string, m: string) => ` delay_loop 6\n ${s}\n ${m}\n protocol TCP\n real_server 10.0.1.1 80 {\n  weight 2\n }`;
+  const old = importText(VS(body('lb_algo wrr', 'lb_kind DR'))).config.virtualServers?.[0];
+  const neu = importText(VS(body('lvs_sched wrr', 'lvs_method DR'))).config.virtualServers?.[0];
+  assert.deepEqual(old, neu);
+  assert.deepEqual(old, { address: '10.0.0.100', port: 80, protocol: 'tcp', method: 'dr', scheduler: 'wrr', realServers: [{ address: '10.0.1.1', port: 80, weight: 2 }] });
+});
+
+test('virtual server options: persistence, ops, quorum, hysteresis, sorry server, alpha/omega, scheduler flags', () => {
+  const r = importText(
+    VS(
+      ' lvs_sched sh\n flag-2\n sh-fallback\n lvs_method NAT\n protocol UDP\n ops\n persistence_timeout\n persistence_granularity 255.255.255.0\n' +
+        ' quorum 3\n hysteresis 1\n quorum_up "/bin/q up"\n quorum_down /bin/qd\n sorry_server 10.0.9.9 8080\n sorry_server_lvs_method DR\n alpha\n omega\n inhibit_on_failure\n' +
+        ' real_server 10.0.1.1 80 {\n }',
+      '10.0.0.100 53',
+    ),
+  );
+  const vs = r.config.virtualServers?.[0];
+  assert.equal(vs?.protocol, 'udp');
+  assert.deepEqual(vs.schedulerFlags, ['sh-fallback', 'sh-port']);
+  assert.deepEqual(vs.persistence, { timeout: '360s', netmask: '255.255.255.0' });
+  assert.equal(vs.onePacket, true);
+  assert.equal(vs.quorum, 3);
+  assert.equal(vs.hysteresis, 1);
+  assert.deepEqual(vs.notify, { quorumUp: '/bin/q up', quorumDown: '/bin/qd' });
+  assert.deepEqual(vs.sorryServer, { address: '10.0.9.9', port: 8080, method: 'dr' });
+  assert.equal(vs.alpha, true);
+  assert.equal(vs.omega, true);
+  assert.equal(vs.inhibitOnFailure, true);
+  assert.deepEqual(r.diagnostics, []);
+});
+
+test('TUN with GUE on the service is passed to each real server; a real server may override the method', () => {
+  const r = importText(VS(' lvs_method TUN type gue port 6080 csum\n real_server 10.0.1.1 80 {\n }\n real_server 10.0.1.2 80 {\n  lvs_method DR\n }'));
+  const vs = r.config.virtualServers?.[0];
+  assert.equal(vs?.method, 'tun');
+  assert.deepEqual(vs.realServers, [
+    { address: '10.0.1.1', port: 80, weight: 1, tunnel: { type: 'gue', port: 6080, checksum: 'csum' } },
+    { address: '10.0.1.2', port: 80, weight: 1, method: 'dr' },
+  ]);
+});
+
+test('checker timing: checker over real server over virtual server over keepalived defaults', () => {
+  const r = importText(
+    VS(' delay_loop 10\n connect_timeout 4\n real_server 10.0.1.1 80 {\n  retry 5\n  TCP_CHECK {\n   connect_timeout 2\n  }\n }\n real_server 10.0.1.2 80 {\n  TCP_CHECK {\n  }\n }'),
+  );
+  const [a, b] = r.config.virtualServers?.[0]?.realServers ?? [];
+  assert.deepEqual(a?.healthCheck, { type: 'tcp', interval: '10s', timeout: '2s', rise: 1, fall: 1, retry: 5, delayBeforeRetry: '1s', warmup: '10s' });
+  assert.deepEqual(b?.healthCheck, { type: 'tcp', interval: '10s', timeout: '4s', rise: 1, fall: 1, retry: 1, delayBeforeRetry: '1s', warmup: '10s' });
+  const bare = importText(VS(' real_server 10.0.1.1 80 {\n  HTTP_GET {\n  }\n }')).config.virtualServers?.[0]?.healthCheck;
+  assert.deepEqual(bare, { type: 'http', interval: '60s', timeout: '5s', rise: 1, fall: 1, retry: 1, delayBeforeRetry: '3s', warmup: '60s', http: {} });
+});
+
+test('identical checks of every real server are written once on the virtual server', () => {
+  const rs = (ip: string) => ` real_server ${ip} 80 {\n  TCP_CHECK {\n   connect_timeout 2\n  }\n }\n`;
+  const same = importText(VS(' delay_loop 3\n' + rs('10.0.1.1') + rs('10.0.1.2'))).config.virtualServers?.[0];
+  assert.equal(same?.healthCheck?.type, 'tcp');
+  assert.ok(same.realServers.every((s) => s.healthCheck === undefined));
+  const differ = importText(VS(' delay_loop 3\n' + rs('10.0.1.1') + ' real_server 10.0.1.2 80 {\n }\n')).config.virtualServers?.[0];
+  assert.equal(differ?.healthCheck, undefined);
+  assert.equal(differ?.realServers[0]?.healthCheck?.type, 'tcp');
+});
+
+test('HTTP_GET/SSL_GET: url, digest, status ranges, virtualhost, regex, SNI; extra urls reported', () => {
+  const r = importText(
+    VS(
+      ' virtualhost vs.example\n real_server 10.0.1.1 443 {\n  SSL_GET {\n   url {\n    path /h\n    digest 9B3A0C85A887A256D6939DA88AABD8CD\n    status_code 200-299 301 bad\n    regex "ok"\n   }\n' +
+        '   url {\n    path /second\n   }\n   enable_sni\n   connect_port 8443\n   bindto 10.0.0.5\n   bind_if eth0\n  }\n }',
+      '10.0.0.100 443',
+    ),
+  );
+  const hc = r.config.virtualServers?.[0]?.healthCheck;
+  assert.equal(hc?.type, 'https');
+  assert.deepEqual(hc.http, { path: '/h', digest: '9b3a0c85a887a256d6939da88aabd8cd', status: ['200-299', 301], bodyRegex: 'ok', host: 'vs.example', tlsVerify: false, sni: 'vs.example' });
+  assert.equal(hc.connectPort, 8443);
+  assert.equal(hc.bindTo, '10.0.0.5');
+  assert.equal(hc.bindInterface, 'eth0');
+  assert.deepEqual(diag(r), ['8 status_code', '11 url']);
+});
+
+test('MISC_CHECK → exec (misc_timeout, misc_dynamic, retry 0); DNS_CHECK defaults SOA "." retry 3', () => {
+  const misc = importText(VS(' delay_loop 5\n real_server 10.0.1.1 80 {\n  MISC_CHECK {\n   misc_path "/bin/chk 10.0.1.1"\n   misc_dynamic\n  }\n }')).config.virtualServers?.[0]?.healthCheck;
+  assert.deepEqual(misc, { type: 'exec', interval: '5s', timeout: '5s', rise: 1, fall: 1, retry: 0, delayBeforeRetry: '1s', warmup: '5s', exec: { command: '/bin/chk 10.0.1.1', dynamicWeight: true } });
+  const dns = importText(VS(' delay_loop 5\n real_server 10.0.1.1 53 {\n  DNS_CHECK {\n  }\n }', '10.0.0.100 53')).config.virtualServers?.[0]?.healthCheck;
+  assert.deepEqual(dns?.dns, { name: '.', type: 'SOA' });
+  assert.equal(dns.retry, 3);
+  assert.equal(dns.delayBeforeRetry, '5s');
+});
+
+test('UDP_CHECK: keepalived free-form hex; no require_reply is reported (lvsd needs a reply)', () => {
+  assert.equal(normaliseHex(['Ab12f', '3', '456', '546443123'], false), 'ab120f034506546443120' + '3');
+  const ok = importText(VS(' protocol UDP\n real_server 10.0.1.1 53 {\n  UDP_CHECK {\n   payload 01 02\n   require_reply 0a0b\n  }\n }', '10.0.0.100 53'));
+  assert.deepEqual(ok.config.virtualServers?.[0]?.healthCheck?.udp, { payload: '0102', expect: '0a0b' });
+  assert.deepEqual(ok.diagnostics, []);
+  const silent = importText(VS(' protocol UDP\n real_server 10.0.1.1 53 {\n  UDP_CHECK {\n  }\n }', '10.0.0.100 53'));
+  assert.deepEqual(diag(silent), ['4 UDP_CHECK']);
+});
+
+test('a second checker, and checkers lvsd does not have, are reported', () => {
+  const r = importText(VS(' real_server 10.0.1.1 80 {\n  PING_CHECK {\n  }\n  TCP_CHECK {\n  }\n  HTTP_GET {\n  }\n }'));
+  assert.equal(r.config.virtualServers?.[0]?.healthCheck?.type, 'tcp');
+  assert.deepEqual(diag(r), ['3 PING_CHECK', '7 HTTP_GET']);
+});
+
+test('virtual_server_group: one lvsd service per member, ranges expanded, fwmark members, RS ports dropped for fwmark', () => {
+  const r = importText(
+    'virtual_server_group G {\n 10.0.0.1 80\n 10.0.0.2-3 80\n fwmark 9\n}\n' + VS(' lvs_sched rr\n real_server 10.0.1.1 80 {\n }', 'group G'),
+  );
+  const vss = r.config.virtualServers ?? [];
+  assert.deepEqual(
+    vss.map((v) => v.fwmark ?? `${v.address ?? ''}:${v.port ?? 0}`),
+    ['10.0.0.1:80', '10.0.0.2:80', '10.0.0.3:80', 9],
+  );
+  assert.deepEqual(vss[3]?.realServers, [{ address: '10.0.1.1', weight: 1 }]);
+  assert.equal(vss[3].protocol, undefined);
+  assert.match(r.yaml, /member of virtual_server_group G/);
+  assert.deepEqual(r.diagnostics, []);
+});
+
+test('address ranges as keepalived writes them', () => {
+  assert.deepEqual(expandRange('192.168.200.3-5'), ['192.168.200.3', '192.168.200.4', '192.168.200.5']);
+  assert.deepEqual(expandRange('10.0.0.254-10.0.1.1'), ['10.0.0.254', '10.0.0.255', '10.0.1.0', '10.0.1.1']);
+  assert.deepEqual(expandRange('10.0.0.9/30'), ['10.0.0.8', '10.0.0.9', '10.0.0.10', '10.0.0.11']);
+  assert.deepEqual(expandRange('2001:db8::8-a'), ['2001:db8::8', '2001:db8::9', '2001:db8::a']);
+  assert.match(String(expandRange('10.0.0.0/16')), /holds 65536 addresses/);
+  assert.match(String(expandRange('10.0.0.5-2')), /not an address range/);
+});
+
+test('inhibit_on_failure on every real server becomes the service setting; disagreement is reported', () => {
+  const rs = (ip: string, inhibit: string) => ` real_server ${ip} 80 {\n  ${inhibit}\n }\n`;
+  const all = importText(VS(rs('10.0.1.1', 'inhibit_on_failure') + rs('10.0.1.2', 'inhibit_on_failure yes')));
+  assert.equal(all.config.virtualServers?.[0]?.inhibitOnFailure, true);
+  assert.deepEqual(all.diagnostics, []);
+  const mixed = importText(VS(rs('10.0.1.1', 'inhibit_on_failure') + rs('10.0.1.2', '')));
+  assert.equal(mixed.config.virtualServers?.[0]?.inhibitOnFailure, undefined);
+  assert.deepEqual(diag(mixed), ['3 inhibit_on_failure']);
+});
+
+test('unsupported and unknown directives are reported with file, line and a reason; complete is false', () => {
+  const r = importText(
+    'global_defs {\n notification_email {\n  a@b\n }\n vrrp_iptables\n totally_unknown 1\n}\nstatic_routes {\n 10.0.0.0/8 via 1.2.3.4\n}\n' + VI(' use_vmac\n virtual_routes {\n }'),
+  );
+  assert.equal(r.complete, false);
+  assert.deepEqual(
+    r.diagnostics.map((d) => `${d.file}:${d.line}: ${d.directive}`),
+    ['keepalived.conf:2: notification_email', 'keepalived.conf:5: vrrp_iptables', 'keepalived.conf:6: totally_unknown', 'keepalived.conf:8: static_routes', 'keepalived.conf:17: use_vmac', 'keepalived.conf:18: virtual_routes'],
+  );
+  assert.match(r.diagnostics[2]?.why ?? '', /not supported in global_defs/);
+  assert.match(r.diagnostics[0]?.why ?? '', /e-mail/);
+});
+
+test('diagnostics in included files name those files, relative to the main file', () => {
+  const r = importText('include conf.d/*.conf\n', { '/etc/keepalived/conf.d/a.conf': `\n${VI(' use_vmac')}` });
+  assert.deepEqual(r.diagnostics.map((d) => `${d.file}:${d.line}`), ['conf.d/a.conf:8']);
+  assert.match(r.yaml, /# from conf\.d\/a\.conf:2/);
+});
+
+test('the YAML: header says complete or lists what is missing; comments point to source lines; it parses back', () => {
+  const text = `global_defs {\n router_id lb1\n}\n${VI(' priority 120')}`;
+  const r = importText(text);
+  assert.match(r.yaml, /^# lvsd configuration imported from keepalived\.conf/);
+  assert.match(r.yaml, /Complete: every directive was carried over/);
+  assert.match(r.yaml, /name: lb1 # from keepalived\.conf:2/);
+  assert.match(r.yaml, /priority: 120 # from keepalived\.conf:10/);
+  assert.deepEqual(YAML.parse(r.yaml), JSON.parse(JSON.stringify(r.config)));
+  const bad = importText(VI(' use_vmac'));
+  assert.match(bad.yaml, /INCOMPLETE: 1 directive\(s\) were not carried over:\n#   keepalived\.conf:7: use_vmac: virtual MAC/);
+});
+
+test('names lvsd does not accept are rewritten consistently and reported', () => {
+  const r = importText('vrrp_script "chk nginx" {\n script /bin/true\n}\n' + VI(' track_script {\n  "chk nginx"\n }', '"VI 1"') + 'vrrp_sync_group G {\n group {\n  "VI 1"\n }\n}');
+  assert.deepEqual(Object.keys(r.config.vrrp?.scripts ?? {}), ['chk_nginx']);
+  assert.equal(r.config.vrrp?.instances?.[0]?.name, 'VI_1');
+  assert.deepEqual(r.config.vrrp.instances[0].trackScripts, [{ name: 'chk_nginx' }]);
+  assert.deepEqual(r.config.vrrp.syncGroups?.[0]?.instances, ['VI_1']);
+  assert.deepEqual(diag(r), ['1 vrrp_script', '4 vrrp_instance']);
+});
