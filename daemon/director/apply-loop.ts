@@ -1,0 +1,47 @@
+// Serialises dataplane applies and coalesces bursts: however many events arrive while an apply is in
+// flight, exactly one more apply follows it, with the newest desired table. (Graceful removal is the
+// backend's business: IPVS drains to weight 0 first; nftables and userspace keep established
+// connections by their nature.)
+import type { ApplyReport, Dataplane, DesiredTable } from '../dataplane/types.js';
+
+export interface ApplyLoopHooks {
+  /** The desired table as of now (recomputed on every pass). */
+  desired(): DesiredTable;
+  applied(report: ApplyReport): void;
+  failed(error: Error): void;
+}
+
+export class ApplyLoop {
+  private dirty = false;
+  private running: Promise<void> | null = null;
+
+  constructor(
+    private readonly dataplane: Dataplane,
+    private readonly hooks: ApplyLoopHooks,
+  ) {}
+
+  /** Asks for an apply; resolves once an apply that started after this call has finished. */
+  request(): Promise<void> {
+    this.dirty = true;
+    this.running ??= this.run().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  /** Waits for whatever is in flight. */
+  async idle(): Promise<void> {
+    while (this.running !== null) await this.running;
+  }
+
+  private async run(): Promise<void> {
+    while (this.dirty) {
+      this.dirty = false;
+      try {
+        this.hooks.applied(await this.dataplane.apply(this.hooks.desired()));
+      } catch (e) {
+        this.hooks.failed(e instanceof Error ? e : new Error(String(e)));
+      }
+    }
+  }
+}

@@ -1,0 +1,62 @@
+// Plugs the Director into `lvsd run`: opens the state store, starts the director and the API, and maps
+// the CLI's reload/stop lifecycle onto them.
+import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { ConfigDiff } from '../config/diff.js';
+import type { Config } from '../config/types.js';
+import type { Daemon, RunContext } from '../cli/run.js';
+import { startApi, type RunningApi } from '../api/listen.js';
+import { openStore } from '../state/store.js';
+import { Director } from './director.js';
+import { openDataplane } from './open-dataplane.js';
+import { packageVersion } from '../cli/version.js';
+
+export class DirectorDaemon implements Daemon {
+  private director: Director | null = null;
+  private api: RunningApi | null = null;
+
+  constructor(private readonly ctx: RunContext) {}
+
+  async start(config: Config): Promise<void> {
+    const { log } = this.ctx;
+    // A corrupt state file stops the start here, with the file named (the store never replaces it silently).
+    const { store, created } = await openStore(this.ctx.stateFile);
+    if (created) log.info({ stateFile: this.ctx.stateFile }, 'created an empty state file');
+    const text = await readFile(this.ctx.configPath, 'utf8');
+    this.director = await Director.start({
+      config,
+      configText: text,
+      logger: log,
+      store,
+      version: packageVersion(),
+      openDataplane: (c) => openDataplane(this.ctx.dataplane, c, dirname(this.ctx.stateFile), log),
+    });
+    try {
+      this.api = await startApi(
+        { listen: config.api.listen, socket: config.api.socket, tls: config.api.tls ?? null },
+        { director: this.director, store, logger: log.child({ component: 'api' }) },
+      );
+      log.info({ url: this.api.url, socket: this.api.socket }, `API and panel at ${this.api.url}`);
+    } catch (e) {
+      log.error({ err: e }, `API not started: ${e instanceof Error ? e.message : String(e)}; lvsd keeps running without it`);
+    }
+    if (!store.hasAdmin()) {
+      const token = await store.issueBootstrapToken();
+      if (token !== null) {
+        // Printed once, to the operator at the console; the store keeps only its hash.
+        process.stderr.write(`lvsd: no admin user yet. Create one with \`lvsd user add NAME --role admin\`, or in the panel with this one-time bootstrap token: ${token}\n`);
+      }
+    }
+  }
+
+  async reload(next: Config, _diff: ConfigDiff): Promise<void> {
+    if (this.director === null) return;
+    const text = await readFile(this.ctx.configPath, 'utf8');
+    await this.director.reload(next, text, 'SIGHUP');
+  }
+
+  async stop(): Promise<void> {
+    await this.api?.close();
+    await this.director?.stop();
+  }
+}

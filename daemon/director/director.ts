@@ -1,0 +1,449 @@
+// The Director: the core that ties lvsd together.
+//   desired state = config ⊕ health ⊕ operator overrides  →  dataplane (on master and backup alike)
+//   VRRP role  →  VIPs (the engine moves them) + the IPVS sync daemon's role
+//   everything  →  events (subscribe) and one snapshot (snapshot())
+// It implements the API's DirectorPort, so the panel, the CLI and /metrics all see one source.
+import { EventEmitter } from 'node:events';
+import { createHash } from 'node:crypto';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import type { Logger } from 'pino';
+import { loadConfigText } from '../config/load.js';
+import { formatError } from '../config/errors.js';
+import { diffConfig, describeDiff, isEmptyDiff, type ConfigDiff as ConfigModelDiff } from '../config/diff.js';
+import type { Config } from '../config/types.js';
+import type { Dataplane, DataplaneKind, ObservedTable } from '../dataplane/types.js';
+import type { SyncDaemonConfig } from '../dataplane/ipvs.js';
+import { HealthMonitor } from '../health/monitor.js';
+import type { StateStore } from '../state/store.js';
+import { startVrrp as realStartVrrp, type VrrpEngine, type VrrpOptions, type VrrpSnapshot } from '../vrrp/index.js';
+import type {
+  ApplyResult,
+  ConfigCheck,
+  ConfigDiff,
+  DirectorPort,
+  RunningConfig,
+} from '../api/director-port.js';
+import { DirectorRejection } from '../api/director-port.js';
+import { ApplyLoop } from './apply-loop.js';
+import { configChanges } from './config-changes.js';
+import { desiredTable, type HealthView } from './desired.js';
+import { healthPlan, servicePlan, vrrpOptions } from './plan.js';
+import { buildSnapshot } from './snapshot-builder.js';
+import {
+  overrideKey,
+  type DirectorEvent,
+  type DirectorSnapshot,
+  type FailoverHow,
+  type Override,
+  type OverrideTarget,
+  type VrrpTransition,
+} from './snapshot.js';
+
+/** A dataplane that also drives the IPVS connection sync daemon. */
+interface SyncCapable {
+  setSyncRole(role: 'master' | 'backup' | 'none', cfg?: SyncDaemonConfig): Promise<void>;
+}
+function hasSync(d: Dataplane | null): d is Dataplane & SyncCapable {
+  return d !== null && typeof (d as Partial<SyncCapable>).setSyncRole === 'function';
+}
+
+export interface OpenedDataplane {
+  dataplane: Dataplane | null;
+  kind: DataplaneKind | 'none';
+  reason: string;
+}
+
+export interface DirectorOptions {
+  config: Config;
+  configText: string;
+  logger: Logger;
+  store: StateStore;
+  version: string;
+  openDataplane(config: Config): Promise<OpenedDataplane>;
+  startVrrp?: (options: VrrpOptions, logger: Logger) => Promise<VrrpEngine>;
+  /** How often connection counts and rates are read from the dataplane (default 2 s). */
+  statsIntervalMs?: number;
+}
+
+const HISTORY = 50;
+const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
+const nowIso = (): string => new Date().toISOString();
+
+export class Director implements DirectorPort {
+  private config: Config;
+  private configText: string;
+  private readonly previousTexts: string[] = [];
+  private loadedAt = nowIso();
+  private reloads = 0;
+  private lastReload: DirectorSnapshot['config']['lastReload'] = null;
+  private readonly startedAt = nowIso();
+  private readonly bus = new EventEmitter();
+  private readonly health: HealthMonitor;
+  private readonly healthViews = new Map<string, HealthView>();
+  private readonly quorumLost = new Set<string>();
+  private vrrp: VrrpEngine | null = null;
+  private vrrpError: string | null = null;
+  private readonly transitions = new Map<string, VrrpTransition[]>();
+  private readonly forced = new Map<string, 'lower-priority' | 'maintenance'>();
+  private dataplane: OpenedDataplane = { dataplane: null, kind: 'none', reason: 'not started' };
+  private loop: ApplyLoop | null = null;
+  private observed: ObservedTable = { services: [] };
+  private statsTimer: NodeJS.Timeout | null = null;
+  private syncRole: 'master' | 'backup' | 'none' = 'none';
+  private reloading: Promise<unknown> = Promise.resolve();
+
+  private constructor(private readonly opts: DirectorOptions) {
+    this.config = opts.config;
+    this.configText = opts.configText;
+    this.bus.setMaxListeners(0);
+    this.health = new HealthMonitor({ logger: opts.logger.child({ component: 'health' }) });
+  }
+
+  static async start(opts: DirectorOptions): Promise<Director> {
+    const d = new Director(opts);
+    await d.init();
+    return d;
+  }
+
+  private get log(): Logger {
+    return this.opts.logger;
+  }
+
+  private async init(): Promise<void> {
+    this.wireHealth();
+    this.health.reconcile(healthPlan(this.config).services, healthPlan(this.config).targets);
+
+    this.dataplane = await this.opts.openDataplane(this.config);
+    this.log.info({ dataplane: this.dataplane.kind, reason: this.dataplane.reason }, `dataplane: ${this.dataplane.kind} (${this.dataplane.reason})`);
+    const dp = this.dataplane.dataplane;
+    if (dp !== null) {
+      this.loop = new ApplyLoop(dp, {
+        desired: () => this.desired(),
+        applied: (report) => {
+          if (report.operations > 0 || report.drift.length > 0) {
+            if (report.drift.length > 0) this.log.warn({ drift: report.drift }, 'dataplane drift repaired: entries changed behind lvsd’s back were put back');
+            this.emit({ type: 'dataplane.apply', operations: report.operations, drift: report.drift, durationMs: report.durationMs });
+          }
+          for (const c of report.conflicts ?? []) this.log.warn({ virtualServer: c }, `not taking over ${c}: the dataplane holds it and lvsd does not own it`);
+          for (const f of report.failures ?? []) this.log.error({ failure: f }, `dataplane refused: ${f}`);
+        },
+        failed: (e) => {
+          this.log.error({ err: e }, `dataplane apply failed: ${e.message}`);
+          this.emit({ type: 'dataplane.error', message: e.message });
+        },
+      });
+      await this.loop.request();
+      this.statsTimer = setInterval(() => void this.pollStats(), this.opts.statsIntervalMs ?? 2000);
+      this.statsTimer.unref();
+    }
+
+    await this.startVrrpEngine();
+  }
+
+  // ---- health ----------------------------------------------------------------------------------
+
+  private wireHealth(): void {
+    this.health.on('transition', (e) => {
+      const prev = this.healthViews.get(e.id);
+      this.healthViews.set(e.id, { ...prev, up: e.to === 'up' });
+      const [service = '', realServer = ''] = splitTarget(e.id);
+      this.log.info({ virtualServer: service, realServer, from: e.from, to: e.to, reason: e.reason, detail: e.detail }, `real server ${e.to}: ${e.detail}`);
+      this.emit({ type: 'health.change', service, realServer, status: e.to, reason: `${e.reason}: ${e.detail}` });
+      void this.loop?.request();
+    });
+    this.health.on('weight', (e) => {
+      const prev = this.healthViews.get(e.id) ?? { up: true };
+      this.healthViews.set(e.id, { ...prev, dynamicWeight: e.weight });
+      void this.loop?.request();
+    });
+    this.health.on('quorum', (e) => {
+      if (e.up) this.quorumLost.delete(e.service);
+      else this.quorumLost.add(e.service);
+      this.log.warn({ virtualServer: e.service, aliveWeight: e.aliveWeight, quorum: e.quorum }, e.up ? 'quorum regained' : 'quorum lost');
+      this.emit({ type: 'quorum.change', service: e.service, up: e.up });
+      void this.loop?.request();
+    });
+    this.health.on('removed', (e) => {
+      this.healthViews.delete(e.id);
+    });
+  }
+
+  private desired() {
+    const overrides = this.opts.store.overrideMap();
+    return desiredTable({
+      services: this.config.virtualServers.map(servicePlan),
+      health: this.healthViews,
+      overrides,
+      quorumLost: this.quorumLost,
+    });
+  }
+
+  private async pollStats(): Promise<void> {
+    const dp = this.dataplane.dataplane;
+    if (dp === null) return;
+    try {
+      this.observed = await dp.observe();
+    } catch (e) {
+      this.log.warn({ err: e }, 'reading dataplane counters failed');
+    }
+  }
+
+  // ---- VRRP ------------------------------------------------------------------------------------
+
+  private async startVrrpEngine(): Promise<void> {
+    if (this.config.vrrp.instances.length === 0) return;
+    const start = this.opts.startVrrp ?? realStartVrrp;
+    try {
+      this.vrrp = await start(vrrpOptions(this.config), this.log.child({ component: 'vrrp' }));
+      this.vrrpError = null;
+    } catch (e) {
+      // No raw sockets (no CAP_NET_RAW), a missing interface…: say so plainly and keep serving the rest.
+      this.vrrpError = e instanceof Error ? e.message : String(e);
+      this.log.error({ err: e }, `VRRP not running: ${this.vrrpError}`);
+      return;
+    }
+    this.vrrp.on('transition', (t) => {
+      const history = this.transitions.get(t.instance) ?? [];
+      history.push({ at: new Date(t.at).toISOString(), from: t.from, to: t.to, reason: t.reason });
+      if (history.length > HISTORY) history.splice(0, history.length - HISTORY);
+      this.transitions.set(t.instance, history);
+      this.emit({ type: 'vrrp.transition', instance: t.instance, from: t.from, to: t.to, reason: t.reason });
+      void this.updateSyncRole();
+    });
+    this.vrrp.on('error', (e) => {
+      this.vrrpError = e.message;
+      this.log.error({ err: e }, `VRRP engine failed: ${e.message}`);
+    });
+    await this.updateSyncRole();
+  }
+
+  /** The IPVS sync daemon follows the VRRP role: master while any instance is MASTER, else backup. */
+  private async updateSyncRole(): Promise<void> {
+    const dp = this.dataplane.dataplane;
+    const sd = this.config.ipvs.syncDaemon;
+    if (!hasSync(dp) || sd === undefined) return;
+    const master = (this.vrrp?.snapshot().instances ?? []).some((i) => i.state === 'MASTER');
+    const role = master ? 'master' : 'backup';
+    if (role === this.syncRole) return;
+    try {
+      await dp.setSyncRole(role, { interface: sd.interface, syncId: sd.syncId, mcastGroup: sd.mcastGroup, mcastPort: sd.port, mcastTtl: sd.ttl, syncMaxLen: sd.maxLen });
+      this.syncRole = role;
+      this.log.info({ role }, `IPVS sync daemon: ${role}`);
+    } catch (e) {
+      this.log.error({ err: e }, 'IPVS sync daemon role change failed');
+    }
+  }
+
+  // ---- events and snapshot ---------------------------------------------------------------------
+
+  private emit(e: DistributiveOmit<DirectorEvent, 'at'>): void {
+    this.bus.emit('event', { ...e, at: nowIso() } as DirectorEvent);
+  }
+
+  subscribe(fn: (e: DirectorEvent) => void): () => void {
+    this.bus.on('event', fn);
+    return () => this.bus.off('event', fn);
+  }
+
+  snapshot(): DirectorSnapshot {
+    const vrrp: VrrpSnapshot | null = this.vrrp?.snapshot() ?? null;
+    const reason = this.dataplane.reason;
+    return buildSnapshot({
+      node: this.config.node.name,
+      version: this.opts.version,
+      startedAt: this.startedAt,
+      now: new Date(),
+      dataplane: { kind: this.dataplane.kind, reason },
+      config: this.config,
+      configInfo: {
+        path: this.config.source,
+        hash: sha256(this.configText),
+        loadedAt: this.loadedAt,
+        reloads: this.reloads,
+        lastReload: this.lastReload,
+      },
+      vrrp,
+      transitions: this.transitions,
+      forced: this.forced,
+      health: this.health.snapshot(),
+      observed: this.observed,
+      overrides: this.opts.store.overrideMap(),
+      quorumLost: this.quorumLost,
+    });
+  }
+
+  /** Why VRRP is not running, when it is not. */
+  get vrrpProblem(): string | null {
+    return this.vrrpError;
+  }
+
+  // ---- operator actions ------------------------------------------------------------------------
+
+  private checkTarget(t: OverrideTarget): void {
+    const vs = this.config.virtualServers.find((v) => v.id === t.service || v.name === t.service);
+    if (vs === undefined) throw new DirectorRejection(404, `unknown virtual service "${t.service}"`);
+    if (t.realServer !== undefined && !vs.realServers.some((r) => r.id === t.realServer)) {
+      throw new DirectorRejection(404, `virtual service ${vs.id} has no real server "${t.realServer}"`);
+    }
+  }
+
+  async setOverride(target: OverrideTarget, override: Override, by: string): Promise<void> {
+    this.checkTarget(target);
+    if (override.weight !== undefined && (!Number.isInteger(override.weight) || override.weight < 0 || override.weight > 65535)) {
+      throw new DirectorRejection(400, `weight must be an integer 0..65535, got ${override.weight}`);
+    }
+    // The API persists the override in the store right after this resolves; the apply reads the store,
+    // so ask for it on the next tick.
+    this.emit({ type: 'override', target, override, by });
+    setImmediate(() => void this.loop?.request());
+    await Promise.resolve();
+  }
+
+  async clearOverride(target: OverrideTarget, by: string): Promise<void> {
+    this.checkTarget(target);
+    this.emit({ type: 'override', target, override: null, by });
+    setImmediate(() => void this.loop?.request());
+    await Promise.resolve();
+  }
+
+  /** Re-reads overrides from the store and applies them (the API calls this after persisting). */
+  async overridesChanged(): Promise<void> {
+    await this.loop?.request();
+  }
+
+  async forceFailover(instance: string, how: FailoverHow, by: string): Promise<void> {
+    const vrrp = this.vrrp;
+    if (vrrp === null) throw new DirectorRejection(409, `VRRP is not running${this.vrrpError === null ? '' : `: ${this.vrrpError}`}`);
+    const inst = vrrp.snapshot().instances.find((i) => i.name === instance);
+    if (inst === undefined) throw new DirectorRejection(404, `unknown VRRP instance "${instance}"`);
+    if (how === 'lower-priority') {
+      vrrp.forceFault(instance, false);
+      vrrp.setPriorityOffset(instance, 1 - inst.basePriority);
+      this.forced.set(instance, how);
+    } else if (how === 'maintenance') {
+      vrrp.forceFault(instance, true);
+      this.forced.set(instance, how);
+    } else {
+      vrrp.forceFault(instance, false);
+      vrrp.setPriorityOffset(instance, 0);
+      this.forced.delete(instance);
+    }
+    this.log.warn({ instance, how, by }, `operator failover: ${how}`);
+    this.emit({ type: 'failover', instance, how, by });
+    await Promise.resolve();
+  }
+
+  // ---- configuration ---------------------------------------------------------------------------
+
+  private check(text: string): { config: Config | null; check: ConfigCheck } {
+    const r = loadConfigText(text, this.config.source);
+    if (r.ok) return { config: r.config, check: { ok: true, errors: [] } };
+    return {
+      config: null,
+      check: { ok: false, errors: r.errors.map((e) => ({ message: formatError(e), line: e.line, column: e.col, path: e.path })) },
+    };
+  }
+
+  validateConfig(text: string): Promise<ConfigCheck> {
+    return Promise.resolve(this.check(text).check);
+  }
+
+  diffConfig(text: string): Promise<ConfigDiff> {
+    const { config, check } = this.check(text);
+    const changes = config === null ? [] : configChanges(diffConfig(this.config, config));
+    return Promise.resolve({ ...check, changes });
+  }
+
+  async applyConfig(text: string, by: string): Promise<ApplyResult> {
+    const { config, check } = this.check(text);
+    if (config === null) return { ok: false, errors: check.errors, hash: sha256(this.configText), changes: [] };
+    // The file on disk is the source of truth for restarts: write it (atomically) before reloading.
+    const tmp = `${this.config.source}.tmp-${process.pid}`;
+    await writeFile(tmp, text, { mode: 0o640 });
+    await rename(tmp, this.config.source);
+    const previous = this.configText;
+    const diff = await this.reloadWith(config, text, by);
+    this.previousTexts.push(previous);
+    return { ok: true, errors: [], hash: sha256(text), changes: configChanges(diff) };
+  }
+
+  async rollbackConfig(by: string): Promise<ApplyResult> {
+    const previous = this.previousTexts.pop();
+    if (previous === undefined) throw new DirectorRejection(409, 'no earlier config to roll back to');
+    const r = await this.applyConfig(previous, by);
+    // applyConfig pushed the config we rolled back from; a rollback is not itself something to undo.
+    if (r.ok) this.previousTexts.pop();
+    else this.previousTexts.push(previous);
+    return r;
+  }
+
+  runningConfig(): Promise<RunningConfig> {
+    return Promise.resolve({ path: this.config.source, hash: sha256(this.configText), text: this.configText, canRollback: this.previousTexts.length > 0 });
+  }
+
+  /** SIGHUP (the CLI validated and diffed already) and API applies: apply the difference. */
+  async reload(next: Config, text: string, by: string): Promise<void> {
+    const previous = this.configText;
+    await this.reloadWith(next, text, by);
+    if (previous !== text) this.previousTexts.push(previous);
+  }
+
+  /** Applies only what changed; unchanged instances, services and checkers keep their state. */
+  private reloadWith(next: Config, text: string, by: string): Promise<ConfigModelDiff> {
+    const run = this.reloading.then(async () => {
+      const diff = diffConfig(this.config, next);
+      const lines = describeDiff(diff);
+      const vrrpChanged =
+        diff.instances.added.length + diff.instances.removed.length + diff.instances.changed.length +
+          diff.syncGroups.added.length + diff.syncGroups.removed.length + diff.syncGroups.changed.length +
+          diff.scripts.added.length + diff.scripts.removed.length + diff.scripts.changed.length > 0 ||
+        diff.settings.some((s) => s.startsWith('vrrp.'));
+      if (diff.settings.includes('dataplane')) {
+        this.log.warn('the dataplane choice changed: it takes effect at the next restart');
+      }
+      this.config = next;
+      this.configText = text;
+      this.loadedAt = nowIso();
+      this.reloads++;
+      const plan = healthPlan(next);
+      this.health.reconcile(plan.services, plan.targets);
+      if (vrrpChanged) {
+        // The engine is rebuilt from the new options; instances that did not change come back in
+        // BACKUP and re-win mastership by priority.
+        this.log.warn('VRRP configuration changed: restarting the VRRP engine');
+        await this.vrrp?.stop();
+        this.vrrp = null;
+        await this.startVrrpEngine();
+      }
+      await this.loop?.request();
+      const message = isEmptyDiff(diff) ? 'no changes' : lines.join('; ');
+      this.lastReload = { at: nowIso(), ok: true, message, by };
+      this.log.info({ changes: lines, by }, `reloaded: ${message}`);
+      this.emit({ type: 'config.reload', ok: true, hash: sha256(text), by, message });
+      return diff;
+    });
+    this.reloading = run.catch(() => undefined);
+    return run;
+  }
+
+  // ---- lifecycle -------------------------------------------------------------------------------
+
+  /** Graceful stop: priority-0 adverts and VIPs released; the dataplane keeps its entries. */
+  async stop(): Promise<void> {
+    if (this.statsTimer !== null) clearInterval(this.statsTimer);
+    this.health.close();
+    await this.vrrp?.stop();
+    this.vrrp = null;
+    await this.loop?.idle();
+    await this.dataplane.dataplane?.close();
+  }
+}
+
+function splitTarget(id: string): [string, string] {
+  const i = id.indexOf('/');
+  return i < 0 ? [id, ''] : [id.slice(0, i), id.slice(i + 1)];
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+export { overrideKey };

@@ -1,0 +1,50 @@
+// Opens the dataplane the CLI planned (`dataplane:` in the config, `auto` resolved from what this machine
+// has). When the planned one fails to open, the next one down the list is tried — ipvs → nftables →
+// userspace — and the reason lands in the log and the panel: lvsd keeps running what it can.
+import type { Logger } from 'pino';
+import type { Config } from '../config/types.js';
+import type { DataplaneKind } from '../dataplane/types.js';
+import { createIpvsDataplane } from '../dataplane/ipvs.js';
+import { createNftablesDataplane } from '../dataplane/nftables/backend.js';
+import { createUserspaceDataplane } from '../dataplane/userspace/backend.js';
+import type { OpenedDataplane } from './director.js';
+import { drainPolicy } from './plan.js';
+
+const ORDER: DataplaneKind[] = ['ipvs', 'nftables', 'userspace'];
+
+async function open(kind: DataplaneKind, config: Config, stateDir: string, log: Logger): Promise<OpenedDataplane['dataplane']> {
+  switch (kind) {
+    case 'ipvs':
+      return createIpvsDataplane({ stateDir, drain: drainPolicy(config), logger: log.child({ dataplane: 'ipvs' }) });
+    case 'nftables': {
+      const dp = createNftablesDataplane({ table: config.nftables.table, masquerade: config.nftables.masquerade, logger: log.child({ dataplane: 'nftables' }) });
+      // nft is started lazily; an observe() proves it works before we promise anything.
+      await dp.observe();
+      return dp;
+    }
+    case 'userspace': {
+      const pp = config.userspace.proxyProtocol;
+      return createUserspaceDataplane({
+        idleTimeoutMs: config.userspace.idleTimeoutMs,
+        ...(pp === 'none' ? {} : { proxyProtocol: pp === 'v1' ? 1 : 2 }),
+        logger: log.child({ dataplane: 'userspace' }),
+      });
+    }
+  }
+}
+
+export async function openDataplane(planned: { kind: DataplaneKind; reason: string }, config: Config, stateDir: string, log: Logger): Promise<OpenedDataplane> {
+  const failures: string[] = [];
+  for (const kind of ORDER.slice(ORDER.indexOf(planned.kind))) {
+    try {
+      const dataplane = await open(kind, config, stateDir, log);
+      const reason = failures.length === 0 ? planned.reason : `${failures.join('; ')}; fell back to ${kind}`;
+      return { dataplane, kind, reason };
+    } catch (e) {
+      const why = e instanceof Error ? e.message : String(e);
+      failures.push(`${kind} failed to open (${why})`);
+      log.error({ dataplane: kind, err: e }, `${kind} dataplane failed to open: ${why}`);
+    }
+  }
+  return { dataplane: null, kind: 'none', reason: failures.join('; ') };
+}

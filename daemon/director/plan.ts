@@ -1,0 +1,169 @@
+// Maps the normalised config onto what each component takes: the dataplane's service plans, the health
+// monitor's services and targets, and the VRRP engine's options. Pure; the one place where config
+// vocabulary meets component vocabulary, so the components never import the config module.
+import type { Config, HealthCheck, RealServer, VirtualServer } from '../config/types.js';
+import type { DrainPolicy } from '../dataplane/drain.js';
+import type { CheckOptions, HttpCheckOptions, UdpCheckOptions } from '../health/options.js';
+import type { HealthService, HealthTarget } from '../health/monitor.js';
+import type { VrrpOptions } from '../vrrp/index.js';
+import type { RealServerPlan, ServicePlan } from './desired.js';
+
+/** The health monitor's target id for a real server of a service: the same key overrides use. */
+export function targetId(serviceId: string, realServerId: string): string {
+  return `${serviceId}/${realServerId}`;
+}
+
+export function servicePlan(vs: VirtualServer): ServicePlan {
+  const plan: ServicePlan = {
+    id: vs.id,
+    name: vs.name,
+    family: vs.family,
+    protocol: vs.protocol,
+    scheduler: vs.scheduler,
+    quorum: vs.quorum,
+    realServers: vs.realServers.map((rs) => realServerPlan(rs, vs.inhibitOnFailure)),
+  };
+  if (vs.address !== undefined) plan.address = vs.address;
+  if (vs.port !== undefined) plan.port = vs.port;
+  if (vs.fwmark !== undefined) plan.fwmark = vs.fwmark;
+  if (vs.schedulerFlags.length > 0) plan.schedulerFlags = [...vs.schedulerFlags];
+  if (vs.persistence !== undefined) {
+    plan.persistence = { timeoutSec: Math.max(1, Math.round(vs.persistence.timeoutMs / 1000)), netmask: vs.persistence.netmask };
+  }
+  if (vs.onePacket) plan.onePacket = true;
+  if (vs.sorryServer !== undefined) {
+    plan.sorryServer = { ...vs.sorryServer, weight: 1 };
+  }
+  return plan;
+}
+
+function realServerPlan(rs: RealServer, inhibitOnFailure: boolean): RealServerPlan {
+  const plan: RealServerPlan = {
+    id: rs.id,
+    address: rs.address,
+    port: rs.port,
+    weight: rs.weight,
+    method: rs.method,
+    inhibitOnFailure,
+  };
+  if (rs.tunnel !== undefined) plan.tunnel = rs.tunnel;
+  if (rs.upperThreshold > 0) plan.upperThreshold = rs.upperThreshold;
+  if (rs.lowerThreshold > 0) plan.lowerThreshold = rs.lowerThreshold;
+  return plan;
+}
+
+export function checkOptions(hc: HealthCheck, alpha: boolean): CheckOptions {
+  const o: CheckOptions = {
+    type: hc.type,
+    intervalMs: hc.intervalMs,
+    timeoutMs: hc.timeoutMs,
+    rise: hc.rise,
+    fall: hc.fall,
+    retry: hc.retry,
+    delayBeforeRetryMs: hc.delayBeforeRetryMs,
+    warmupMs: hc.warmupMs,
+    alpha,
+  };
+  if (hc.connectIp !== undefined) o.connectIp = hc.connectIp;
+  if (hc.connectPort !== undefined) o.connectPort = hc.connectPort;
+  if (hc.bindTo !== undefined) o.bindTo = hc.bindTo;
+  if (hc.bindInterface !== undefined) o.bindInterface = hc.bindInterface;
+  if (hc.http !== undefined) {
+    const h: HttpCheckOptions = {
+      path: hc.http.path,
+      status: hc.http.status.map((r) => (r.min === r.max ? r.min : `${r.min}-${r.max}`)),
+      headers: hc.http.headers,
+      tlsVerify: hc.http.tlsVerify,
+    };
+    if (hc.http.host !== undefined) h.host = hc.http.host;
+    if (hc.http.bodyRegex !== undefined) h.bodyRegex = hc.http.bodyRegex;
+    if (hc.http.digest !== undefined) h.digest = hc.http.digest;
+    if (hc.http.sni !== undefined) h.sni = hc.http.sni;
+    o.http = h;
+  }
+  if (hc.udp !== undefined) {
+    const u: UdpCheckOptions = { payload: hc.udp.payload };
+    if (hc.udp.expect !== undefined) {
+      u.expect = /^[0-9a-f]+$/i.test(hc.udp.expect) ? { hex: hc.udp.expect } : { regex: hc.udp.expect };
+    }
+    o.udp = u;
+  }
+  if (hc.dns !== undefined) {
+    o.dns = { name: hc.dns.name, type: hc.dns.type, expectRcode: hc.dns.expectRcode as 'NOERROR' };
+    if (hc.dns.expectAnswer !== undefined) o.dns.expectAnswer = hc.dns.expectAnswer;
+  }
+  if (hc.exec !== undefined) o.exec = { command: hc.exec.command, dynamicWeight: hc.exec.dynamicWeight };
+  return o;
+}
+
+export interface HealthPlan {
+  services: HealthService[];
+  targets: HealthTarget[];
+}
+
+/** Every real server with a check (type none = not checked, always up). Quorum groups are service ids. */
+export function healthPlan(config: Config): HealthPlan {
+  const services: HealthService[] = [];
+  const targets: HealthTarget[] = [];
+  for (const vs of config.virtualServers) {
+    const svc: HealthService = { name: vs.id, quorum: vs.quorum, hysteresis: vs.hysteresis, omega: vs.omega };
+    if (vs.notify.quorumUp !== undefined || vs.notify.quorumDown !== undefined) svc.notify = { ...vs.notify };
+    services.push(svc);
+    for (const rs of vs.realServers) {
+      if (rs.healthCheck.type === 'none') continue;
+      const t: HealthTarget = {
+        id: targetId(vs.id, rs.id),
+        service: vs.id,
+        name: `${vs.name}/${rs.id}`,
+        address: rs.address,
+        port: rs.port === 0 ? (rs.healthCheck.connectPort ?? 0) : rs.port,
+        weight: rs.weight,
+        check: checkOptions(rs.healthCheck, vs.alpha),
+        omega: vs.omega,
+      };
+      if (rs.notify.up !== undefined || rs.notify.down !== undefined) t.notify = { ...rs.notify };
+      targets.push(t);
+    }
+  }
+  return { services, targets };
+}
+
+export function vrrpOptions(config: Config): VrrpOptions {
+  const scripts: VrrpOptions['scripts'] = {};
+  for (const [name, s] of Object.entries(config.vrrp.scripts)) {
+    scripts[name] = { command: s.command, intervalMs: s.intervalMs, timeoutMs: s.timeoutMs, rise: s.rise, fall: s.fall, weight: s.weight };
+  }
+  return {
+    scripts,
+    garp: config.vrrp.garp,
+    syncGroups: config.vrrp.syncGroups.map((g) => ({ name: g.name, instances: [...g.instances], notify: g.notify })),
+    instances: config.vrrp.instances.map((i) => {
+      const o: VrrpOptions['instances'][number] = {
+        name: i.name,
+        interface: i.interface,
+        vrid: i.virtualRouterId,
+        priority: i.priority,
+        version: i.version,
+        advertIntervalMs: i.advertIntervalMs,
+        preempt: i.preempt,
+        preemptDelayMs: i.preemptDelayMs,
+        accept: i.accept,
+        unicastPeers: [...i.unicastPeers],
+        vips: i.virtualIpaddresses.map((v) => (v.label === undefined ? { address: v.cidr, dev: v.dev } : { address: v.cidr, dev: v.dev, label: v.label })),
+        trackInterfaces: i.trackInterfaces,
+        trackScripts: i.trackScripts,
+        trackFiles: i.trackFiles,
+        notify: i.notify,
+        garp: i.garp,
+        initialState: i.initialState,
+      };
+      if (i.authentication !== undefined) o.authPass = i.authentication.password;
+      if (i.unicastSrcIp !== undefined) o.unicastSrcIp = i.unicastSrcIp;
+      return o;
+    }),
+  };
+}
+
+export function drainPolicy(config: Config): DrainPolicy {
+  return { mode: config.ipvs.removal, timeoutMs: config.ipvs.drainTimeoutMs };
+}
