@@ -93,9 +93,30 @@ export interface RunOptions {
 export async function runDaemon(opts: RunOptions): Promise<number> {
   const { log, configPath } = opts;
   const signals = opts.signals ?? process;
+  // Until the daemon runs, signals are only remembered (SIGHUP's default action would kill us).
+  const early: { hup: boolean; stop?: 'SIGTERM' | 'SIGINT' } = { hup: false };
+  const earlyHup = (): void => {
+    early.hup = true;
+  };
+  const earlyTerm = (): void => {
+    early.stop ??= 'SIGTERM';
+  };
+  const earlyInt = (): void => {
+    early.stop ??= 'SIGINT';
+  };
+  signals.on('SIGHUP', earlyHup);
+  signals.on('SIGTERM', earlyTerm);
+  signals.on('SIGINT', earlyInt);
+  const detachEarly = (): void => {
+    signals.off('SIGHUP', earlyHup);
+    signals.off('SIGTERM', earlyTerm);
+    signals.off('SIGINT', earlyInt);
+  };
+
   const first = await loadConfig(configPath);
   logConfigErrors(log, first.warnings, 'warn');
   if (!first.ok) {
+    detachEarly();
     logConfigErrors(log, first.errors, 'error');
     log.fatal({ file: configPath, errors: first.errors.length }, `config is invalid (${first.errors.length} error${first.errors.length === 1 ? '' : 's'}); not starting`);
     return EXIT.failed;
@@ -113,6 +134,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   try {
     await daemon.start(current);
   } catch (e) {
+    detachEarly();
     log.fatal({ err: e }, 'start failed');
     return EXIT.failed;
   }
@@ -189,6 +211,9 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     signals.on('SIGHUP', onHup);
     signals.on('SIGTERM', term);
     signals.on('SIGINT', int);
+    detachEarly();
+    if (early.stop) (early.stop === 'SIGTERM' ? term : int)();
+    else if (early.hup) onHup();
     detach = () => {
       signals.off('SIGHUP', onHup);
       signals.off('SIGTERM', term);
@@ -217,6 +242,8 @@ export const runCommand: Command = {
     const log = createLogger(level ? { level } : {});
     const code = await runDaemon({ configPath: values.config, ...(values.state !== undefined ? { statePath: values.state } : {}), log });
     log.flush();
+    // Whatever the daemon left open (sockets, child processes) must not keep a stopped lvsd alive.
+    setTimeout(() => process.exit(code), 500).unref();
     return code;
   },
 };

@@ -2,7 +2,7 @@
 // YAML syntax errors, then schema errors, then semantic errors (each stage needs the previous one
 // to be clean to say anything meaningful, so a stage with errors stops the pipeline there).
 import { readFile } from 'node:fs/promises';
-import { LineCounter, parseDocument, type Document } from 'yaml';
+import { LineCounter, parseDocument, visit, type Document } from 'yaml';
 import { validateShape } from './validate.js';
 import { checkSemantics } from './semantic.js';
 import { normalise } from './normalise.js';
@@ -54,7 +54,24 @@ export function loadConfigText(text: string, file = '<inline>'): LoadResult {
   });
   if (syntax.length) return { ok: false, errors: syntax, warnings: [] };
 
-  const value: unknown = doc.toJS({ maxAliasCount: 1000 }) ?? {};
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 1000 }) ?? {};
+  } catch (e) {
+    // Unresolvable aliases and alias bombs surface only here; point at the first bad alias.
+    let offset = 0;
+    visit(doc, {
+      Alias(_key, node) {
+        if (node.resolve(doc) === undefined) {
+          offset = node.range?.[0] ?? 0;
+          return visit.BREAK;
+        }
+        return undefined;
+      },
+    });
+    const { line, col } = lc.linePos(offset);
+    return { ok: false, errors: [{ file, line, col, path: '', message: `YAML: ${(e as Error).message}` }], warnings: [] };
+  }
   const shape = validateShape(value);
   if (shape.length === 0) {
     const cfgFile = value as ConfigFile;

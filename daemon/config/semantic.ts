@@ -51,7 +51,8 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
   const instances = cfg.vrrp?.instances ?? [];
   const instanceByName = new Map<string, number>();
   const vridOwner = new Map<string, string>();
-  const allVips = new Set<string>();
+  /** VIP address → the instance that holds it (a VIP floats with exactly one instance). */
+  const allVips = new Map<string, string>();
 
   for (const [name, s] of Object.entries(scripts)) {
     const iv = parseDuration(s.interval ?? 1) ?? 0;
@@ -71,8 +72,10 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
     inst.virtualIpaddresses.forEach((v, j) => {
       const c = parseCidr(vipAddress(v));
       if (!c) return;
-      allVips.add(c.address);
       const vipPath = typeof v === 'string' ? at('virtualIpaddresses', j) : at('virtualIpaddresses', j, 'address');
+      const holder = allVips.get(c.address);
+      if (holder !== undefined) err(vipPath, holder === inst.name ? `VIP ${c.address} is listed twice` : `VIP ${c.address} is also in instance "${holder}"; a VIP belongs to one instance`);
+      else allVips.set(c.address, inst.name);
       if (firstFamily === undefined) firstFamily = c.family;
       else if (c.family !== firstFamily) err(vipPath, `${familyName(c.family)} VIP in an instance whose first VIP is ${familyName(firstFamily)}; use one instance per address family`);
     });
