@@ -43,7 +43,8 @@ export class GarpSender {
     const n = native();
     const mac = n.hwaddr(ifname);
     if (vip.length === 4) {
-      this.arpFd ??= n.openPacket(ETH_P_ARP);
+      // Protocol 0: the socket only sends (it would otherwise queue every ARP packet it never reads).
+      this.arpFd ??= n.openPacket(0);
       n.sendPacket(this.arpFd, ifindex, ETH_P_ARP, BROADCAST_MAC, garpPayload(mac, vip));
     } else {
       if (this.icmpFd === null) {

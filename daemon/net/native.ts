@@ -25,6 +25,8 @@ export interface NativeNet {
   hwaddr(ifname: string): Buffer;
   watch(fd: number, onReadable: (status: number) => void): object;
   unwatch(handle: object): void;
+  /** SCHED_RR for the calling thread (needs CAP_SYS_NICE). */
+  setRealtime(priority: number): boolean;
 }
 
 let cached: NativeNet | null = null;

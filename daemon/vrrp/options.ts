@@ -95,6 +95,8 @@ export interface VrrpOptions {
   scripts?: Record<string, TrackScriptOptions>;
   /** Defaults for every instance (each may override). */
   garp?: GarpOptions;
+  /** keepalived vrrp_rt_priority: run the VRRP worker thread SCHED_RR at this priority (1..99); absent = normal. */
+  realtimePriority?: number;
 }
 
 export interface NormalizedVip {
@@ -132,6 +134,7 @@ export interface NormalizedOptions {
   instances: NormalizedInstance[];
   syncGroups: SyncGroupOptions[];
   scripts: Record<string, Required<TrackScriptOptions>>;
+  realtimePriority?: number;
 }
 
 export class VrrpOptionsError extends Error {}
@@ -218,6 +221,11 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
   for (const g of o.syncGroups ?? []) {
     for (const m of g.instances) if (!seen.has(m)) errors.push(`syncGroups (${g.name}).instances: no instance named ${m}`);
   }
+  if (o.realtimePriority !== undefined && (!Number.isInteger(o.realtimePriority) || o.realtimePriority < 1 || o.realtimePriority > 99)) {
+    errors.push(`realtimePriority: ${o.realtimePriority} not in 1..99`);
+  }
   if (errors.length > 0) throw new VrrpOptionsError(`invalid VRRP options:\n  ${errors.join('\n  ')}`);
-  return { instances, syncGroups: o.syncGroups ?? [], scripts };
+  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts };
+  if (o.realtimePriority !== undefined) out.realtimePriority = o.realtimePriority;
+  return out;
 }

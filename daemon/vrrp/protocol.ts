@@ -35,7 +35,14 @@ export interface InstanceSnapshot {
   masterPriority: number | null;
   vips: string[];
   vipsHeld: boolean;
-  counters: { advertsSent: number; advertsReceived: number; sendErrors: number; drops: Record<string, number> };
+  counters: {
+    advertsSent: number;
+    advertsReceived: number;
+    sendErrors: number;
+    drops: Record<string, number>;
+    /** Worst lateness of the instance's timer (advert / master down) since start, ms. */
+    maxTimerLateMs: number;
+  };
   lastTransition: TransitionEvent | null;
 }
 

@@ -54,6 +54,7 @@ interface Inst {
   forcedFault: boolean;
   faultReasons: string[];
   last: TransitionEvent | null;
+  timerLateMs: number;
 }
 
 export class VrrpRuntime {
@@ -117,6 +118,7 @@ export class VrrpRuntime {
         forcedFault: false,
         faultReasons: [],
         last: null,
+        timerLateMs: 0,
       };
       for (const t of o.trackInterfaces) {
         inst.tracked.set(`interface:${t.name}`, { kind: 'interface', name: t.name, weight: t.weight, ok: byName(t.name)?.up ?? false });
@@ -250,7 +252,10 @@ export class VrrpRuntime {
     if (d === null) return;
     inst.timer = setTimeout(() => {
       inst.timer = null;
+      const late = this.now() - d;
+      inst.timerLateMs = Math.max(inst.timerLateMs, late);
       this.feed(inst, { type: 'timer' });
+      if (inst.m.state === 'MASTER' && late > 5) this.log('debug', inst, 'timer fired late', { lateMs: Math.round(late * 10) / 10 });
     }, Math.max(0, d - this.now()));
   }
 
@@ -405,7 +410,7 @@ export class VrrpRuntime {
         masterPriority: i.m.state === 'MASTER' ? i.m.priority : (i.m.master?.priority ?? null),
         vips: i.o.vips.map((v) => v.cidr),
         vipsHeld: i.vipsHeld,
-        counters: { advertsSent: i.tx, advertsReceived: i.rx, sendErrors: i.txErrors, drops: { ...i.drops } },
+        counters: { advertsSent: i.tx, advertsReceived: i.rx, sendErrors: i.txErrors, drops: { ...i.drops }, maxTimerLateMs: Math.round(i.timerLateMs * 100) / 100 },
         lastTransition: i.last,
       };
       if (i.o.group !== undefined) s.group = i.o.group;

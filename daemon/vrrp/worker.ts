@@ -3,6 +3,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { normalizeOptions, type VrrpOptions } from './options.js';
 import { VrrpRuntime } from './runtime.js';
 import { hostIo } from './io.js';
+import { native } from '../net/native.js';
 import type { FromWorker, ToWorker } from './protocol.js';
 
 const port = parentPort;
@@ -11,7 +12,17 @@ const post = (m: FromWorker): void => {
   port.postMessage(m);
 };
 
-const rt = new VrrpRuntime(normalizeOptions((workerData as { options: VrrpOptions }).options), hostIo(), {
+const options = normalizeOptions((workerData as { options: VrrpOptions }).options);
+if (options.realtimePriority !== undefined) {
+  try {
+    native().setRealtime(options.realtimePriority);
+    post({ type: 'log', level: 'info', msg: `VRRP thread runs SCHED_RR priority ${options.realtimePriority}`, fields: {} });
+  } catch (e) {
+    post({ type: 'log', level: 'warn', msg: `could not get real-time scheduling for the VRRP thread: ${e instanceof Error ? e.message : String(e)}`, fields: {} });
+  }
+}
+
+const rt = new VrrpRuntime(options, hostIo(), {
   transition: (event) => {
     post({ type: 'transition', event });
   },

@@ -20,6 +20,8 @@
 #include <sys/socket.h>
 #include <sys/ioctl.h>
 #include <linux/if_packet.h>
+#include <pthread.h>
+#include <sched.h>
 
 #define CHECK(call)                                                                  \
   do {                                                                               \
@@ -106,9 +108,6 @@ static napi_value open_packet(napi_env env, napi_callback_info info) {
   if (!get_args(env, info, 1, argv)) return NULL;
   int fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, htons((uint16_t)arg_i32(env, argv[0])));
   if (fd < 0) return throw_errno(env, "socket(AF_PACKET)");
-  // We only send on it: receive nothing so no buffer fills up.
-  struct sockaddr_ll sll;
-  memset(&sll, 0, sizeof sll);
   return num(env, fd);
 }
 
@@ -294,6 +293,24 @@ static napi_value hwaddr(napi_env env, napi_callback_info info) {
   return make_buf(env, ifr.ifr_hwaddr.sa_data, 6);
 }
 
+// setRealtime(priority) → true when the calling thread now runs SCHED_RR at that priority (1..99),
+// like keepalived's vrrp_rt_priority. Called from the VRRP worker so only that thread is real-time.
+static napi_value set_realtime(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!get_args(env, info, 1, argv)) return NULL;
+  struct sched_param sp;
+  memset(&sp, 0, sizeof sp);
+  sp.sched_priority = arg_i32(env, argv[0]);
+  int rc = pthread_setschedparam(pthread_self(), SCHED_RR, &sp);
+  if (rc != 0) {
+    errno = rc;
+    return throw_errno(env, "pthread_setschedparam(SCHED_RR)");
+  }
+  napi_value t;
+  napi_get_boolean(env, true, &t);
+  return t;
+}
+
 // ---- readiness: uv_poll on this thread's loop ----
 typedef struct {
   uv_poll_t poll;
@@ -389,6 +406,7 @@ NAPI_MODULE_INIT() {
       {"hwaddr", NULL, hwaddr, NULL, NULL, NULL, napi_default, NULL},
       {"watch", NULL, watch, NULL, NULL, NULL, napi_default, NULL},
       {"unwatch", NULL, unwatch, NULL, NULL, NULL, napi_default, NULL},
+      {"setRealtime", NULL, set_realtime, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;
