@@ -10,9 +10,10 @@ import { dirname, join } from 'node:path';
 import { IpvsClient, probeIpvs, type IpvsOp } from '../ipvs/client.js';
 import type { IpvsDaemon, IpvsInfo, IpvsTimeouts, SyncRole } from '../ipvs/codec.js';
 import { SYNC_DEFAULT_GROUP, SYNC_DEFAULT_PORT } from '../ipvs/constants.js';
-import { canonicalizeDesired, fromIpvs, serviceKeyOf, toIpvsDest, toIpvsService } from '../ipvs/spec.js';
+import { canonicalizeDesired, fromIpvs, observedDest, serviceKeyOf, toIpvsDest, toIpvsService } from '../ipvs/spec.js';
+import { IpvsError } from '../ipvs/errors.js';
 import { applyDrain, DEFAULT_DRAIN_POLICY, type DrainEntry, type DrainPolicy } from './drain.js';
-import { opText, plan, type PlanOp } from './reconcile.js';
+import { applyPlan, opText, plan, type PlanOp } from './reconcile.js';
 import type { ApplyReport, Dataplane, DesiredTable, ObservedTable } from './types.js';
 
 export { probeIpvs };
@@ -91,8 +92,22 @@ export interface IpvsDataplaneOptions {
   drain?: DrainPolicy;
   /** How often draining real servers are re-checked (default 2 s). */
   drainRecheckMs?: number;
+  /** How often the whole kernel table is re-read to repair drift (default 30 s; 0 = only when resync() is called). */
+  resyncIntervalMs?: number;
   logger?: Log;
   now?: () => number;
+}
+
+interface Round {
+  /** The kernel refused an operation because lvsd's view was stale: plan again from a full read. */
+  refused: boolean;
+  operations: number;
+  drift: string[];
+  failures: string[];
+  conflicts: string[];
+  effective: DesiredTable;
+  /** The kernel table after this round, as lvsd now believes it. */
+  after: ObservedTable;
 }
 
 export class IpvsDataplane implements Dataplane {
@@ -103,6 +118,9 @@ export class IpvsDataplane implements Dataplane {
   private lastEffective: DesiredTable | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private recheck: NodeJS.Timeout | undefined;
+  private resyncTimer: NodeJS.Timeout | undefined;
+  /** lvsd's view of the kernel table (undefined: read it in full on the next apply). */
+  private cache: ObservedTable | undefined;
   private closed = false;
   private readonly log: Log;
   private readonly now: () => number;
@@ -128,66 +146,148 @@ export class IpvsDataplane implements Dataplane {
     return this.drainState;
   }
 
+  /**
+   * Makes the kernel hold `desired` for what lvsd owns. Works from lvsd's cached view of the kernel
+   * table (read in full on the first apply, after a refused operation, and by resync()), so a reload
+   * that changes one weight costs one netlink message, whatever the table size.
+   */
   apply(desired: DesiredTable): Promise<ApplyReport> {
-    const job = this.queue.then(() => this.applyNow(desired));
+    return this.enqueue(() => this.applyNow(desired, false));
+  }
+
+  /**
+   * Re-reads the whole kernel table and re-applies the last desired table: repairs (and reports as
+   * drift) whatever changed behind lvsd's back. Runs every `resyncIntervalMs`; the director may call it.
+   */
+  resync(): Promise<ApplyReport> {
+    return this.enqueue(() => this.applyNow(this.lastDesired ?? { services: [] }, true));
+  }
+
+  private enqueue<T>(fn: () => Promise<T>): Promise<T> {
+    const job = this.queue.then(fn);
     this.queue = job.catch(() => undefined);
     return job;
   }
 
-  private async applyNow(desiredIn: DesiredTable): Promise<ApplyReport> {
+  private async readKernel(): Promise<ObservedTable> {
+    return { services: (await this.client.listTable()).map(fromIpvs) };
+  }
+
+  /** Fresh connection counts for the owned services that are losing (or draining) real servers. */
+  private async refreshDrainCandidates(desired: DesiredTable, cache: ObservedTable): Promise<void> {
+    const want = new Map(desired.services.map((s) => [s.id, new Set(s.realServers.map((r) => r.id))]));
+    const stale = cache.services.filter((s) => {
+      const ids = want.get(s.id);
+      return ids !== undefined && this.owned.has(s.id) && s.realServers.some((r) => !ids.has(r.id));
+    });
+    await Promise.all(
+      stale.map(async (s) => {
+        s.realServers = (await this.client.listDests(serviceKeyOf(s))).map(observedDest);
+      }),
+    );
+  }
+
+  private async applyNow(desiredIn: DesiredTable, fullRead: boolean): Promise<ApplyReport> {
     const t0 = performance.now();
     const desired = canonicalizeDesired(desiredIn);
-    const observed = { services: (await this.client.listTable()).map(fromIpvs) };
-    const drain = applyDrain(desired, observed, this.owned, this.drainState, this.drainPolicy, this.now());
-    for (const key of drain.started) this.log.info({ service: key.split('|')[0], realServer: key.split('|')[1] }, 'real server draining at weight 0');
-    for (const f of drain.finished) this.log.info({ service: f.key.split('|')[0], realServer: f.key.split('|')[1], reason: f.reason }, 'real server removed');
-    this.drainState = drain.state;
-
-    const p = plan(drain.effective, observed, this.owned);
-    for (const id of p.conflicts) this.log.warn({ service: id }, 'service exists in the kernel but lvsd does not own it: left alone (set takeOver to adopt it)');
-
-    // Drift: operations that would not be needed had the kernel still held what lvsd last applied.
-    const drift: string[] = [];
-    if (this.lastEffective !== undefined) {
-      const expected = new Set(plan(drain.effective, this.lastEffective, p.owned).ops.map(opText));
-      for (const op of p.ops) if (!expected.has(opText(op))) drift.push(opText(op));
-      for (const d of drift) this.log.warn({ object: d }, 'kernel changed behind lvsd: restoring');
+    let fresh = fullRead || this.cache === undefined;
+    let cache = fresh || this.cache === undefined ? await this.readKernel() : this.cache;
+    if (!fresh) {
+      try {
+        await this.refreshDrainCandidates(desired, cache);
+      } catch (e) {
+        if (!(e instanceof IpvsError)) throw e;
+        fresh = true; // a service vanished behind lvsd's back
+        cache = await this.readKernel();
+      }
     }
 
+    let round = await this.reconcileOnce(desired, cache, fresh);
+    if (round.refused && !fresh) {
+      // lvsd's view was stale (someone changed the kernel): read it all and plan again.
+      fresh = true;
+      cache = await this.readKernel();
+      round = await this.reconcileOnce(desired, cache, true);
+    }
+    this.cache = round.refused ? undefined : round.after;
+    this.lastDesired = desiredIn;
+    this.lastEffective = round.effective;
+    this.scheduleTimers();
+    const report: ApplyReport = { operations: round.operations, drift: round.drift, durationMs: performance.now() - t0 };
+    if (round.conflicts.length > 0) report.conflicts = round.conflicts;
+    if (round.failures.length > 0) report.failures = round.failures;
+    return report;
+  }
+
+  private async reconcileOnce(desired: DesiredTable, cache: ObservedTable, fresh: boolean): Promise<Round> {
+    const drain = applyDrain(desired, cache, this.owned, this.drainState, this.drainPolicy, this.now());
+    const p = plan(drain.effective, cache, this.owned);
+    // Drift: on a fresh read, operations that would not be needed had the kernel still held what lvsd last applied.
+    const drift: string[] = [];
+    if (fresh && this.lastEffective !== undefined) {
+      const expected = new Set(plan(drain.effective, this.lastEffective, p.owned).ops.map(opText));
+      for (const op of p.ops) if (!expected.has(opText(op))) drift.push(opText(op));
+    }
     const results = await this.client.batch(p.ops.map(toClientOp));
     const failures: string[] = [];
+    const okOps: PlanOp[] = [];
     const nextOwned = new Set(p.owned);
+    let refused = false;
+    for (const [i, r] of results.entries()) {
+      const op = p.ops[i];
+      if (op === undefined) continue;
+      if (r.error === undefined) {
+        okOps.push(op);
+        continue;
+      }
+      // EEXIST / ESRCH / ENOENT: the kernel is not what lvsd thought; other errors are real failures.
+      if (!fresh && ['EEXIST', 'ESRCH', 'ENOENT'].includes(r.error.code)) refused = true;
+      failures.push(r.error.message);
+      if (op.kind === 'add-service') nextOwned.delete(op.service.id);
+      if (op.kind === 'delete-service') nextOwned.add(op.service.id);
+    }
+    if (refused) return { refused, operations: 0, drift, failures, conflicts: p.conflicts, effective: drain.effective, after: cache };
+
+    for (const key of drain.started) this.log.info({ service: key.split('|')[0], realServer: key.split('|')[1] }, 'real server draining at weight 0');
+    for (const f of drain.finished) this.log.info({ service: f.key.split('|')[0], realServer: f.key.split('|')[1], reason: f.reason }, 'real server removed');
+    for (const d of drift) this.log.warn({ object: d }, 'kernel changed behind lvsd: restored');
+    for (const id of p.conflicts) this.log.warn({ service: id }, 'service exists in the kernel but lvsd does not own it: left alone (set takeOver to adopt it)');
     results.forEach((r, i) => {
       const op = p.ops[i];
       if (r.error === undefined || op === undefined) return;
-      failures.push(r.error.message);
       this.log.error({ service: op.service.id, ...('realServer' in op ? { realServer: op.realServer.id } : {}), code: r.error.code }, r.error.message);
-      if (op.kind === 'add-service') nextOwned.delete(op.service.id);
-      if (op.kind === 'delete-service') nextOwned.add(op.service.id);
     });
+    this.drainState = drain.state;
     if (!sameSet(nextOwned, this.owned)) {
       this.owned = nextOwned;
       this.ownership.save(this.owned);
     }
-    this.lastDesired = desiredIn;
-    this.lastEffective = drain.effective;
-    this.scheduleRecheck();
-    const report: ApplyReport = { operations: p.ops.length, drift, durationMs: performance.now() - t0 };
-    if (p.conflicts.length > 0) report.conflicts = p.conflicts;
-    if (failures.length > 0) report.failures = failures;
-    return report;
+    const after = withCounts(applyPlan(cache, okOps), cache);
+    return { refused, operations: p.ops.length, drift, failures, conflicts: p.conflicts, effective: drain.effective, after };
   }
 
-  private scheduleRecheck(): void {
-    if (this.recheck !== undefined || this.closed || this.drainState.size === 0) return;
-    this.recheck = setTimeout(() => {
-      this.recheck = undefined;
-      if (this.lastDesired === undefined || this.closed) return;
-      this.apply(this.lastDesired).catch((e: unknown) => {
-        this.log.error({ err: e }, 'drain re-check failed');
-      });
-    }, this.opts.drainRecheckMs ?? 2000);
-    this.recheck.unref();
+  private scheduleTimers(): void {
+    if (this.closed) return;
+    if (this.recheck === undefined && this.drainState.size > 0) {
+      this.recheck = setTimeout(() => {
+        this.recheck = undefined;
+        if (this.lastDesired === undefined || this.closed) return;
+        this.apply(this.lastDesired).catch((e: unknown) => {
+          this.log.error({ err: e }, 'drain re-check failed');
+        });
+      }, this.opts.drainRecheckMs ?? 2000);
+      this.recheck.unref();
+    }
+    const every = this.opts.resyncIntervalMs ?? 30_000;
+    if (this.resyncTimer === undefined && every > 0) {
+      this.resyncTimer = setInterval(() => {
+        if (this.closed) return;
+        this.resync().catch((e: unknown) => {
+          this.log.error({ err: e }, 'IPVS resync failed');
+        });
+      }, every);
+      this.resyncTimer.unref();
+    }
   }
 
   async observe(): Promise<ObservedTable> {
@@ -241,9 +341,24 @@ export class IpvsDataplane implements Dataplane {
   async close(): Promise<void> {
     this.closed = true;
     if (this.recheck !== undefined) clearTimeout(this.recheck);
+    if (this.resyncTimer !== undefined) clearInterval(this.resyncTimer);
     await this.queue;
     this.client.close();
   }
+}
+
+/** A planned table as an observed one: connection counts carried over from what was read. */
+function withCounts(t: DesiredTable, prev: ObservedTable): ObservedTable {
+  const before = new Map(prev.services.map((s) => [s.id, new Map(s.realServers.map((r) => [r.id, r]))]));
+  return {
+    services: t.services.map((s) => ({
+      ...s,
+      realServers: s.realServers.map((r) => {
+        const old = before.get(s.id)?.get(r.id);
+        return { ...r, activeConns: old?.activeConns ?? 0, inactiveConns: old?.inactiveConns ?? 0, persistConns: old?.persistConns ?? 0 };
+      }),
+    })),
+  };
 }
 
 function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {

@@ -139,8 +139,8 @@ function schedulerFlagsOf(s: IpvsService): SchedulerFlag[] {
 }
 
 /**
- * A kernel service as the contract's observed type. Returns undefined for what the contract cannot
- * express (forwarding methods other than NAT/DR/TUN, unknown schedulers): lvsd never owns those.
+ * A kernel service as the contract's observed type. Local/bypass destinations (which lvsd never
+ * creates) show as 'nat'; a scheduler name is passed through as the kernel reports it.
  */
 export function fromIpvs(s: IpvsServiceWithDests): ObservedService {
   const k = s.key;
@@ -165,7 +165,7 @@ export function fromIpvs(s: IpvsServiceWithDests): ObservedService {
   return out;
 }
 
-function observedDest(d: IpvsDest): ObservedRealServer {
+export function observedDest(d: IpvsDest): ObservedRealServer {
   const method = d.fwd === 'nat' || d.fwd === 'dr' || d.fwd === 'tun' ? d.fwd : 'nat';
   const out: ObservedRealServer = {
     id: destText(d),

@@ -114,8 +114,9 @@ await checks.check('ipvsadm writes, lvsd reads: save → clear → restore reads
   writeFileSync(join(dir, 'save'), saved.join('\n') + '\n');
   await sh(`ipvsadm -C && ipvsadm -R < ${join(dir, 'save')}`);
   assert.deepEqual(config(noThresholds(await dp.observe())), before);
-  const r = await dp.apply(desired);
+  const r = await dp.resync(); // re-reads the kernel (apply alone trusts lvsd's cached view)
   assert.equal(r.operations, SCHEDS.length, JSON.stringify(r)); // one NAT server with thresholds per scheduler
+  assert.equal(r.drift.length, SCHEDS.length);
   assert.equal((await dp.apply(desired)).operations, 0);
   assert.deepEqual(config(await dp.observe()), config(canonicalizeDesired(desired)));
 });
@@ -176,7 +177,8 @@ await checks.check('one weight change is one operation; a change made behind lvs
   assert.equal(r.operations, 1);
   assert.deepEqual(r.drift, []);
   await sh('ipvsadm -e -t 10.10.0.5:80 -r 10.20.4.1:8080 -m -w 1 -x 100 -y 10');
-  const r2 = await dp.apply(changed);
+  assert.equal((await dp.apply(changed)).operations, 0); // apply trusts its cached view…
+  const r2 = await dp.resync(); // …resync reads the kernel, reports the drift and repairs it
   assert.deepEqual(r2.drift, ['update-real-server tcp:10.10.0.5:80 → 10.20.4.1:8080']);
   assert.ok((await ipvsadmSave()).includes('-a -t 10.10.0.5:80 -r 10.20.4.1:8080 -m -w 9'));
   await dp.apply(desired);
