@@ -12,7 +12,7 @@
 //
 //   node dist/bench/health-scale.js [--sizes 100,1000,10000] [--types tcp,http] [--seconds 10]
 //        [--kills 20] [--interval 1000] [--timeout 1000] [--fall 1] [--retry 0] [--concurrency 1000] [--loopback]
-//        [--keepalived [--keepalived-detect-wait 30]]   (keepalived first, same targets: needs IPVS, i.e. the guest)
+//        [--warmup 2] [--keepalived [--keepalived-detect-wait 30]]   (keepalived first, same targets: needs IPVS, i.e. the guest)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
@@ -37,6 +37,8 @@ const concurrency = Number(arg('concurrency', '1000'));
 const useNetns = !process.argv.includes('--loopback') && process.getuid?.() === 0;
 const withKeepalived = process.argv.includes('--keepalived');
 const kaDetectWaitS = Number(arg('keepalived-detect-wait', '30'));
+/** Seconds to let a fresh process settle (JIT) before measuring; the QEMU guest (TCG) needs ~20. */
+const warmupS = Number(arg('warmup', '2'));
 const kaFigures = new Map<string, { rate: number; cores: number; rssMiB: number; p50: number; p99: number }>();
 const BASE_PORT = 10000;
 
@@ -159,7 +161,7 @@ async function keepalivedPhase(type: 'tcp' | 'http', n: number, ns: Netns, addre
     while (ka.activated < n && Date.now() - t0 < 180_000 && ka.child.exitCode === null) await sleep(200);
     if (ka.child.exitCode !== null) throw new Error(`keepalived exited: ${ka.log.slice(-10).join(' | ')}`);
     const loadMs = Date.now() - t0;
-    await sleep(intervalMs * 1.5 + 500);
+    await sleep(Math.max(intervalMs * 1.5 + 500, warmupS * 1000));
     const s0 = await targetStats(targets);
     const u0 = await keepalivedUsage(ns);
     const since = Date.now();
@@ -201,7 +203,8 @@ async function keepalivedPhase(type: 'tcp' | 'http', n: number, ns: Netns, addre
 async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | undefined, address: string, targets: Proc): Promise<void> {
   const checker = start(checkerNs, 'health-checker.js', []);
   try {
-    await checker.wait((j) => j.ev === 'ready', 30_000, 'checker ready');
+    await checker.wait((j) => j.ev === 'ready', 60_000, 'checker ready');
+    await sleep(warmupS * 1000);
     checker.send('mark');
     await sleep(2_000);
     checker.send('idle-report');
@@ -210,7 +213,7 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
       op: 'load', address, base: BASE_PORT, count: n, type, intervalMs, timeoutMs, fall, rise: 1, retry, delayBeforeRetryMs: 1000, concurrency,
     }));
     const loaded = await checker.wait((j) => j.ev === 'loaded', 120_000, 'loaded');
-    await sleep(intervalMs * 1.5 + 500);
+    await sleep(Math.max(intervalMs * 1.5 + 500, warmupS * 1000));
     const s0 = await targetStats(targets);
     checker.send('mark');
     const since = Date.now();
