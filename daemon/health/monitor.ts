@@ -315,6 +315,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     if (newLive !== oldLive && rec.health.state === 'up') {
       this.emit('weight', { id: t.id, service: t.service, name: rec.name, weight: newLive, previous: oldLive, at: this.clock.wall() });
     }
+    if (oldService !== t.service) this.evaluateQuorum(this.svc(oldService));
     this.evaluateQuorum(this.svc(t.service));
     return reprobe ? 'reconfigured' : 'updated';
   }

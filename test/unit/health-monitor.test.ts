@@ -304,3 +304,13 @@ test('monitor: a scheduler that fell behind re-phases instead of firing missed c
   for (let j = 1; j < at.length; j++) assert.ok((at[j] ?? 0) - (at[j - 1] ?? 0) >= 1000, `checks at ${at.join(',')}`);
   assert.equal(r.mon.stats().lateStarts, 1);
 });
+
+test('monitor: moving a real server to another service re-evaluates both quorums', async () => {
+  const r = rig();
+  r.mon.reconcile([{ name: 'a', quorum: 2 }, { name: 'b', quorum: 1 }], [target('x', { service: 'a' }), target('y', { service: 'a' })]);
+  await r.clock.advance(2_000);
+  r.mon.upsert(target('y', { service: 'b' }));
+  assert.deepEqual(r.quorums.map((q) => [q.service, q.up]), [['a', false], ['b', true]], 'b had no server, so no quorum, until y arrived');
+  const svcs = r.mon.snapshot().services;
+  assert.deepEqual(svcs.map((s) => [s.name, s.targets, s.aliveWeight, s.sorryServer]), [['a', 1, 1, true], ['b', 1, 1, false]]);
+});
