@@ -251,7 +251,7 @@ test('monitor: reload — identical upsert keeps history, weight change keeps it
   assert.equal(r.mon.upsert({ ...t, weight: 5, check: check({ intervalMs: 500 }) }), 'reconfigured');
   assert.equal(r.mon.state('rs1'), 'up');
   assert.equal(r.mon.snapshot().targets[0]?.since, before?.since);
-  assert.deepEqual(r.mon.reconcile([], []), { added: 0, unchanged: 0, updated: 0, reconfigured: 0, removed: 1 });
+  assert.deepEqual(r.mon.reconcile([], []), { added: 0, unchanged: 0, updated: 0, reconfigured: 0, removed: 1, errors: [] });
   assert.equal(r.mon.snapshot().targets.length, 0);
 });
 
@@ -289,6 +289,11 @@ test('monitor: bad check options throw and leave the monitor as it was', () => {
   const mon = new HealthMonitor({ clock: new VirtualClock() });
   assert.throws(() => mon.upsert(target('bad', {}, { type: 'http', http: { bodyRegex: '[' } })), /bad: healthCheck\.http\.bodyRegex/);
   assert.equal(mon.snapshot().targets.length, 0);
+  mon.upsert(target('rs1'));
+  const res = mon.reconcile([], [target('rs1', {}, { type: 'http', http: { status: ['2xx'] } }), target('rs2')]);
+  assert.deepEqual([res.added, res.errors.map((e) => e.id)], [1, ['rs1']]);
+  assert.match(res.errors[0]?.message ?? '', /^rs1: healthCheck\.http\.status: bad status "2xx"/);
+  assert.deepEqual(mon.snapshot().targets.map((t) => [t.id, t.type]), [['rs1', 'tcp'], ['rs2', 'tcp']], 'rs1 kept its previous check');
   mon.close();
 });
 
