@@ -10,8 +10,8 @@ import type { Netns } from '../test/support/netns.js';
 
 export interface KeepalivedRun {
   child: ChildProcess;
-  /** Arrival time (ms since epoch) of each "Removing service" line, by real server port. */
-  removed: Map<number, number>;
+  /** Arrival times (ms since epoch) of the "Removing service" lines, by real server port. */
+  removed: Map<number, number[]>;
   activated: number;
   log: string[];
 }
@@ -42,7 +42,12 @@ export function startKeepalived(ns: Netns, dir: string, conf: string): Keepalive
     if (run.log.length < 200) run.log.push(line);
     if (line.includes('ctivating healthchecker for service')) run.activated++;
     const m = /Removing service \[[^\]]+\]:(?:[a-z]+:)?(\d+) from VS/.exec(line);
-    if (m?.[1] !== undefined && !run.removed.has(Number(m[1]))) run.removed.set(Number(m[1]), Date.now());
+    if (m?.[1] !== undefined) {
+      const port = Number(m[1]);
+      const list = run.removed.get(port) ?? [];
+      list.push(Date.now());
+      run.removed.set(port, list);
+    }
   };
   if (child.stdout) createInterface({ input: child.stdout }).on('line', onLine);
   if (child.stderr) createInterface({ input: child.stderr }).on('line', onLine);

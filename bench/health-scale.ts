@@ -12,7 +12,7 @@
 //
 //   node dist/bench/health-scale.js [--sizes 100,1000,10000] [--types tcp,http] [--seconds 10]
 //        [--kills 20] [--interval 1000] [--timeout 1000] [--fall 1] [--retry 0] [--concurrency 1000] [--loopback]
-//        [--keepalived [--keepalived-detect-wait 30]]   (keepalived first, same targets: needs IPVS, i.e. the guest)
+//        [--warmup 2] [--node-flags '--jitless'] [--keepalived [--keepalived-detect-wait 30]]   (keepalived first, same targets: needs IPVS, i.e. the guest)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
@@ -37,6 +37,10 @@ const concurrency = Number(arg('concurrency', '1000'));
 const useNetns = !process.argv.includes('--loopback') && process.getuid?.() === 0;
 const withKeepalived = process.argv.includes('--keepalived');
 const kaDetectWaitS = Number(arg('keepalived-detect-wait', '30'));
+/** Seconds to let a fresh process settle (JIT) before measuring; the QEMU guest (TCG) needs ~20. */
+const warmupS = Number(arg('warmup', '2'));
+/** Extra flags for the spawned node processes (targets and checker), e.g. --jitless in the TCG guest. */
+const nodeFlags = arg('node-flags', '').split(' ').filter(Boolean);
 const kaFigures = new Map<string, { rate: number; cores: number; rssMiB: number; p50: number; p99: number }>();
 const BASE_PORT = 10000;
 
@@ -99,7 +103,7 @@ class Proc {
 }
 
 function start(ns: Netns | undefined, script: string, args: string[]): Proc {
-  const argv = [join(here, script), ...args];
+  const argv = [...nodeFlags, join(here, script), ...args];
   const child = ns === undefined
     ? spawn(process.execPath, argv, { stdio: ['pipe', 'pipe', 'pipe'] })
     : ns.spawn(process.execPath, argv, { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -143,7 +147,7 @@ function killsSince(targets: Proc, since: number): Map<number, number> {
 async function targetStats(targets: Proc): Promise<{ connections: number; cpuUs: number }> {
   const before = targets.all((j) => j.connections !== undefined).length;
   targets.send('stats');
-  await targets.wait(() => targets.all((j) => j.connections !== undefined).length > before, 5_000, 'target stats');
+  await targets.wait(() => targets.all((j) => j.connections !== undefined).length > before, 60_000, 'target stats');
   const j = targets.all((x) => x.connections !== undefined).at(-1) ?? {};
   return { connections: j.connections as number, cpuUs: j.cpuUs as number };
 }
@@ -159,7 +163,7 @@ async function keepalivedPhase(type: 'tcp' | 'http', n: number, ns: Netns, addre
     while (ka.activated < n && Date.now() - t0 < 180_000 && ka.child.exitCode === null) await sleep(200);
     if (ka.child.exitCode !== null) throw new Error(`keepalived exited: ${ka.log.slice(-10).join(' | ')}`);
     const loadMs = Date.now() - t0;
-    await sleep(intervalMs * 1.5 + 500);
+    await sleep(Math.max(intervalMs * 1.5 + 500, warmupS * 1000));
     const s0 = await targetStats(targets);
     const u0 = await keepalivedUsage(ns);
     const since = Date.now();
@@ -171,13 +175,17 @@ async function keepalivedPhase(type: 'tcp' | 'http', n: number, ns: Netns, addre
     const u1 = await keepalivedUsage(ns);
     const killed = killsSince(targets, since);
     const deadline = Date.now() + kaDetectWaitS * 1000;
-    while (Date.now() < deadline && [...killed.keys()].some((p) => !ka.removed.has(p))) await sleep(250);
+    const removedAfter = (port: number, kt: number): number | undefined => ka.removed.get(port)?.find((t) => t >= kt);
+    while (Date.now() < deadline && [...killed].some(([p, kt]) => removedAfter(p, kt) === undefined)) await sleep(250);
     timers.forEach(clearTimeout);
     const lat: number[] = [];
     for (const [port, kt] of killed) {
-      const rt = ka.removed.get(port);
+      const rt = removedAfter(port, kt);
       if (rt !== undefined) lat.push(rt - kt);
     }
+    // Removals of servers nobody killed during the window: checks that failed on a live server.
+    let falseRemovals = 0;
+    for (const [port, times] of ka.removed) if (!killed.has(port)) falseRemovals += times.filter((t) => t >= since).length;
     const d = percentiles(lat);
     const rate = (s1.connections - s0.connections) / (wallMs / 1000);
     const cores = (u1.cpuS - u0.cpuS) / (wallMs / 1000);
@@ -186,9 +194,9 @@ async function keepalivedPhase(type: 'tcp' | 'http', n: number, ns: Netns, addre
       `keepalived ${type.padEnd(4)} ${String(n).padStart(6)} (this run)`,
       `checks/s ${f(rate, 0)} of ${(n * 1000) / intervalMs} (seen by the targets)`,
       `cpu ${f(cores)} cores, rss ${f(u1.rssMiB, 1)} MiB, load ${loadMs} ms`,
-      `detect p50/p99/max ${f(d.p50 / 1000)}/${f(d.p99 / 1000)}/${f(d.max / 1000)} s of ${killed.size} killed (${lat.length} detected within ${kaDetectWaitS} s)`,
+      `detect p50/p99/max ${f(d.p50 / 1000)}/${f(d.p99 / 1000)}/${f(d.max / 1000)} s of ${killed.size} killed (${lat.length} detected within ${kaDetectWaitS} s, false removals ${falseRemovals})`,
     ].join('\n    ') + '\n');
-    process.stdout.write(`JSON ${JSON.stringify({ checker: 'keepalived', type, n, rate, cores, rssMiB: u1.rssMiB, loadMs, detectMs: { ...d, killed: killed.size, detected: lat.length } })}\n`);
+    process.stdout.write(`JSON ${JSON.stringify({ checker: 'keepalived', type, n, rate, cores, rssMiB: u1.rssMiB, loadMs, detectMs: { ...d, killed: killed.size, detected: lat.length, falseRemovals } })}\n`);
   } finally {
     ka.child.kill('SIGTERM');
     const exited = new Promise((r) => ka.child.once('exit', r));
@@ -201,7 +209,8 @@ async function keepalivedPhase(type: 'tcp' | 'http', n: number, ns: Netns, addre
 async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | undefined, address: string, targets: Proc): Promise<void> {
   const checker = start(checkerNs, 'health-checker.js', []);
   try {
-    await checker.wait((j) => j.ev === 'ready', 30_000, 'checker ready');
+    await checker.wait((j) => j.ev === 'ready', 60_000, 'checker ready');
+    await sleep(warmupS * 1000);
     checker.send('mark');
     await sleep(2_000);
     checker.send('idle-report');
@@ -210,7 +219,7 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
       op: 'load', address, base: BASE_PORT, count: n, type, intervalMs, timeoutMs, fall, rise: 1, retry, delayBeforeRetryMs: 1000, concurrency,
     }));
     const loaded = await checker.wait((j) => j.ev === 'loaded', 120_000, 'loaded');
-    await sleep(intervalMs * 1.5 + 500);
+    await sleep(Math.max(intervalMs * 1.5 + 500, warmupS * 1000));
     const s0 = await targetStats(targets);
     checker.send('mark');
     const since = Date.now();

@@ -165,6 +165,16 @@ export interface ServiceSnapshot {
   targets: number;
 }
 
+export interface ReconcileResult {
+  added: number;
+  unchanged: number;
+  updated: number;
+  reconfigured: number;
+  removed: number;
+  /** Targets whose options were rejected (HealthOptionError messages). */
+  errors: { id: string; message: string }[];
+}
+
 export interface MonitorStats {
   targets: number;
   running: number;
@@ -315,6 +325,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     if (newLive !== oldLive && rec.health.state === 'up') {
       this.emit('weight', { id: t.id, service: t.service, name: rec.name, weight: newLive, previous: oldLive, at: this.clock.wall() });
     }
+    if (oldService !== t.service) this.evaluateQuorum(this.svc(oldService));
     this.evaluateQuorum(this.svc(t.service));
     return reprobe ? 'reconfigured' : 'updated';
   }
@@ -337,9 +348,11 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
   /**
    * Makes the monitor hold exactly these services and targets (a reload): upserts each, removes the
    * rest, and evaluates quorum once at the end so a half-applied reload never flaps a service.
+   * A target with bad options is reported in `errors` (naming target and field) and keeps its
+   * previous definition if it had one; every other target is still applied.
    */
-  reconcile(services: readonly HealthService[], targets: readonly HealthTarget[]): Record<string, number> {
-    const counts: Record<string, number> = { added: 0, unchanged: 0, updated: 0, reconfigured: 0, removed: 0 };
+  reconcile(services: readonly HealthService[], targets: readonly HealthTarget[]): ReconcileResult {
+    const res: ReconcileResult = { added: 0, unchanged: 0, updated: 0, reconfigured: 0, removed: 0, errors: [] };
     for (const s of services) this.upsertService(s);
     const wanted = new Set(targets.map((t) => t.id));
     this.batch = true;
@@ -347,12 +360,16 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       for (const id of [...this.recs.keys()]) {
         if (!wanted.has(id)) {
           this.remove(id);
-          counts.removed = (counts.removed ?? 0) + 1;
+          res.removed++;
         }
       }
       for (const t of targets) {
-        const r = this.upsert(t);
-        counts[r] = (counts[r] ?? 0) + 1;
+        try {
+          res[this.upsert(t)]++;
+        } catch (e) {
+          res.errors.push({ id: t.id, message: (e as Error).message });
+          this.log.error({ service: t.service, realServer: t.name ?? t.id, err: (e as Error).message }, 'health check not applied');
+        }
       }
     } finally {
       this.batch = false;
@@ -360,7 +377,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     for (const svc of this.services.values()) this.evaluateQuorum(svc);
     const names = new Set(services.map((s) => s.name));
     for (const [name, svc] of this.services) if (!names.has(name) && svc.members.size === 0) this.services.delete(name);
-    return counts;
+    return res;
   }
 
   private batch = false;

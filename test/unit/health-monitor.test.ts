@@ -251,7 +251,7 @@ test('monitor: reload — identical upsert keeps history, weight change keeps it
   assert.equal(r.mon.upsert({ ...t, weight: 5, check: check({ intervalMs: 500 }) }), 'reconfigured');
   assert.equal(r.mon.state('rs1'), 'up');
   assert.equal(r.mon.snapshot().targets[0]?.since, before?.since);
-  assert.deepEqual(r.mon.reconcile([], []), { added: 0, unchanged: 0, updated: 0, reconfigured: 0, removed: 1 });
+  assert.deepEqual(r.mon.reconcile([], []), { added: 0, unchanged: 0, updated: 0, reconfigured: 0, removed: 1, errors: [] });
   assert.equal(r.mon.snapshot().targets.length, 0);
 });
 
@@ -289,6 +289,11 @@ test('monitor: bad check options throw and leave the monitor as it was', () => {
   const mon = new HealthMonitor({ clock: new VirtualClock() });
   assert.throws(() => mon.upsert(target('bad', {}, { type: 'http', http: { bodyRegex: '[' } })), /bad: healthCheck\.http\.bodyRegex/);
   assert.equal(mon.snapshot().targets.length, 0);
+  mon.upsert(target('rs1'));
+  const res = mon.reconcile([], [target('rs1', {}, { type: 'http', http: { status: ['2xx'] } }), target('rs2')]);
+  assert.deepEqual([res.added, res.errors.map((e) => e.id)], [1, ['rs1']]);
+  assert.match(res.errors[0]?.message ?? '', /^rs1: healthCheck\.http\.status: bad status "2xx"/);
+  assert.deepEqual(mon.snapshot().targets.map((t) => [t.id, t.type]), [['rs1', 'tcp'], ['rs2', 'tcp']], 'rs1 kept its previous check');
   mon.close();
 });
 
@@ -303,4 +308,14 @@ test('monitor: a scheduler that fell behind re-phases instead of firing missed c
   assert.ok(at.length >= 6, `${at.length} checks`);
   for (let j = 1; j < at.length; j++) assert.ok((at[j] ?? 0) - (at[j - 1] ?? 0) >= 1000, `checks at ${at.join(',')}`);
   assert.equal(r.mon.stats().lateStarts, 1);
+});
+
+test('monitor: moving a real server to another service re-evaluates both quorums', async () => {
+  const r = rig();
+  r.mon.reconcile([{ name: 'a', quorum: 2 }, { name: 'b', quorum: 1 }], [target('x', { service: 'a' }), target('y', { service: 'a' })]);
+  await r.clock.advance(2_000);
+  r.mon.upsert(target('y', { service: 'b' }));
+  assert.deepEqual(r.quorums.map((q) => [q.service, q.up]), [['a', false], ['b', true]], 'b had no server, so no quorum, until y arrived');
+  const svcs = r.mon.snapshot().services;
+  assert.deepEqual(svcs.map((s) => [s.name, s.targets, s.aliveWeight, s.sorryServer]), [['a', 1, 1, true], ['b', 1, 1, false]]);
 });
