@@ -30,8 +30,9 @@ before(async () => {
 });
 
 after(async () => {
-  await dp.close();
-  await lab.destroy();
+  // before() may have failed half-way: clean up whatever exists.
+  await (dp as NftablesDataplane | undefined)?.close();
+  await (lab as DataplaneLab | undefined)?.destroy();
 });
 
 test('round robin spreads new connections evenly over three nginx real servers', async () => {

@@ -45,6 +45,11 @@ const d = require('node:dgram'); const name = process.argv[1]; const port = Numb
 for (const t of ['udp4', 'udp6']) { const s = d.createSocket({ type: t, ipv6Only: t === 'udp6' });
   s.on('message', (m, r) => s.send(name + '\\n', r.port, r.address)); s.bind(port); }`;
 
+/** Port where the real servers expect a PROXY protocol header (v1 or v2); GET /pp answers the client it names. */
+export const PP_PORT = 8081;
+const PROXY_PROTOCOL_CONFIG = `listen ${PP_PORT} proxy_protocol; listen [::]:${PP_PORT} proxy_protocol;
+      location = /pp { default_type text/plain; return 200 "$proxy_protocol_addr $proxy_protocol_port\\n"; }`;
+
 export interface LabOptions {
   realServers?: number;
   nginxWorkers?: number;
@@ -82,7 +87,7 @@ export async function createDataplaneLab(tag: string, opts: LabOptions = {}): Pr
       rs6.push(a6);
     }
     for (const [i, host] of rs.entries()) {
-      nginx.push(await startNginx(host, { body: rsNames[i] ?? '', ports: [80, 8080], ...(opts.nginxWorkers === undefined ? {} : { workerProcesses: opts.nginxWorkers }) }));
+      nginx.push(await startNginx(host, { body: rsNames[i] ?? '', ports: [80, 8080], extraServerConfig: PROXY_PROTOCOL_CONFIG, ...(opts.nginxWorkers === undefined ? {} : { workerProcesses: opts.nginxWorkers }) }));
       children.push(host.spawn('node', ['-e', UDP_RESPONDER, rsNames[i] ?? '', String(UDP_PORT)]));
     }
     return {
@@ -168,5 +173,73 @@ process.stdin.on('data', (d) => { for (const _ of d.split('\\n').filter(Boolean)
     close: () => {
       child.kill('SIGKILL');
     },
+  };
+}
+
+export interface UserspaceRunner {
+  call<T>(op: 'apply' | 'observe' | 'listeners', desired?: unknown): Promise<T>;
+  stop(): Promise<void>;
+}
+
+/** Starts the userspace dataplane inside `ns` (see userspace-runner.ts). */
+export async function startUserspaceRunner(ns: Netns, options: Record<string, unknown> = {}): Promise<UserspaceRunner> {
+  const child = ns.spawn('node', [join(here, 'userspace-runner.js'), JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let buf = '';
+  let err = '';
+  let next = 1;
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  child.stdout?.on('data', (d: Buffer) => {
+    buf += d.toString();
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const msg = JSON.parse(buf.slice(0, nl)) as { id: number; ok: boolean; result?: unknown; error?: string; name?: string };
+      buf = buf.slice(nl + 1);
+      const p = pending.get(msg.id);
+      pending.delete(msg.id);
+      if (msg.ok) p?.resolve(msg.result);
+      else {
+        const e = new Error(msg.error);
+        e.name = msg.name ?? 'Error';
+        p?.reject(e);
+      }
+    }
+  });
+  child.once('exit', (code) => {
+    const e = new Error(`userspace runner exited (${String(code)}): ${err}`);
+    for (const p of pending.values()) p.reject(e);
+    pending.clear();
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stderr?.on('data', (d: Buffer) => {
+      err += d.toString();
+      if (err.includes('ready')) resolve();
+    });
+    child.once('exit', (code) => {
+      reject(new Error(`userspace runner exited (${String(code)}): ${err}`));
+    });
+  });
+  return {
+    call: <T>(op: string, desired?: unknown) =>
+      new Promise<T>((resolve, reject) => {
+        const id = next++;
+        if (child.exitCode !== null || child.signalCode !== null) {
+          reject(new Error(`userspace runner is gone: ${err}`));
+          return;
+        }
+        pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+        child.stdin?.write(`${JSON.stringify({ id, op, desired })}\n`);
+      }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) {
+          resolve();
+          return;
+        }
+        child.once('exit', () => {
+          resolve();
+        });
+        child.stdin?.end();
+        setTimeout(() => child.kill('SIGKILL'), 2000).unref();
+      }),
   };
 }

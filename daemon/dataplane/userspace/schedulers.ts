@@ -1,0 +1,159 @@
+// Schedulers of the userspace proxy. Pure: they choose among backends from the numbers they are given
+// (weights, active connection counts, a source address); no sockets, no clock.
+import type { Scheduler } from '../types.js';
+
+/** What a scheduler sees of a real server. `active` is maintained by the proxy. */
+export interface Pickable {
+  readonly id: string;
+  weight: number;
+  active: number;
+}
+
+export interface Picker {
+  /** A backend for a new connection from `source`, skipping `tried` (for connect retry); undefined if none. */
+  pick(backends: readonly Pickable[], source: string, tried?: ReadonlySet<Pickable>): Pickable | undefined;
+}
+
+function usable(b: Pickable, tried: ReadonlySet<Pickable> | undefined): boolean {
+  return b.weight > 0 && (tried === undefined || !tried.has(b));
+}
+
+/** Plain round robin over servers with weight > 0. */
+export class RoundRobin implements Picker {
+  private next = 0;
+  pick(backends: readonly Pickable[], _source: string, tried?: ReadonlySet<Pickable>): Pickable | undefined {
+    const n = backends.length;
+    for (let i = 0; i < n; i++) {
+      const b = backends[(this.next + i) % n];
+      if (b !== undefined && usable(b, tried)) {
+        this.next = (this.next + i + 1) % n;
+        return b;
+      }
+    }
+    return undefined;
+  }
+}
+
+/**
+ * Smooth weighted round robin (the nginx algorithm): each pick adds every weight to its server's
+ * credit, takes the largest and subtracts the total. 5:1:1 gives a a b a c a a, not a a a a a b c.
+ */
+export class WeightedRoundRobin implements Picker {
+  private readonly credit = new Map<string, number>();
+  pick(backends: readonly Pickable[], _source: string, tried?: ReadonlySet<Pickable>): Pickable | undefined {
+    let best: Pickable | undefined;
+    let bestCredit = -Infinity;
+    let total = 0;
+    for (const b of backends) {
+      if (!usable(b, tried)) continue;
+      const c = (this.credit.get(b.id) ?? 0) + b.weight;
+      this.credit.set(b.id, c);
+      total += b.weight;
+      if (c > bestCredit) {
+        best = b;
+        bestCredit = c;
+      }
+    }
+    if (best !== undefined) this.credit.set(best.id, bestCredit - total);
+    if (this.credit.size > backends.length * 2) this.prune(backends);
+    return best;
+  }
+  private prune(backends: readonly Pickable[]): void {
+    const ids = new Set(backends.map((b) => b.id));
+    for (const id of this.credit.keys()) if (!ids.has(id)) this.credit.delete(id);
+  }
+}
+
+/** Least connections; `weighted` divides by weight (wlc), else weights only gate (lc). Ties go round robin. */
+export class LeastConnections implements Picker {
+  private rot = 0;
+  constructor(private readonly weighted: boolean) {}
+  pick(backends: readonly Pickable[], _source: string, tried?: ReadonlySet<Pickable>): Pickable | undefined {
+    let best: Pickable | undefined;
+    let bestLoad = Infinity;
+    const n = backends.length;
+    this.rot = (this.rot + 1) % Math.max(n, 1);
+    for (let i = 0; i < n; i++) {
+      const b = backends[(this.rot + i) % n];
+      if (b === undefined || !usable(b, tried)) continue;
+      const load = this.weighted ? b.active / b.weight : b.active;
+      if (load < bestLoad) {
+        best = b;
+        bestLoad = load;
+      }
+    }
+    return best;
+  }
+}
+
+/** FNV-1a over the source address text. */
+export function hashSource(source: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < source.length; i++) {
+    h ^= source.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+/**
+ * Source hashing over weighted slots: one client address always lands on the same server while the set
+ * is unchanged; a refused or tried server moves the client to the next slot's server (sh-fallback).
+ */
+export class SourceHash implements Picker {
+  pick(backends: readonly Pickable[], source: string, tried?: ReadonlySet<Pickable>): Pickable | undefined {
+    let total = 0;
+    for (const b of backends) if (b.weight > 0) total += b.weight;
+    if (total === 0) return undefined;
+    let slot = hashSource(source) % total;
+    let start = 0;
+    for (const [i, b] of backends.entries()) {
+      if (b.weight <= 0) continue;
+      if (slot < b.weight) {
+        start = i;
+        break;
+      }
+      slot -= b.weight;
+    }
+    for (let i = 0; i < backends.length; i++) {
+      const b = backends[(start + i) % backends.length];
+      if (b !== undefined && usable(b, tried)) return b;
+    }
+    return undefined;
+  }
+}
+
+/** Weighted failover: the highest weight wins; ties keep list order. */
+export class Failover implements Picker {
+  pick(backends: readonly Pickable[], _source: string, tried?: ReadonlySet<Pickable>): Pickable | undefined {
+    let best: Pickable | undefined;
+    for (const b of backends) if (usable(b, tried) && (best === undefined || b.weight > best.weight)) best = b;
+    return best;
+  }
+}
+
+/** The userspace meaning of each IPVS scheduler name (documented in docs/dataplanes.md). */
+export function pickerFor(s: Scheduler): Picker {
+  switch (s) {
+    case 'rr':
+      return new RoundRobin();
+    case 'wrr':
+      return new WeightedRoundRobin();
+    case 'lc':
+      return new LeastConnections(false);
+    case 'wlc':
+    case 'sed':
+    case 'nq':
+    case 'twos':
+      return new LeastConnections(true);
+    case 'sh':
+    case 'mh':
+    case 'dh':
+    case 'lblc':
+    case 'lblcr':
+      return new SourceHash();
+    case 'fo':
+    case 'ovf':
+      return new Failover();
+  }
+}
