@@ -20,6 +20,8 @@ export interface OpenOptions {
   /** Start from an empty state when the file is corrupt or wrong-shaped; the bad file is moved aside. */
   startEmpty?: boolean;
   now?: () => Date;
+  /** scrypt N for new password hashes (default 16384). Tests lower it to stay fast. */
+  passwordCost?: number;
 }
 
 export interface OpenResult {
@@ -110,7 +112,7 @@ export async function openStore(file: string, opts: OpenOptions = {}): Promise<O
     await db.write();
     created = true;
   }
-  return { store: new StateStore(db, now, file), movedAside, created };
+  return { store: new StateStore(db, now, file, opts.passwordCost), movedAside, created };
 }
 
 export class StateStore {
@@ -119,6 +121,7 @@ export class StateStore {
     private readonly now: () => Date,
     /** The state file's path. */
     readonly file: string,
+    private readonly passwordCost?: number,
   ) {}
 
   get cookieSecret(): string {
@@ -235,7 +238,7 @@ export class StateStore {
     checkRole(role);
     checkPassword(password);
     if (this.getUser(name) !== undefined) throw new StoreError('conflict', `user "${name}" already exists`);
-    const user: User = { name, hash: await hashPassword(password), role, createdAt: this.now().toISOString() };
+    const user: User = { name, hash: await hashPassword(password, this.passwordCost), role, createdAt: this.now().toISOString() };
     await this.#commit(who, 'user.add', name, (s) => {
       s.users.push(user);
       if (role === 'admin') s.bootstrapTokenHash = null;
@@ -258,7 +261,7 @@ export class StateStore {
   async setPassword(name: string, password: string, who: string): Promise<void> {
     this.#mustGet(name);
     checkPassword(password);
-    const hash = await hashPassword(password);
+    const hash = await hashPassword(password, this.passwordCost);
     await this.#commit(who, 'user.password', name, (s) => {
       const u = s.users.find((x) => x.name === name);
       if (u) u.hash = hash;

@@ -1,0 +1,74 @@
+// What the API needs from the director — and nothing more. The Director implements this port; the tests
+// and the panel's e2e run against test/support/fake-director.ts. Methods that change things validate
+// first and either apply completely or throw DirectorRejection (→ 4xx) with nothing changed.
+import type { DirectorEvent, DirectorSnapshot, FailoverHow, Override, OverrideTarget } from '../director/snapshot.js';
+
+export interface ConfigProblem {
+  /** "FILE:LINE:COL: path: message", as `lvsd check-config` prints it. */
+  message: string;
+  line?: number;
+  column?: number;
+  path?: string;
+}
+
+export interface ConfigCheck {
+  ok: boolean;
+  errors: ConfigProblem[];
+}
+
+export interface ConfigChange {
+  kind: 'node' | 'instance' | 'syncGroup' | 'service' | 'realServer' | 'setting';
+  change: 'added' | 'removed' | 'changed';
+  /** Instance name, service id, `${serviceId}/${realServerId}`, or a setting path. */
+  name: string;
+  /** What changed, for people: "priority 150 → 100". */
+  detail?: string;
+}
+
+export interface ConfigDiff extends ConfigCheck {
+  changes: ConfigChange[];
+}
+
+export interface ApplyResult {
+  ok: boolean;
+  errors: ConfigProblem[];
+  /** Hash of the config running after the call (unchanged when not ok). */
+  hash: string;
+  changes: ConfigChange[];
+}
+
+export interface RunningConfig {
+  path: string;
+  hash: string;
+  text: string;
+  /** Whether a previous good config exists to roll back to. */
+  canRollback: boolean;
+}
+
+/** A refusal the operator can fix (unknown target, not allowed in this state): the API answers 4xx. */
+export class DirectorRejection extends Error {
+  constructor(
+    readonly status: 400 | 404 | 409,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'DirectorRejection';
+  }
+}
+
+export interface DirectorPort {
+  snapshot(): DirectorSnapshot;
+  /** Returns the unsubscribe function. */
+  subscribe(fn: (e: DirectorEvent) => void): () => void;
+  /** Applies an override now (the API has already persisted nothing; it persists after this resolves). */
+  setOverride(target: OverrideTarget, override: Override, by: string): Promise<void>;
+  clearOverride(target: OverrideTarget, by: string): Promise<void>;
+  forceFailover(instance: string, how: FailoverHow, by: string): Promise<void>;
+  validateConfig(text: string): Promise<ConfigCheck>;
+  diffConfig(text: string): Promise<ConfigDiff>;
+  /** Validates, writes the config file, reloads; on any error nothing changes (ok: false). */
+  applyConfig(text: string, by: string): Promise<ApplyResult>;
+  /** Back to the last config that applied cleanly before the running one. */
+  rollbackConfig(by: string): Promise<ApplyResult>;
+  runningConfig(): Promise<RunningConfig>;
+}

@@ -1,0 +1,104 @@
+// Starts the API where the config says: TCP (127.0.0.1:9180 by default; HTTPS when api.tls is given) for
+// browsers and scripts, and the local unix socket (mode 0600, root only) that `lvsd status` and the other
+// local CLI commands use — trusted as admin, because only root can open it.
+import { chmod, lstat, readFile, unlink } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import { buildApi, connectEvents } from './server.js';
+import { EventLog } from './event-log.js';
+import { SessionTable } from './sessions.js';
+import type { DirectorPort } from './director-port.js';
+import type { StateStore } from '../state/store.js';
+import type { Api } from './types.js';
+
+export const DEFAULT_LISTEN = '127.0.0.1:9180';
+
+export interface ApiListenConfig {
+  /** "host:port" or "[v6]:port"; default 127.0.0.1:9180. */
+  listen?: string;
+  /** Unix socket path; absent/null = no socket. */
+  socket?: string | null;
+  tls?: { cert: string; key: string } | null;
+}
+
+export interface RunningApi {
+  /** Base URL of the TCP listener, e.g. http://127.0.0.1:9180 */
+  url: string;
+  socket: string | null;
+  tcp: Api;
+  local: Api | null;
+  events: EventLog;
+  close(): Promise<void>;
+}
+
+export function parseListen(listen: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(listen.trim());
+  const port = Number(m?.[3]);
+  const host = m?.[1] ?? m?.[2];
+  if (m === null || host === undefined || !Number.isInteger(port) || port > 65535) {
+    throw new Error(`api.listen: "${listen}" is not host:port (e.g. 127.0.0.1:9180 or [::1]:9180)`);
+  }
+  return { host, port };
+}
+
+async function removeStaleSocket(path: string): Promise<void> {
+  try {
+    const st = await lstat(path);
+    if (!st.isSocket()) throw new Error(`api.socket: ${path} exists and is not a socket; refusing to replace it`);
+    await unlink(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+}
+
+export async function startApi(
+  cfg: ApiListenConfig,
+  deps: { director: DirectorPort; store: StateStore; logger?: FastifyBaseLogger | false; webuiDir?: string | null },
+): Promise<RunningApi> {
+  const { host, port } = parseListen(cfg.listen ?? DEFAULT_LISTEN);
+  const events = new EventLog();
+  const off = connectEvents(deps.director, events);
+  const sessions = new SessionTable();
+  const https = cfg.tls ? { key: await readFile(cfg.tls.key), cert: await readFile(cfg.tls.cert) } : null;
+  const shared = { director: deps.director, store: deps.store, logger: deps.logger ?? false, events, sessions };
+  const tcp = await buildApi({ ...shared, https, webuiDir: deps.webuiDir, processMetrics: true });
+  let local: Api | null = null;
+  try {
+    const address = await tcp.listen({ host, port });
+    let socket: string | null = null;
+    if (cfg.socket) {
+      socket = cfg.socket;
+      mkdirSync(dirname(socket), { recursive: true, mode: 0o755 });
+      await removeStaleSocket(socket);
+      local = await buildApi({ ...shared, localAdmin: true, webuiDir: null });
+      // the socket is born 0600 (umask), then chmod makes sure of it
+      const old = process.umask(0o177);
+      try {
+        await local.listen({ path: socket });
+      } finally {
+        process.umask(old);
+      }
+      await chmod(socket, 0o600);
+    }
+    const sock = socket;
+    const localApi = local;
+    return {
+      url: address,
+      socket,
+      tcp,
+      local,
+      events,
+      async close() {
+        off();
+        await Promise.allSettled([tcp.close(), localApi?.close()]);
+        if (sock !== null) await unlink(sock).catch(() => undefined);
+      },
+    };
+  } catch (e) {
+    off();
+    await tcp.close();
+    await local?.close();
+    throw e;
+  }
+}

@@ -1,0 +1,68 @@
+// The config page: the running config, validate / diff a candidate, apply it (reload), roll back.
+import { Type } from 'typebox';
+import { HttpError } from '../plugins/errors.js';
+import { lineDiff } from '../line-diff.js';
+import { ApplyResultSchema, ConfigCheckSchema, ConfigDiffSchema, ConfigTextSchema, ErrorSchema, RunningConfigSchema } from '../schemas.js';
+import type { ApplyResult } from '../director-port.js';
+import type { Api, ApiDeps } from '../types.js';
+
+const Errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema };
+
+export default function configRoutes(app: Api, { director, store, events }: ApiDeps): void {
+  // The config can hold VRRP passwords: operators and admins only.
+  app.get('/api/v1/config', {
+    schema: { summary: 'The running config file', tags: ['config'], response: { 200: RunningConfigSchema, ...Errors } },
+    config: { access: 'operator' },
+  }, () => director.runningConfig());
+
+  app.post('/api/v1/config/validate', {
+    schema: { summary: 'Validate a candidate config (nothing changes)', tags: ['config'], body: ConfigTextSchema, response: { 200: ConfigCheckSchema, ...Errors } },
+    config: { access: 'operator' },
+  }, (req) => director.validateConfig(req.body.text));
+
+  app.post('/api/v1/config/diff', {
+    schema: { summary: 'What applying a candidate config would change (nothing changes)', tags: ['config'], body: ConfigTextSchema, response: { 200: ConfigDiffSchema, ...Errors } },
+    config: { access: 'operator' },
+  }, async (req) => {
+    const [d, running] = await Promise.all([director.diffConfig(req.body.text), director.runningConfig()]);
+    return { ...d, lines: lineDiff(running.text, req.body.text) };
+  });
+
+  const record = async (who: string, action: string, beforeHash: string, r: ApplyResult): Promise<void> => {
+    const entry = await store.audit(who, action, director.snapshot().config.path, { hash: beforeHash }, { hash: r.hash, changes: r.changes.map((c) => `${c.change} ${c.kind} ${c.name}${c.detail === undefined ? '' : ` (${c.detail})`}`) });
+    if (entry !== null) events.push({ ...entry, type: 'audit', action: entry.action });
+  };
+
+  app.post('/api/v1/config/apply', {
+    schema: {
+      summary: 'Validate, write and reload a new config; on any error nothing changes (422 with every error)',
+      tags: ['config'],
+      body: Type.Object({ text: ConfigTextSchema.properties.text, expectedHash: Type.Optional(Type.String({ description: 'refuse (409) unless the running config still has this hash' })) }, { additionalProperties: false }),
+      response: { 200: ApplyResultSchema, ...Errors, 409: ErrorSchema, 422: ErrorSchema },
+    },
+    config: { access: 'admin' },
+  }, async (req) => {
+    const who = req.principal?.name ?? 'unknown';
+    const before = await director.runningConfig();
+    if (req.body.expectedHash !== undefined && req.body.expectedHash !== before.hash) {
+      throw new HttpError(409, 'the running config changed since you loaded it; reload the page and apply again');
+    }
+    const r = await director.applyConfig(req.body.text, who);
+    if (!r.ok) throw new HttpError(422, `config not applied: ${r.errors.length} error(s)`, r.errors.map((e) => e.message));
+    await record(who, 'config.apply', before.hash, r);
+    return r;
+  });
+
+  app.post('/api/v1/config/rollback', {
+    schema: { summary: 'Go back to the last config that applied cleanly before this one', tags: ['config'], response: { 200: ApplyResultSchema, ...Errors, 409: ErrorSchema, 422: ErrorSchema } },
+    config: { access: 'admin' },
+  }, async (req) => {
+    const who = req.principal?.name ?? 'unknown';
+    const before = await director.runningConfig();
+    if (!before.canRollback) throw new HttpError(409, 'no previous good config to roll back to');
+    const r = await director.rollbackConfig(who);
+    if (!r.ok) throw new HttpError(422, `rollback failed: ${r.errors.length} error(s)`, r.errors.map((e) => e.message));
+    await record(who, 'config.rollback', before.hash, r);
+    return r;
+  });
+}

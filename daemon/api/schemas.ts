@@ -1,0 +1,175 @@
+// TypeBox schemas of everything the API takes and returns. One schema validates input, serialises output
+// (fast-json-stringify drops anything not declared) and documents the route in /api/v1/openapi.json.
+import { Type, type Static, type TSchema } from 'typebox';
+import type { DirectorEvent, DirectorSnapshot } from '../director/snapshot.js';
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const Iso = Type.String({ description: 'ISO-8601 time, UTC' });
+
+export const ErrorSchema = Type.Object(
+  {
+    statusCode: Type.Integer(),
+    error: Type.String(),
+    message: Type.String({ description: 'What was wrong, naming the field or object' }),
+    details: Type.Optional(Type.Array(Type.String())),
+  },
+  { $id: 'Error' },
+);
+
+export const RoleSchema = Type.Union([Type.Literal('viewer'), Type.Literal('operator'), Type.Literal('admin')]);
+
+export const OverrideSchema = Type.Object(
+  {
+    drain: Type.Optional(Type.Boolean({ description: 'weight 0; established connections continue' })),
+    maintenance: Type.Optional(Type.Boolean({ description: 'out of the table (gracefully drained)' })),
+    weight: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, description: 'operator weight over the configured one' })),
+  },
+  { additionalProperties: false },
+);
+
+const VrrpStateSchema = Type.Union([Type.Literal('INIT'), Type.Literal('BACKUP'), Type.Literal('MASTER'), Type.Literal('FAULT')]);
+
+const RatesSchema = Type.Object({
+  conns: Type.Number(), inPackets: Type.Number(), outPackets: Type.Number(), inBytes: Type.Number(), outBytes: Type.Number(),
+  cps: Type.Number(), inPps: Type.Number(), outPps: Type.Number(), inBps: Type.Number(), outBps: Type.Number(),
+});
+
+export const VrrpInstanceSchema = Type.Object({
+  name: Type.String(),
+  interface: Type.String(),
+  vrid: Type.Integer(),
+  version: Type.Union([Type.Literal(2), Type.Literal(3)]),
+  family: Type.Union([Type.Literal(4), Type.Literal(6)]),
+  state: VrrpStateSchema,
+  basePriority: Type.Integer(),
+  effectivePriority: Type.Integer(),
+  masterAddress: Nullable(Type.String()),
+  vips: Type.Array(Type.String()),
+  peers: Type.Array(Type.Object({ address: Type.String(), priority: Type.Integer(), lastSeen: Iso })),
+  transitions: Type.Array(Type.Object({ at: Iso, from: VrrpStateSchema, to: VrrpStateSchema, reason: Type.String() })),
+  adverts: Type.Object({ sent: Type.Number(), received: Type.Number(), dropped: Type.Record(Type.String(), Type.Number()) }),
+  forced: Nullable(Type.Union([Type.Literal('lower-priority'), Type.Literal('maintenance')])),
+  syncGroup: Nullable(Type.String()),
+});
+
+const MethodSchema = Type.Union([Type.Literal('nat'), Type.Literal('dr'), Type.Literal('tun')]);
+
+export const RealServerSchema = Type.Object({
+  id: Type.String(),
+  address: Type.String(),
+  port: Type.Integer(),
+  method: MethodSchema,
+  weight: Type.Object({ configured: Type.Integer(), effective: Nullable(Type.Integer()) }),
+  health: Type.Object({
+    status: Type.Union([Type.Literal('up'), Type.Literal('down'), Type.Literal('unknown')]),
+    checker: Type.String(),
+    since: Nullable(Iso),
+    lastCheck: Nullable(Type.Object({ at: Iso, ok: Type.Boolean(), latencyMs: Type.Number(), result: Type.String(), error: Nullable(Type.String()) })),
+  }),
+  override: Nullable(OverrideSchema),
+  connections: Type.Object({ active: Type.Integer(), inactive: Type.Integer() }),
+  counters: Nullable(RatesSchema),
+});
+
+export const VirtualServiceSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  protocol: Type.Union([Type.Literal('tcp'), Type.Literal('udp'), Type.Literal('sctp')]),
+  address: Nullable(Type.String()),
+  port: Nullable(Type.Integer()),
+  fwmark: Nullable(Type.Integer()),
+  method: MethodSchema,
+  scheduler: Type.String(),
+  quorum: Type.Object({ required: Type.Integer(), liveWeight: Type.Integer(), up: Type.Boolean(), sorryServerActive: Type.Boolean() }),
+  override: Nullable(OverrideSchema),
+  counters: Nullable(RatesSchema),
+  realServers: Type.Array(RealServerSchema),
+});
+
+export const SnapshotSchema = Type.Object(
+  {
+    node: Type.String(),
+    version: Type.String(),
+    startedAt: Iso,
+    at: Iso,
+    dataplane: Type.Object({ kind: Type.String(), reason: Type.String() }),
+    vrrp: Type.Array(VrrpInstanceSchema),
+    virtualServices: Type.Array(VirtualServiceSchema),
+    config: Type.Object({
+      path: Type.String(),
+      hash: Type.String(),
+      loadedAt: Iso,
+      reloads: Type.Integer(),
+      lastReload: Nullable(Type.Object({ at: Iso, ok: Type.Boolean(), message: Type.String(), by: Type.String() })),
+    }),
+  },
+  { description: 'The director as it is now: VRRP instances, virtual services, real servers, dataplane, config.' },
+);
+
+// Compile-time proof that every DirectorSnapshot fits the wire schema (tsc fails when they drift apart).
+export const snapshotFitsSchema = (s: DirectorSnapshot): Static<typeof SnapshotSchema> => s;
+
+export const UserSchema = Type.Object({ name: Type.String(), role: RoleSchema, createdAt: Iso });
+
+export const SessionSchema = Type.Object({
+  user: Type.String(),
+  role: RoleSchema,
+  csrfToken: Type.String({ description: 'Send it back as the x-csrf-token header on every POST/PUT/PATCH/DELETE' }),
+  local: Type.Boolean({ description: 'true on the local admin socket' }),
+});
+
+export const AuditEntrySchema = Type.Object({
+  id: Type.Integer(),
+  at: Iso,
+  who: Type.String(),
+  action: Type.String(),
+  target: Type.String(),
+  before: Type.Unknown(),
+  after: Type.Unknown(),
+});
+
+export const ConfigProblemSchema = Type.Object({
+  message: Type.String(),
+  line: Type.Optional(Type.Integer()),
+  column: Type.Optional(Type.Integer()),
+  path: Type.Optional(Type.String()),
+});
+
+export const ConfigChangeSchema = Type.Object({
+  kind: Type.String(),
+  change: Type.Union([Type.Literal('added'), Type.Literal('removed'), Type.Literal('changed')]),
+  name: Type.String(),
+  detail: Type.Optional(Type.String()),
+});
+
+export const ConfigTextSchema = Type.Object(
+  { text: Type.String({ maxLength: 4 * 1024 * 1024, description: 'The whole YAML config file' }) },
+  { additionalProperties: false },
+);
+
+export const ConfigCheckSchema = Type.Object({ ok: Type.Boolean(), errors: Type.Array(ConfigProblemSchema) });
+
+export const ConfigDiffSchema = Type.Object({
+  ok: Type.Boolean(),
+  errors: Type.Array(ConfigProblemSchema),
+  changes: Type.Array(ConfigChangeSchema),
+  lines: Type.Array(Type.Object({ op: Type.Union([Type.Literal(' '), Type.Literal('+'), Type.Literal('-')]), text: Type.String() }), {
+    description: 'Line diff of the running config against the candidate',
+  }),
+});
+
+export const ApplyResultSchema = Type.Object({
+  ok: Type.Boolean(),
+  errors: Type.Array(ConfigProblemSchema),
+  hash: Type.String(),
+  changes: Type.Array(ConfigChangeSchema),
+});
+
+export const RunningConfigSchema = Type.Object({ path: Type.String(), hash: Type.String(), text: Type.String(), canRollback: Type.Boolean() });
+
+export const EventSchema = Type.Object(
+  { seq: Type.Integer(), type: Type.String(), at: Iso },
+  { additionalProperties: true, description: 'A director event or an audit entry (type "audit"); other fields depend on the type' },
+);
+
+export type ApiEvent = (DirectorEvent | ({ type: 'audit'; at: string } & Record<string, unknown>)) & { seq: number };

@@ -1,0 +1,107 @@
+// Builds the API server: one fastify plugin per concern (errors, auth, OpenAPI, web) and one route file
+// per area. Used twice by startApi: on TCP (browser sessions) and on the local unix socket (trusted admin).
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { fileURLToPath } from 'node:url';
+import errorsPlugin from './plugins/errors.js';
+import authPlugin from './plugins/auth.js';
+import openapiPlugin from './plugins/openapi.js';
+import webPlugin from './plugins/web.js';
+import statusRoutes from './routes/status.js';
+import overrideRoutes from './routes/overrides.js';
+import failoverRoutes from './routes/failover.js';
+import configRoutes from './routes/config.js';
+import userRoutes from './routes/users.js';
+import auditRoutes from './routes/audit.js';
+import streamRoutes from './routes/stream.js';
+import metricsRoutes from './routes/metrics.js';
+import { EventLog } from './event-log.js';
+import { SessionTable } from './sessions.js';
+import { createMetrics } from './metrics.js';
+import type { DirectorPort } from './director-port.js';
+import type { StateStore } from '../state/store.js';
+import type { Api } from './types.js';
+
+export const API_VERSION = '0.1.0';
+/** webui/dist next to dist/daemon/api/server.js's repository root. */
+export const DEFAULT_WEBUI_DIR = fileURLToPath(new URL('../../../webui/dist', import.meta.url));
+
+export interface ApiOptions {
+  director: DirectorPort;
+  store: StateStore;
+  /** A pino logger (lvsd's), or false for none. */
+  logger?: FastifyBaseLogger | false;
+  /** Every caller is admin "local" (only for the unix socket). */
+  localAdmin?: boolean;
+  /** TLS key and certificate: serve HTTPS, cookies get Secure, HSTS on. */
+  https?: { key: string | Buffer; cert: string | Buffer } | null;
+  /** The built panel; null = none. Default: webui/dist of this install. */
+  webuiDir?: string | null;
+  loginRateLimit?: { max: number; timeWindowMs: number };
+  /** Shared by the TCP and socket servers so both see one event history and one session table. */
+  events?: EventLog;
+  sessions?: SessionTable;
+  heartbeatMs?: number;
+  processMetrics?: boolean;
+}
+
+/** Feeds the director's events into an EventLog; returns the unsubscribe function. */
+export function connectEvents(director: DirectorPort, events: EventLog): () => void {
+  return director.subscribe((e) => events.push(e));
+}
+
+export async function buildApi(opts: ApiOptions): Promise<Api> {
+  const https = opts.https ?? null;
+  const base = {
+    trustProxy: false,
+    bodyLimit: 5 * 1024 * 1024,
+    // every error at once, and unknown fields refused rather than silently dropped
+    ajv: { customOptions: { allErrors: true, removeAdditional: false as const } },
+  };
+  const common = https !== null ? { ...base, https: { key: https.key, cert: https.cert } } : base;
+  const logged = opts.logger === undefined || opts.logger === false ? { logger: false } : { loggerInstance: opts.logger };
+  const app = Fastify({ ...common, ...logged }).withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
+
+  let events = opts.events;
+  if (events === undefined) {
+    const own = new EventLog();
+    events = own;
+    const off = connectEvents(opts.director, own);
+    app.addHook('onClose', async () => {
+      off();
+      await Promise.resolve();
+    });
+  }
+  const sessions = opts.sessions ?? new SessionTable();
+  const deps = { director: opts.director, store: opts.store, events };
+
+  await app.register(errorsPlugin);
+  await app.register(openapiPlugin, { title: 'lvsd', version: API_VERSION });
+  await app.register(authPlugin, {
+    ...deps,
+    localAdmin: opts.localAdmin === true,
+    secureCookies: https !== null,
+    loginRateLimit: opts.loginRateLimit ?? { max: 10, timeWindowMs: 60_000 },
+    sessions,
+  });
+  await app.register(webPlugin, { webuiDir: opts.webuiDir === undefined ? DEFAULT_WEBUI_DIR : opts.webuiDir, hsts: https !== null });
+
+  const metrics = createMetrics(opts.director, { processMetrics: opts.processMetrics ?? false });
+  app.addHook('onClose', async () => {
+    metrics.close();
+    await Promise.resolve();
+  });
+
+  await app.register((scope: Api) => {
+    statusRoutes(scope, deps);
+    overrideRoutes(scope, deps);
+    failoverRoutes(scope, deps);
+    configRoutes(scope, deps);
+    userRoutes(scope, deps, sessions);
+    auditRoutes(scope, deps);
+    streamRoutes(scope, deps, { heartbeatMs: opts.heartbeatMs ?? 15_000 });
+    metricsRoutes(scope, metrics.registry);
+    return Promise.resolve();
+  });
+  return app;
+}

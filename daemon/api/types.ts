@@ -1,0 +1,43 @@
+// Shared types of the API's plugins and routes.
+import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { StateStore, Role } from '../state/store.js';
+import type { DirectorPort } from './director-port.js';
+import type { EventLog } from './event-log.js';
+
+export type Api = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+export interface ApiDeps {
+  director: DirectorPort;
+  store: StateStore;
+  events: EventLog;
+}
+
+export interface Principal {
+  name: string;
+  role: Role;
+  /** Came through the local admin socket (trusted as admin, no cookie, no CSRF). */
+  local: boolean;
+}
+
+/** Who may call a route: nobody logged in ('public') or at least this role. */
+export type Access = 'public' | Role;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+    csrfToken: string | null;
+  }
+  interface FastifyContextConfig {
+    /** Required on every /api route; checked server-side by the auth plugin. */
+    access?: Access;
+    /** State-changing routes that cannot carry a CSRF token yet (login, bootstrap). */
+    csrfExempt?: boolean;
+  }
+}
+
+const RANK: Record<Role, number> = { viewer: 1, operator: 2, admin: 3 };
+
+export function allows(have: Role, need: Role): boolean {
+  return RANK[have] >= RANK[need];
+}

@@ -1,0 +1,189 @@
+// Live events (SSE over a real loopback listener), the recent-events and audit routes with filters,
+// Prometheus /metrics fed from the snapshot and the events, and the local admin socket.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { harness, RS1_ENC, WEB, WEB_ENC } from '../support/api-harness.js';
+import { FakeDirector } from '../support/fake-director.js';
+import { openStore } from '../../daemon/state/store.js';
+import { parseListen, startApi } from '../../daemon/api/listen.js';
+
+interface Sse { events: { event: string; data: Record<string, unknown> }[]; close: () => void; next: (pred: (e: { event: string; data: Record<string, unknown> }) => boolean) => Promise<{ event: string; data: Record<string, unknown> }> }
+
+function openSse(url: string, cookie: string, lastEventId?: number): Promise<Sse> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { cookie, accept: 'text/event-stream' };
+    if (lastEventId !== undefined) headers['last-event-id'] = String(lastEventId);
+    const req = request(url, { headers }, (res) => {
+      if (res.statusCode !== 200) { reject(new Error(`SSE ${String(res.statusCode)}`)); return; }
+      assert.match(String(res.headers['content-type']), /^text\/event-stream/);
+      const sse: Sse = {
+        events: [],
+        close: () => { req.destroy(); },
+        next: (pred) => new Promise((res2, rej2) => {
+          const found = sse.events.find(pred);
+          if (found) { res2(found); return; }
+          const timer = setTimeout(() => { rej2(new Error('no such event within 5 s')); }, 5000);
+          waiters.push((e) => { if (pred(e)) { clearTimeout(timer); res2(e); return true; } return false; });
+        }),
+      };
+      const waiters: ((e: { event: string; data: Record<string, unknown> }) => boolean)[] = [];
+      let buf = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        buf += chunk;
+        let i;
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const ev = /^event: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (ev !== undefined && data !== undefined) {
+            const e = { event: ev, data: JSON.parse(data) as Record<string, unknown> };
+            sse.events.push(e);
+            for (let k = waiters.length - 1; k >= 0; k--) if (waiters[k]?.(e) === true) waiters.splice(k, 1);
+          }
+        }
+      });
+      resolve(sse);
+    });
+    req.on('error', (e) => { if ((e as NodeJS.ErrnoException).code !== 'ECONNRESET') reject(e); });
+    req.end();
+  });
+}
+
+test('SSE: a drain shows up as a director event and an audit event within a second; replay after Last-Event-ID', async (t) => {
+  const h = await harness();
+  t.after(() => h.close());
+  const address = await h.app.listen({ host: '127.0.0.1', port: 0 });
+  const op = await h.as('operator');
+  const sse = await openSse(`${address}/api/v1/events/stream`, op.cookie);
+  t.after(() => { sse.close(); });
+  const started = Date.now();
+  await h.call(op, 'PUT', `/api/v1/services/${WEB_ENC}/real-servers/${RS1_ENC}/override`, { drain: true });
+  const ov = await sse.next((e) => e.data.type === 'override');
+  const au = await sse.next((e) => e.event === 'audit');
+  assert.ok(Date.now() - started < 5000);
+  assert.deepEqual(ov.data.override, { drain: true });
+  assert.equal(ov.data.by, 'operator');
+  assert.equal(au.data.action, 'override.set');
+  h.director.transition('VI_2', 'MASTER', 'master down timer expired');
+  const tr = await sse.next((e) => e.data.type === 'vrrp.transition');
+  assert.equal(tr.data.instance, 'VI_2');
+  assert.equal(tr.data.to, 'MASTER');
+  sse.close();
+  // a reconnecting client gets what came after its last id
+  const firstSeq = Number(ov.data.seq);
+  const again = await openSse(`${address}/api/v1/events/stream`, op.cookie, firstSeq);
+  t.after(() => { again.close(); });
+  const replay = await again.next((e) => e.data.type === 'vrrp.transition');
+  assert.equal(replay.data.instance, 'VI_2');
+  assert.ok(again.events.every((e) => Number(e.data.seq) > firstSeq));
+  const anon = await new Promise<number>((resolve) => { request(`${address}/api/v1/events/stream`, (res) => { resolve(res.statusCode ?? 0); res.resume(); }).end(); });
+  assert.equal(anon, 401);
+});
+
+test('recent events and the audit log filter by type / who / action', async (t) => {
+  const h = await harness();
+  t.after(() => h.close());
+  const op = await h.as('operator');
+  h.director.setHealth(WEB, '10.0.1.12:80', false, 'connect ECONNREFUSED');
+  h.director.transition('VI_1', 'BACKUP', 'higher priority advert from 10.0.0.2');
+  await h.call(op, 'PUT', `/api/v1/services/${WEB_ENC}/override`, { weight: 2 });
+  const vrrp = (await h.call(op, 'GET', '/api/v1/events?type=vrrp')).json<{ type: string }[]>();
+  assert.deepEqual(vrrp.map((e) => e.type), ['vrrp.transition']);
+  const health = (await h.call(op, 'GET', '/api/v1/events?type=health.change')).json<{ type: string; status: string; realServer: string }[]>();
+  assert.equal(health.length, 1);
+  assert.equal(health[0]?.status, 'down');
+  const all = (await h.call(op, 'GET', '/api/v1/events?limit=2')).json<{ type: string; seq: number }[]>();
+  assert.equal(all.length, 2);
+  assert.ok((all[0]?.seq ?? 0) > (all[1]?.seq ?? 0), 'newest first');
+  const bad = await h.call(op, 'GET', '/api/v1/events?limit=0');
+  assert.equal(bad.statusCode, 400);
+  assert.match(bad.json<{ message: string }>().message, /querystring\.limit: must be >= 1/);
+  const audit = (await h.call(op, 'GET', '/api/v1/audit?who=operator&action=override')).json<{ who: string; action: string; target: string }[]>();
+  assert.deepEqual(audit.map((e) => `${e.who} ${e.action} ${e.target}`), [`operator override.set ${WEB}`]);
+  const badSince = await h.call(op, 'GET', '/api/v1/audit?since=yesterday');
+  assert.equal(badSince.statusCode, 400);
+});
+
+test('/metrics: VRRP state and transitions, adverts, health results and latency, weights, counters, reloads', async (t) => {
+  const h = await harness();
+  t.after(() => h.close());
+  h.director.tick(2);
+  h.director.transition('VI_2', 'MASTER', 'master down timer expired');
+  h.director.setHealth(WEB, '10.0.1.13:80', false, 'connect ECONNREFUSED');
+  const admin = await h.as('admin');
+  await h.call(admin, 'POST', '/api/v1/config/apply', { text: h.director.snapshot().config.path === '' ? '' : (await h.director.runningConfig()).text.replace('priority: 100', 'priority: 90') });
+  const res = await h.app.inject({ method: 'GET', url: '/metrics' });
+  assert.equal(res.statusCode, 200);
+  assert.match(String(res.headers['content-type']), /^text\/plain/);
+  const m = res.body;
+  const has = (re: RegExp): void => { assert.match(m, re); };
+  has(/^lvsd_vrrp_state\{instance="VI_1",state="MASTER"\} 1$/m);
+  has(/^lvsd_vrrp_state\{instance="VI_1",state="BACKUP"\} 0$/m);
+  has(/^lvsd_vrrp_state\{instance="VI_2",state="MASTER"\} 1$/m);
+  has(/^lvsd_vrrp_transitions_total\{instance="VI_2",to="MASTER"\} 1$/m);
+  has(/^lvsd_vrrp_priority\{instance="VI_2",kind="base"\} 90$/m);
+  has(/^lvsd_vrrp_adverts_sent_total\{instance="VI_1"\} 2$/m);
+  has(/^lvsd_vrrp_adverts_dropped_total\{instance="VI_1",reason="ttl"\} 1$/m);
+  has(/^lvsd_health_checks_total\{service="tcp:192.168.77.100:80",real_server="10.0.1.13:80",result="fail"\} 1$/m);
+  has(/^lvsd_health_check_duration_seconds_count\{service="tcp:192.168.77.100:80"\} 1$/m);
+  has(/^lvsd_real_server_up\{service="tcp:192.168.77.100:80",real_server="10.0.1.13:80"\} 0$/m);
+  has(/^lvsd_real_server_weight\{service="tcp:192.168.77.100:80",real_server="10.0.1.11:80",kind="effective"\} 10$/m);
+  has(/^lvsd_real_server_weight\{service="tcp:192.168.77.100:80",real_server="10.0.1.13:80",kind="effective"\} -1$/m);
+  has(/^lvsd_service_connections_total\{service="tcp:192.168.77.100:80"\} \d+$/m);
+  has(/^lvsd_service_rate\{service="tcp:192.168.77.100:80",rate="cps"\} \d+$/m);
+  has(/^lvsd_dataplane_info\{kind="userspace"\} 1$/m);
+  has(/^lvsd_config_reloads_total 1$/m);
+  has(/^lvsd_config_reload_results_total\{result="ok"\} 1$/m);
+  has(/^lvsd_config_last_reload_success 1$/m);
+});
+
+test('parseListen: host:port and [v6]:port; anything else names the setting', () => {
+  assert.deepEqual(parseListen('127.0.0.1:9180'), { host: '127.0.0.1', port: 9180 });
+  assert.deepEqual(parseListen('[::1]:80'), { host: '::1', port: 80 });
+  assert.deepEqual(parseListen('localhost:1'), { host: 'localhost', port: 1 });
+  for (const bad of ['9180', '::1:80', '1.2.3.4:70000', 'host:', '']) assert.throws(() => parseListen(bad), /^Error: api\.listen: /);
+});
+
+test('startApi: TCP needs a login; the unix socket (0600) is trusted as admin for the local CLI', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'lvsd-listen-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const { store } = await openStore(join(dir, 'state.json'));
+  const director = new FakeDirector();
+  const socket = join(dir, 'run', 'lvsd.sock');
+  const api = await startApi({ listen: '127.0.0.1:0', socket }, { director, store, webuiDir: null });
+  t.after(() => api.close());
+  assert.match(api.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  assert.equal((await stat(socket)).mode & 0o777, 0o600);
+  const tcp = await fetch(`${api.url}/api/v1/status`);
+  assert.equal(tcp.status, 401);
+  const viaSocket = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = request({ socketPath: socket, path: '/api/v1/status' }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => { resolve({ status: res.statusCode ?? 0, body }); });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  assert.equal(viaSocket.status, 200);
+  assert.equal((JSON.parse(viaSocket.body) as { node: string }).node, 'director-1');
+  // an admin action over the socket works without CSRF and is audited as "local"
+  const put = await new Promise<number>((resolve, reject) => {
+    const req = request({ socketPath: socket, method: 'PUT', path: `/api/v1/services/${encodeURIComponent(WEB)}/override`, headers: { 'content-type': 'application/json' } }, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+    req.on('error', reject);
+    req.end(JSON.stringify({ drain: true }));
+  });
+  assert.equal(put, 200);
+  assert.equal(store.auditLog()[0]?.who, 'local');
+  // one event history for both listeners
+  assert.equal(api.events.recent({ type: 'override' }).length, 1);
+  await api.close();
+  await assert.rejects(stat(socket), /ENOENT/, 'the socket file is removed on close');
+});

@@ -1,0 +1,143 @@
+// The running config and a candidate: validate, diff, apply (admin), roll back (admin).
+import { useEffect, useState } from 'preact/hooks';
+import { api, errorText } from '../api.js';
+import { live } from '../live.js';
+import { ask, toast } from '../ui.js';
+import { allows, type ApplyResult, type ConfigChange, type ConfigProblem, type Role, type RunningConfig } from '../types.js';
+
+interface DiffResult {
+  ok: boolean;
+  errors: ConfigProblem[];
+  changes: ConfigChange[];
+  lines: { op: ' ' | '+' | '-'; text: string }[];
+}
+
+type Result =
+  | { kind: 'valid' }
+  | { kind: 'errors'; title: string; errors: string[] }
+  | { kind: 'diff'; diff: DiffResult }
+  | { kind: 'applied'; what: string; r: ApplyResult };
+
+function Changes({ changes }: { changes: ConfigChange[] }) {
+  if (changes.length === 0) return <p class="muted">No changes.</p>;
+  return (
+    <ul class="changes">
+      {changes.map((c) => (
+        <li key={`${c.kind}-${c.name}-${c.change}`} class={`chg-${c.change}`}>
+          <span class="chip">{c.change}</span> {c.kind} <code>{c.name}</code>{c.detail !== undefined && <span class="muted"> — {c.detail}</span>}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+export function ConfigPage({ role }: { role: Role }) {
+  const [running, setRunning] = useState<RunningConfig | null>(null);
+  const [text, setText] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [result, setResult] = useState<Result | null>(null);
+
+  const load = async (): Promise<void> => {
+    try {
+      const r = await api<RunningConfig>('GET', '/api/v1/config');
+      setRunning(r);
+      setText(r.text);
+    } catch (e) {
+      toast(errorText(e), 'error');
+    }
+  };
+  useEffect(() => {
+    void load();
+  }, []);
+
+  const run = async (fn: () => Promise<void>): Promise<void> => {
+    setBusy(true);
+    try {
+      await fn();
+    } catch (e) {
+      const details = e instanceof Error && 'details' in e ? (e as { details: string[] }).details : [];
+      setResult({ kind: 'errors', title: errorText(e), errors: details });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const validate = () => run(async () => {
+    const r = await api<{ ok: boolean; errors: ConfigProblem[] }>('POST', '/api/v1/config/validate', { text });
+    setResult(r.ok ? { kind: 'valid' } : { kind: 'errors', title: `${r.errors.length} error(s)`, errors: r.errors.map((e) => e.message) });
+  });
+  const diff = () => run(async () => {
+    const d = await api<DiffResult>('POST', '/api/v1/config/diff', { text });
+    setResult(d.ok ? { kind: 'diff', diff: d } : { kind: 'errors', title: `${d.errors.length} error(s)`, errors: d.errors.map((e) => e.message) });
+  });
+  const apply = () => run(async () => {
+    const d = await api<DiffResult>('POST', '/api/v1/config/diff', { text });
+    if (!d.ok) {
+      setResult({ kind: 'errors', title: `not applied: ${d.errors.length} error(s)`, errors: d.errors.map((e) => e.message) });
+      return;
+    }
+    const { ok } = await ask({ title: 'Apply this config?', body: <><p>lvsd validates it, writes it to <code>{running?.path}</code> and reloads.</p><Changes changes={d.changes} /></>, confirm: 'Apply', danger: true });
+    if (!ok) return;
+    const r = await api<ApplyResult>('POST', '/api/v1/config/apply', { text, expectedHash: running?.hash });
+    setResult({ kind: 'applied', what: 'Applied', r });
+    toast(`config applied (${r.changes.length} change(s))`);
+    await load();
+    live.soon();
+  });
+  const rollback = () => run(async () => {
+    const { ok } = await ask({ title: 'Roll back the config?', body: <p>Back to the last config that applied cleanly before the running one.</p>, confirm: 'Roll back', danger: true });
+    if (!ok) return;
+    const r = await api<ApplyResult>('POST', '/api/v1/config/rollback');
+    setResult({ kind: 'applied', what: 'Rolled back', r });
+    toast('config rolled back');
+    await load();
+    live.soon();
+  });
+
+  const dirty = running !== null && text !== running.text;
+  const isAdmin = allows(role, 'admin');
+  return (
+    <div class="config-layout">
+      <section class="card" aria-labelledby="cfg-h">
+        <header class="card-head wrap">
+          <h2 id="cfg-h">Config {running !== null && <span class="muted small"><code>{running.path}</code> · sha256 {running.hash.slice(0, 12)}</span>}</h2>
+          {dirty && <span class="chip chip-drain">edited</span>}
+        </header>
+        <label class="sr-only" for="cfg-text">Config (YAML)</label>
+        <textarea id="cfg-text" class="code" spellcheck={false} value={text} rows={24} onInput={(e) => { setText((e.target as HTMLTextAreaElement).value); }} />
+        <div class="actions">
+          <button class="btn" disabled={busy} onClick={() => void validate()}>Validate</button>
+          <button class="btn" disabled={busy} onClick={() => void diff()}>Diff</button>
+          {isAdmin && <button class="btn btn-primary" disabled={busy || !dirty} onClick={() => void apply()}>Apply…</button>}
+          {isAdmin && <button class="btn btn-danger" disabled={busy || running?.canRollback !== true} onClick={() => void rollback()}>Roll back…</button>}
+          {dirty && <button class="btn btn-link" disabled={busy} onClick={() => { setText(running.text); setResult(null); }}>Discard edits</button>}
+        </div>
+      </section>
+      <section class="card result" aria-live="polite" aria-labelledby="res-h">
+        <h2 id="res-h">Result</h2>
+        {result === null && <p class="muted">Validate or diff the text on the left; nothing changes until you apply.</p>}
+        {result?.kind === 'valid' && <p class="ok-text">✓ Valid.</p>}
+        {result?.kind === 'errors' && (
+          <>
+            <p class="error">{result.title}</p>
+            <ul class="errors">{result.errors.map((e) => <li key={e}><code>{e}</code></li>)}</ul>
+          </>
+        )}
+        {result?.kind === 'diff' && (
+          <>
+            <Changes changes={result.diff.changes} />
+            <pre class="diff" aria-label="Line diff">
+              {result.diff.lines.map((l, i) => <span key={i} class={l.op === '+' ? 'add' : l.op === '-' ? 'del' : 'ctx'}>{l.op} {l.text}{'\n'}</span>)}
+            </pre>
+          </>
+        )}
+        {result?.kind === 'applied' && (
+          <>
+            <p class="ok-text">✓ {result.what}: now sha256 {result.r.hash.slice(0, 12)}</p>
+            <Changes changes={result.r.changes} />
+          </>
+        )}
+      </section>
+    </div>
+  );
+}
