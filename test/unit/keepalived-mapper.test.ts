@@ -337,3 +337,29 @@ test('names lvsd does not accept are rewritten consistently and reported', () =>
   assert.deepEqual(r.config.vrrp.syncGroups?.[0]?.instances, ['VI_1']);
   assert.deepEqual(diag(r), ['1 vrrp_script', '4 vrrp_instance']);
 });
+
+test('what keepalived itself ignores is dropped with a note, not carried: other-family VIP, bad advert_int, foreign flags, ops on TCP, duplicates', () => {
+  const r = importText(
+    VI(' advert_int 300\n unicast_peer {\n  10.0.0.2\n  10.0.0.2\n }\n track_interface {\n  eth1\n  eth1 weight 5\n }\n virtual_ipaddress {\n  2001:db8::1\n }') +
+      VS(' lvs_sched rr\n sh-port\n ops\n protocol TCP\n real_server 10.0.1.1 80 {\n }'),
+  );
+  const inst = r.config.vrrp?.instances?.[0];
+  assert.deepEqual(inst?.virtualIpaddresses, ['10.0.0.100/24']);
+  assert.equal(inst.advertInterval, '1s');
+  assert.deepEqual(inst.unicastPeers, ['10.0.0.2']);
+  assert.deepEqual(inst.trackInterfaces, [{ name: 'eth1' }]);
+  const vs = r.config.virtualServers?.[0];
+  assert.equal(vs?.schedulerFlags, undefined);
+  assert.equal(vs?.onePacket, undefined);
+  assert.deepEqual(r.diagnostics, []);
+  for (const note of ['keepalived ignores a VIP of the other address family', 'advert_int 300', 'listed twice', 'sh-port dropped', 'ops dropped']) assert.ok(r.yaml.includes(note), note);
+});
+
+test('VRRPv2 cannot carry a fractional advert_int: rounded and reported; thresholds the wrong way round are reported', () => {
+  const v2 = importText(VI(' advert_int 1.6'));
+  assert.equal(v2.config.vrrp?.instances?.[0]?.advertInterval, '2s');
+  assert.deepEqual(diag(v2), ['7 advert_int']);
+  const th = importText(VS(' real_server 10.0.1.1 80 {\n  uthreshold 10\n  lthreshold 20\n }'));
+  assert.deepEqual(th.config.virtualServers?.[0]?.realServers[0], { address: '10.0.1.1', port: 80, weight: 1, upperThreshold: 10 });
+  assert.deepEqual(diag(th), ['4 lthreshold']);
+});

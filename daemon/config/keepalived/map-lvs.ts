@@ -208,7 +208,10 @@ export function mapVirtualServer(ctx: Context, vs: VirtualServerBlock, key: VsKe
   if (r.has('flag-1')) flags.add(`${family}-fallback`);
   if (r.has('flag-2')) flags.add(`${family}-port`);
   r.drop('scheduler flag-3 has no meaning for the kernel\'s schedulers', 'flag-3');
-  if (flags.size > 0) out.schedulerFlags = [...flags];
+  // keepalived (and the kernel) ignore sh-* flags unless the scheduler is sh, mh-* unless it is mh.
+  const effective = [...flags].filter((f) => f.startsWith(`${sched ?? 'wlc'}-`));
+  for (const f of flags) if (!effective.includes(f)) ctx.note(out, `${f} dropped: keepalived ignores it with scheduler ${sched ?? '(default)'}`);
+  if (effective.length > 0) out.schedulerFlags = effective;
 
   const persistD = r.last('persistence_timeout');
   const granD = r.last('persistence_granularity');
@@ -225,7 +228,11 @@ export function mapVirtualServer(ctx: Context, vs: VirtualServerBlock, key: VsKe
   }
   if (granD && !out.persistence) ctx.reportDirective(granD, 'persistence_granularity without persistence_timeout has no effect');
 
-  if (r.has('ops')) out.onePacket = true;
+  if (r.has('ops')) {
+    // keepalived: "one packet scheduling requires UDP - resetting".
+    if (out.protocol === 'udp') out.onePacket = true;
+    else ctx.note(out, 'ops dropped: keepalived resets one-packet scheduling on non-UDP services');
+  }
 
   const quorumD = r.last('quorum');
   const quorum = r.int(quorumD, 0, 2147483647);
@@ -344,7 +351,11 @@ function mapRealServer(
   if (up !== undefined && up > 0) rs.upperThreshold = up;
   const lowD = r.last('lthreshold');
   const low = r.int(lowD, 0, 2147483647);
-  if (low !== undefined && low > 0) rs.lowerThreshold = low;
+  if (low !== undefined && low > 0) {
+    if (rs.upperThreshold !== undefined && low > rs.upperThreshold && lowD) {
+      ctx.reportDirective(lowD, `lthreshold ${low} is above uthreshold ${rs.upperThreshold}; not carried over`);
+    } else rs.lowerThreshold = low;
+  }
 
   const notify: NonNullable<RealServerOut['notify']> = {};
   for (const [kw, k] of [

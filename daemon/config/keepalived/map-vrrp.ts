@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import type { NamedBlock } from './ast.js';
 import type { Directive } from './parser.js';
 import type { GarpOut, InstanceOut, NotifyOut, ScriptOut, SyncGroupOut, VipOut } from './lvsd-shape.js';
-import { BlockReader, type Context } from './reader.js';
+import { BlockReader, seconds, type Context } from './reader.js';
 import { mapGarp, type GlobalResult } from './map-global.js';
 import { safeName, toSafeName } from './names.js';
 
@@ -93,23 +93,35 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
 
   const vips: VipOut[] = [];
   const vipSource = new Map<VipOut, Directive>();
+  const pendingNotes: string[] = [];
+  const familyOf = (v: VipOut): 4 | 6 => ((typeof v === 'string' ? v : v.address).includes(':') ? 6 : 4);
+  let family: 4 | 6 | undefined;
   for (const block of r.all('virtual_ipaddress')) {
     for (const line of block.block ?? []) {
       const vip = mapVip(ctx, line);
-      if (vip !== undefined) {
-        vips.push(vip);
-        vipSource.set(vip, line);
+      if (vip === undefined) continue;
+      // keepalived: the first VIP sets the instance's family; others are ignored ("address family must match").
+      family ??= familyOf(vip);
+      if (familyOf(vip) !== family) {
+        pendingNotes.push(`${line.keyword} (${ctx.displayPos(line.pos)}) dropped: keepalived ignores a VIP of the other address family`);
+        continue;
       }
+      vips.push(vip);
+      vipSource.set(vip, line);
     }
   }
   for (const block of r.all('virtual_ipaddress_excluded')) {
     for (const line of block.block ?? []) {
       const vip = mapVip(ctx, line);
-      if (vip !== undefined) {
-        vips.push(vip);
-        vipSource.set(vip, line);
-        ctx.reportDirective(line, 'lvsd has no excluded-address list: this address is carried over as a normal VIP and appears in the adverts');
+      if (vip === undefined) continue;
+      family ??= familyOf(vip);
+      if (familyOf(vip) !== family) {
+        ctx.reportDirective(line, 'an lvsd instance holds one address family; put this address in an instance of its own');
+        continue;
       }
+      vips.push(vip);
+      vipSource.set(vip, line);
+      ctx.reportDirective(line, 'lvsd has no excluded-address list: this address is carried over as a normal VIP and appears in the adverts');
     }
   }
 
@@ -124,7 +136,7 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
   }
   result.vridByInstance.set(name, vrid);
 
-  const hasV6 = vips.some((v) => (typeof v === 'string' ? v : v.address).includes(':'));
+  const hasV6 = family === 6;
   const versionD = r.last('version');
   let version: 2 | 3 = env.global.vrrpVersion ?? 2;
   const explicitVersion = r.int(versionD, 2, 3);
@@ -139,10 +151,11 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
     interface: iface,
     virtualRouterId: vrid,
     version,
-    advertInterval: r.timer(advertD) ?? '1s',
+    advertInterval: mapAdvertInterval(ctx, r, advertD, version, pendingNotes),
     virtualIpaddresses: vips,
   };
   ctx.source.self(inst, b.pos);
+  for (const n of pendingNotes) ctx.note(inst, n);
   if (ifaceD) ctx.source.at(inst, 'interface', ifaceD.pos);
   if (vridD) ctx.source.at(inst, 'virtualRouterId', vridD.pos);
   if (versionD) ctx.source.at(inst, 'version', versionD.pos);
@@ -204,6 +217,7 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
   const src = r.str(srcD);
   if (srcD && src !== undefined) {
     if (isIP(src) === 0) ctx.reportDirective(srcD, `${src} is not an IP address; not carried over`);
+    else if (isIP(src) !== family) ctx.reportDirective(srcD, `${src} is not of the instance's address family (IPv${family}); not carried over`);
     else {
       inst.unicastSrcIp = src;
       ctx.source.at(inst, 'unicastSrcIp', srcD.pos);
@@ -214,6 +228,10 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
     for (const line of block.block ?? []) {
       if (isIP(line.keyword) === 0) {
         ctx.reportDirective(line, `${line.keyword} is not an IP address; peer not carried over`);
+        continue;
+      }
+      if (peers.includes(line.keyword)) {
+        ctx.note(inst, `unicast peer ${line.keyword} listed twice (${ctx.displayPos(line.pos)}); kept once`);
         continue;
       }
       ctx.source.at(peers, String(peers.length), line.pos);
@@ -240,6 +258,23 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
   r.ignore('native_ipv6');
   r.finish();
   return inst;
+}
+
+/** advert_int: keepalived accepts 0.01..255 s (else ignores it: 1 s); VRRPv2 carries whole seconds. */
+function mapAdvertInterval(ctx: Context, r: BlockReader, d: Directive | undefined, version: 2 | 3, notes: string[]): string {
+  if (!d) return '1s';
+  const raw = d.args[0];
+  const v = Number(raw);
+  if (raw === undefined || !/^\d+(\.\d+)?$/.test(raw) || v < 0.01 || v > 255) {
+    notes.push(`advert_int ${raw ?? ''} (${ctx.displayPos(d.pos)}) is outside 0.01..255: keepalived ignores it and uses 1s`);
+    return '1s';
+  }
+  if (version === 2 && !Number.isInteger(v)) {
+    const rounded = Math.max(1, Math.round(v));
+    ctx.reportDirective(d, `VRRPv2 adverts carry whole seconds: ${raw} is written as ${rounded}s (use version 3 on both directors for sub-second adverts)`);
+    return `${rounded}s`;
+  }
+  return seconds(v);
 }
 
 function mapAuthentication(ctx: Context, auth: Directive, inst: InstanceOut): void {
@@ -321,6 +356,10 @@ export function mapTracks(ctx: Context, r: BlockReader, env: Omit<InstanceEnv, '
     for (const line of block.block ?? []) {
       const w = weightOf(ctx, line, -254, 254);
       if (!w.ok) continue;
+      if (out.trackInterfaces?.some((x) => x.name === line.keyword)) {
+        // keepalived: "duplicate track_interface - ignoring".
+        continue;
+      }
       const t = w.weight === undefined ? { name: line.keyword } : { name: line.keyword, weight: w.weight };
       ctx.source.self(t, line.pos);
       (out.trackInterfaces ??= []).push(t);

@@ -1,7 +1,7 @@
 // Why a keepalived directive is not carried over — the text an operator reads on stderr. Specific
 // reasons for the directives that real configs use; a generic one for the rest.
 
-const EMAIL = 'lvsd does not send e-mail; use notify scripts or the event stream (GET /api/events)';
+const EMAIL = 'lvsd does not send e-mail; use notify scripts or the event stream of the REST API';
 const SCHED = 'process scheduling is set by the systemd unit (Nice=, CPUSchedulingPolicy=, CPUAffinity=), not by the config';
 const SNMP = 'lvsd has no SNMP/DBus agent; use the REST API and /metrics';
 const FIREWALL = 'lvsd does not manage iptables/nftables sets for VRRP';
@@ -75,9 +75,9 @@ const REASONS: Record<string, string> = {
   notify_master_rx_lower_pri: 'not supported by lvsd',
   notify_deleted: 'not supported by lvsd',
   notify_priority_changes: 'notify FIFOs are not supported by lvsd; use the event stream',
-  notify_fifo: 'notify FIFOs are not supported by lvsd; use the event stream (GET /api/events)',
-  vrrp_notify_fifo: 'notify FIFOs are not supported by lvsd; use the event stream (GET /api/events)',
-  lvs_notify_fifo: 'notify FIFOs are not supported by lvsd; use the event stream (GET /api/events)',
+  notify_fifo: 'notify FIFOs are not supported by lvsd; use the event stream of the REST API',
+  vrrp_notify_fifo: 'notify FIFOs are not supported by lvsd; use the event stream of the REST API',
+  lvs_notify_fifo: 'notify FIFOs are not supported by lvsd; use the event stream of the REST API',
   garp_group: 'per-interface GARP rate groups are not supported; set vrrp.garp.interval',
   linkbeat_use_polling: 'lvsd follows link state through netlink events',
   linkbeat_interfaces: 'lvsd follows link state through netlink events',
