@@ -165,7 +165,7 @@ export class Lab {
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);
     d.process = child;
-    d.exited = new Promise((res) => child.once('exit', (code) => res(code)));
+    d.exited = new Promise((res) => child.once('exit', (code) => { res(code); }));
     await Promise.race([
       waitForPort(d.ns, 9180, 20_000),
       d.exited.then((code) => {
@@ -200,7 +200,7 @@ export class Lab {
     });
     await new Promise<void>((res, rej) => {
       server.once('error', rej);
-      server.listen(d.apiPort, '127.0.0.1', () => res());
+      server.listen(d.apiPort, '127.0.0.1', () => { res(); });
     });
     this.relays.push({ child, server });
   }

@@ -43,7 +43,7 @@ function once(): Promise<void> {
         }
         resolve();
       });
-      res.on('error', () => resolve());
+      res.on('error', () => { resolve(); });
     });
     req.on('timeout', () => req.destroy(new Error('ETIMEDOUT')));
     req.on('error', (e: NodeJS.ErrnoException) => {

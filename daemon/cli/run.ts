@@ -4,7 +4,7 @@
 //   SIGHUP:  reload — validate first; an invalid config logs every error and the old one stays;
 //            a valid one is diffed against the running one and only the difference is applied;
 //   SIGTERM / SIGINT: graceful stop, exit 0 (a second signal exits at once).
-// The director plugs in behind the Daemon seam below; until then LoggingDaemon only logs.
+// The director plugs in behind the Daemon seam below (daemon/director/daemon.ts).
 import { loadConfig } from '../config/load.js';
 import { formatError, type ConfigError } from '../config/errors.js';
 import { describeDiff, diffConfig, isEmptyDiff, type ConfigDiff } from '../config/diff.js';
@@ -12,6 +12,7 @@ import type { Config } from '../config/types.js';
 import { createLogger, isLogLevel, type Logger } from '../log.js';
 import { describeCapabilities, planDataplane, probeCapabilities, type Capabilities, type DataplanePlan } from './capabilities.js';
 import { EXIT, UsageError, parse, type Command } from './command.js';
+import { DirectorDaemon } from '../director/daemon.js';
 
 /** What a daemon implementation is given once, at construction. */
 export interface RunContext {
@@ -41,37 +42,8 @@ export interface Daemon {
 
 export type DaemonFactory = (ctx: RunContext) => Daemon;
 
-/** The placeholder until the director lands: logs what it would do. */
-export class LoggingDaemon implements Daemon {
-  constructor(private readonly ctx: RunContext) {}
-
-  start(config: Config): Promise<void> {
-    const { log } = this.ctx;
-    for (const i of config.vrrp.instances)
-      log.child({ instance: i.name }).info({ interface: i.interface, virtualRouterId: i.virtualRouterId, priority: i.priority, vips: i.virtualIpaddresses.map((v) => v.cidr) }, 'VRRP instance configured (director not wired yet: not started)');
-    for (const v of config.virtualServers)
-      log.child({ virtualServer: v.name }).info({ id: v.id, scheduler: v.scheduler, realServers: v.realServers.map((r) => r.id) }, 'virtual server configured (director not wired yet: not programmed)');
-    return Promise.resolve();
-  }
-
-  reload(next: Config, diff: ConfigDiff): Promise<void> {
-    this.ctx.log.info({ instances: next.vrrp.instances.length, virtualServers: next.virtualServers.length, changes: describeDiff(diff).length }, 'reload applied (director not wired yet: nothing to change)');
-    return Promise.resolve();
-  }
-
-  stop(): Promise<void> {
-    this.ctx.log.info('stopped');
-    return Promise.resolve();
-  }
-}
-
-/** The director replaces this (one line) when it lands: `(ctx) => new Director(ctx)`. */
-export let createDaemon: DaemonFactory = (ctx) => new LoggingDaemon(ctx);
-
-/** For the lead's wiring and for tests. */
-export function setDaemonFactory(f: DaemonFactory): void {
-  createDaemon = f;
-}
+/** The daemon `lvsd run` starts: the director (tests pass their own factory in RunOptions). */
+export const createDaemon: DaemonFactory = (ctx) => new DirectorDaemon(ctx);
 
 function logConfigErrors(log: Logger, errors: readonly ConfigError[], level: 'error' | 'warn'): void {
   for (const e of errors) log[level]({ file: e.file, line: e.line, col: e.col, path: e.path }, formatError(e));

@@ -8,6 +8,8 @@ import { loadConfig } from '../config/load.js';
 import { formatError } from '../config/errors.js';
 import { DEFAULTS } from '../config/normalise.js';
 import { EXIT, UsageError, parse, type Command, type Io } from './command.js';
+import { renderSnapshot } from './status-render.js';
+import type { DirectorSnapshot } from '../director/snapshot.js';
 
 export const DEFAULT_CONFIG = '/etc/lvsd/lvsd.yaml';
 export const STATUS_PATH = '/api/v1/status';
@@ -32,48 +34,6 @@ export function getOverSocket(socketPath: string, path: string, timeoutMs = 5000
     req.on('error', reject);
     req.end();
   });
-}
-
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
-function str(v: unknown): string {
-  if (v === undefined || v === null) return '-';
-  if (typeof v === 'string') return v;
-  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
-  return JSON.stringify(v);
-}
-const list = (v: unknown): Json[] => (Array.isArray(v) ? v.filter(isObj) : []);
-
-/**
- * Human view of the status document. Tolerant of its exact shape (the API owns it): it prints the
- * VRRP instances, virtual servers and real servers it finds, and any other top-level fields as
- * key: value.
- */
-export function renderStatus(doc: unknown): string {
-  if (!isObj(doc)) return JSON.stringify(doc, null, 2);
-  const out: string[] = [];
-  const node = doc.node;
-  if (node !== undefined) out.push(`node: ${isObj(node) ? str(node.name) : str(node)}`);
-  for (const [k, v] of Object.entries(doc)) {
-    if (['node', 'instances', 'vrrp', 'virtualServers'].includes(k)) continue;
-    if (!isObj(v) && !Array.isArray(v)) out.push(`${k}: ${str(v)}`);
-  }
-  const instances = list(doc.instances ?? (isObj(doc.vrrp) ? doc.vrrp.instances : undefined));
-  if (instances.length) {
-    out.push('', 'VRRP instances:');
-    for (const i of instances) out.push(`  ${str(i.name)}  ${str(i.state)}  priority ${str(i.priority ?? i.effectivePriority)}${i.interface !== undefined ? `  on ${str(i.interface)}` : ''}${i.virtualRouterId !== undefined ? `  vrid ${str(i.virtualRouterId)}` : ''}`);
-  }
-  const services = list(doc.virtualServers);
-  if (services.length) {
-    out.push('', 'Virtual servers:');
-    for (const v of services) {
-      const id = v.id !== undefined && v.id !== v.name ? ` (${str(v.id)})` : '';
-      out.push(`  ${str(v.name ?? v.id)}${id}${v.scheduler !== undefined ? `  ${str(v.scheduler)}` : ''}${v.quorum !== undefined ? `  quorum ${str(v.quorum)}` : ''}`);
-      for (const r of list(v.realServers))
-        out.push(`    ${str(r.id ?? r.address)}  ${str(r.health ?? r.state ?? r.status)}  weight ${str(r.weight ?? r.effectiveWeight)}`);
-    }
-  }
-  return out.join('\n').trim();
 }
 
 async function socketFromConfig(configPath: string | undefined, io: Io): Promise<string> {
@@ -121,7 +81,7 @@ export const statusCommand: Command = {
       io.err(`lvsd answered with something that is not JSON on ${STATUS_PATH}`);
       return EXIT.failed;
     }
-    io.out(values.json === true ? JSON.stringify(doc, null, 2) : renderStatus(doc));
+    io.out(values.json === true ? JSON.stringify(doc, null, 2) : renderSnapshot(doc as DirectorSnapshot));
     return EXIT.ok;
   },
 };

@@ -5,7 +5,7 @@
 // It implements the API's DirectorPort, so the panel, the CLI and /metrics all see one source.
 import { EventEmitter } from 'node:events';
 import { createHash } from 'node:crypto';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { loadConfigText } from '../config/load.js';
 import { formatError } from '../config/errors.js';
@@ -146,7 +146,7 @@ export class Director implements DirectorPort {
     this.health.on('transition', (e) => {
       const prev = this.healthViews.get(e.id);
       this.healthViews.set(e.id, { ...prev, up: e.to === 'up' });
-      const [service = '', realServer = ''] = splitTarget(e.id);
+      const [service, realServer] = splitTarget(e.id);
       this.log.info({ virtualServer: service, realServer, from: e.from, to: e.to, reason: e.reason, detail: e.detail }, `real server ${e.to}: ${e.detail}`);
       this.emit({ type: 'health.change', service, realServer, status: e.to, reason: `${e.reason}: ${e.detail}` });
       void this.loop?.request();
@@ -237,7 +237,7 @@ export class Director implements DirectorPort {
   // ---- events and snapshot ---------------------------------------------------------------------
 
   private emit(e: DistributiveOmit<DirectorEvent, 'at'>): void {
-    this.bus.emit('event', { ...e, at: nowIso() } as DirectorEvent);
+    this.bus.emit('event', { ...e, at: nowIso() });
   }
 
   subscribe(fn: (e: DirectorEvent) => void): () => void {

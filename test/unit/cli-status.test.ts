@@ -4,17 +4,12 @@ import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { renderStatus, statusCommand } from '../../daemon/cli/status.js';
+import { statusCommand } from '../../daemon/cli/status.js';
+import { renderSnapshot } from '../../daemon/cli/status-render.js';
+import { FakeDirector } from '../support/fake-director.js';
 import type { Io } from '../../daemon/cli/command.js';
 
-const STATUS = {
-  node: { name: 'director-1' },
-  uptimeSec: 42,
-  instances: [{ name: 'VI_1', state: 'MASTER', priority: 150, interface: 'eth0', virtualRouterId: 51 }],
-  virtualServers: [
-    { id: 'tcp:192.0.2.10:80', name: 'web', scheduler: 'wrr', realServers: [{ id: '10.0.1.11:80', health: 'up', weight: 1 }, { id: '10.0.1.12:80', health: 'down', weight: 0 }] },
-  ],
-};
+const STATUS = new FakeDirector().snapshot();
 
 function capture(): { io: Io; out: string[]; err: string[] } {
   const out: string[] = [];
@@ -38,13 +33,14 @@ async function withServer(handler: (path: string) => [number, string], body: (so
   }
 }
 
-test('renderStatus: instances, virtual and real servers, scalar fields', () => {
-  const text = renderStatus(STATUS);
-  assert.match(text, /^node: director-1$/m);
-  assert.match(text, /^uptimeSec: 42$/m);
-  assert.match(text, /^ {2}VI_1 {2}MASTER {2}priority 150 {2}on eth0 {2}vrid 51$/m);
-  assert.match(text, /^ {2}web \(tcp:192\.0\.2\.10:80\) {2}wrr$/m);
-  assert.match(text, /^ {4}10\.0\.1\.12:80 {2}down {2}weight 0$/m);
+test('renderSnapshot: one line per VRRP instance, virtual service and real server', () => {
+  const text = renderSnapshot(STATUS);
+  assert.match(text, /^node director-1 · lvsd /m);
+  assert.match(text, /^dataplane \S+ \(/m);
+  assert.match(text, /^ {2}VI_1 +\S+ +eth0 vrid 51 v3 {2}priority 150\/150 .*VIPs 192\.168\.77\.100\/24$/m);
+  assert.match(text, /^ {2}web +tcp 192\.168\.77\.100:80 {2}wrr nat {2}quorum up/m);
+  assert.match(text, /^ {4}10\.0\.1\.13:80 +\S+ +weight \S+\/5 {2}conns \d+\/\d+/m);
+  assert.equal(text.split('\n').filter((l) => /^ {4}\d/.test(l)).length, STATUS.virtualServices.reduce((n, v) => n + v.realServers.length, 0));
 });
 
 test('status asks GET /api/v1/status on the socket and prints it', async () => {
@@ -53,7 +49,7 @@ test('status asks GET /api/v1/status on the socket and prints it', async () => {
     const c = capture();
     assert.equal(await statusCommand.run(['--socket', socket], c.io), 0);
     assert.deepEqual(seen, ['/api/v1/status']);
-    assert.match(c.out.join('\n'), /VI_1 {2}MASTER/);
+    assert.match(c.out.join('\n'), /^ {2}VI_1 /m);
     const j = capture();
     assert.equal(await statusCommand.run(['--socket', socket, '--json'], j.io), 0);
     assert.deepEqual(JSON.parse(j.out.join('')), STATUS);
@@ -66,7 +62,7 @@ test('status finds the socket through --config (api.socket)', async () => {
     writeFileSync(cfg, `api: { socket: ${socket} }\n`);
     const c = capture();
     assert.equal(await statusCommand.run(['--config', cfg], c.io), 0);
-    assert.match(c.out.join('\n'), /node: director-1/);
+    assert.match(c.out.join('\n'), /^node director-1 /m);
   });
 });
 
