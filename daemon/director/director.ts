@@ -133,6 +133,9 @@ export class Director implements DirectorPort {
         },
       });
       await this.loop.request();
+      for (const vs of this.config.virtualServers) {
+        this.log.info({ virtualServer: vs.name, id: vs.id, scheduler: vs.scheduler, realServers: vs.realServers.map((r) => r.id) }, `virtual server ${vs.name} programmed in ${this.dataplane.kind}`);
+      }
       this.statsTimer = setInterval(() => void this.pollStats(), this.opts.statsIntervalMs ?? 2000);
       this.statsTimer.unref();
     }
@@ -147,7 +150,7 @@ export class Director implements DirectorPort {
       const prev = this.healthViews.get(e.id);
       this.healthViews.set(e.id, { ...prev, up: e.to === 'up' });
       const [service, realServer] = splitTarget(e.id);
-      this.log.info({ virtualServer: service, realServer, from: e.from, to: e.to, reason: e.reason, detail: e.detail }, `real server ${e.to}: ${e.detail}`);
+      this.log.info({ virtualServer: this.serviceName(service), realServer, from: e.from, to: e.to, reason: e.reason, detail: e.detail }, `real server ${e.to}: ${e.detail}`);
       this.emit({ type: 'health.change', service, realServer, status: e.to, reason: `${e.reason}: ${e.detail}` });
       void this.loop?.request();
     });
@@ -159,13 +162,17 @@ export class Director implements DirectorPort {
     this.health.on('quorum', (e) => {
       if (e.up) this.quorumLost.delete(e.service);
       else this.quorumLost.add(e.service);
-      this.log.warn({ virtualServer: e.service, aliveWeight: e.aliveWeight, quorum: e.quorum }, e.up ? 'quorum regained' : 'quorum lost');
+      this.log.warn({ virtualServer: this.serviceName(e.service), aliveWeight: e.aliveWeight, quorum: e.quorum }, e.up ? 'quorum regained' : 'quorum lost');
       this.emit({ type: 'quorum.change', service: e.service, up: e.up });
       void this.loop?.request();
     });
     this.health.on('removed', (e) => {
       this.healthViews.delete(e.id);
     });
+  }
+
+  private serviceName(id: string): string {
+    return this.config.virtualServers.find((v) => v.id === id)?.name ?? id;
   }
 
   private desired() {

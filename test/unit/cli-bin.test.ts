@@ -2,8 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -90,58 +89,6 @@ function startRun(args: string[]): { child: ChildProcess; lines: LogLine[]; wait
   };
   return { child, lines, waitFor, exit };
 }
-
-test('run: starts, reports capabilities, SIGHUP with a bad config keeps the old one, a good one applies the diff, SIGTERM exits 0', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'lvsd-run-'));
-  const cfg = join(dir, 'lvsd.yaml');
-  copyFileSync(EXAMPLE, cfg);
-  const run = startRun(['--config', cfg, '--state', join(dir, 'state.json')]);
-  try {
-    const starting = await run.waitFor(/^starting$/);
-    assert.equal(starting.stateFile, join(dir, 'state.json'));
-    await run.waitFor(/^running$/);
-    assert.ok(run.lines.some((l) => /^IPVS: /.test(l.msg)), 'IPVS capability reported');
-    assert.ok(run.lines.some((l) => /^raw sockets \(CAP_NET_RAW\): /.test(l.msg)), 'raw socket capability reported');
-    assert.ok(run.lines.some((l) => /^dataplane: (ipvs|nftables|userspace) \(/.test(l.msg)), 'dataplane choice reported');
-    assert.ok(run.lines.some((l) => l.instance === 'VI_OUTSIDE'), 'instance lines carry the instance name');
-    assert.ok(run.lines.some((l) => l.virtualServer === 'web'), 'service lines carry the service name');
-
-    // A broken config: every error logged with its place, the old config kept, still running.
-    writeFileSync(cfg, readFileSync(EXAMPLE, 'utf8').replace('priority: 150                  # director-2: 100\n      state: MASTER                  # director-2: BACKUP (a hint', 'priority: 0\n      state: MASTER                  # director-2: BACKUP (a hint').replace('scheduler: wlc', 'scheduler: wlcc'));
-    run.child.kill('SIGHUP');
-    const rejected = await run.waitFor(/^reload rejected/);
-    assert.equal(rejected.errors, 2);
-    assert.ok(run.lines.some((l) => l.level === 'error' && l.msg.startsWith(`${cfg}:`) && /priority: 0 is out of range 1\.\.255/.test(l.msg)));
-    assert.ok(run.lines.some((l) => l.level === 'error' && /scheduler: "wlcc" is not one of/.test(l.msg)));
-    assert.equal(run.child.exitCode, null, 'still running after a bad reload');
-
-    // A good change: only the difference is reported and handed to the daemon.
-    writeFileSync(cfg, readFileSync(EXAMPLE, 'utf8').replace('{ address: 10.0.1.12, port: 80, weight: 100 }', '{ address: 10.0.1.12, port: 80, weight: 10 }'));
-    run.child.kill('SIGHUP');
-    await run.waitFor(/^reload done$/);
-    const changes = run.lines.filter((l) => typeof l.change === 'string').map((l) => l.change);
-    assert.deepEqual(changes, ['~ real server web 10.0.1.12:80: weight']);
-
-    run.child.kill('SIGTERM');
-    assert.equal(await run.exit, 0);
-    assert.ok(run.lines.some((l) => l.msg === 'SIGTERM: shutting down'));
-    assert.equal(run.lines.at(-1)?.msg, 'shut down');
-  } finally {
-    if (run.child.exitCode === null) run.child.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
-
-test('run: SIGINT also stops gracefully', async () => {
-  const run = startRun(['--config', EXAMPLE]);
-  try {
-    await run.waitFor(/^running$/);
-    run.child.kill('SIGINT');
-    assert.equal(await run.exit, 0);
-  } finally {
-    if (run.child.exitCode === null) run.child.kill('SIGKILL');
-  }
-});
 
 test('run: an invalid config at start exits 1 after logging every error', async () => {
   const f = fileURLToPath(new URL('../../../test/fixtures/config/duplicate-vrid.yaml', import.meta.url));
