@@ -204,6 +204,7 @@ function translate(e: RawError, root: unknown, value: unknown): Issue[] {
 }
 
 function schemaIssues(schema: TSchema, value: unknown, prefix: PathSegment[]): Issue[] {
+  if (validatorFor(schema).Check(value)) return []; // the compiled check is fast; errors are not
   // TypeBox buffers 8 errors by default (a process-wide setting); a config file deserves all of
   // them, so lift the cap for this call only.
   const before = Settings.Get().maxErrors;
