@@ -34,6 +34,24 @@ export function getOverSocket(socketPath: string, path: string, timeoutMs = 5000
   });
 }
 
+/**
+ * The fields of GET /api/v1/status that the human view shows (the API owns the document and may
+ * add more; unknown scalar top-level fields are printed as key: value, and missing ones as "-").
+ */
+export interface StatusView {
+  node?: { name: string };
+  instances?: { name: string; state: string; priority: number; interface?: string; virtualRouterId?: number }[];
+  virtualServers?: {
+    id: string;
+    name?: string;
+    scheduler?: string;
+    quorum?: number | string;
+    realServers?: { id: string; health?: string; weight?: number }[];
+  }[];
+  /** Anything else the API reports (uptime, dataplane, …). */
+  [extra: string]: unknown;
+}
+
 type Json = Record<string, unknown>;
 const isObj = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 function str(v: unknown): string {

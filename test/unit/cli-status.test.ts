@@ -4,10 +4,10 @@ import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { renderStatus, statusCommand } from '../../daemon/cli/status.js';
+import { renderStatus, statusCommand, type StatusView } from '../../daemon/cli/status.js';
 import type { Io } from '../../daemon/cli/command.js';
 
-const STATUS = {
+const STATUS: StatusView = {
   node: { name: 'director-1' },
   uptimeSec: 42,
   instances: [{ name: 'VI_1', state: 'MASTER', priority: 150, interface: 'eth0', virtualRouterId: 51 }],
