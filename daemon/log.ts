@@ -12,7 +12,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export const REDACTED = '[redacted]';
 
 /** Keys whose values are secrets, at the top of a log object and up to three levels down. */
-const SECRET_KEYS = ['password', 'passwd', 'secret', 'token', 'apiToken', 'authorization', 'cookie', 'privateKey'];
+const SECRET_KEYS = ['password', 'passwd', 'secret', 'token', 'apiToken', 'apiKey', 'authorization', 'cookie', 'privateKey'];
 export const REDACT_PATHS: string[] = [
   ...SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `*.*.*.${k}`]),
   'req.headers.authorization',

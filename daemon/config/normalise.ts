@@ -55,7 +55,11 @@ function statusRanges(list: (number | string)[] | undefined): { min: number; max
 /** The check of a real server: its overrides merged over the service's, then defaults. */
 export function healthCheck(own: HealthCheckFile | undefined, service: HealthCheckFile | undefined): HealthCheck {
   const m: HealthCheckFile = { ...service, ...own };
+  // Checker settings merge key by key, so a real server can override just http.path.
   if (own?.http && service?.http) m.http = { ...service.http, ...own.http };
+  if (own?.udp && service?.udp) m.udp = { ...service.udp, ...own.udp };
+  if (own?.dns && service?.dns) m.dns = { ...service.dns, ...own.dns };
+  if (own?.exec && service?.exec) m.exec = { ...service.exec, ...own.exec };
   const type = m.type ?? (own || service ? 'tcp' : 'none');
   const hc: HealthCheck = {
     type,

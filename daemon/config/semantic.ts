@@ -108,6 +108,7 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
     (inst.unicastPeers ?? []).forEach((p, j) => {
       if (ipFamily(p) !== family) err(at('unicastPeers', j), `peer ${p} is ${familyName(ipFamily(p) ?? 4)}, but the instance's VIPs are ${familyName(family)}`);
       if (peers.has(p)) err(at('unicastPeers', j), `peer ${p} listed twice`);
+      if (p === inst.unicastSrcIp) err(at('unicastPeers', j), `peer ${p} is this director's own unicastSrcIp`);
       peers.add(p);
     });
 

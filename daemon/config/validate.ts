@@ -19,6 +19,8 @@ interface RawError {
 
 type SchemaNode = Record<string, unknown>;
 
+const NAME_PATTERN = '^[A-Za-z0-9_.:@-]+$';
+
 const compiled = new Map<unknown, Validator>();
 function validatorFor(schema: TSchema): Validator {
   let v = compiled.get(schema);
@@ -154,7 +156,10 @@ function translate(e: RawError, root: unknown, value: unknown): Issue[] {
       const props = schema?.properties ? Object.keys(schema.properties) : [];
       const patterns = schema?.patternProperties ? Object.keys(schema.patternProperties) : [];
       return keys.map((k) => {
-        if (patterns.length > 0) return { path: [...path, k], at: 'key' as const, message: `"${k}" is not a valid name (letters, digits and _ . : @ - only)` };
+        if (patterns.length > 0) {
+          const what = patterns[0] === NAME_PATTERN ? 'a valid name (letters, digits and _ . : @ - only)' : 'a valid HTTP header name';
+          return { path: [...path, k], at: 'key' as const, message: `"${k}" is not ${what}` };
+        }
         const near = suggest(k, props);
         return {
           path: [...path, k],
@@ -190,7 +195,7 @@ function translate(e: RawError, root: unknown, value: unknown): Issue[] {
       return [{ path, message: `${show(v)} ${FORMAT_MESSAGES[f]}` }];
     }
     case 'pattern':
-      if (schema?.pattern === '^[A-Za-z0-9_.:@-]+$') return [{ path, message: `${show(v)} is not a valid name (letters, digits and _ . : @ - only)` }];
+      if (schema?.pattern === NAME_PATTERN) return [{ path, message: `${show(v)} is not a valid name (letters, digits and _ . : @ - only)` }];
       return [{ path, message: `${show(v)} does not match ${String(schema?.pattern)}` }];
     case 'minItems':
       return [{ path, message: `must have at least ${String(e.params.limit)} item${e.params.limit === 1 ? '' : 's'}` }];
@@ -204,6 +209,7 @@ function translate(e: RawError, root: unknown, value: unknown): Issue[] {
 }
 
 function schemaIssues(schema: TSchema, value: unknown, prefix: PathSegment[]): Issue[] {
+  if (validatorFor(schema).Check(value)) return []; // the compiled check is fast; errors are not
   // TypeBox buffers 8 errors by default (a process-wide setting); a config file deserves all of
   // them, so lift the cap for this call only.
   const before = Settings.Get().maxErrors;

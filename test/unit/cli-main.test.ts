@@ -2,6 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { findCommand, usage, COMMANDS } from '../../daemon/cli/commands.js';
 import type { Command, Io } from '../../daemon/cli/command.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 
 // main.ts runs itself on import (it is the bin), so the dispatcher's pieces are tested here and
 // the bin as a whole in cli-bin.test.ts.
@@ -31,4 +34,25 @@ test('check-config in process: usage error for missing FILE', async () => {
   const io: Io = { out: (t) => out.push(t), err: (t) => out.push(t) };
   await assert.rejects(checkConfigCommand.run([], io), /exactly one FILE/);
   await assert.rejects(checkConfigCommand.run(['--frobnicate', 'x'], io), /Unknown option/);
+});
+
+test('check-config in process: warnings go to stderr but the check passes; --quiet prints nothing on success', async () => {
+  const { checkConfigCommand } = await import('../../daemon/cli/check-config.js');
+  const dir = mkdtempSync(join(tmpdir(), 'lvsd-check-'));
+  try {
+    const f = join(dir, 'w.yaml');
+    writeFileSync(f, 'vrrp:\n  instances: [{ name: A, interface: eth0, virtualRouterId: 9, virtualIpaddresses: [192.0.2.1/24] }]\nvirtualServers: [{ address: 192.0.2.99, port: 80 }]\n');
+    const out: string[] = [];
+    const err: string[] = [];
+    const io: Io = { out: (t) => out.push(t), err: (t) => err.push(t) };
+    assert.equal(await checkConfigCommand.run([f], io), 0);
+    assert.deepEqual(err, [`${f}:3:29: virtualServers[0].address: 192.0.2.99 is not a VIP of any VRRP instance on this director (warning)`]);
+    assert.match(out[0] ?? '', /: ok \(1 VRRP instance, 1 virtual server, 0 real servers\)$/);
+    out.length = 0;
+    err.length = 0;
+    assert.equal(await checkConfigCommand.run(['-q', f], io), 0);
+    assert.deepEqual(out, []);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -26,7 +26,7 @@ test('property: arbitrary text never throws', () => {
     fc.property(fc.string({ maxLength: 300 }), (text) => {
       wellFormed(loadConfigText(text, 'f.yaml'), text);
     }),
-    { numRuns: 200 },
+    { numRuns: 150 },
   );
 });
 
@@ -36,7 +36,7 @@ test('property: arbitrary JSON documents never throw', () => {
       const text = stringify(v);
       wellFormed(loadConfigText(text, 'f.yaml'), text);
     }),
-    { numRuns: 200 },
+    { numRuns: 150 },
   );
 });
 
@@ -67,7 +67,7 @@ test('property: a valid file with any one value replaced never throws', () => {
       const text = stringify(setAt(BASE, path, value));
       wellFormed(loadConfigText(text, 'f.yaml'), text);
     }),
-    { numRuns: 300 },
+    { numRuns: 200 },
   );
 });
 
@@ -83,6 +83,6 @@ test('property: deleting any key or list item never throws', () => {
       const text = stringify(copy);
       wellFormed(loadConfigText(text, 'f.yaml'), text);
     }),
-    { numRuns: 200 },
+    { numRuns: 150 },
   );
 });

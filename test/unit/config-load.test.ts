@@ -185,3 +185,48 @@ test('property: error lines always carry a line and column inside the file', () 
     { numRuns: 200 },
   );
 });
+
+test('normalised details: ipvs, sync daemon, persistence, sorry server, tunnel, notify, api', () => {
+  const c = ok(loadConfigText(`
+api: { listen: "[::1]:9443", tls: { cert: /etc/lvsd/c.pem, key: /etc/lvsd/k.pem } }
+ipvs: { removal: immediate, timeouts: { tcp: 15m, udp: 30 }, syncDaemon: { interface: eth1 } }
+userspace: { idleTimeout: 90s, proxyProtocol: v2 }
+vrrp:
+  instances:
+    - name: VI_1
+      interface: eth0
+      virtualRouterId: 51
+      virtualIpaddresses: [192.0.2.10/24]
+      notify: { master: /bin/m, any: /bin/any }
+      trackInterfaces: [{ name: eth1 }, { name: eth2, weight: -10 }]
+      trackFiles: [{ path: /run/prio }]
+virtualServers:
+  - address: 192.0.2.10
+    port: 443
+    method: tun
+    persistence: { timeout: 5m }
+    sorryServer: { address: 10.0.9.9 }
+    notify: { quorumDown: /bin/down }
+    realServers:
+      - { address: 10.0.1.11, tunnel: { type: gue, port: 5555, checksum: remcsum }, upperThreshold: 100, lowerThreshold: 50, notify: { up: /bin/up } }
+`));
+  assert.deepEqual([c.api.host, c.api.port, c.api.tls?.cert], ['::1', 9443, '/etc/lvsd/c.pem']);
+  assert.equal(c.ipvs.removal, 'immediate');
+  assert.deepEqual(c.ipvs.timeouts, { tcpMs: 900_000, udpMs: 30_000 });
+  assert.deepEqual(c.ipvs.syncDaemon, { interface: 'eth1', syncId: 0, maxLen: 1472, mcastGroup: '224.0.0.81', port: 8848, ttl: 1 });
+  assert.deepEqual(c.userspace, { idleTimeoutMs: 90_000, proxyProtocol: 'v2' });
+  const vi = c.vrrp.instances[0];
+  assert.ok(vi);
+  assert.deepEqual(vi.notify, { master: '/bin/m', any: '/bin/any' });
+  assert.deepEqual(vi.trackInterfaces, [{ name: 'eth1', weight: 0 }, { name: 'eth2', weight: -10 }]);
+  assert.deepEqual(vi.trackFiles, [{ path: '/run/prio', weight: 1 }]);
+  const vs = c.virtualServers[0];
+  assert.ok(vs);
+  assert.deepEqual(vs.persistence, { timeoutMs: 300_000, netmask: '255.255.255.255' });
+  assert.deepEqual(vs.sorryServer, { id: '10.0.9.9:443', address: '10.0.9.9', port: 443, method: 'tun' });
+  assert.deepEqual(vs.notify, { quorumDown: '/bin/down' });
+  const rs = vs.realServers[0];
+  assert.ok(rs);
+  assert.deepEqual(rs.tunnel, { type: 'gue', port: 5555, checksum: 'remcsum' });
+  assert.deepEqual([rs.method, rs.upperThreshold, rs.lowerThreshold, rs.notify.up], ['tun', 100, 50, '/bin/up']);
+});
