@@ -103,11 +103,11 @@ test('round trip property: random mixes of keepalived directives always import t
     return;
   }
   fc.assert(
-    fc.property(fc.array(instanceLine, { maxLength: 12 }), fc.array(vsLine, { maxLength: 8 }), fc.array(fc.array(rsLine, { maxLength: 6 }), { maxLength: 4 }), (inst, vs, rss) => {
+    fc.property(fc.constantFrom('10.0.0.1 80', 'fwmark 5'), fc.array(instanceLine, { maxLength: 12 }), fc.array(vsLine, { maxLength: 8 }), fc.array(fc.array(rsLine, { maxLength: 6 }), { maxLength: 4 }), fc.boolean(), (head, inst, vs, rss, rsPort) => {
       const text =
         'vrrp_script chk {\n script /bin/true\n}\ntrack_file tf {\n file /run/x\n}\n' +
         `vrrp_instance VI_1 {\n interface eth0\n virtual_router_id 9\n virtual_ipaddress {\n  10.0.0.1/24\n }\n${inst.join('\n')}\n}\n` +
-        `virtual_server 10.0.0.1 80 {\n${vs.join('\n')}\n${rss.map((rs, i) => `real_server 10.0.1.${i + 1} 80 {\n${rs.join('\n')}\n}`).join('\n')}\n}\n`;
+        `virtual_server ${head} {\n${vs.join('\n')}\n${rss.map((rs, i) => `real_server 10.0.1.${i + 1}${rsPort ? ' 80' : ''} {\n${rs.join('\n')}\n}`).join('\n')}\n}\n`;
       const r = importKeepalived(MAIN, { configId: 'lb1', loader: memLoader({ [MAIN]: text }) });
       const result = load(r.yaml, 'fuzz.yaml');
       assert.deepEqual(result.ok ? [] : result.errors.map(show), [], text);
