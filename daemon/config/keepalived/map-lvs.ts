@@ -194,6 +194,7 @@ export function mapVirtualServer(ctx: Context, vs: VirtualServerBlock, key: VsKe
   if (methodD) ctx.source.at(out, 'method', methodD.pos);
   else ctx.note(out, 'keepalived forwards by NAT unless lb_kind/lvs_method says otherwise');
 
+  // Without lb_algo/lvs_sched keepalived uses wlc, which is lvsd's default too: nothing to write.
   const schedD = r.last('lvs_sched', 'lb_algo');
   const sched = schedD?.args[0]?.toLowerCase();
   if (schedD && sched !== undefined && SCHEDULERS.includes(sched)) {
