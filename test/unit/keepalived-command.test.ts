@@ -92,7 +92,7 @@ test('property: any input either imports (and its YAML parses back) or fails wit
         assert.match(e.message, /^(keepalived\.conf|\/[^:]+):\d+:\d+: /);
       }
     }),
-    { numRuns: 400 },
+    { numRuns: 200 },
   );
 });
 
@@ -126,6 +126,6 @@ test('property: random well-formed configs map or report every directive, and ro
       const lines = text.split('\n');
       for (const d of r.diagnostics) assert.ok((lines[d.line - 1] ?? '').includes(d.directive.replace(/^"|"$/g, '')), `${d.line}: ${d.directive}`);
     }),
-    { numRuns: 300 },
+    { numRuns: 150 },
   );
 });

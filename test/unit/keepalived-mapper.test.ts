@@ -363,3 +363,15 @@ test('VRRPv2 cannot carry a fractional advert_int: rounded and reported; thresho
   assert.deepEqual(th.config.virtualServers?.[0]?.realServers[0], { address: '10.0.1.1', port: 80, weight: 1, upperThreshold: 10 });
   assert.deepEqual(diag(th), ['4 lthreshold']);
 });
+
+test('fwmark services: the real server port moves to the check (keepalived checks it); without one the check is reported', () => {
+  const withPort = importText(VS(' real_server 10.0.1.1 8080 {\n  TCP_CHECK {\n  }\n }', 'fwmark 3'));
+  const rs = withPort.config.virtualServers?.[0];
+  assert.deepEqual(rs?.realServers, [{ address: '10.0.1.1', weight: 1 }]);
+  assert.equal(rs.healthCheck?.connectPort, 8080);
+  assert.deepEqual(withPort.diagnostics, []);
+  const noPort = importText(VS(' real_server 10.0.1.1 {\n  HTTP_GET {\n  }\n }\n real_server 10.0.1.2 {\n  TCP_CHECK {\n   connect_port 81\n  }\n }', 'fwmark 3'));
+  assert.equal(noPort.config.virtualServers?.[0]?.realServers[0]?.healthCheck, undefined);
+  assert.equal(noPort.config.virtualServers?.[0]?.realServers[1]?.healthCheck?.connectPort, 81);
+  assert.deepEqual(diag(noPort), ['3 HTTP_GET']);
+});

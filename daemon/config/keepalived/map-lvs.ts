@@ -194,6 +194,7 @@ export function mapVirtualServer(ctx: Context, vs: VirtualServerBlock, key: VsKe
   if (methodD) ctx.source.at(out, 'method', methodD.pos);
   else ctx.note(out, 'keepalived forwards by NAT unless lb_kind/lvs_method says otherwise');
 
+  // Without lb_algo/lvs_sched keepalived uses wlc, which is lvsd's default too: nothing to write.
   const schedD = r.last('lvs_sched', 'lb_algo');
   const sched = schedD?.args[0]?.toLowerCase();
   if (schedD && sched !== undefined && SCHEDULERS.includes(sched)) {
@@ -381,6 +382,7 @@ function mapRealServer(
   const timing = mergeTiming(vsTiming, readTiming(r));
   const checkers = r.all(...CHECKERS);
   let hc: HealthCheckOut | undefined;
+  let hcD: Directive | undefined;
   for (const c of checkers) {
     const mapped = mapChecker(ctx, c, timing);
     if (!mapped) continue;
@@ -389,6 +391,19 @@ function mapRealServer(
       continue;
     }
     hc = mapped;
+    hcD = c;
+  }
+  if (hc && vsFlags.fwmark && hc.connectPort === undefined && ['tcp', 'http', 'https', 'udp', 'dns'].includes(hc.type)) {
+    // IPVS ignores real server ports of fwmark services, but keepalived's checkers still connect to
+    // the port written on the real_server line: keep it as the check's port.
+    const port = Number(portRaw);
+    if (portRaw !== undefined && Number.isInteger(port) && port >= 1 && port <= 65535) {
+      hc.connectPort = port;
+      ctx.source.at(hc, 'connectPort', d.pos);
+    } else {
+      ctx.reportDirective(hcD ?? d, 'a fwmark service\'s real server without a port needs connect_port for this check; the check is not carried over (the server counts as up)');
+      hc = undefined;
+    }
   }
   if (hc) rs.healthCheck = hc;
   if (Object.keys(notify).length > 0) rs.notify = notify;

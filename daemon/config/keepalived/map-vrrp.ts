@@ -96,12 +96,18 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
   const pendingNotes: string[] = [];
   const familyOf = (v: VipOut): 4 | 6 => ((typeof v === 'string' ? v : v.address).includes(':') ? 6 : 4);
   let family: 4 | 6 | undefined;
+  const addressOf = (v: VipOut): string => (typeof v === 'string' ? v : v.address).split('/')[0] ?? '';
+  const isDuplicate = (v: VipOut): boolean => vips.some((x) => addressOf(x) === addressOf(v));
   for (const block of r.all('virtual_ipaddress')) {
     for (const line of block.block ?? []) {
       const vip = mapVip(ctx, line);
       if (vip === undefined) continue;
       // keepalived: the first VIP sets the instance's family; others are ignored ("address family must match").
       family ??= familyOf(vip);
+      if (isDuplicate(vip)) {
+        pendingNotes.push(`${line.keyword} (${ctx.displayPos(line.pos)}) listed twice; kept once`);
+        continue;
+      }
       if (familyOf(vip) !== family) {
         pendingNotes.push(`${line.keyword} (${ctx.displayPos(line.pos)}) dropped: keepalived ignores a VIP of the other address family`);
         continue;
@@ -115,6 +121,10 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
       const vip = mapVip(ctx, line);
       if (vip === undefined) continue;
       family ??= familyOf(vip);
+      if (isDuplicate(vip)) {
+        pendingNotes.push(`${line.keyword} (${ctx.displayPos(line.pos)}) listed twice; kept once`);
+        continue;
+      }
       if (familyOf(vip) !== family) {
         ctx.reportDirective(line, 'an lvsd instance holds one address family; put this address in an instance of its own');
         continue;
