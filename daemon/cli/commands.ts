@@ -4,8 +4,9 @@ import { runCommand } from './run.js';
 import { checkConfigCommand } from './check-config.js';
 import { statusCommand } from './status.js';
 import { versionCommand } from './version.js';
+import { importKeepalivedCliCommand } from '../config/keepalived/command.js';
 
-export const COMMANDS: Command[] = [runCommand, checkConfigCommand, statusCommand, versionCommand];
+export const COMMANDS: Command[] = [runCommand, checkConfigCommand, statusCommand, versionCommand, importKeepalivedCliCommand];
 
 /** The command for argv: the longest name that matches its leading words ("user add" before "user"). */
 export function findCommand(argv: readonly string[], commands: readonly Command[] = COMMANDS): { command: Command; rest: string[] } | undefined {

@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 
 const cmd = (name: string): Command => ({ name, summary: name, usage: name, run: () => Promise.resolve(0) });
 
-test('the table has the four foundation commands', () => {
-  assert.deepEqual(COMMANDS.map((c) => c.name), ['run', 'check-config', 'status', 'version']);
+test('the table has the foundation commands and import-keepalived', () => {
+  assert.deepEqual(COMMANDS.map((c) => c.name), ['run', 'check-config', 'status', 'version', 'import-keepalived']);
 });
 
 test('findCommand: longest multi-word name wins, the rest are its arguments', () => {
