@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `npm start`: lvsd's main job on this machine. Installs and builds what is missing, then runs lvsd
-# with the example config in the foreground (Ctrl-C stops it).
+# `npm start`: lvsd's main job on this machine, as a live HA lab. Installs and builds what is missing,
+# then builds network namespaces with two lvsd directors, three nginx real servers and a client (lab/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -8,4 +8,4 @@ if [[ ! -d node_modules || package-lock.json -nt node_modules/.package-lock.json
   npm ci --no-audit --no-fund
 fi
 npm run --silent build
-exec node dist/daemon/cli/main.js run --config config/lvsd.yaml --state "${LVSD_STATE:-/tmp/lvsd-state.json}"
+exec node dist/lab/main.js
