@@ -35,6 +35,7 @@ export function Sparkline({ values, label }: { values: number[]; label: string }
       <svg viewBox={`0 0 ${w} ${h}`} width={w} height={h} role="img" aria-hidden="true">
         {n > 1 && <polyline points={`0,${h} ${pts} ${w},${h}`} class="spark-fill" />}
         {n > 1 && <polyline points={pts} class="spark-line" />}
+        {n <= 1 && <line x1={0} y1={h - 2} x2={w} y2={h - 2} class="spark-line spark-empty" />}
       </svg>
       <figcaption>
         <strong>{fmtNum(last)}</strong> conn/s
