@@ -45,9 +45,15 @@ export interface ApiOptions {
   processMetrics?: boolean;
 }
 
-/** Feeds the director's events into an EventLog; returns the unsubscribe function. */
+/**
+ * Feeds the director's events into an EventLog; returns the unsubscribe function. Every single health
+ * check result is left out (thousands a second on a big pool): /metrics counts them, and the panel and
+ * the event history see health.change, which is what operators act on.
+ */
 export function connectEvents(director: DirectorPort, events: EventLog): () => void {
-  return director.subscribe((e) => events.push(e));
+  return director.subscribe((e) => {
+    if (e.type !== 'health.result') events.push(e);
+  });
 }
 
 export async function buildApi(opts: ApiOptions): Promise<Api> {
