@@ -124,6 +124,16 @@ test('panel: log in, MASTER badge, drain → dataplane weight 0, apply + roll ba
   await page.getByText(/VI_2: BACKUP → MASTER/).first().waitFor();
   await page.screenshot({ path: join(ARTIFACTS, '08-events.png'), fullPage: true });
 
+  // ---- users: add an operator
+  await page.getByRole('link', { name: 'Users' }).click();
+  await page.getByLabel('Name').fill('bob');
+  await page.getByLabel('Password').fill('bob password');
+  await page.locator('#add-role').selectOption('operator');
+  await page.getByRole('button', { name: 'Add', exact: true }).click();
+  await page.getByRole('rowheader', { name: 'bob' }).waitFor();
+  assert.equal(store.getUser('bob')?.role, 'operator');
+  await page.screenshot({ path: join(ARTIFACTS, '09-users.png'), fullPage: true });
+
   // ---- a phone
   const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
   const cookies = await context.cookies();
@@ -132,12 +142,12 @@ test('panel: log in, MASTER badge, drain → dataplane weight 0, apply + roll ba
   p2.on('pageerror', (e) => problems.push(`phone page error: ${e.message}`));
   await p2.goto(`${url}/#/overview`);
   await p2.getByTestId('instance-VI_1').getByTestId('vrrp-state').filter({ hasText: 'MASTER' }).waitFor();
-  await p2.screenshot({ path: join(ARTIFACTS, '09-phone-overview.png'), fullPage: true });
+  await p2.screenshot({ path: join(ARTIFACTS, '10-phone-overview.png'), fullPage: true });
   await p2.goto(`${url}/#/services`);
   await p2.getByTestId('rs-10.0.1.11:80').waitFor();
   const overflow = Number(await p2.evaluate('document.documentElement.scrollWidth - window.innerWidth'));
   assert.ok(overflow <= 1, `no sideways scrolling on a phone (overflow ${overflow}px)`);
-  await p2.screenshot({ path: join(ARTIFACTS, '10-phone-services.png'), fullPage: true });
+  await p2.screenshot({ path: join(ARTIFACTS, '11-phone-services.png'), fullPage: true });
   await phone.close();
 
   assert.deepEqual(problems, [], 'no page errors, CSP violations or external requests');
