@@ -101,3 +101,24 @@ test('local client: GET /api/v1/status over the socket; clear errors when lvsd i
   assert.equal(res.body.vrrp[0]?.state, 'MASTER');
   await assert.rejects(localRequest(socket, 'PUT', '/api/v1/services/web/override', { weight: 99999 }), (e: unknown) => e instanceof LocalApiError && e.status === 400 && /body\.weight/.test(e.message));
 });
+
+test('lvsd user add: through the socket while lvsd runs, into the file when it does not', async (t) => {
+  const { addUserLocally } = await import('../../daemon/api/user-cli.js');
+  const dir = await mkdtemp(join(tmpdir(), 'lvsd-useradd-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const stateFile = join(dir, 'state.json');
+  const socket = join(dir, 'lvsd.sock');
+  const offline = await addUserLocally({ socket, stateFile, name: 'root', password: 'root password', role: 'admin' });
+  assert.equal(offline.via, 'file');
+  const { store } = await openStore(stateFile);
+  assert.equal(store.getUser('root')?.role, 'admin');
+  const api = await startApi({ listen: '127.0.0.1:0', socket }, { director: new FakeDirector(), store, webuiDir: null });
+  t.after(() => api.close());
+  const online = await addUserLocally({ socket, stateFile, name: 'ops', password: 'ops password', role: 'operator' });
+  assert.equal(online.via, 'socket');
+  assert.equal(store.getUser('ops')?.role, 'operator', 'the running daemon has it in memory, so its next write keeps it');
+  await store.setOverride({ service: 's' }, { drain: true }, 'x');
+  const { store: reread } = await openStore(stateFile);
+  assert.ok(reread.getUser('ops'));
+  await assert.rejects(addUserLocally({ socket, stateFile, name: 'ops', password: 'ops password', role: 'viewer' }), /already exists/);
+});
