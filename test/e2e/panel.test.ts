@@ -13,6 +13,14 @@ import { openStore } from '../../daemon/state/store.js';
 import { FakeDirector, FAKE_CONFIG } from '../support/fake-director.js';
 import { requireCommands } from '../support/prereq.js';
 
+async function waitUntil(cond: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'e2e');
 const WEB = 'tcp:192.168.77.100:80';
 
@@ -96,8 +104,7 @@ test('panel: log in, MASTER badge, drain → dataplane weight 0, apply + roll ba
   // ---- config: edit, diff, apply, roll back
   await page.getByRole('link', { name: 'Config' }).click();
   const editor = page.getByLabel('Config (YAML)');
-  // (browser-side code as strings: this file compiles without the DOM library)
-  await page.waitForFunction("document.querySelector('#cfg-text')?.value.includes('virtualServers') === true");
+  await waitUntil(async () => (await editor.inputValue()).includes('virtualServers'), 'the running config in the editor');
   await editor.fill(FAKE_CONFIG.replace('priority: 150', 'priority: 120'));
   await page.getByRole('button', { name: 'Diff' }).click();
   await page.getByText('priority 150 → 120').waitFor();
@@ -145,7 +152,11 @@ test('panel: log in, MASTER badge, drain → dataplane weight 0, apply + roll ba
   await p2.screenshot({ path: join(ARTIFACTS, '10-phone-overview.png'), fullPage: true });
   await p2.goto(`${url}/#/services`);
   await p2.getByTestId('rs-10.0.1.11:80').waitFor();
-  const overflow = Number(await p2.evaluate('document.documentElement.scrollWidth - window.innerWidth'));
+  // a function, not a string: the panel's CSP forbids eval. (Typed by hand: this file has no DOM library.)
+  const overflow = await p2.evaluate(() => {
+    const g = globalThis as unknown as { document: { documentElement: { scrollWidth: number } }; innerWidth: number };
+    return g.document.documentElement.scrollWidth - g.innerWidth;
+  });
   assert.ok(overflow <= 1, `no sideways scrolling on a phone (overflow ${overflow}px)`);
   await p2.screenshot({ path: join(ARTIFACTS, '11-phone-services.png'), fullPage: true });
   await phone.close();
