@@ -2,6 +2,8 @@
 // per area. Used twice by startApi: on TCP (browser sessions) and on the local unix socket (trusted admin).
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import errorsPlugin from './plugins/errors.js';
 import authPlugin from './plugins/auth.js';
@@ -23,8 +25,14 @@ import type { StateStore } from '../state/store.js';
 import type { Api } from './types.js';
 
 export const API_VERSION = '0.1.0';
-/** webui/dist next to dist/daemon/api/server.js's repository root. */
-export const DEFAULT_WEBUI_DIR = fileURLToPath(new URL('../../../webui/dist', import.meta.url));
+/**
+ * The built panel: dist/webui (a package built with `vite build webui --outDir ../dist/webui`) if it is
+ * there, else webui/dist of the source tree (`vite build webui`).
+ */
+export const DEFAULT_WEBUI_DIR = ((): string => {
+  const packaged = fileURLToPath(new URL('../../webui', import.meta.url));
+  return existsSync(join(packaged, 'index.html')) ? packaged : fileURLToPath(new URL('../../../webui/dist', import.meta.url));
+})();
 
 export interface ApiOptions {
   director: DirectorPort;
