@@ -2,6 +2,8 @@
 // per area. Used twice by startApi: on TCP (browser sessions) and on the local unix socket (trusted admin).
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import errorsPlugin from './plugins/errors.js';
 import authPlugin from './plugins/auth.js';
@@ -23,8 +25,14 @@ import type { StateStore } from '../state/store.js';
 import type { Api } from './types.js';
 
 export const API_VERSION = '0.1.0';
-/** webui/dist next to dist/daemon/api/server.js's repository root. */
-export const DEFAULT_WEBUI_DIR = fileURLToPath(new URL('../../../webui/dist', import.meta.url));
+/**
+ * The built panel: dist/webui (a package built with `vite build webui --outDir ../dist/webui`) if it is
+ * there, else webui/dist of the source tree (`vite build webui`).
+ */
+export const DEFAULT_WEBUI_DIR = ((): string => {
+  const packaged = fileURLToPath(new URL('../../webui', import.meta.url));
+  return existsSync(join(packaged, 'index.html')) ? packaged : fileURLToPath(new URL('../../../webui/dist', import.meta.url));
+})();
 
 export interface ApiOptions {
   director: DirectorPort;
@@ -45,9 +53,15 @@ export interface ApiOptions {
   processMetrics?: boolean;
 }
 
-/** Feeds the director's events into an EventLog; returns the unsubscribe function. */
+/**
+ * Feeds the director's events into an EventLog; returns the unsubscribe function. Every single health
+ * check result is left out (thousands a second on a big pool): /metrics counts them, and the panel and
+ * the event history see health.change, which is what operators act on.
+ */
 export function connectEvents(director: DirectorPort, events: EventLog): () => void {
-  return director.subscribe((e) => events.push(e));
+  return director.subscribe((e) => {
+    if (e.type !== 'health.result') events.push(e);
+  });
 }
 
 export async function buildApi(opts: ApiOptions): Promise<Api> {

@@ -128,8 +128,19 @@ export class StateStore {
     return this.db.data.cookieSecret;
   }
 
-  /** Applies `change` to a copy, appends the audit entry, writes; memory changes only once the file did. */
-  async #commit(who: string, action: string, target: string, change: (s: State) => { before: unknown; after: unknown } | null): Promise<AuditEntry | null> {
+  #lock: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Applies `change` to a copy, appends the audit entry, writes; memory changes only once the file did.
+   * One change at a time, so a failed write can never take a concurrent change down with it.
+   */
+  #commit(who: string, action: string, target: string, change: (s: State) => { before: unknown; after: unknown } | null): Promise<AuditEntry | null> {
+    const run = this.#lock.then(() => this.#commitNow(who, action, target, change));
+    this.#lock = run.catch(() => undefined);
+    return run;
+  }
+
+  async #commitNow(who: string, action: string, target: string, change: (s: State) => { before: unknown; after: unknown } | null): Promise<AuditEntry | null> {
     const next = structuredClone(this.db.data);
     const diff = change(next);
     if (diff === null) {

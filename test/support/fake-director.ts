@@ -352,7 +352,7 @@ export class FakeDirector implements DirectorPort {
             status: up ? ('up' as const) : ('down' as const),
             checker: s.protocol === 'tcp' ? 'http' : 'dns',
             since: this.#startedAt,
-            lastCheck: { at: this.#iso(), ok: up, latencyMs: 1.5, result: up ? 'HTTP 200' : 'connect ECONNREFUSED', error: up ? null : 'connect ECONNREFUSED 10.0.1.13:80' },
+            lastCheck: { at: this.#iso(), ok: up, latencyMs: 1.5, result: up ? (s.protocol === 'tcp' ? 'HTTP 200' : 'NOERROR 1 answer') : 'connect ECONNREFUSED', error: up ? null : `connect ECONNREFUSED ${rsId(r)}` },
           },
           override: this.#overrides.get(key) ?? null,
           connections: { active: (eff ?? 0) * 4, inactive: (eff ?? 0) * 2 },

@@ -156,3 +156,20 @@ test('GET /api/v1/overrides lists what the store holds', async (t) => {
   assert.deepEqual(list[0].override, { weight: 7 });
   assert.equal(list[0].by, 'operator');
 });
+
+test('malformed JSON, a wrong content type, or no body → 4xx saying so', async (t) => {
+  const h = await harness();
+  t.after(() => h.close());
+  const op = await h.as('operator');
+  const headers = { cookie: op.cookie, 'x-csrf-token': op.csrf };
+  const broken = await h.app.inject({ method: 'PUT', url: rsUrl, headers: { ...headers, 'content-type': 'application/json' }, payload: '{"drain": tru' });
+  assert.equal(broken.statusCode, 400);
+  assert.match(broken.json<{ message: string }>().message, /JSON/i);
+  const text = await h.app.inject({ method: 'PUT', url: rsUrl, headers: { ...headers, 'content-type': 'text/plain' }, payload: 'drain' });
+  assert.equal(text.statusCode, 400);
+  assert.equal(text.json<{ message: string }>().message, 'body: must be object');
+  const empty = await h.app.inject({ method: 'PUT', url: rsUrl, headers });
+  assert.equal(empty.statusCode, 400);
+  assert.match(empty.json<{ message: string }>().message, /body/);
+  assert.deepEqual(h.director.calls, []);
+});

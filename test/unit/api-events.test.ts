@@ -98,6 +98,8 @@ test('recent events and the audit log filter by type / who / action', async (t) 
   const health = (await h.call(op, 'GET', '/api/v1/events?type=health.change')).json<{ type: string; status: string; realServer: string }[]>();
   assert.equal(health.length, 1);
   assert.equal(health[0]?.status, 'down');
+  const results = (await h.call(op, 'GET', '/api/v1/events?type=health.result')).json<unknown[]>();
+  assert.deepEqual(results, [], 'single check results stay out of the event history (metrics count them)');
   const all = (await h.call(op, 'GET', '/api/v1/events?limit=2')).json<{ type: string; seq: number }[]>();
   assert.equal(all.length, 2);
   assert.ok((all[0]?.seq ?? 0) > (all[1]?.seq ?? 0), 'newest first');

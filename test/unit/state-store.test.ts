@@ -117,3 +117,11 @@ test('a failed write leaves memory as it was', async (t) => {
   assert.deepEqual(store.getOverride({ service: 's' }), { drain: true });
   assert.equal(store.auditLog().length, 1);
 });
+
+test('concurrent changes all land, in order, each with its audit entry', async (t) => {
+  const { store, file } = await fresh(t);
+  await Promise.all(Array.from({ length: 20 }, (_, i) => store.setOverride({ service: 's', realServer: `r${i}` }, { weight: i }, 'a')));
+  const { store: again } = await openStore(file);
+  assert.equal(again.overrides().length, 20);
+  assert.deepEqual(again.auditLog().map((e) => e.id), Array.from({ length: 20 }, (_, i) => 20 - i));
+});

@@ -61,7 +61,7 @@ class Live {
     this.#pending = window.setTimeout(() => {
       this.#pending = null;
       void this.refresh();
-    }, 60);
+    }, 150);
   }
 
   start(): void {

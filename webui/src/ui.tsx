@@ -35,6 +35,7 @@ export function Sparkline({ values, label }: { values: number[]; label: string }
       <svg viewBox={`0 0 ${w} ${h}`} width={w} height={h} role="img" aria-hidden="true">
         {n > 1 && <polyline points={`0,${h} ${pts} ${w},${h}`} class="spark-fill" />}
         {n > 1 && <polyline points={pts} class="spark-line" />}
+        {n <= 1 && <line x1={0} y1={h - 2} x2={w} y2={h - 2} class="spark-line spark-empty" />}
       </svg>
       <figcaption>
         <strong>{fmtNum(last)}</strong> conn/s
@@ -85,19 +86,27 @@ export interface AskOptions {
   danger?: boolean;
   /** Ask for a number (e.g. a weight) too. */
   number?: { label: string; min: number; max: number; value: number };
+  /** Ask for a new password too. */
+  password?: { label: string; minLength: number };
+}
+
+export interface Answer {
+  ok: boolean;
+  value: number;
+  text: string;
 }
 
 interface Pending extends AskOptions {
-  resolve: (v: { ok: boolean; value: number }) => void;
+  resolve: (v: Answer) => void;
 }
 
 let showAsk: ((p: Pending) => void) | null = null;
 
 /** Opens the modal dialog; resolves when the operator confirms or cancels. */
-export function ask(opts: AskOptions): Promise<{ ok: boolean; value: number }> {
+export function ask(opts: AskOptions): Promise<Answer> {
   return new Promise((resolve) => {
     if (showAsk === null) {
-      resolve({ ok: false, value: 0 });
+      resolve({ ok: false, value: 0, text: '' });
       return;
     }
     showAsk({ ...opts, resolve });
@@ -107,12 +116,14 @@ export function ask(opts: AskOptions): Promise<{ ok: boolean; value: number }> {
 export function AskHost() {
   const [p, setP] = useState<Pending | null>(null);
   const [value, setValue] = useState(0);
+  const [text, setText] = useState('');
   const ref = useRef<HTMLDialogElement>(null);
   const returnFocus = useRef<Element | null>(null);
   useEffect(() => {
     showAsk = (next) => {
       returnFocus.current = document.activeElement;
       setValue(next.number?.value ?? 0);
+      setText('');
       setP(next);
     };
     return () => {
@@ -125,13 +136,14 @@ export function AskHost() {
   }, [p]);
   const close = (ok: boolean): void => {
     ref.current?.close();
-    if (p !== null) p.resolve({ ok, value });
+    if (p !== null) p.resolve({ ok, value, text });
     setP(null);
     const el = returnFocus.current;
     if (el instanceof HTMLElement) el.focus();
   };
   const n = p?.number;
-  const invalid = n !== undefined && (!Number.isInteger(value) || value < n.min || value > n.max);
+  const pw = p?.password;
+  const invalid = (n !== undefined && (!Number.isInteger(value) || value < n.min || value > n.max)) || (pw !== undefined && text.length < pw.minLength);
   return (
     <dialog ref={ref} class="ask" aria-labelledby="ask-title" onCancel={(e) => { e.preventDefault(); close(false); }}>
       {p !== null && (
@@ -146,9 +158,17 @@ export function AskHost() {
               {invalid && <small class="error">a whole number from {n.min} to {n.max}</small>}
             </label>
           )}
+          {pw !== undefined && (
+            <label class="field">
+              <span>{pw.label}</span>
+              <input type="password" autoComplete="new-password" minLength={pw.minLength} value={text} autoFocus
+                onInput={(e) => { setText((e.target as HTMLInputElement).value); }} />
+              <small class="muted">at least {pw.minLength} characters</small>
+            </label>
+          )}
           <div class="ask-actions">
             <button type="button" class="btn" onClick={() => { close(false); }}>Cancel</button>
-            <button type="submit" class={`btn ${p.danger === true ? 'btn-danger' : 'btn-primary'}`} disabled={invalid} autoFocus={n === undefined}>{p.confirm}</button>
+            <button type="submit" class={`btn ${p.danger === true ? 'btn-danger' : 'btn-primary'}`} disabled={invalid} autoFocus={n === undefined && pw === undefined}>{p.confirm}</button>
           </div>
         </form>
       )}

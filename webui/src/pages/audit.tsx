@@ -5,9 +5,24 @@ import { useLive } from '../live.js';
 import { fmtTime } from '../ui.js';
 import type { AuditEntry } from '../types.js';
 
+// sha256 hashes are long and alike: 12 hex digits tell them apart
+const shorten = (s: string): string => s.replace(/\b([0-9a-f]{12})[0-9a-f]{52}\b/g, '$1…');
+
 function show(v: unknown): string {
   if (v === null || v === undefined) return '—';
-  return typeof v === 'string' ? v : JSON.stringify(v);
+  if (typeof v === 'string') return shorten(v);
+  if (typeof v === 'object' && !Array.isArray(v)) {
+    return Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${k}: ${Array.isArray(x) ? x.map((i) => (typeof i === 'string' ? i : JSON.stringify(i))).join('; ') : typeof x === 'string' ? x : JSON.stringify(x)}`)
+      .map(shorten)
+      .join(', ');
+  }
+  return shorten(JSON.stringify(v));
+}
+
+/** Lets long ids break after "/" and ":" instead of anywhere. */
+function breakable(id: string) {
+  return id.split(/(?<=[/:])/).map((part, i) => <span key={i}>{part}<wbr /></span>);
 }
 
 export function Audit() {
@@ -45,7 +60,7 @@ export function Audit() {
                   <td data-label="When"><time dateTime={r.at}>{fmtTime(r.at)}</time></td>
                   <td data-label="Who">{r.who}</td>
                   <td data-label="What"><span class="chip">{r.action}</span></td>
-                  <td data-label="Target"><code>{r.target}</code></td>
+                  <td data-label="Target"><code>{breakable(r.target)}</code></td>
                   <td data-label="Change"><code class="before">{show(r.before)}</code> → <code class="after">{show(r.after)}</code></td>
                 </tr>
               ))}

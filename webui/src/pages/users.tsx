@@ -49,10 +49,10 @@ export function Users({ me }: { me: string }) {
     load();
   };
   const reset = async (u: UserView): Promise<void> => {
-    const pw = window.prompt(`New password for ${u.name} (at least 8 characters):`);
-    if (pw === null) return;
+    const res = await ask({ title: `New password for ${u.name}`, body: <p>Their sessions end at once.</p>, confirm: 'Set password', password: { label: 'New password', minLength: 8 } });
+    if (!res.ok) return;
     try {
-      await api('PATCH', `/api/v1/users/${enc(u.name)}`, { password: pw });
+      await api('PATCH', `/api/v1/users/${enc(u.name)}`, { password: res.text });
       toast(`password of ${u.name} changed; their sessions ended`);
     } catch (err) {
       toast(errorText(err), 'error');
@@ -93,7 +93,7 @@ export function Users({ me }: { me: string }) {
           <label class="field"><span>Name</span><input required value={name} autoComplete="off" onInput={(e) => { setName((e.target as HTMLInputElement).value); }} /></label>
           <label class="field"><span>Password</span><input required type="password" minLength={8} autoComplete="new-password" value={password} onInput={(e) => { setPassword((e.target as HTMLInputElement).value); }} /></label>
           <label class="field"><span>Role</span>
-            <select value={role} onChange={(e) => { setRole((e.target as HTMLSelectElement).value as Role); }}>{ROLES.map((r) => <option key={r} value={r}>{r}</option>)}</select>
+            <select id="add-role" value={role} onChange={(e) => { setRole((e.target as HTMLSelectElement).value as Role); }}>{ROLES.map((r) => <option key={r} value={r}>{r}</option>)}</select>
           </label>
           <button class="btn btn-primary" type="submit">Add</button>
         </form>
