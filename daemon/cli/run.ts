@@ -20,6 +20,8 @@ export interface RunContext {
   configPath: string;
   /** --state, else the config's stateFile. */
   stateFile: string;
+  /** --state-from-empty: a corrupt or wrong-shaped state file is moved aside instead of stopping the start. */
+  stateFromEmpty: boolean;
   capabilities: Capabilities;
   /** The dataplane `dataplane:` asks for on this machine (auto resolved). */
   dataplane: DataplanePlan;
@@ -52,6 +54,7 @@ function logConfigErrors(log: Logger, errors: readonly ConfigError[], level: 'er
 export interface RunOptions {
   configPath: string;
   statePath?: string;
+  stateFromEmpty?: boolean;
   log: Logger;
   factory?: DaemonFactory;
   probe?: () => Capabilities;
@@ -100,7 +103,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   const dataplane = planDataplane(current.dataplane, capabilities);
   log.info({ dataplane: dataplane.kind }, `dataplane: ${dataplane.kind} (${dataplane.reason})`);
 
-  const ctx: RunContext = { log, configPath, stateFile: opts.statePath ?? current.stateFile, capabilities, dataplane };
+  const ctx: RunContext = { log, configPath, stateFile: opts.statePath ?? current.stateFile, stateFromEmpty: opts.stateFromEmpty === true, capabilities, dataplane };
   const daemon = (opts.factory ?? createDaemon)(ctx);
   log.info({ file: configPath, node: current.node.name, instances: current.vrrp.instances.length, virtualServers: current.virtualServers.length, stateFile: ctx.stateFile }, 'starting');
   try {
@@ -200,11 +203,12 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
 export const runCommand: Command = {
   name: 'run',
   summary: 'run the director in the foreground (SIGHUP reloads, SIGTERM/SIGINT stop)',
-  usage: 'run --config FILE [--state FILE] [--log-level LEVEL]',
+  usage: 'run --config FILE [--state FILE] [--state-from-empty] [--log-level LEVEL]',
   async run(argv) {
     const { values, positionals } = parse(argv, {
       config: { type: 'string', short: 'c' },
       state: { type: 'string', short: 's' },
+      'state-from-empty': { type: 'boolean' },
       'log-level': { type: 'string' },
     });
     if (positionals.length) throw new UsageError(`unexpected argument ${String(positionals[0])}`);
@@ -212,7 +216,7 @@ export const runCommand: Command = {
     const level = values['log-level'];
     if (level !== undefined && !isLogLevel(level)) throw new UsageError(`--log-level must be one of fatal, error, warn, info, debug, trace, silent`);
     const log = createLogger(level ? { level } : {});
-    const code = await runDaemon({ configPath: values.config, ...(values.state !== undefined ? { statePath: values.state } : {}), log });
+    const code = await runDaemon({ configPath: values.config, ...(values.state !== undefined ? { statePath: values.state } : {}), stateFromEmpty: values['state-from-empty'] === true, log });
     log.flush();
     // Whatever the daemon left open (sockets, child processes) must not keep a stopped lvsd alive.
     setTimeout(() => process.exit(code), 500).unref();

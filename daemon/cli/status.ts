@@ -3,15 +3,12 @@
 // from --socket, else from the config's api.socket (--config, default /etc/lvsd/lvsd.yaml when it
 // exists), else /run/lvsd/lvsd.sock. "Not running" is a clear message and exit code 3.
 import { request } from 'node:http';
-import { existsSync } from 'node:fs';
-import { loadConfig } from '../config/load.js';
-import { formatError } from '../config/errors.js';
-import { DEFAULTS } from '../config/normalise.js';
-import { EXIT, UsageError, parse, type Command, type Io } from './command.js';
+import { EXIT, parse, type Command } from './command.js';
 import { renderSnapshot } from './status-render.js';
+import { findLocalDaemon } from './local.js';
+export { DEFAULT_CONFIG } from './local.js';
 import type { DirectorSnapshot } from '../director/snapshot.js';
 
-export const DEFAULT_CONFIG = '/etc/lvsd/lvsd.yaml';
 export const STATUS_PATH = '/api/v1/status';
 
 export interface SocketResponse {
@@ -36,24 +33,13 @@ export function getOverSocket(socketPath: string, path: string, timeoutMs = 5000
   });
 }
 
-async function socketFromConfig(configPath: string | undefined, io: Io): Promise<string> {
-  const path = configPath ?? (existsSync(DEFAULT_CONFIG) ? DEFAULT_CONFIG : undefined);
-  if (path === undefined) return DEFAULTS.apiSocket;
-  const r = await loadConfig(path);
-  if (!r.ok) {
-    for (const e of r.errors) io.err(formatError(e));
-    throw new UsageError(`cannot find the admin socket: ${path} is invalid (use --socket PATH)`);
-  }
-  return r.config.api.socket;
-}
-
 export const statusCommand: Command = {
   name: 'status',
   summary: "print the running daemon's state (VRRP instances, virtual and real servers)",
   usage: 'status [--json] [--socket PATH | --config FILE]',
   async run(argv, io) {
     const { values } = parse(argv, { json: { type: 'boolean' }, socket: { type: 'string' }, config: { type: 'string', short: 'c' } });
-    const socket = values.socket ?? (await socketFromConfig(values.config, io));
+    const { socket } = await findLocalDaemon({ config: values.config, socket: values.socket }, io);
     let res: SocketResponse;
     try {
       res = await getOverSocket(socket, STATUS_PATH);

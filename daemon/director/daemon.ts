@@ -6,6 +6,7 @@ import type { ConfigDiff } from '../config/diff.js';
 import type { Config } from '../config/types.js';
 import type { Daemon, RunContext } from '../cli/run.js';
 import { startApi, type RunningApi } from '../api/listen.js';
+import { announceBootstrapToken } from '../api/bootstrap.js';
 import { openStore } from '../state/store.js';
 import { Director } from './director.js';
 import { openDataplane } from './open-dataplane.js';
@@ -20,8 +21,9 @@ export class DirectorDaemon implements Daemon {
   async start(config: Config): Promise<void> {
     const { log } = this.ctx;
     // A corrupt state file stops the start here, with the file named (the store never replaces it silently).
-    const { store, created } = await openStore(this.ctx.stateFile);
-    if (created) log.info({ stateFile: this.ctx.stateFile }, 'created an empty state file');
+    const { store, created, movedAside } = await openStore(this.ctx.stateFile, { startEmpty: this.ctx.stateFromEmpty });
+    if (movedAside !== null) log.warn({ stateFile: this.ctx.stateFile, movedAside }, `the state file was unreadable: moved aside to ${movedAside}; starting from an empty state`);
+    else if (created) log.info({ stateFile: this.ctx.stateFile }, 'created an empty state file');
     const text = await readFile(this.ctx.configPath, 'utf8');
     this.director = await Director.start({
       config,
@@ -40,13 +42,8 @@ export class DirectorDaemon implements Daemon {
     } catch (e) {
       log.error({ err: e }, `API not started: ${e instanceof Error ? e.message : String(e)}; lvsd keeps running without it`);
     }
-    if (!store.hasAdmin()) {
-      const token = await store.issueBootstrapToken();
-      if (token !== null) {
-        // Printed once, to the operator at the console; the store keeps only its hash.
-        process.stderr.write(`lvsd: no admin user yet. Create one with \`lvsd user add NAME --role admin\`, or in the panel with this one-time bootstrap token: ${token}\n`);
-      }
-    }
+    // With no admin yet, a one-time token for the panel's first-admin form goes to the console only.
+    await announceBootstrapToken(store, this.api?.url ?? config.api.listen, (line) => process.stderr.write(`${line}\n`));
   }
 
   async reload(next: Config, _diff: ConfigDiff): Promise<void> {

@@ -1,0 +1,40 @@
+// `lvsd reload`: like `systemctl reload lvsd` without systemd. Checks the config file here first (every
+// error with its FILE:LINE:COL, nothing sent), then asks the running daemon to apply it over the admin
+// socket; lvsd applies only the difference and says what changed.
+import { readFile } from 'node:fs/promises';
+import type { ApplyResult } from '../api/director-port.js';
+import { LocalApiError, localRequest } from '../api/local-client.js';
+import { formatError } from '../config/errors.js';
+import { loadConfig } from '../config/load.js';
+import { EXIT, UsageError, parse, type Command } from './command.js';
+import { findLocalDaemon } from './local.js';
+
+export const reloadCommand: Command = {
+  name: 'reload',
+  summary: 'check the config file and make the running lvsd apply it (only the difference changes)',
+  usage: 'reload [--config FILE] [--socket PATH]',
+  async run(argv, io) {
+    const { values } = parse(argv, { config: { type: 'string', short: 'c' }, socket: { type: 'string' } });
+    const where = await findLocalDaemon({ config: values.config, socket: values.socket }, io);
+    if (where.configPath === undefined) throw new UsageError('reload needs --config FILE (no /etc/lvsd/lvsd.yaml here)');
+    const checked = await loadConfig(where.configPath);
+    if (!checked.ok) {
+      for (const e of checked.errors) io.err(formatError(e));
+      io.err(`${where.configPath}: not reloaded (${checked.errors.length} error${checked.errors.length === 1 ? '' : 's'}); lvsd keeps running its current config`);
+      return EXIT.failed;
+    }
+    const text = await readFile(where.configPath, 'utf8');
+    try {
+      const { body } = await localRequest<ApplyResult>(where.socket, 'POST', '/api/v1/config/apply', { text });
+      if (body.changes.length === 0) io.out('reloaded: no changes');
+      for (const c of body.changes) io.out(`${c.change} ${c.kind} ${c.name}${c.detail === undefined ? '' : `: ${c.detail}`}`);
+      return EXIT.ok;
+    } catch (e) {
+      if (e instanceof LocalApiError && e.status === 0) {
+        io.err(e.message);
+        return EXIT.notRunning;
+      }
+      throw e;
+    }
+  },
+};

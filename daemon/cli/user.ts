@@ -1,0 +1,48 @@
+// `lvsd user add NAME [--role R]`: creates a panel/API user. The password comes from stdin (one line),
+// never from the command line, where `ps` and shell history would show it. While lvsd runs, the user is
+// added through the admin socket (the daemon owns the state file); otherwise straight into the file.
+import { createInterface } from 'node:readline';
+import { addUserLocally } from '../api/user-cli.js';
+import type { Role } from '../state/store.js';
+import { EXIT, UsageError, parse, type Command } from './command.js';
+import { findLocalDaemon } from './local.js';
+
+const ROLES: readonly Role[] = ['viewer', 'operator', 'admin'];
+
+function readPassword(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    if (process.stdin.isTTY) process.stderr.write('password (input is not shown): ');
+    const rl = createInterface({ input: process.stdin, terminal: false });
+    // On a terminal, stop the line from echoing while it is typed.
+    if (process.stdin.isTTY) process.stdin.setRawMode(false);
+    rl.once('line', (line) => {
+      rl.close();
+      resolve(line);
+    });
+    rl.once('close', () => {
+      reject(new UsageError('no password on stdin'));
+    });
+  });
+}
+
+export const userAddCommand: Command = {
+  name: 'user add',
+  summary: 'add a panel/API user (the password is read from stdin)',
+  usage: 'user add NAME [--role viewer|operator|admin] [--config FILE | --socket PATH --state FILE]',
+  async run(argv, io) {
+    const { values, positionals } = parse(
+      argv,
+      { role: { type: 'string', short: 'r' }, config: { type: 'string', short: 'c' }, socket: { type: 'string' }, state: { type: 'string' } },
+      true,
+    );
+    const [name, extra] = positionals;
+    if (name === undefined || extra !== undefined) throw new UsageError('user add takes exactly one NAME');
+    const role = (values.role ?? 'viewer') as Role;
+    if (!ROLES.includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
+    const where = await findLocalDaemon({ config: values.config, socket: values.socket, state: values.state }, io);
+    const password = await readPassword();
+    const r = await addUserLocally({ socket: where.socket, stateFile: where.stateFile, name, password, role });
+    io.out(`user ${r.name} (${r.role}) added ${r.via === 'socket' ? 'through the running lvsd' : `to ${where.stateFile}`}`);
+    return EXIT.ok;
+  },
+};
