@@ -47,13 +47,9 @@ function median(xs: number[]): number {
 }
 
 async function wrk(lab: DataplaneLab, url: string, close: boolean): Promise<WrkResult> {
-  const runs: WrkResult[] = [];
-  for (let i = 0; i < REPEATS; i++) {
-    const args = ['-t2', `-c${CONNS}`, `-d${SECONDS}s`, '--latency', ...(close ? ['-H', 'Connection: close'] : []), url];
-    const { stdout } = await lab.client.exec('wrk', args, { timeoutMs: (SECONDS + 30) * 1000 });
-    runs.push(parseWrk(stdout));
-  }
-  return { rps: median(runs.map((r) => r.rps)), p99ms: median(runs.map((r) => r.p99ms)), errors: runs.reduce((n, r) => n + r.errors, 0) };
+  const args = ['-t2', `-c${CONNS}`, `-d${SECONDS}s`, '--latency', ...(close ? ['-H', 'Connection: close'] : []), url];
+  const { stdout } = await lab.client.exec('wrk', args, { timeoutMs: (SECONDS + 30) * 1000 });
+  return parseWrk(stdout);
 }
 
 function service(lab: DataplaneLab, port: number): ServiceSpec {
@@ -79,7 +75,7 @@ async function main(): Promise<void> {
   const lab = await createDataplaneLab('bench', { clientRouteToBack: true, nginxWorkers: 1 });
   const dir = mkdtempSync(join(tmpdir(), 'lvsd-bench-'));
   const nft = createNftablesDataplane({ netns: lab.director.name });
-  const userspace = await startUserspaceRunner(lab.director);
+  const userspace = await startUserspaceRunner(lab.director, JSON.parse(process.env.BENCH_USERSPACE_OPTIONS ?? '{}') as Record<string, unknown>);
   const haproxyCfg = join(dir, 'haproxy.cfg');
   writeFileSync(haproxyCfg, `global
   maxconn 8000
@@ -110,11 +106,21 @@ ${lab.rs4.map((a, i) => `  server rs${i + 1} ${a}:80`).join('\n')}
       ['userspace', `http://${VIP4}:${USERSPACE_PORT}/`],
       ['haproxy', `http://${VIP4}:${HAPROXY_PORT}/`],
     ];
-    console.log(`wrk -t2 -c${CONNS} -d${SECONDS}s, median of ${REPEATS}, from the client namespace`);
-    for (const [name, url] of targets) {
-      if (!ONLY.includes(name)) continue;
-      const keep = await wrk(lab, url, false);
-      const close = await wrk(lab, url, true);
+    console.log(`wrk -t2 -c${CONNS} -d${SECONDS}s, median of ${REPEATS} rounds; each round runs every setup once (interleaved, so load from other processes hits all alike)`);
+    const samples = new Map<string, { keep: WrkResult[]; close: WrkResult[] }>();
+    for (let round = 0; round < REPEATS; round++) {
+      for (const [name, url] of targets) {
+        if (!ONLY.includes(name)) continue;
+        const s = samples.get(name) ?? { keep: [], close: [] };
+        s.keep.push(await wrk(lab, url, false));
+        s.close.push(await wrk(lab, url, true));
+        samples.set(name, s);
+      }
+    }
+    const combine = (rs: WrkResult[]): WrkResult => ({ rps: median(rs.map((r) => r.rps)), p99ms: median(rs.map((r) => r.p99ms)), errors: rs.reduce((n, r) => n + r.errors, 0) });
+    for (const [name, s] of samples) {
+      const keep = combine(s.keep);
+      const close = combine(s.close);
       rows.push({ name, keep, close });
       console.log(`${name.padEnd(10)} keepalive ${keep.rps.toFixed(0).padStart(7)} req/s p99 ${keep.p99ms.toFixed(2)} ms  |  new conn ${close.rps.toFixed(0).padStart(6)} conn/s p99 ${close.p99ms.toFixed(2)} ms  |  errors ${keep.errors + close.errors}`);
     }

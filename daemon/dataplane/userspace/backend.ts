@@ -16,6 +16,7 @@ import {
 } from '../types.js';
 import type { ProxyProtocolVersion } from './proxy-protocol.js';
 import { TcpService } from './tcp-service.js';
+import { HandleTcpService, handleEngineAvailable } from './handle-relay.js';
 import { UdpService } from './udp-service.js';
 import type { ListenerState } from './listener.js';
 
@@ -28,6 +29,11 @@ export interface UserspaceOptions {
   connectTimeoutMs?: number;
   /** Retry interval while a VIP is not on this host (default 250 ms). */
   bindRetryMs?: number;
+  /**
+   * TCP engine: 'handles' relays between libuv handles (about half the CPU per connection; needs
+   * process.binding, present in Node 20–24), 'sockets' uses net.Socket. Default: handles when available.
+   */
+  engine?: 'handles' | 'sockets';
   /** PROXY protocol to the real servers: one version for all, or per service (undefined = none). */
   proxyProtocol?: ProxyProtocolVersion | ((service: ServiceSpec) => ProxyProtocolVersion | undefined);
   logger?: Logger;
@@ -41,11 +47,13 @@ export interface ListenerStatus {
 
 export interface UserspaceDataplane extends Dataplane {
   readonly kind: 'userspace';
+  /** The TCP engine in use. */
+  readonly engine: 'handles' | 'sockets';
   /** Per service: listening, or waiting for its VIP to appear (and why). */
   listeners(): ListenerStatus[];
 }
 
-type Service = TcpService | UdpService;
+type Service = TcpService | HandleTcpService | UdpService;
 
 function check(spec: ServiceSpec): void {
   if (spec.fwmark !== undefined) throw new UnsupportedByDataplane('userspace', spec.id, 'fwmark services need a kernel dataplane (ipvs or nftables)');
@@ -61,6 +69,8 @@ function check(spec: ServiceSpec): void {
 export function createUserspaceDataplane(opts: UserspaceOptions = {}): UserspaceDataplane {
   const services = new Map<string, Service>();
   const log = opts.logger;
+  const engine = opts.engine ?? (handleEngineAvailable() ? 'handles' : 'sockets');
+  if (engine === 'handles' && !handleEngineAvailable()) throw new Error('userspace: the handles engine needs process.binding(tcp_wrap); use engine: sockets');
   const proxyFor = (spec: ServiceSpec): ProxyProtocolVersion | undefined =>
     typeof opts.proxyProtocol === 'function' ? opts.proxyProtocol(spec) : opts.proxyProtocol;
   const tcpOpts = (spec: ServiceSpec): ConstructorParameters<typeof TcpService>[1] => {
@@ -103,10 +113,13 @@ export function createUserspaceDataplane(opts: UserspaceOptions = {}): Userspace
     for (const spec of desired.services) {
       const have = services.get(spec.id);
       if (have !== undefined) {
-        operations += have instanceof TcpService ? have.update(spec, tcpOpts(spec)) : have.update(spec, udpOpts(spec));
+        operations += have instanceof UdpService ? have.update(spec, udpOpts(spec)) : have.update(spec, tcpOpts(spec));
         continue;
       }
-      const svc = spec.protocol === 'udp' ? new UdpService(spec, udpOpts(spec)) : new TcpService(spec, tcpOpts(spec));
+      const svc =
+        spec.protocol === 'udp' ? new UdpService(spec, udpOpts(spec))
+        : engine === 'handles' ? new HandleTcpService(spec, tcpOpts(spec))
+        : new TcpService(spec, tcpOpts(spec));
       services.set(spec.id, svc);
       operations++;
       starting.push(svc.listen());
@@ -141,6 +154,7 @@ export function createUserspaceDataplane(opts: UserspaceOptions = {}): Userspace
 
   return {
     kind: 'userspace',
+    engine,
     apply,
     observe,
     listeners: () =>
