@@ -203,3 +203,56 @@ for (const engine of ['handles', 'sockets'] as const) describe(`engine: ${engine
     await assert.rejects(apply(svc), (e: Error) => e.name === 'UnsupportedByDataplane' && /DR forwarding/.test(e.message));
   });
 });
+
+// Two processes accepting on the same sockets: scheduling state is per process, so spreads are checked
+// loosely; failures, retries, drain and the summed counts are checked exactly.
+describe('workers: 2 (helper process)', () => {
+  before(async () => {
+    us = await startUserspaceRunner(lab.director, { engine: 'handles', workers: 2, bindRetryMs: 100 });
+  });
+  after(async () => {
+    await (us as UserspaceRunner | undefined)?.stop();
+  });
+
+  test('spread, refusal retry and zero failures under 20 applies', async () => {
+    await apply(http4([1, 1, 1], 'rr'));
+    const r = await probe(lab.client, `http://${VIP4}:${PORT}/`, ['--count', '300', '--concurrency', '8']);
+    assert.equal(r.failed, 0, JSON.stringify(r.errors));
+    for (const name of lab.rsNames) assert.ok((r.bodies[name] ?? 0) >= 50, JSON.stringify(r.bodies));
+    const refusing = http4([1, 1, 1], 'rr');
+    refusing.realServers[0] = rs(lab.rs4[0] ?? '', 81);
+    const load = await startLoad(lab.client, `http://${VIP4}:${PORT}/`, ['--concurrency', '8']);
+    try {
+      for (let i = 0; i < 20; i++) {
+        await apply(i % 2 === 0 ? refusing : http4([1, 2, 1], 'wrr'));
+        await new Promise((res) => setTimeout(res, 30));
+      }
+    } finally {
+      const l = await load.stop();
+      assert.ok(l.ok > 100, `only ${l.ok} requests`);
+      assert.equal(l.failed, 0, JSON.stringify(l.errors));
+    }
+  });
+
+  test('drain keeps the open connection; observe sums both processes', async () => {
+    await apply(http4([1, 1, 1], 'rr'));
+    const held = holdConnection(lab.client, `http://${VIP4}:${PORT}/`);
+    try {
+      const first = JSON.parse(await held.request()) as { body: string; port: number };
+      const idx = lab.rsNames.indexOf(first.body);
+      const weights = [1, 1, 1];
+      weights[idx] = 0;
+      await apply(http4(weights, 'rr'));
+      assert.deepEqual(JSON.parse(await held.request()), first);
+      const r = await probe(lab.client, `http://${VIP4}:${PORT}/`, ['--count', '40', '--concurrency', '4']);
+      assert.equal(r.failed, 0);
+      assert.equal(r.bodies[first.body], undefined);
+      const seen = await us.call<ObservedTable>('observe');
+      const svc = seen.services[0];
+      assert.equal(svc?.realServers[idx]?.activeConns, 1);
+      assert.ok((svc.counters?.conns ?? 0) >= 41, JSON.stringify(svc.counters));
+    } finally {
+      held.close();
+    }
+  });
+});

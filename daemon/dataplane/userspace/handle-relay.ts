@@ -72,6 +72,8 @@ export interface HandleServiceOptions {
   proxyProtocol?: ProxyProtocolVersion;
   bindRetryMs: number;
   logger?: Logger;
+  /** Called with the listening handle once bound (the backend passes it on to its helper processes). */
+  onBound?: (serviceId: string, handle: unknown) => void;
 }
 
 /** Pending bytes on one side above which the other side stops reading (backpressure). */
@@ -155,6 +157,7 @@ export class HandleTcpService {
           if (status === 0 && handle !== undefined) this.accept(handle);
         };
         this.server = server;
+        this.opts.onBound?.(spec.id, server);
         done();
       },
       unbind: () => {
@@ -178,6 +181,17 @@ export class HandleTcpService {
 
   listen(): Promise<void> {
     return this.listener.start();
+  }
+
+  /** Accepts on a listening handle bound by another process (helper processes of the backend). */
+  adopt(server: unknown): void {
+    const h = server as any;
+    h.onconnection = (status: number, handle: any) => {
+      if (status === 0 && handle !== undefined) this.accept(handle);
+    };
+    h.listen(4096);
+    this.server = h;
+    this.listener.state = 'listening';
   }
 
   private accept(handle: any): void {
