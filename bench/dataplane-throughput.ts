@@ -1,7 +1,8 @@
 // Dataplane throughput, in one run on the same lab: wrk from the client namespace against
 //   direct    one real server, the director only routing (the anchor for nftables)
 //   nftables  lvsd's nft DNAT table (round robin over three nginx)
-//   userspace lvsd's Node proxy (round robin over three nginx)
+//   userspace lvsd's Node proxy (round robin over three nginx), two processes (HAProxy runs two threads here)
+//   userspace-1 the same proxy in one process
 //   haproxy   Debian HAProxy, mode tcp, roundrobin, same real servers (the anchor for userspace)
 // keepalive req/s, new connections/s (`Connection: close`) and p99 latency; then nft reprogramming:
 // 1,000 services × 10 real servers in one transaction, and one service change (median).
@@ -23,8 +24,9 @@ import type { DesiredTable, ServiceSpec } from '../daemon/dataplane/types.js';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const CONNS = Number(process.env.BENCH_CONNECTIONS ?? 64);
-const ONLY = (process.env.BENCH_ONLY ?? 'direct,nftables,userspace,haproxy').split(',');
+const ONLY = (process.env.BENCH_ONLY ?? 'direct,nftables,userspace,userspace-1,haproxy').split(',');
 const USERSPACE_PORT = 8000;
+const USERSPACE1_PORT = 8002;
 const HAPROXY_PORT = 8001;
 
 interface WrkResult {
@@ -78,7 +80,9 @@ async function main(): Promise<void> {
   const lab = await createDataplaneLab('bench', { clientRouteToBack: true, nginxWorkers: 1 });
   const dir = mkdtempSync(join(tmpdir(), 'lvsd-bench-'));
   const nft = createNftablesDataplane({ netns: lab.director.name });
-  const userspace = await startUserspaceRunner(lab.director, JSON.parse(process.env.BENCH_USERSPACE_OPTIONS ?? '{}') as Record<string, unknown>);
+  // Two processes by default: HAProxy runs one thread per CPU (two here), so this is the like-for-like setup.
+  const userspace = await startUserspaceRunner(lab.director, JSON.parse(process.env.BENCH_USERSPACE_OPTIONS ?? '{"workers":2}') as Record<string, unknown>);
+  const userspace1 = await startUserspaceRunner(lab.director, { workers: 1 });
   const haproxyCfg = join(dir, 'haproxy.cfg');
   writeFileSync(haproxyCfg, `global
   maxconn 8000
@@ -102,11 +106,13 @@ ${lab.rs4.map((a, i) => `  server rs${i + 1} ${a}:80`).join('\n')}
   try {
     await nft.apply({ services: [service(lab, 80)] });
     await userspace.call('apply', { services: [service(lab, USERSPACE_PORT)] });
+    await userspace1.call('apply', { services: [service(lab, USERSPACE1_PORT)] });
     await waitForPort(lab.director, HAPROXY_PORT);
     const targets: [string, string][] = [
       ['direct', `http://${lab.rs4[0] ?? ''}/`],
       ['nftables', `http://${VIP4}/`],
       ['userspace', `http://${VIP4}:${USERSPACE_PORT}/`],
+      ['userspace-1', `http://${VIP4}:${USERSPACE1_PORT}/`],
       ['haproxy', `http://${VIP4}:${HAPROXY_PORT}/`],
     ];
     console.log(`wrk -t2 -c${CONNS} -d${SECONDS}s, median of ${REPEATS} rounds; each round runs every setup once (interleaved, so load from other processes hits all alike)`);
@@ -125,7 +131,7 @@ ${lab.rs4.map((a, i) => `  server rs${i + 1} ${a}:80`).join('\n')}
       const keep = combine(s.keep);
       const close = combine(s.close);
       rows.push({ name, keep, close });
-      console.log(`${name.padEnd(10)} keepalive ${keep.rps.toFixed(0).padStart(7)} req/s p99 ${keep.p99ms.toFixed(2)} ms  |  new conn ${close.rps.toFixed(0).padStart(6)} conn/s p99 ${close.p99ms.toFixed(2)} ms  |  errors ${keep.errors + close.errors}`);
+      console.log(`${name.padEnd(11)} keepalive ${keep.rps.toFixed(0).padStart(7)} req/s p99 ${keep.p99ms.toFixed(2)} ms  |  new conn ${close.rps.toFixed(0).padStart(6)} conn/s p99 ${close.p99ms.toFixed(2)} ms  |  errors ${keep.errors + close.errors}`);
     }
     const get = (n: string): { keep: WrkResult; close: WrkResult } | undefined => rows.find((r) => r.name === n);
     const ratio = (a: string, b: string): void => {
@@ -136,6 +142,7 @@ ${lab.rs4.map((a, i) => `  server rs${i + 1} ${a}:80`).join('\n')}
     };
     ratio('nftables', 'direct');
     ratio('userspace', 'haproxy');
+    ratio('userspace-1', 'haproxy');
     ratio('haproxy', 'direct');
 
     // Reprogramming, on a table of its own so the traffic table above is not touched.
@@ -167,6 +174,7 @@ ${lab.rs4.map((a, i) => `  server rs${i + 1} ${a}:80`).join('\n')}
   } finally {
     haproxy.kill('SIGKILL');
     await userspace.stop();
+    await userspace1.stop();
     await nft.close();
     await lab.destroy();
     rmSync(dir, { recursive: true, force: true });
