@@ -138,6 +138,27 @@ test('fwmark service: packets marked elsewhere (mangle) are balanced by mark, re
   }
 });
 
+test('masquerade: real servers without a route back through the director still answer', async () => {
+  const masq = createNftablesDataplane({ netns: lab.director.name, table: 'lvsdmasq', masquerade: true, driftCheckIntervalMs: 0 });
+  const svc: ServiceSpec = { ...http4([1, 1, 1], 'rr'), id: `tcp:${VIP4}:9000`, port: 9000 };
+  for (const host of lab.rs) await host.sh('ip route del default');
+  try {
+    // Without SNAT the replies have no way back: nothing answers.
+    await dp.apply(table(http4([1, 1, 1], 'rr'), { ...svc }));
+    const without = await probe(lab.client, `http://${VIP4}:9000/`, ['--count', '2', '--concurrency', '2']);
+    assert.equal(without.ok, 0);
+    await dp.apply(table(http4([1, 1, 1], 'rr')));
+    await masq.apply(table(svc));
+    const r = await probe(lab.client, `http://${VIP4}:9000/`, ['--count', '30']);
+    assert.equal(r.failed, 0, JSON.stringify(r.errors));
+    assert.deepEqual(Object.keys(r.bodies).sort(), lab.rsNames);
+  } finally {
+    for (const host of lab.rs) await host.sh('ip route add default via 10.10.0.1');
+    await lab.director.exec('nft', ['delete', 'table', 'inet', 'lvsdmasq']).catch(() => undefined);
+    await masq.close();
+  }
+});
+
 test('drift: a table deleted or edited behind lvsd\'s back is put back and reported', async () => {
   await dp.apply(table(http4([1, 1, 1], 'rr')));
   const nft = (...args: string[]): void => {
