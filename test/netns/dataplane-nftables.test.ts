@@ -124,6 +124,41 @@ test('50 applies under continuous load: zero failed requests', async () => {
   }
 });
 
+test('fwmark service: packets marked elsewhere (mangle) are balanced by mark, real servers keep the port', async () => {
+  // An operator's own table marks VIP:8888; lvsd's fwmark service 4:7 sends marked packets to port 80.
+  await lab.director.sh(`nft 'add table inet operator; add chain inet operator pre { type filter hook prerouting priority mangle; }; add rule inet operator pre ip daddr ${VIP4} tcp dport 8888 meta mark set 7'`);
+  try {
+    const fw: ServiceSpec = { id: 'fwmark:4:7', family: 4, protocol: 'tcp', fwmark: 7, scheduler: 'rr', realServers: lab.rs4.map((a) => rs(a, 80)) };
+    await dp.apply(table(http4([1, 1, 1], 'rr'), fw));
+    const r = await probe(lab.client, `http://${VIP4}:8888/`, ['--count', '30']);
+    assert.equal(r.failed, 0, JSON.stringify(r.errors));
+    assert.deepEqual(r.bodies, { rs1: 10, rs2: 10, rs3: 10 });
+  } finally {
+    await lab.director.exec('nft', ['delete', 'table', 'inet', 'operator']);
+  }
+});
+
+test('masquerade: real servers without a route back through the director still answer', async () => {
+  const masq = createNftablesDataplane({ netns: lab.director.name, table: 'lvsdmasq', masquerade: true, driftCheckIntervalMs: 0 });
+  const svc: ServiceSpec = { ...http4([1, 1, 1], 'rr'), id: `tcp:${VIP4}:9000`, port: 9000 };
+  for (const host of lab.rs) await host.sh('ip route del default');
+  try {
+    // Without SNAT the replies have no way back: nothing answers.
+    await dp.apply(table(http4([1, 1, 1], 'rr'), { ...svc }));
+    const without = await probe(lab.client, `http://${VIP4}:9000/`, ['--count', '2', '--concurrency', '2']);
+    assert.equal(without.ok, 0);
+    await dp.apply(table(http4([1, 1, 1], 'rr')));
+    await masq.apply(table(svc));
+    const r = await probe(lab.client, `http://${VIP4}:9000/`, ['--count', '30']);
+    assert.equal(r.failed, 0, JSON.stringify(r.errors));
+    assert.deepEqual(Object.keys(r.bodies).sort(), lab.rsNames);
+  } finally {
+    for (const host of lab.rs) await host.sh('ip route add default via 10.10.0.1');
+    await lab.director.exec('nft', ['delete', 'table', 'inet', 'lvsdmasq']).catch(() => undefined);
+    await masq.close();
+  }
+});
+
 test('drift: a table deleted or edited behind lvsd\'s back is put back and reported', async () => {
   await dp.apply(table(http4([1, 1, 1], 'rr')));
   const nft = (...args: string[]): void => {

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { UnsupportedByDataplane, type DesiredTable, type RealServerSpec, type ServiceSpec } from '../../daemon/dataplane/types.js';
-import { canonicalAddress, sameService, serviceModel, tableModel, type NftDispatch, type NftTableModel } from '../../daemon/dataplane/nftables/model.js';
+import { canonicalAddress, ModelCache, sameService, serviceModel, sameSpec, tableModel, type NftDispatch, type NftTableModel } from '../../daemon/dataplane/nftables/model.js';
 import { diffCommands, fullCommands, serviceRule } from '../../daemon/dataplane/nftables/render.js';
 import { parseTable } from '../../daemon/dataplane/nftables/parse.js';
 
@@ -246,4 +246,23 @@ test('property: applying diff(a, b) to a listing of a yields b', () => {
     assert.deepEqual([...sim.keys()].sort(), [...b.services.keys()].sort());
     for (const [k, s] of b.services) assert.ok(sameService(s, sim.get(k) ?? s) && sim.has(k));
   }));
+});
+
+test('ModelCache reuses the model of an unchanged spec and rebuilds a changed one', () => {
+  const cache = new ModelCache();
+  const a = svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80)] });
+  const first = tableModel({ services: [a] }, {}, cache);
+  cache.commit();
+  const again = tableModel({ services: [structuredClone(a)] }, {}, cache);
+  cache.commit();
+  assert.equal(again.services.get('svc-tcp-10.0.0.1-80'), first.services.get('svc-tcp-10.0.0.1-80'));
+  const changed = structuredClone(a);
+  const second = changed.realServers[1];
+  assert.ok(second !== undefined);
+  second.weight = 0;
+  const third = tableModel({ services: [changed] }, {}, cache);
+  assert.notEqual(third.services.get('svc-tcp-10.0.0.1-80'), first.services.get('svc-tcp-10.0.0.1-80'));
+  assert.equal(third.services.get('svc-tcp-10.0.0.1-80')?.mod, 1);
+  assert.equal(sameSpec(a, changed), false);
+  assert.equal(sameSpec(a, structuredClone(a)), true);
 });

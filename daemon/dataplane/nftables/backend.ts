@@ -8,7 +8,7 @@
 // change costs one small transaction and no listing.
 import type { Logger } from 'pino';
 import type { ApplyReport, Dataplane, DesiredTable, ObservedRealServer, ObservedService, ObservedTable, ServiceSpec } from '../types.js';
-import { sameService, tableModel, DEFAULT_TABLE, type NftService, type NftTableModel } from './model.js';
+import { sameService, tableModel, DEFAULT_TABLE, ModelCache, type NftService, type NftTableModel } from './model.js';
 import { diffCommands, fullCommands, transaction, type NftCommand } from './render.js';
 import { parseTable, type ParsedTable } from './parse.js';
 import { NftShell } from './nft-shell.js';
@@ -66,6 +66,7 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
   let specs = new Map<string, ServiceSpec>();
   let lastVerified = -Infinity;
   let chainQueue: Promise<unknown> = Promise.resolve();
+  const cache = new ModelCache();
 
   async function readKernel(): Promise<ParsedTable> {
     const doc = await shell.listTable(table);
@@ -81,7 +82,13 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
   async function applyNow(desired: DesiredTable): Promise<ApplyReport> {
     const t0 = now();
     // Throws UnsupportedByDataplane before anything reaches the kernel.
-    const next = tableModel(desired, { table, masquerade });
+    let next: NftTableModel;
+    try {
+      next = tableModel(desired, { table, masquerade }, cache);
+    } catch (e) {
+      cache.discard();
+      throw e;
+    }
     let drift: string[] = [];
     let cmds: NftCommand[];
     const verify = expected === undefined || now() - lastVerified >= interval;
@@ -107,6 +114,7 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
       }
     }
     expected = next;
+    cache.commit();
     specs = new Map(desired.services.map((s) => [s.id, s]));
     if (drift.length > 0) log?.warn({ table, drift }, 'nftables: table changed behind lvsd\'s back; restored');
     return { operations: cmds.length, drift, durationMs: now() - t0 };

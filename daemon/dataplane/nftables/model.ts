@@ -166,10 +166,56 @@ export function serviceModel(spec: ServiceSpec): NftService {
   return { id: spec.id, chain: chainName(match, spec.family), family: spec.family, match, dispatch: dispatchFor(spec), mod: next, slots };
 }
 
-export function tableModel(desired: DesiredTable, opts: ModelOptions = {}): NftTableModel {
+/** Field-by-field equality of everything that shapes a model (no allocation: this runs 1,000× per apply). */
+export function sameSpec(a: ServiceSpec, b: ServiceSpec): boolean {
+  if (a.id !== b.id || a.family !== b.family || a.protocol !== b.protocol || a.address !== b.address || a.port !== b.port) return false;
+  if (a.fwmark !== b.fwmark || a.scheduler !== b.scheduler || a.onePacket !== b.onePacket) return false;
+  if ((a.persistence === undefined) !== (b.persistence === undefined)) return false;
+  const fa = a.schedulerFlags ?? [];
+  const fb = b.schedulerFlags ?? [];
+  if (fa.length !== fb.length || fa.some((f, i) => f !== fb[i])) return false;
+  if (a.realServers.length !== b.realServers.length) return false;
+  for (let i = 0; i < a.realServers.length; i++) {
+    const x = a.realServers[i];
+    const y = b.realServers[i];
+    if (x === undefined || y === undefined) return false;
+    if (x.id !== y.id || x.address !== y.address || x.port !== y.port || x.weight !== y.weight || x.method !== y.method) return false;
+  }
+  return true;
+}
+
+/**
+ * Remembers each service's model with a private copy of the spec it came from, so the next tableModel()
+ * rebuilds only the services whose spec changed (a copy: the caller may mutate its objects in place).
+ */
+export class ModelCache {
+  private prev = new Map<string, { spec: ServiceSpec; svc: NftService }>();
+  private next = new Map<string, { spec: ServiceSpec; svc: NftService }>();
+  model(spec: ServiceSpec): NftService {
+    const had = this.prev.get(spec.id);
+    if (had !== undefined && sameSpec(had.spec, spec)) {
+      this.next.set(spec.id, had);
+      return had.svc;
+    }
+    const svc = serviceModel(spec);
+    this.next.set(spec.id, { spec: structuredClone(spec), svc });
+    return svc;
+  }
+  /** Called after a table is built: what was not used this time is forgotten. */
+  commit(): void {
+    this.prev = this.next;
+    this.next = new Map();
+  }
+  /** Forget this build (it failed). */
+  discard(): void {
+    this.next = new Map();
+  }
+}
+
+export function tableModel(desired: DesiredTable, opts: ModelOptions = {}, cache?: ModelCache): NftTableModel {
   const services = new Map<string, NftService>();
   for (const spec of desired.services) {
-    const svc = serviceModel(spec);
+    const svc = cache === undefined ? serviceModel(spec) : cache.model(spec);
     const clash = services.get(svc.chain);
     if (clash !== undefined) throw new UnsupportedByDataplane('nftables', spec.id, `same address, protocol and port as ${clash.id}`);
     services.set(svc.chain, svc);

@@ -16,8 +16,12 @@ import {
 } from '../types.js';
 import type { ProxyProtocolVersion } from './proxy-protocol.js';
 import { TcpService } from './tcp-service.js';
+import { HandleTcpService, handleEngineAvailable } from './handle-relay.js';
 import { UdpService } from './udp-service.js';
 import type { ListenerState } from './listener.js';
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { FromWorker, ToWorker, WorkerCounts } from './worker.js';
 
 export interface UserspaceOptions {
   /** TCP idle timeout (default 900 s, IPVS's established timeout). */
@@ -28,6 +32,17 @@ export interface UserspaceOptions {
   connectTimeoutMs?: number;
   /** Retry interval while a VIP is not on this host (default 250 ms). */
   bindRetryMs?: number;
+  /**
+   * TCP engine: 'handles' relays between libuv handles (about half the CPU per connection; needs
+   * process.binding, present in Node 20–24), 'sockets' uses net.Socket. Default: handles when available.
+   */
+  engine?: 'handles' | 'sockets';
+  /**
+   * Processes that relay TCP (default 1 = this process only). With N > 1, N − 1 helper processes accept
+   * on the same listening sockets (passed over IPC), so the proxy can use more than one CPU, as HAProxy
+   * does with its threads. Needs the handles engine. UDP stays in this process.
+   */
+  workers?: number;
   /** PROXY protocol to the real servers: one version for all, or per service (undefined = none). */
   proxyProtocol?: ProxyProtocolVersion | ((service: ServiceSpec) => ProxyProtocolVersion | undefined);
   logger?: Logger;
@@ -41,11 +56,13 @@ export interface ListenerStatus {
 
 export interface UserspaceDataplane extends Dataplane {
   readonly kind: 'userspace';
+  /** The TCP engine in use. */
+  readonly engine: 'handles' | 'sockets';
   /** Per service: listening, or waiting for its VIP to appear (and why). */
   listeners(): ListenerStatus[];
 }
 
-type Service = TcpService | UdpService;
+type Service = TcpService | HandleTcpService | UdpService;
 
 function check(spec: ServiceSpec): void {
   if (spec.fwmark !== undefined) throw new UnsupportedByDataplane('userspace', spec.id, 'fwmark services need a kernel dataplane (ipvs or nftables)');
@@ -61,6 +78,8 @@ function check(spec: ServiceSpec): void {
 export function createUserspaceDataplane(opts: UserspaceOptions = {}): UserspaceDataplane {
   const services = new Map<string, Service>();
   const log = opts.logger;
+  const engine = opts.engine ?? (handleEngineAvailable() ? 'handles' : 'sockets');
+  if (engine === 'handles' && !handleEngineAvailable()) throw new Error('userspace: the handles engine needs process.binding(tcp_wrap); use engine: sockets');
   const proxyFor = (spec: ServiceSpec): ProxyProtocolVersion | undefined =>
     typeof opts.proxyProtocol === 'function' ? opts.proxyProtocol(spec) : opts.proxyProtocol;
   const tcpOpts = (spec: ServiceSpec): ConstructorParameters<typeof TcpService>[1] => {
@@ -71,7 +90,51 @@ export function createUserspaceDataplane(opts: UserspaceOptions = {}): Userspace
       bindRetryMs: opts.bindRetryMs ?? 250,
       ...(pp === undefined ? {} : { proxyProtocol: pp }),
       ...(log === undefined ? {} : { logger: log }),
+      ...(workers > 1 ? { onBound: shareListener } : {}),
     };
+  };
+  const helpers: ChildProcess[] = [];
+  const workers = Math.max(1, Math.floor(opts.workers ?? 1));
+  if (workers > 1 && engine !== 'handles') throw new Error('userspace: workers > 1 needs the handles engine');
+  let seq = 0;
+  const waiting = new Map<number, { left: number; resolve: () => void; counts: WorkerCounts[] }>();
+  for (let i = 1; i < workers; i++) {
+    const child = fork(fileURLToPath(new URL('./worker.js', import.meta.url)), ['--lvsd-userspace-worker'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    child.on('message', (m: FromWorker) => {
+      if (m.op === 'ready') return;
+      const w = waiting.get(m.seq);
+      if (w === undefined) return;
+      if (m.op === 'observed') w.counts.push(m.counts);
+      if (--w.left === 0) {
+        waiting.delete(m.seq);
+        w.resolve();
+      }
+    });
+    child.on('exit', (code, signal) => {
+      log?.error({ worker: i, code, signal }, 'userspace: helper process exited; its connections are gone, the others carry on');
+      const at = helpers.indexOf(child);
+      if (at >= 0) helpers.splice(at, 1);
+      for (const [k, w] of waiting) {
+        if (--w.left === 0) {
+          waiting.delete(k);
+          w.resolve();
+        }
+      }
+    });
+    helpers.push(child);
+  }
+  /** Sends to every helper; resolves when all answered (or died). */
+  const broadcast = (make: (seq: number) => ToWorker): { done: Promise<void>; counts: WorkerCounts[] } => {
+    const s = ++seq;
+    const counts: WorkerCounts[] = [];
+    const live = helpers.filter((h) => h.connected);
+    if (live.length === 0) return { done: Promise.resolve(), counts };
+    const done = new Promise<void>((resolve) => waiting.set(s, { left: live.length, resolve, counts }));
+    for (const h of live) h.send(make(s));
+    return { done, counts };
+  };
+  const shareListener = (serviceId: string, handle: unknown): void => {
+    for (const h of helpers) if (h.connected) h.send({ op: 'listen', id: serviceId } satisfies ToWorker, handle as never);
   };
   const udpOpts = (spec: ServiceSpec): ConstructorParameters<typeof UdpService>[1] => {
     const pp = proxyFor(spec);
@@ -88,6 +151,16 @@ export function createUserspaceDataplane(opts: UserspaceOptions = {}): Userspace
     // Check everything first: an unsupported service changes nothing.
     for (const spec of desired.services) check(spec);
     let operations = 0;
+    // Helpers first, so each knows a service before its listening socket arrives.
+    const tcp = desired.services.filter((s) => s.protocol !== 'udp');
+    const helpersDone = broadcast((s) => ({
+      op: 'apply', seq: s, services: tcp,
+      options: { idleTimeoutMs: opts.idleTimeoutMs ?? 900_000, connectTimeoutMs: opts.connectTimeoutMs ?? 3000, bindRetryMs: opts.bindRetryMs ?? 250 },
+      proxy: Object.fromEntries(tcp.flatMap((t) => {
+        const pp = proxyFor(t);
+        return pp === undefined ? [] : [[t.id, pp]];
+      })),
+    })).done;
     const wanted = new Map(desired.services.map((s) => [s.id, s]));
     for (const [id, svc] of services) {
       const spec = wanted.get(id);
@@ -103,19 +176,37 @@ export function createUserspaceDataplane(opts: UserspaceOptions = {}): Userspace
     for (const spec of desired.services) {
       const have = services.get(spec.id);
       if (have !== undefined) {
-        operations += have instanceof TcpService ? have.update(spec, tcpOpts(spec)) : have.update(spec, udpOpts(spec));
+        operations += have instanceof UdpService ? have.update(spec, udpOpts(spec)) : have.update(spec, tcpOpts(spec));
         continue;
       }
-      const svc = spec.protocol === 'udp' ? new UdpService(spec, udpOpts(spec)) : new TcpService(spec, tcpOpts(spec));
+      const svc =
+        spec.protocol === 'udp' ? new UdpService(spec, udpOpts(spec))
+        : engine === 'handles' ? new HandleTcpService(spec, tcpOpts(spec))
+        : new TcpService(spec, tcpOpts(spec));
       services.set(spec.id, svc);
       operations++;
       starting.push(svc.listen());
     }
     await Promise.all(starting);
+    await helpersDone;
     return { operations, drift: [], durationMs: performance.now() - t0 };
   }
 
-  function observe(): Promise<ObservedTable> {
+  async function observe(): Promise<ObservedTable> {
+    const b = broadcast((s) => ({ op: 'observe', seq: s }));
+    await b.done;
+    const extra = (service: string, rs: string): { active: number; conns: number; inBytes: number; outBytes: number } => {
+      const sum = { active: 0, conns: 0, inBytes: 0, outBytes: 0 };
+      for (const c of b.counts) {
+        const x = c[service]?.[rs];
+        if (x === undefined) continue;
+        sum.active += x.active;
+        sum.conns += x.conns;
+        sum.inBytes += x.inBytes;
+        sum.outBytes += x.outBytes;
+      }
+      return sum;
+    };
     const out: ObservedService[] = [];
     for (const svc of services.values()) {
       const { realServers: _r, ...base } = svc.spec;
@@ -123,24 +214,27 @@ export function createUserspaceDataplane(opts: UserspaceOptions = {}): Userspace
       let inBytes = 0;
       let outBytes = 0;
       const realServers = svc.pool.servers.map((rs) => {
-        conns += rs.conns;
-        inBytes += rs.inBytes;
-        outBytes += rs.outBytes;
+        const h = extra(svc.spec.id, rs.id);
+        const c = { active: rs.active + h.active, conns: rs.conns + h.conns, inBytes: rs.inBytes + h.inBytes, outBytes: rs.outBytes + h.outBytes };
+        conns += c.conns;
+        inBytes += c.inBytes;
+        outBytes += c.outBytes;
         return {
           ...rs.spec,
-          activeConns: rs.active,
+          activeConns: c.active,
           inactiveConns: 0,
           persistConns: 0,
-          counters: { conns: rs.conns, inPackets: 0, outPackets: 0, inBytes: rs.inBytes, outBytes: rs.outBytes, cps: 0, inPps: 0, outPps: 0, inBps: 0, outBps: 0 },
+          counters: { conns: c.conns, inPackets: 0, outPackets: 0, inBytes: c.inBytes, outBytes: c.outBytes, cps: 0, inPps: 0, outPps: 0, inBps: 0, outBps: 0 },
         };
       });
       out.push({ ...base, realServers, counters: { conns, inPackets: 0, outPackets: 0, inBytes, outBytes, cps: 0, inPps: 0, outPps: 0, inBps: 0, outBps: 0 } });
     }
-    return Promise.resolve({ services: out });
+    return { services: out };
   }
 
   return {
     kind: 'userspace',
+    engine,
     apply,
     observe,
     listeners: () =>
@@ -152,6 +246,7 @@ export function createUserspaceDataplane(opts: UserspaceOptions = {}): Userspace
     close: () => {
       for (const s of services.values()) s.destroyAll();
       services.clear();
+      for (const h of helpers) h.kill('SIGTERM');
       return Promise.resolve();
     },
   };
