@@ -1,6 +1,7 @@
 // Opens the dataplane the CLI planned (`dataplane:` in the config, `auto` resolved from what this machine
 // has). When the planned one fails to open, the next one down the list is tried — ipvs → nftables →
 // userspace — and the reason lands in the log and the panel: lvsd keeps running what it can.
+import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import type { DataplaneKind } from '../dataplane/types.js';
@@ -17,6 +18,7 @@ async function open(kind: DataplaneKind, config: Config, stateDir: string, log: 
     case 'ipvs':
       return createIpvsDataplane({ stateDir, drain: drainPolicy(config), logger: log.child({ dataplane: 'ipvs' }) });
     case 'nftables': {
+      warnWithoutForwarding(config, log);
       const dp = createNftablesDataplane({ table: config.nftables.table, masquerade: config.nftables.masquerade, logger: log.child({ dataplane: 'nftables' }) });
       // nft is started lazily; an observe() proves it works before we promise anything.
       await dp.observe();
@@ -29,6 +31,21 @@ async function open(kind: DataplaneKind, config: Config, stateDir: string, log: 
         ...(pp === 'none' ? {} : { proxyProtocol: pp === 'v1' ? 1 : 2 }),
         logger: log.child({ dataplane: 'userspace' }),
       });
+    }
+  }
+}
+
+/** NAT through the director needs IP forwarding; like keepalived, lvsd leaves the sysctl to the operator but says so. */
+function warnWithoutForwarding(config: Config, log: Logger): void {
+  const families = new Set(config.virtualServers.map((v) => v.family));
+  for (const f of families) {
+    const file = f === 4 ? '/proc/sys/net/ipv4/ip_forward' : '/proc/sys/net/ipv6/conf/all/forwarding';
+    try {
+      if (readFileSync(file, 'utf8').trim() === '0') {
+        log.warn({ sysctl: file }, `IP forwarding is off (${file} = 0): NAT traffic through this director will not reach the real servers; set net.ipv${f === 4 ? '4.ip_forward' : '6.conf.all.forwarding'}=1`);
+      }
+    } catch {
+      /* no such sysctl here: nothing to say */
     }
   }
 }
