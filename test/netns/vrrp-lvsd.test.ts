@@ -24,7 +24,7 @@ before(async () => {
 });
 /** A test that leaves the segment clean (no lvsd, no VIPs) even when it fails half-way. */
 function scenario(name: string, fn: () => Promise<void>): void {
-  test(name, async () => {
+  test(name, { timeout: 120_000 }, async () => {
     try {
       await fn();
     } finally {

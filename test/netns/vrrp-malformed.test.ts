@@ -25,7 +25,7 @@ after(async () => {
 const dropsOf = (s: VrrpSnapshot): Record<string, number> => s.instances[0]?.counters.drops ?? {};
 const total = (d: Record<string, number>): number => Object.values(d).reduce((x, y) => x + y, 0);
 
-test('4000 malformed adverts (random, bit flips, TTL, version, type, count, interval, v2, truncated) change nothing and are all counted', async () => {
+test('4000 malformed adverts (random, bit flips, TTL, version, type, count, interval, v2, truncated) change nothing and are all counted', { timeout: 120_000 }, async () => {
   const master = await startLvsdNode(lab.hosts[0] ?? assert.fail(), lvsdOptions({ priority: 150 }));
   nodes.push(master);
   await master.waitState('VI_1', 'MASTER', 5000);
