@@ -9,6 +9,7 @@
 // thread is blocked for 200 ms every second; counts spurious transitions (expect 0). Never fails on timing.
 import { fileURLToPath } from 'node:url';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { cpus } from 'node:os';
 import { createLab, lvsdOptions, sleep, VIP4, waitFor, type Lab } from '../test/support/vrrp-lab.js';
 import { startLvsdNode } from '../test/support/vrrp-node.js';
 import { keepalivedConf, startKeepalived } from '../test/support/keepalived.js';
@@ -119,7 +120,7 @@ async function soak(lab: Lab, seconds: number): Promise<void> {
   await m.waitState('VI_1', 'MASTER', 5000);
   const b = await startLvsdNode(h2, lvsdOptions({ priority: 100, advertIntervalMs: 20 }));
   await sleep(500);
-  const hogs = [0, 1, 2, 3].map(() => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
+  const hogs = cpus().map(() => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
   const blocker = setInterval(() => {
     m.command('block 200');
   }, 1000);

@@ -21,6 +21,8 @@ export interface RuntimeIo {
   watchLinks(onLink: (l: LinkInfo, deleted: boolean) => void): void;
   openSocket(o: VrrpSocketOptions, onPacket: (p: ReceivedPacket) => void, onError: (e: Error) => void): VrrpTransport;
   announce(ifname: string, ifindex: number, vip: Buffer): void;
+  /** Optional warm-up of the announce path (sockets, MAC) for an interface. */
+  prepareAnnounce?(ifname: string, family: 4 | 6): void;
   close(): void;
 }
 
@@ -132,6 +134,13 @@ export class VrrpRuntime {
         for (const v of o.vips) {
           const dev = byName(v.dev)?.index ?? ifindex;
           if (await this.io.delAddress(dev, v.cidr)) this.log('info', inst, 'removed a stale VIP left from an earlier run', { vip: v.cidr });
+        }
+      }
+      for (const v of o.vips) {
+        try {
+          this.io.prepareAnnounce?.(v.dev, o.family);
+        } catch (e) {
+          this.log('warn', inst, `cannot prepare gratuitous ARP/NA on ${v.dev}`, { err: e instanceof Error ? e.message : String(e) });
         }
       }
       if (ifindex > 0) {

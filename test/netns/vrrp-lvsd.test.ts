@@ -106,6 +106,21 @@ scenario('nopreempt: a higher-priority node joining a running master stays Backu
   await onlyOn('d1');
 });
 
+scenario('a busy main thread (1.5 s blocked, 4× Master_Down_Interval) does not stop the VRRP worker: no failover', async () => {
+  const a = await node(1, { priority: 150 });
+  await a.waitState('VI_1', 'MASTER', 5000);
+  const b = await node(2, { priority: 100 });
+  await sleep(500);
+  const before = b.transitions.length;
+  for (let i = 0; i < 2; i++) {
+    a.command('block 1500');
+    await sleep(1800);
+  }
+  assert.equal(b.transitions.length, before, JSON.stringify(b.transitions.slice(before)));
+  assert.equal(b.state('VI_1') ?? 'BACKUP', 'BACKUP');
+  await onlyOn('d1');
+});
+
 scenario('three nodes: the highest wins; crash of the master → the next; stop of that → the last; one holder at every step', async () => {
   const n1 = await node(1, { priority: 150 });
   const n2 = await node(2, { priority: 120 });
