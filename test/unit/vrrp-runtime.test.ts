@@ -163,3 +163,26 @@ test('runtime: a master that loses its voice (adverts dropped) is replaced; the 
   await ra.stop();
   await rb.stop();
 });
+
+test('runtime: an instance whose interface does not exist starts in FAULT and says why; operator fault and offset apply', { timeout: 20_000 }, async () => {
+  const seg = new FakeSegment();
+  const a = seg.host('10.0.0.1');
+  const r = runtime(a, { priority: 150 }, {
+    instances: [
+      { name: 'GONE', interface: 'eth9', vrid: 9, priority: 100, vips: ['10.0.9.1/24'] },
+      { name: 'VI_1', interface: 'eth0', vrid: 51, priority: 150, advertIntervalMs: 50, vips: ['10.0.0.100/24'], garp: { masterDelayMs: 0 } },
+    ],
+  });
+  await r.start();
+  assert.equal(stateOf(a, 'GONE'), 'FAULT');
+  assert.deepEqual(r.snapshot().instances.find((i) => i.name === 'GONE')?.faultReasons, ['interface eth9 missing']);
+  await until('VI_1 master', () => stateOf(a, 'VI_1') === 'MASTER');
+  r.setPriorityOffset('VI_1', -20);
+  assert.equal(r.snapshot().instances.find((i) => i.name === 'VI_1')?.priority, 130);
+  r.forceFault('VI_1', true);
+  assert.equal(stateOf(a, 'VI_1'), 'FAULT');
+  assert.deepEqual(r.snapshot().instances.find((i) => i.name === 'VI_1')?.faultReasons, ['forced by operator']);
+  r.forceFault('VI_1', false);
+  await until('VI_1 master again', () => stateOf(a, 'VI_1') === 'MASTER');
+  await r.stop();
+});
