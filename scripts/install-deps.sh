@@ -12,6 +12,7 @@ packages=(
   haproxy wrk                          # benchmark anchors and load
   qemu-system-x86 busybox-static ipvsadm   # the real-IPVS test guest
   chromium                             # the panel's browser tests
+  build-essential                      # node-gyp builds the net addon (daemon/net/native) in npm ci
 )
 
 missing=()
