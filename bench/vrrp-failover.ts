@@ -200,3 +200,5 @@ async function main(): Promise<void> {
 }
 
 await main();
+// Child pipes of stopped peers may keep the loop alive; the figures are printed.
+process.exit(0);
