@@ -59,10 +59,13 @@ async function onlyOn(host: string, vip = VIP4, ifname = 'eth0'): Promise<void> 
 const now = (): number => performance.timeOrigin + performance.now();
 
 scenario('pair: election, graceful stop (Skew_Time), preemption on return, crash (Master_Down_Interval), stale VIP cleaned on restart', async () => {
-  const a = await node(1, { priority: 150 });
+  const a = await node(1, { priority: 150, vips: [{ address: `${VIP4}/24`, label: 'eth0:vip' }] });
   const b = await node(2, { priority: 100 });
   await a.waitState('VI_1', 'MASTER', 5000);
   await onlyOn('d1');
+  // The VIP carries its label, as keepalived's `label` (ifconfig-style alias).
+  const labelled = await lab.hosts[0]?.exec('ip', ['-o', '-4', 'addr', 'show', 'dev', 'eth0', 'label', 'eth0:vip']);
+  assert.match(labelled?.stdout ?? '', new RegExp(`${VIP4.replace(/\./g, '\\.')}/24 .*eth0:vip`));
   await sleep(500);
   assert.notEqual(b.state('VI_1'), 'MASTER');
 
