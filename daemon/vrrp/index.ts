@@ -91,7 +91,13 @@ class Engine extends EventEmitter implements VrrpEngine {
     });
     worker.on('exit', (code) => {
       this.markExited();
-      this.emit('fatal', new Error(`VRRP worker exited with code ${code}`));
+      const err = new Error(`VRRP worker exited with code ${code}`);
+      this.emit('fatal', err);
+      // Not asked to stop: the director must know its VRRP engine is gone (VIPs may still be up).
+      if (this.stopped === null) {
+        this.log.error({ code }, 'VRRP worker exited unexpectedly');
+        this.emit('error', err);
+      }
     });
     this.notify = new NotifyRunner((object, result) => {
       const fields = { instance: object, command: result.command, args: result.args, code: result.code };
