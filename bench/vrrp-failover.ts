@@ -7,7 +7,7 @@
 // Prints medians, the RFC's Skew_Time / Master_Down_Interval, and the ratio lvsd / keepalived.
 // --soak S: an lvsd pair at 0.02 s for S seconds while CPU hogs load every core and the master's main
 // thread is blocked for 200 ms every second, next to a keepalived pair (VRID 52) under the same load;
-// counts spurious transitions of both. --rt N runs lvsd's VRRP thread SCHED_RR N. Never fails on timing.
+// counts spurious transitions of both. --hogs N (default: one per core), --rt N runs lvsd's VRRP thread SCHED_RR N. Never fails on timing.
 import { fileURLToPath } from 'node:url';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus } from 'node:os';
@@ -25,6 +25,7 @@ const opt = (name: string): string | undefined => {
 const RUNS = Number(opt('runs') ?? 3);
 const ONLY = opt('only')?.split(',');
 const SOAK = Number(opt('soak') ?? 0);
+const HOGS = opt('hogs') === undefined ? cpus().length : Number(opt('hogs'));
 const RT = opt('rt') === undefined ? undefined : Number(opt('rt'));
 
 type Impl = 'keepalived' | 'lvsd';
@@ -130,7 +131,7 @@ async function soak(lab: Lab, seconds: number): Promise<void> {
   await sleep(1000);
   const kCount = (): number => (km.log().match(/Entering (MASTER|BACKUP|FAULT) STATE/g)?.length ?? 0) + (kb.log().match(/Entering (MASTER|BACKUP|FAULT) STATE/g)?.length ?? 0);
   const kBefore = kCount();
-  const hogs = cpus().map(() => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
+  const hogs = Array.from({ length: HOGS }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
   const blocker = setInterval(() => {
     m.command('block 200');
   }, 1000);
