@@ -13,6 +13,7 @@ packages=(
   qemu-system-x86 busybox-static ipvsadm   # the real-IPVS test guest
   chromium                             # the panel's browser tests
   systemd                              # systemd-analyze verify / systemd-sysusers for the unit's tests
+  build-essential                      # node-gyp builds the net addon (daemon/net/native) in npm ci
 )
 
 missing=()

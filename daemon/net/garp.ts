@@ -37,24 +37,45 @@ export function unsolicitedNa(mac: Buffer, vip: Buffer, router = false): Buffer 
 export class GarpSender {
   private arpFd: number | null = null;
   private icmpFd: number | null = null;
+  private readonly macs = new Map<string, Buffer>();
+
+  /** Opens the sockets and reads the MAC ahead of time, so becoming master sends at once. */
+  prepare(ifname: string, family: 4 | 6): void {
+    this.mac(ifname, true);
+    this.socket(family);
+  }
+
+  private mac(ifname: string, refresh = false): Buffer {
+    let m = this.macs.get(ifname);
+    if (m === undefined || refresh) {
+      m = native().hwaddr(ifname);
+      this.macs.set(ifname, m);
+    }
+    return m;
+  }
+
+  private socket(family: 4 | 6): number {
+    const n = native();
+    if (family === 4) {
+      // Protocol 0: the socket only sends (it would otherwise queue every ARP packet it never reads).
+      this.arpFd ??= n.openPacket(0);
+      return this.arpFd;
+    }
+    if (this.icmpFd === null) {
+      this.icmpFd = n.openRaw(6, IPPROTO_ICMPV6);
+      n.setsockopt(this.icmpFd, SOL.IPV6, IPV6.MULTICAST_HOPS, 255);
+      n.setsockopt(this.icmpFd, SOL.IPV6, IPV6.UNICAST_HOPS, 255);
+      n.setsockopt(this.icmpFd, SOL.IPV6, IPV6.MULTICAST_LOOP, 0);
+    }
+    return this.icmpFd;
+  }
 
   /** Sends one GARP (IPv4) or unsolicited NA (IPv6, from the VIP itself to ff02::1). */
   announce(ifname: string, ifindex: number, vip: Buffer): void {
     const n = native();
-    const mac = n.hwaddr(ifname);
-    if (vip.length === 4) {
-      // Protocol 0: the socket only sends (it would otherwise queue every ARP packet it never reads).
-      this.arpFd ??= n.openPacket(0);
-      n.sendPacket(this.arpFd, ifindex, ETH_P_ARP, BROADCAST_MAC, garpPayload(mac, vip));
-    } else {
-      if (this.icmpFd === null) {
-        this.icmpFd = n.openRaw(6, IPPROTO_ICMPV6);
-        n.setsockopt(this.icmpFd, SOL.IPV6, IPV6.MULTICAST_HOPS, 255);
-        n.setsockopt(this.icmpFd, SOL.IPV6, IPV6.UNICAST_HOPS, 255);
-        n.setsockopt(this.icmpFd, SOL.IPV6, IPV6.MULTICAST_LOOP, 0);
-      }
-      n.send(this.icmpFd, unsolicitedNa(mac, vip), ALL_NODES, vip, ifindex);
-    }
+    const mac = this.mac(ifname);
+    if (vip.length === 4) n.sendPacket(this.socket(4), ifindex, ETH_P_ARP, BROADCAST_MAC, garpPayload(mac, vip));
+    else n.send(this.socket(6), unsolicitedNa(mac, vip), ALL_NODES, vip, ifindex);
   }
 
   close(): void {

@@ -46,6 +46,8 @@ export function native(): NativeNet {
 /** Linux socket constants the addon's callers need (from <linux/in.h>, <linux/in6.h>, <asm/socket.h>). */
 export const SOL = { SOCKET: 1, IP: 0, IPV6: 41 } as const;
 export const SO_BINDTODEVICE = 25;
+export const SO_RCVBUF = 8;
+export const SO_RCVBUFFORCE = 33;
 export const IP = { TOS: 1, TTL: 2, MULTICAST_IF: 32, MULTICAST_TTL: 33, MULTICAST_LOOP: 34, ADD_MEMBERSHIP: 35, DROP_MEMBERSHIP: 36, MULTICAST_ALL: 49 } as const;
 export const IPV6 = { UNICAST_HOPS: 16, MULTICAST_IF: 17, MULTICAST_HOPS: 18, MULTICAST_LOOP: 19, ADD_MEMBERSHIP: 20, DROP_MEMBERSHIP: 21, MULTICAST_ALL: 29, TCLASS: 67 } as const;
 export const IPPROTO_ICMPV6 = 58;

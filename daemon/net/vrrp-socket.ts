@@ -1,7 +1,7 @@
 // One raw IP protocol-112 socket for one VRRP instance: bound to its interface, joined to the VRRP
 // group (multicast) or not (unicast), TTL/hop limit 255, our own multicast not looped back. Delivers
 // each packet with source, destination, TTL and interface; sends with a chosen source address.
-import { native, IP, IPV6, SOL, SO_BINDTODEVICE } from './native.js';
+import { native, IP, IPV6, SOL, SO_BINDTODEVICE, SO_RCVBUF, SO_RCVBUFFORCE } from './native.js';
 import { parseIP } from './addr.js';
 
 export const VRRP_PROTO = 112;
@@ -61,6 +61,13 @@ export class VrrpSocket implements VrrpTransport {
     this.fd = fd;
     try {
       n.setsockopt(fd, SOL.SOCKET, SO_BINDTODEVICE, Buffer.from(`${opts.ifname}\0`));
+      // Room for ~1000 packets: a burst (or a flood of junk) while the thread is descheduled must not
+      // push out the one advert that matters. FORCE needs CAP_NET_ADMIN; plain RCVBUF is capped by rmem_max.
+      try {
+        n.setsockopt(fd, SOL.SOCKET, SO_RCVBUFFORCE, 1 << 20);
+      } catch {
+        n.setsockopt(fd, SOL.SOCKET, SO_RCVBUF, 1 << 20);
+      }
       if (opts.family === 4) {
         n.setsockopt(fd, SOL.IP, IP.TOS, 0xc0); // internetwork control, as keepalived
         n.setsockopt(fd, SOL.IP, IP.TTL, 255);

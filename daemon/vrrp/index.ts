@@ -67,6 +67,7 @@ class Engine extends EventEmitter implements VrrpEngine {
   private readonly refresher: NodeJS.Timeout;
   private stopped: Promise<void> | null = null;
   private exited = false;
+  private crashed = false;
 
   /** Settles when the worker has started every instance (or failed to). */
   readonly ready: Promise<void>;
@@ -85,13 +86,20 @@ class Engine extends EventEmitter implements VrrpEngine {
     // Node treats an unhandled 'error' event as fatal; the director subscribes, this keeps a crash logged only.
     this.on('error', () => undefined);
     worker.on('error', (err) => {
+      this.crashed = true;
       this.log.error({ err: err.message }, 'VRRP worker crashed');
       this.emit('fatal', err);
       this.emit('error', err);
     });
     worker.on('exit', (code) => {
       this.markExited();
-      this.emit('fatal', new Error(`VRRP worker exited with code ${code}`));
+      const err = new Error(`VRRP worker exited with code ${code}`);
+      this.emit('fatal', err);
+      // Not asked to stop: the director must know its VRRP engine is gone (VIPs may still be up).
+      if (this.stopped === null && !this.crashed) {
+        this.log.error({ code }, 'VRRP worker exited unexpectedly');
+        this.emit('error', err);
+      }
     });
     this.notify = new NotifyRunner((object, result) => {
       const fields = { instance: object, command: result.command, args: result.args, code: result.code };

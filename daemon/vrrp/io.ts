@@ -19,6 +19,9 @@ export function hostIo(): RuntimeIo {
     announce: (ifname, ifindex, vip) => {
       garp.announce(ifname, ifindex, vip);
     },
+    prepareAnnounce: (ifname, family) => {
+      garp.prepare(ifname, family);
+    },
     close: () => {
       garp.close();
       rtnl.close();

@@ -21,6 +21,8 @@ export interface RuntimeIo {
   watchLinks(onLink: (l: LinkInfo, deleted: boolean) => void): void;
   openSocket(o: VrrpSocketOptions, onPacket: (p: ReceivedPacket) => void, onError: (e: Error) => void): VrrpTransport;
   announce(ifname: string, ifindex: number, vip: Buffer): void;
+  /** Optional warm-up of the announce path (sockets, MAC) for an interface. */
+  prepareAnnounce?(ifname: string, family: 4 | 6): void;
   close(): void;
 }
 
@@ -134,6 +136,13 @@ export class VrrpRuntime {
           if (await this.io.delAddress(dev, v.cidr)) this.log('info', inst, 'removed a stale VIP left from an earlier run', { vip: v.cidr });
         }
       }
+      for (const v of o.vips) {
+        try {
+          this.io.prepareAnnounce?.(v.dev, o.family);
+        } catch (e) {
+          this.log('warn', inst, `cannot prepare gratuitous ARP/NA on ${v.dev}`, { err: e instanceof Error ? e.message : String(e) });
+        }
+      }
       if (ifindex > 0) {
         inst.socket = this.io.openSocket(
           { family: o.family, ifname: o.interface, ifindex, multicast: peers.length === 0 },
@@ -150,10 +159,7 @@ export class VrrpRuntime {
       this.onLink(l, deleted);
     });
     for (const inst of this.insts.values()) {
-      const extra: string[] = [];
-      if (inst.ifindex === 0) extra.push(`interface ${inst.o.interface} missing`);
-      else if (inst.src === null) extra.push(`no IPv${inst.o.family} ${inst.o.family === 6 ? 'link-local ' : ''}address on ${inst.o.interface}`);
-      this.retrack(inst, extra);
+      this.retrack(inst);
       this.feed(inst, { type: 'startup' });
     }
   }
@@ -205,15 +211,14 @@ export class VrrpRuntime {
   }
 
   /** Recomputes priority and fault from tracking, operator overrides and the instance's own interface. */
-  private retrack(inst: Inst, extraReasons: string[] = []): void {
+  private retrack(inst: Inst): void {
     const r = applyTracking(inst.o.priority, [...inst.tracked.values()]);
-    const reasons = [...r.reasons, ...extraReasons];
-    const own = this.links.get(inst.ifindex);
-    // Like keepalived, the instance's own interface going down is a FAULT.
-    if (inst.ifindex > 0 && own?.up === false) reasons.push(`interface ${inst.o.interface} down`);
-    if (inst.ifindex === 0 || inst.src === null) {
-      if (!reasons.some((x) => x.includes('missing') || x.startsWith('no IPv'))) reasons.push(inst.ifindex === 0 ? `interface ${inst.o.interface} missing` : `no address on ${inst.o.interface}`);
-    }
+    const reasons = [...r.reasons];
+    // Like keepalived, an instance without its interface, without a source address, or whose own
+    // interface is down is in FAULT.
+    if (inst.ifindex === 0) reasons.push(`interface ${inst.o.interface} missing`);
+    else if (inst.src === null) reasons.push(`no IPv${inst.o.family} ${inst.o.family === 6 ? 'link-local ' : ''}address on ${inst.o.interface}`);
+    else if (this.links.get(inst.ifindex)?.up === false) reasons.push(`interface ${inst.o.interface} down`);
     if (inst.forcedFault) reasons.push('forced by operator');
     inst.faultReasons = reasons;
     const priority = inst.o.priority === 255 ? 255 : Math.max(1, Math.min(254, r.priority + inst.offset));

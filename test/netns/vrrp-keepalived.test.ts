@@ -51,7 +51,7 @@ async function cleanup(): Promise<void> {
   for (const h of lab.hosts) await h.sh(`ip addr del ${VIP4}/24 dev eth0 2>/dev/null; ip addr del ${VIP6}/64 dev eth0 2>/dev/null; true`);
 }
 
-test('v3 multicast: lvsd master + keepalived backup; GARP on the wire; graceful stop → keepalived; lvsd back preempts; crash → keepalived', async () => {
+test('v3 multicast: lvsd master + keepalived backup; GARP on the wire; graceful stop → keepalived; lvsd back preempts; crash → keepalived', { timeout: 120_000 }, async () => {
   const cap = lab.topo.capture('d2', 'eth0', 'arp');
   await sleep(200);
   const l = await lvsd(1, { priority: 150 });
@@ -87,7 +87,7 @@ test('v3 multicast: lvsd master + keepalived backup; GARP on the wire; graceful 
   await cleanup();
 });
 
-test('v3 multicast: keepalived master + lvsd backup; keepalived graceful stop → lvsd fast; restart preempts lvsd; crash → lvsd after Master_Down_Interval', async () => {
+test('v3 multicast: keepalived master + lvsd backup; keepalived graceful stop → lvsd fast; restart preempts lvsd; crash → lvsd after Master_Down_Interval', { timeout: 120_000 }, async () => {
   const k = await kad(1, { priority: 150 });
   await k.waitForLog(/Entering MASTER STATE/, 5000);
   const l = await lvsd(2, { priority: 100 });
@@ -122,7 +122,7 @@ test('v3 multicast: keepalived master + lvsd backup; keepalived graceful stop �
   await cleanup();
 });
 
-test('v3 unicast both ways (with real unicast checksums), then a priority change hands the VIP over and back', async () => {
+test('v3 unicast both ways (with real unicast checksums), then a priority change hands the VIP over and back', { timeout: 120_000 }, async () => {
   const l = await lvsd(1, { priority: 150, unicastSrcIp: lab.ip4(1), unicastPeers: [lab.ip4(2)] });
   await l.waitState('VI_1', 'MASTER', 5000);
   const k = await kad(2, { priority: 100, unicastSrc: lab.ip4(2), unicastPeers: [lab.ip4(1)] });
@@ -143,7 +143,7 @@ test('v3 unicast both ways (with real unicast checksums), then a priority change
   await cleanup();
 });
 
-test('v2 multicast with PASS auth at 1 s: lvsd master holds keepalived in BACKUP; wrong password is dropped and named', async () => {
+test('v2 multicast with PASS auth at 1 s: lvsd master holds keepalived in BACKUP; wrong password is dropped and named', { timeout: 120_000 }, async () => {
   const l = await lvsd(1, { priority: 150, version: 2, advertIntervalMs: 1000, authPass: 'secret12' });
   await l.waitState('VI_1', 'MASTER', 6000);
   const k = await kad(2, { priority: 100, version: 2, interval: 1, authPass: 'secret12' });
@@ -159,7 +159,7 @@ test('v2 multicast with PASS auth at 1 s: lvsd master holds keepalived in BACKUP
   await cleanup();
 });
 
-test('v2 unicast without auth: keepalived master, lvsd backup, keepalived crash → lvsd', async () => {
+test('v2 unicast without auth: keepalived master, lvsd backup, keepalived crash → lvsd', { timeout: 120_000 }, async () => {
   const k = await kad(1, { priority: 150, version: 2, interval: 1, unicastSrc: lab.ip4(1), unicastPeers: [lab.ip4(2)] });
   await k.waitForLog(/Entering MASTER STATE/, 6000);
   const l = await lvsd(2, { priority: 100, version: 2, advertIntervalMs: 1000, unicastSrcIp: lab.ip4(2), unicastPeers: [lab.ip4(1)] });
@@ -173,7 +173,7 @@ test('v2 unicast without auth: keepalived master, lvsd backup, keepalived crash 
   await cleanup();
 });
 
-test('IPv6 v3 multicast: keepalived and lvsd agree, the VIP moves, unsolicited NA on the wire', async () => {
+test('IPv6 v3 multicast: keepalived and lvsd agree, the VIP moves, unsolicited NA on the wire', { timeout: 120_000 }, async () => {
   const cap = lab.topo.capture('d2', 'eth0', 'icmp6');
   await sleep(200);
   const l = await lvsd(1, { priority: 150, vips: [`${VIP6}/64`] });

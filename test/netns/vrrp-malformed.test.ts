@@ -25,13 +25,13 @@ after(async () => {
 const dropsOf = (s: VrrpSnapshot): Record<string, number> => s.instances[0]?.counters.drops ?? {};
 const total = (d: Record<string, number>): number => Object.values(d).reduce((x, y) => x + y, 0);
 
-test('4000 malformed adverts (random, bit flips, TTL, version, type, count, interval, v2, truncated) change nothing and are all counted', async () => {
-  const master = await startLvsdNode(lab.hosts[0] ?? assert.fail(), lvsdOptions({ priority: 150 }));
+test('4000 malformed adverts (random, bit flips, TTL, version, type, count, interval, v2, truncated) change nothing and are all counted', { timeout: 120_000 }, async () => {
+  const master = await startLvsdNode(lab.hosts[0] ?? assert.fail(), lvsdOptions({ priority: 150, advertIntervalMs: 500 }));
   nodes.push(master);
-  await master.waitState('VI_1', 'MASTER', 5000);
-  const backup = await startLvsdNode(lab.hosts[1] ?? assert.fail(), lvsdOptions({ priority: 100 }));
+  await master.waitState('VI_1', 'MASTER', 8000);
+  const backup = await startLvsdNode(lab.hosts[1] ?? assert.fail(), lvsdOptions({ priority: 100, advertIntervalMs: 500 }));
   nodes.push(backup);
-  await sleep(500);
+  await sleep(1200);
   const transitionsBefore = master.transitions.length + backup.transitions.length;
   const [m0, b0] = [await master.snapshot(), await backup.snapshot()];
 
@@ -42,7 +42,7 @@ test('4000 malformed adverts (random, bit flips, TTL, version, type, count, inte
   const report = JSON.parse(stdout) as { sent: number; kinds: Record<string, number> };
   assert.equal(report.sent, 4000);
   for (const k of ['random', 'bitflip', 'ttl', 'version', 'type', 'count', 'interval0', 'v2', 'truncated']) assert.ok((report.kinds[k] ?? 0) > 100, `${k}: ${report.kinds[k] ?? 0}`);
-  await sleep(500);
+  await sleep(1000);
 
   // Nothing changed: same roles, no transitions, both alive, the VIP where it was.
   assert.equal(master.transitions.length + backup.transitions.length, transitionsBefore);
@@ -55,8 +55,9 @@ test('4000 malformed adverts (random, bit flips, TTL, version, type, count, inte
   const md = total(dropsOf(m1)) - total(dropsOf(m0));
   const bd = total(dropsOf(b1)) - total(dropsOf(b0));
   const toGroup = report.kinds.toGroup ?? 0;
-  assert.ok(md >= 0.98 * 4000 && md <= 4000, `master counted ${md} drops of 4000: ${JSON.stringify(dropsOf(m1))}`);
-  assert.ok(bd >= 0.98 * toGroup && bd <= toGroup, `backup counted ${bd} drops of ${toGroup}: ${JSON.stringify(dropsOf(b1))}`);
+  // (A few may be lost in the kernel if a receiver is descheduled on a loaded machine: allow 5 %.)
+  assert.ok(md >= 0.95 * 4000 && md <= 4000, `master counted ${md} drops of 4000: ${JSON.stringify(dropsOf(m1))}`);
+  assert.ok(bd >= 0.95 * toGroup && bd <= toGroup, `backup counted ${bd} drops of ${toGroup}: ${JSON.stringify(dropsOf(b1))}`);
   for (const reason of ['ttl', 'checksum', 'version', 'type', 'length', 'interval', 'version-mismatch', 'too-short']) {
     assert.ok((dropsOf(m1)[reason] ?? 0) > 0, `no drop counted for ${reason}: ${JSON.stringify(dropsOf(m1))}`);
   }

@@ -48,7 +48,7 @@ const fd1 = open(1);
 const src = parseIP(a.src);
 const group = parseIP('224.0.0.18');
 const vips = a.vips.map(parseIP);
-const view: InstanceView = { family: 4, version: 3, vrid: a.vrid, intervalCs: 10, ownAddresses: [], unicastPeers: [], vips };
+const view: InstanceView = { family: 4, version: 3, vrid: a.vrid, intervalCs: 50, ownAddresses: [], unicastPeers: [], vips };
 
 const kinds: Record<string, number> = {};
 let sent = 0;
@@ -56,7 +56,7 @@ let skippedValid = 0;
 
 function make(dst: Buffer): { bytes: Buffer; ttl: number; kind: string } {
   const priority = rnd() < 0.5 ? 255 : 0;
-  const good = encodeAdvert({ version: 3, vrid: a.vrid, priority, intervalCs: 10, addresses: vips }, { family: 4, src, dst });
+  const good = encodeAdvert({ version: 3, vrid: a.vrid, priority, intervalCs: 50, addresses: vips }, { family: 4, src, dst });
   const fix = (b: Buffer): Buffer => {
     b.writeUInt16BE(0, 6);
     b.writeUInt16BE(vrrpChecksum(b, 3, { family: 4, src, dst }), 6);
@@ -108,7 +108,7 @@ function make(dst: Buffer): { bytes: Buffer; ttl: number; kind: string } {
 
 const targets = [group, ...(a.unicastTo !== undefined ? [parseIP(a.unicastTo)] : [])];
 for (let i = 0; i < a.count; ) {
-  for (let burst = 0; burst < 10 && i < a.count; burst++) {
+  for (let burst = 0; burst < 20 && i < a.count; burst++) {
     const dst = targets[int(targets.length)] ?? group;
     const p = make(dst);
     if (p.ttl === 255 && validateAdvert(view, { src, dst, ttl: 255, payload: p.bytes }).ok) {

@@ -1,0 +1,188 @@
+// The runtime on a fake network (no root, no sockets): two runtimes exchange real encoded adverts
+// through in-process "sockets"; addresses and GARPs are recorded instead of configured.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { VrrpRuntime, type RuntimeIo } from '../../daemon/vrrp/runtime.js';
+import { normalizeOptions, type VrrpInstanceOptions } from '../../daemon/vrrp/options.js';
+import { parseIP } from '../../daemon/net/addr.js';
+import type { ReceivedPacket } from '../../daemon/net/vrrp-socket.js';
+import type { TransitionEvent } from '../../daemon/vrrp/protocol.js';
+import type { LinkInfo } from '../../daemon/net/rtnl.js';
+
+interface Host {
+  io: RuntimeIo;
+  calls: string[];
+  transitions: TransitionEvent[];
+  logs: string[];
+  setLink(up: boolean): void;
+}
+
+class FakeSegment {
+  readonly sockets = new Set<{ src: Buffer; deliver: (p: ReceivedPacket) => void }>();
+  host(addr: string, dropOutgoing = () => false): Host {
+    const calls: string[] = [];
+    const src = parseIP(addr);
+    let linkCb: ((l: LinkInfo, deleted: boolean) => void) | null = null;
+    const h: Host = {
+      calls,
+      transitions: [],
+      logs: [],
+      setLink: (up) => {
+        linkCb?.({ index: 2, name: 'eth0', up, mac: null }, false);
+      },
+      io: {
+        links: () => Promise.resolve([{ index: 2, name: 'eth0', up: true, mac: null }]),
+        addresses: () => Promise.resolve([{ family: 4, address: src, prefixLength: 24, scope: 0 }]),
+        addAddress: (_i, cidr) => {
+          calls.push(`add ${cidr}`);
+          return Promise.resolve(true);
+        },
+        delAddress: (_i, cidr) => {
+          calls.push(`del ${cidr}`);
+          return Promise.resolve(true);
+        },
+        watchLinks: (cb) => {
+          linkCb = cb;
+        },
+        openSocket: (_o, onPacket) => {
+          const me = { src, deliver: onPacket };
+          this.sockets.add(me);
+          return {
+            send: (payload, dst) => {
+              if (dropOutgoing()) return;
+              for (const s of this.sockets) {
+                if (s === me) continue;
+                const copy = Buffer.from(payload);
+                setImmediate(() => {
+                  s.deliver({ src, dst, ttl: 255, ifindex: 2, payload: copy });
+                });
+              }
+            },
+            close: () => {
+              this.sockets.delete(me);
+            },
+          };
+        },
+        announce: (_n, _i, vip) => {
+          calls.push(`garp ${vip.join('.')}`);
+        },
+        close: () => undefined,
+      },
+    };
+    return h;
+  }
+}
+
+const live = new Set<VrrpRuntime>();
+after(async () => {
+  // A failed assertion must not leave timers running (the test process would never exit).
+  for (const r of live) await r.stop();
+});
+
+function runtime(h: Host, o: Partial<VrrpInstanceOptions> & { priority: number }, extra: { syncGroups?: { name: string; instances: string[] }[]; instances?: VrrpInstanceOptions[] } = {}): VrrpRuntime {
+  const inst: VrrpInstanceOptions = { name: 'VI_1', interface: 'eth0', vrid: 51, advertIntervalMs: 50, vips: ['10.0.0.100/24'], garp: { masterDelayMs: 0, masterRepeat: 2 }, ...o };
+  const r = new VrrpRuntime(normalizeOptions({ instances: extra.instances ?? [inst], ...(extra.syncGroups !== undefined ? { syncGroups: extra.syncGroups } : {}) }), h.io, {
+    transition: (e) => h.transitions.push(e),
+    log: (_l, msg) => h.logs.push(msg),
+  });
+  live.add(r);
+  return r;
+}
+
+const until = async (what: string, f: () => boolean, ms = 3000): Promise<void> => {
+  const end = Date.now() + ms;
+  while (!f()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+const stateOf = (h: Host, inst = 'VI_1'): string | undefined => h.transitions.filter((t) => t.instance === inst).at(-1)?.to;
+
+test('runtime: election over encoded adverts, VIP add + GARP on the master only, graceful stop hands over after Skew_Time', { timeout: 20_000 }, async () => {
+  const seg = new FakeSegment();
+  const a = seg.host('10.0.0.1');
+  const b = seg.host('10.0.0.2');
+  const ra = runtime(a, { priority: 150, advertIntervalMs: 200 });
+  const rb = runtime(b, { priority: 100, advertIntervalMs: 200 });
+  await ra.start();
+  await rb.start();
+  await until('A master', () => stateOf(a) === 'MASTER');
+  await new Promise((r) => setTimeout(r, 900));
+  assert.equal(stateOf(b), 'BACKUP');
+  // Start-up removes a possibly stale VIP; then A adds it and announces it twice.
+  assert.deepEqual(a.calls, ['del 10.0.0.100/24', 'add 10.0.0.100/24', 'garp 10.0.0.100', 'garp 10.0.0.100']);
+  assert.deepEqual(b.calls, ['del 10.0.0.100/24']);
+  assert.ok((rb.snapshot().instances[0]?.counters.advertsReceived ?? 0) >= 3);
+  assert.equal(rb.snapshot().instances[0]?.masterAddress, '10.0.0.1');
+
+  const t0 = Date.now();
+  await ra.stop();
+  assert.equal(a.calls.at(-1), 'del 10.0.0.100/24');
+  await until('B master', () => stateOf(b) === 'MASTER');
+  // Skew_Time at priority 100 and 200 ms is 122 ms; Master_Down_Interval would be 722 ms.
+  assert.ok(Date.now() - t0 < 600, `B took over ${Date.now() - t0} ms after A's priority-0 advert`);
+  assert.ok(b.calls.includes('add 10.0.0.100/24'));
+  await rb.stop();
+});
+
+test('runtime: a sync group moves together, and the own interface going down is a FAULT', { timeout: 20_000 }, async () => {
+  const seg = new FakeSegment();
+  const a = seg.host('10.0.0.1');
+  const two = (p: number): VrrpInstanceOptions[] => [
+    { name: 'VI_1', interface: 'eth0', vrid: 51, priority: p, advertIntervalMs: 50, vips: ['10.0.0.100/24'], garp: { masterDelayMs: 0 } },
+    { name: 'VI_2', interface: 'eth0', vrid: 52, priority: p, advertIntervalMs: 50, vips: ['10.0.0.101/24'], garp: { masterDelayMs: 0 } },
+  ];
+  const ra = runtime(a, { priority: 150 }, { instances: two(150), syncGroups: [{ name: 'G', instances: ['VI_1', 'VI_2'] }] });
+  await ra.start();
+  await until('both master', () => stateOf(a, 'VI_1') === 'MASTER' && stateOf(a, 'VI_2') === 'MASTER');
+  // The second one followed the first (sync), it did not wait for its own timer.
+  assert.ok(a.transitions.some((t) => t.reason.includes('sync group')));
+  a.setLink(false);
+  await until('both fault', () => stateOf(a, 'VI_1') === 'FAULT' && stateOf(a, 'VI_2') === 'FAULT');
+  assert.ok(ra.snapshot().instances.every((i) => i.faultReasons.includes('interface eth0 down')));
+  a.setLink(true);
+  await until('back to master', () => stateOf(a, 'VI_1') === 'MASTER' && stateOf(a, 'VI_2') === 'MASTER');
+  await ra.stop();
+});
+
+test('runtime: a master that loses its voice (adverts dropped) is replaced; the split heals to one master', { timeout: 20_000 }, async () => {
+  const seg = new FakeSegment();
+  let mute = false;
+  const a = seg.host('10.0.0.1', () => mute);
+  const b = seg.host('10.0.0.2');
+  const ra = runtime(a, { priority: 150 });
+  const rb = runtime(b, { priority: 100 });
+  await ra.start();
+  await rb.start();
+  await until('A master', () => stateOf(a) === 'MASTER');
+  mute = true;
+  await until('B master while A is mute', () => stateOf(b) === 'MASTER');
+  mute = false;
+  await until('B back to backup', () => stateOf(b) === 'BACKUP');
+  assert.equal(stateOf(a), 'MASTER');
+  await ra.stop();
+  await rb.stop();
+});
+
+test('runtime: an instance whose interface does not exist starts in FAULT and says why; operator fault and offset apply', { timeout: 20_000 }, async () => {
+  const seg = new FakeSegment();
+  const a = seg.host('10.0.0.1');
+  const r = runtime(a, { priority: 150 }, {
+    instances: [
+      { name: 'GONE', interface: 'eth9', vrid: 9, priority: 100, vips: ['10.0.9.1/24'] },
+      { name: 'VI_1', interface: 'eth0', vrid: 51, priority: 150, advertIntervalMs: 50, vips: ['10.0.0.100/24'], garp: { masterDelayMs: 0 } },
+    ],
+  });
+  await r.start();
+  assert.equal(stateOf(a, 'GONE'), 'FAULT');
+  assert.deepEqual(r.snapshot().instances.find((i) => i.name === 'GONE')?.faultReasons, ['interface eth9 missing']);
+  await until('VI_1 master', () => stateOf(a, 'VI_1') === 'MASTER');
+  r.setPriorityOffset('VI_1', -20);
+  assert.equal(r.snapshot().instances.find((i) => i.name === 'VI_1')?.priority, 130);
+  r.forceFault('VI_1', true);
+  assert.equal(stateOf(a, 'VI_1'), 'FAULT');
+  assert.deepEqual(r.snapshot().instances.find((i) => i.name === 'VI_1')?.faultReasons, ['forced by operator']);
+  r.forceFault('VI_1', false);
+  await until('VI_1 master again', () => stateOf(a, 'VI_1') === 'MASTER');
+  await r.stop();
+});
