@@ -228,7 +228,13 @@ export class IpvsDataplane implements Dataplane {
       const expected = new Set(plan(drain.effective, this.lastEffective, p.owned).ops.map(opText));
       for (const op of p.ops) if (!expected.has(opText(op))) drift.push(opText(op));
     }
-    const results = await this.client.batch(p.ops.map(toClientOp));
+    let results;
+    try {
+      results = await this.client.batch(p.ops.map(toClientOp));
+    } catch (e) {
+      this.cache = undefined; // replies lost: what the kernel holds now is unknown, read it all next time
+      throw e;
+    }
     const failures: string[] = [];
     const okOps: PlanOp[] = [];
     const nextOwned = new Set(p.owned);
