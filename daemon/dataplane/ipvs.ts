@@ -14,7 +14,7 @@ import { canonicalizeDesired, fromIpvs, observedDest, serviceKeyOf, toIpvsDest, 
 import { IpvsError } from '../ipvs/errors.js';
 import { applyDrain, DEFAULT_DRAIN_POLICY, type DrainEntry, type DrainPolicy } from './drain.js';
 import { applyPlan, opText, plan, type PlanOp } from './reconcile.js';
-import type { ApplyReport, Dataplane, DesiredTable, ObservedTable } from './types.js';
+import type { ApplyReport, Dataplane, DesiredTable, ObservedTable, ServiceSpec } from './types.js';
 
 export { probeIpvs };
 
@@ -121,6 +121,9 @@ export class IpvsDataplane implements Dataplane {
   private resyncTimer: NodeJS.Timeout | undefined;
   /** lvsd's view of the kernel table (undefined: read it in full on the next apply). */
   private cache: ObservedTable | undefined;
+  /** Per desired service (raw id): its JSON at the last apply and its canonical form — to find what changed. */
+  private lastSeen = new Map<string, { json: string; canonical: ServiceSpec }>();
+  private conflicts = new Set<string>();
   private closed = false;
   private readonly log: Log;
   private readonly now: () => number;
@@ -187,39 +190,95 @@ export class IpvsDataplane implements Dataplane {
     );
   }
 
+  /**
+   * What an apply has to look at when lvsd's view is current: the services whose spec changed since
+   * the last apply, those removed, and those with real servers draining. Everything else already
+   * matches (resync() catches what changed behind lvsd's back). Cost: one JSON.stringify per service.
+   */
+  private changedScope(desiredIn: DesiredTable, jsons: Map<string, string>): { desired: DesiredTable; scope: Set<string> } {
+    const changed = desiredIn.services.filter((s) => this.lastSeen.get(s.id)?.json !== jsons.get(s.id));
+    const sub = canonicalizeDesired({ services: changed }).services;
+    const scope = new Set(sub.map((s) => s.id));
+    for (const [raw, seen] of this.lastSeen) if (!jsons.has(raw)) scope.add(seen.canonical.id);
+    const byCanonical = new Map([...this.lastSeen.values()].map((v) => [v.canonical.id, v.canonical]));
+    for (const e of this.drainState.values()) {
+      if (scope.has(e.serviceId)) continue;
+      const spec = byCanonical.get(e.serviceId);
+      if (spec === undefined) continue;
+      scope.add(spec.id);
+      sub.push(spec);
+    }
+    return { desired: { services: sub }, scope };
+  }
+
+  private remember(desiredIn: DesiredTable, jsons: Map<string, string>, canonical: DesiredTable | undefined): void {
+    const next = new Map<string, { json: string; canonical: ServiceSpec }>();
+    const fresh = new Map(canonical?.services.map((s, i) => [desiredIn.services[i]?.id ?? '', s]) ?? []);
+    for (const s of desiredIn.services) {
+      const json = jsons.get(s.id) ?? '';
+      const prev = this.lastSeen.get(s.id);
+      const c = fresh.get(s.id) ?? (prev?.json === json ? prev.canonical : canonicalizeDesired({ services: [s] }).services[0]);
+      if (c !== undefined) next.set(s.id, { json, canonical: c });
+    }
+    this.lastSeen = next;
+  }
+
   private async applyNow(desiredIn: DesiredTable, fullRead: boolean): Promise<ApplyReport> {
     const t0 = performance.now();
-    const desired = canonicalizeDesired(desiredIn);
+    const jsons = new Map(desiredIn.services.map((s) => [s.id, JSON.stringify(s)]));
     let fresh = fullRead || this.cache === undefined;
-    let cache = fresh || this.cache === undefined ? await this.readKernel() : this.cache;
+    let full: DesiredTable | undefined;
+    let desired: DesiredTable;
+    let scope: Set<string> | undefined;
+    if (fresh) {
+      full = canonicalizeDesired(desiredIn);
+      desired = full;
+    } else {
+      ({ desired, scope } = this.changedScope(desiredIn, jsons));
+    }
+    let cache = fresh || this.cache === undefined ? await this.readKernel() : scoped(this.cache, scope);
     if (!fresh) {
       try {
         await this.refreshDrainCandidates(desired, cache);
       } catch (e) {
         if (!(e instanceof IpvsError)) throw e;
         fresh = true; // a service vanished behind lvsd's back
-        cache = await this.readKernel();
       }
     }
 
-    let round = await this.reconcileOnce(desired, cache, fresh);
-    if (round.refused && !fresh) {
-      // lvsd's view was stale (someone changed the kernel): read it all and plan again.
+    let round = fresh ? undefined : await this.reconcileOnce(desired, cache, false, scope);
+    if (round === undefined || round.refused) {
+      // First apply, resync, or lvsd's view was stale (someone changed the kernel): read it all, plan everything.
       fresh = true;
+      scope = undefined;
+      full ??= canonicalizeDesired(desiredIn);
+      desired = full;
       cache = await this.readKernel();
-      round = await this.reconcileOnce(desired, cache, true);
+      round = await this.reconcileOnce(desired, cache, true, undefined);
     }
-    this.cache = round.refused ? undefined : round.after;
+    if (round.refused) {
+      this.cache = undefined;
+    } else if (scope === undefined) {
+      this.cache = round.after;
+      this.lastEffective = round.effective;
+      this.conflicts = new Set(round.conflicts);
+    } else {
+      this.cache = merge(this.cache, round.after, scope);
+      this.lastEffective = merge(this.lastEffective, round.effective, scope);
+      for (const id of scope) this.conflicts.delete(id);
+      for (const id of round.conflicts) this.conflicts.add(id);
+    }
+    this.remember(desiredIn, jsons, full);
     this.lastDesired = desiredIn;
-    this.lastEffective = round.effective;
     this.scheduleTimers();
     const report: ApplyReport = { operations: round.operations, drift: round.drift, durationMs: performance.now() - t0 };
-    if (round.conflicts.length > 0) report.conflicts = round.conflicts;
+    if (this.conflicts.size > 0) report.conflicts = [...this.conflicts].sort();
     if (round.failures.length > 0) report.failures = round.failures;
     return report;
   }
 
-  private async reconcileOnce(desired: DesiredTable, cache: ObservedTable, fresh: boolean): Promise<Round> {
+  /** One plan + batch over `cache` (the whole table, or only the services in `scope`). */
+  private async reconcileOnce(desired: DesiredTable, cache: ObservedTable, fresh: boolean, scope: Set<string> | undefined): Promise<Round> {
     const drain = applyDrain(desired, cache, this.owned, this.drainState, this.drainPolicy, this.now());
     const p = plan(drain.effective, cache, this.owned);
     // Drift: on a fresh read, operations that would not be needed had the kernel still held what lvsd last applied.
@@ -228,10 +287,17 @@ export class IpvsDataplane implements Dataplane {
       const expected = new Set(plan(drain.effective, this.lastEffective, p.owned).ops.map(opText));
       for (const op of p.ops) if (!expected.has(opText(op))) drift.push(opText(op));
     }
-    const results = await this.client.batch(p.ops.map(toClientOp));
+    let results;
+    try {
+      results = await this.client.batch(p.ops.map(toClientOp));
+    } catch (e) {
+      this.cache = undefined; // replies lost: what the kernel holds now is unknown, read it all next time
+      throw e;
+    }
     const failures: string[] = [];
     const okOps: PlanOp[] = [];
-    const nextOwned = new Set(p.owned);
+    // p.owned speaks for the services the plan saw; ownership of the others is unchanged.
+    const nextOwned = scope === undefined ? new Set(p.owned) : new Set([...this.owned].filter((id) => !scope.has(id)).concat([...p.owned]));
     let refused = false;
     for (const [i, r] of results.entries()) {
       const op = p.ops[i];
@@ -345,6 +411,15 @@ export class IpvsDataplane implements Dataplane {
     await this.queue;
     this.client.close();
   }
+}
+
+function scoped(t: ObservedTable, scope: Set<string> | undefined): ObservedTable {
+  return scope === undefined ? t : { services: t.services.filter((s) => scope.has(s.id)) };
+}
+
+/** `base` with the services in `scope` replaced by those of `part`. */
+function merge<T extends { id: string }>(base: { services: T[] } | undefined, part: { services: T[] }, scope: Set<string>): { services: T[] } {
+  return { services: (base?.services ?? []).filter((s) => !scope.has(s.id)).concat(part.services) };
 }
 
 /** A planned table as an observed one: connection counts carried over from what was read. */

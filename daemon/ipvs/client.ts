@@ -57,7 +57,7 @@ function encodeOp(o: IpvsOp): [number, Buffer] {
 }
 
 export interface IpvsClientOptions extends NetlinkTransportOptions {
-  /** Requests in flight at once in batch() (default 256). */
+  /** Services whose destinations listTable() reads at once (default 64). */
   window?: number;
 }
 
@@ -68,7 +68,7 @@ export class IpvsClient {
     private readonly transport: IpvsTransport,
     opts: IpvsClientOptions = {},
   ) {
-    this.window = opts.window ?? 256;
+    this.window = opts.window ?? 64;
   }
 
   /** Opens a generic-netlink socket and resolves family "IPVS"; throws IpvsUnavailable if the kernel has none. */
@@ -156,30 +156,25 @@ export class IpvsClient {
   // ---- batches ----
 
   /**
-   * Sends every op in order, many in flight at once (the kernel handles one socket's messages in order).
+   * Sends every op in order, many per datagram (the kernel handles one socket's messages in order).
    * Never throws for a kernel error: each result carries its own IpvsError, so one bad object does not
    * hide the others.
    */
   async batch(ops: readonly IpvsOp[]): Promise<BatchResult[]> {
-    const results: BatchResult[] = new Array<BatchResult>(ops.length);
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < ops.length) {
-        const i = next++;
-        const op = ops[i];
-        if (op === undefined) continue;
+    const replies = await this.transport.requestMany(
+      ops.map((op) => {
         const [cmd, payload] = encodeOp(op);
-        try {
-          await this.call(cmd, payload, opText(op));
-          results[i] = { op };
-        } catch (e) {
-          if (e instanceof IpvsError) results[i] = { op, error: e };
-          else throw e;
-        }
+        return { cmd, payload };
+      }),
+    );
+    return ops.map((op, i) => {
+      const r = replies[i];
+      if (r instanceof NetlinkErrno) {
+        const [cmd] = encodeOp(op);
+        return { op, error: IpvsError.fromErrno(r.errno, CMD_NAMES[cmd] ?? String(cmd), opText(op)) };
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.window, ops.length) }, worker));
-    return results;
+      return { op };
+    });
   }
 
   // ---- timeouts, info, zero, flush ----

@@ -29,7 +29,19 @@ export function serviceKeyOf(s: ServiceSpec): ServiceKey {
 
 /** Canonical form + validation; throws InvalidServiceSpec naming the service / real server. */
 export function canonicalizeDesired(t: DesiredTable): DesiredTable {
-  return { services: t.services.map(canonicalService) };
+  return { services: t.services.map(canonicalServiceMemo) };
+}
+
+// A director that keeps unchanged service objects between applies (structural sharing) pays nothing
+// to re-canonicalise them: a weight change then costs work for one service, not for the table.
+const canonicalMemo = new WeakMap<ServiceSpec, { json: string; canonical: ServiceSpec }>();
+function canonicalServiceMemo(s: ServiceSpec): ServiceSpec {
+  const hit = canonicalMemo.get(s);
+  const json = JSON.stringify(s); // guards against the same object mutated in place
+  if (hit?.json === json) return hit.canonical;
+  const canonical = canonicalService(s);
+  canonicalMemo.set(s, { json, canonical });
+  return canonical;
 }
 
 function canonicalService(s: ServiceSpec): ServiceSpec {

@@ -1,15 +1,24 @@
-// The one seam between the IPVS client and the kernel: send a command, get the reply payloads.
-// The real one speaks generic netlink through the npm `netlink` package; tests can inject another.
-import { createNetlink, FlagsGet, MessageType, Protocol, type NetlinkSocket } from 'netlink';
+// The one seam between the IPVS client and the kernel: send commands, get the reply payloads.
+// The real one uses the npm `netlink` package's RawNetlinkSocket for the socket and does its own
+// framing: the package's higher layer matches replies one request at a time, can reassemble only one
+// multipart reply at once and turns kernel errors into bare strings. Doing it here lets a batch of
+// changes travel many messages per sendmsg() (the kernel handles each message of a datagram in
+// order and acks each one), with every errno kept as a number.
+import { Protocol, RawNetlinkSocket } from 'netlink';
 import { IPVS_GENL_NAME, IPVS_GENL_VERSION } from './constants.js';
 import { IpvsUnavailable } from './errors.js';
 import { Attrs, str } from './nlattr.js';
 
-/** A kernel error reply: the negative errno of NLMSG_ERROR. */
+/** A kernel error reply: the errno of NLMSG_ERROR (positive). */
 export class NetlinkErrno extends Error {
   constructor(readonly errno: number) {
     super(`netlink error ${errno}`);
   }
+}
+
+export interface IpvsRequest {
+  cmd: number;
+  payload: Buffer;
 }
 
 export interface IpvsTransport {
@@ -18,122 +27,284 @@ export interface IpvsTransport {
    * message: none for an acked change, one for a GET, many for a dump. Rejects with NetlinkErrno.
    */
   request(cmd: number, payload: Buffer, dump: boolean): Promise<Buffer[]>;
+  /** Many changes, in order; one result per request (its replies, or the NetlinkErrno it got). */
+  requestMany(reqs: readonly IpvsRequest[]): Promise<(Buffer[] | NetlinkErrno)[]>;
   close(): void;
 }
 
+const NLMSG_ERROR = 2;
+const NLMSG_DONE = 3;
+const NLM_F_REQUEST = 1;
+const NLM_F_ACK = 4;
+const NLM_F_DUMP = 0x300;
 const GENL_ID_CTRL = 16;
 const CTRL_CMD_GETFAMILY = 3;
 const CTRL_ATTR_FAMILY_ID = 1;
 const CTRL_ATTR_FAMILY_NAME = 2;
 const ENOENT = 2;
 
-function genlHeader(cmd: number, version: number): Buffer {
-  return Buffer.from([cmd, version, 0, 0]);
+function message(type: number, flags: number, seq: number, port: number, cmd: number, version: number, payload: Buffer): Buffer {
+  const len = 16 + 4 + payload.length;
+  const b = Buffer.alloc(len);
+  b.writeUInt32LE(len, 0);
+  b.writeUInt16LE(type, 4);
+  b.writeUInt16LE(flags, 6);
+  b.writeUInt32LE(seq, 8);
+  b.writeUInt32LE(port, 12);
+  b.writeUInt8(cmd, 16);
+  b.writeUInt8(version, 17);
+  payload.copy(b, 20);
+  return b;
+}
+
+interface Pending {
+  parts: Buffer[];
+  resolve: (parts: Buffer[]) => void;
+  reject: (e: Error) => void;
+}
+
+/** One netlink socket with its own request/reply matching by sequence number. */
+class Conn {
+  private seq = 1;
+  private readonly pending = new Map<number, Pending>();
+  /** Last (acked) seq of a datagram → the seqs sent before it without an ack request. */
+  private readonly groups = new Map<number, number[]>();
+  readonly port: number;
+
+  constructor(readonly raw: RawNetlinkSocket) {
+    this.port = raw.address().port;
+    raw.on('message', (buf) => {
+      this.receive(buf);
+    });
+    raw.on('error', (e) => {
+      // ENOBUFS and the like: replies were lost, so no pending request can be trusted.
+      for (const p of this.pending.values()) p.reject(e);
+      this.pending.clear();
+      this.groups.clear();
+    });
+    raw.unref();
+  }
+
+  nextSeq(): number {
+    const s = this.seq;
+    this.seq = (this.seq % 0x7fffffff) + 1;
+    return s;
+  }
+
+  private receive(buf: Buffer): void {
+    let off = 0;
+    while (off + 16 <= buf.length) {
+      const len = buf.readUInt32LE(off);
+      if (len < 16 || off + len > buf.length) break;
+      const type = buf.readUInt16LE(off + 4);
+      const seq = buf.readUInt32LE(off + 8);
+      const p = this.pending.get(seq);
+      if (p !== undefined) {
+        if (type === NLMSG_ERROR) {
+          const errno = buf.readInt32LE(off + 16);
+          this.settle(seq);
+          if (errno < 0) p.reject(new NetlinkErrno(-errno));
+          else p.resolve(p.parts);
+          // The kernel handles a datagram's messages in order: once its last message is answered, every
+          // earlier one without an ack request that has not reported an error has succeeded.
+          const group = this.groups.get(seq);
+          if (group !== undefined) {
+            this.groups.delete(seq);
+            for (const s of group) {
+              const q = this.pending.get(s);
+              if (q === undefined) continue;
+              this.settle(s);
+              q.resolve(q.parts);
+            }
+          }
+        } else if (type === NLMSG_DONE) {
+          this.settle(seq);
+          p.resolve(p.parts);
+        } else {
+          p.parts.push(Buffer.from(buf.subarray(off + 20, off + len)));
+        }
+      }
+      off += (len + 3) & ~3;
+    }
+  }
+
+  private settle(seq: number): void {
+    this.pending.delete(seq);
+    if (this.pending.size === 0) this.raw.unref();
+  }
+
+  /**
+   * Sends pre-framed messages in one datagram; resolves each by its sequence number. With `ackLast`,
+   * only the last frame asks for an ack (the others report only errors): one reply per datagram.
+   */
+  sendFramed(frames: { seq: number; buf: Buffer }[], timeoutMs: number, ackLast = false): Promise<Buffer[]>[] {
+    if (this.pending.size === 0) this.raw.ref();
+    const last = frames.at(-1);
+    if (ackLast && last !== undefined) this.groups.set(last.seq, frames.slice(0, -1).map((f) => f.seq));
+    const promises = frames.map(
+      (f) =>
+        new Promise<Buffer[]>((resolve, reject) => {
+          this.pending.set(f.seq, { parts: [], resolve, reject });
+        }),
+    );
+    const timer = setTimeout(() => {
+      if (last !== undefined) this.groups.delete(last.seq);
+      for (const f of frames) {
+        const p = this.pending.get(f.seq);
+        if (p === undefined) continue;
+        this.settle(f.seq);
+        p.reject(new Error(`netlink: no reply in ${timeoutMs} ms (seq ${f.seq})`));
+      }
+    }, timeoutMs);
+    void Promise.allSettled(promises).then(() => {
+      clearTimeout(timer);
+    });
+    this.raw.send(
+      frames.map((f) => f.buf),
+      {},
+      (err) => {
+        if (err === undefined) return;
+        if (last !== undefined) this.groups.delete(last.seq);
+        for (const f of frames) {
+          const p = this.pending.get(f.seq);
+          if (p === undefined) continue;
+          this.settle(f.seq);
+          p.reject(err);
+        }
+      },
+    );
+    return promises;
+  }
+
+  request(type: number, cmd: number, version: number, payload: Buffer, dump: boolean, timeoutMs: number): Promise<Buffer[]> {
+    const seq = this.nextSeq();
+    const flags = NLM_F_REQUEST | (dump ? NLM_F_DUMP : NLM_F_ACK);
+    const [p] = this.sendFramed([{ seq, buf: message(type, flags, seq, this.port, cmd, version, payload) }], timeoutMs);
+    if (p === undefined) throw new Error('netlink: nothing sent');
+    return p;
+  }
+
+  close(): void {
+    for (const p of this.pending.values()) p.reject(new Error('netlink socket closed'));
+    this.pending.clear();
+    this.groups.clear();
+    this.raw.close();
+  }
 }
 
 export interface NetlinkTransportOptions {
   /** Per-request timeout (default 5 s): a lost reply must not hang the daemon. */
   timeoutMs?: number;
-  /** Sockets used for dumps in parallel (default 4). */
+  /** Sockets used for dumps in parallel (default 4); a netlink socket runs one dump at a time. */
   dumpSockets?: number;
+  /** Messages per sendmsg() in requestMany (default 64). */
+  messagesPerDatagram?: number;
+  /** Datagrams in flight in requestMany (default 4): their replies must fit the socket's receive buffer. */
+  datagramsInFlight?: number;
 }
 
-/**
- * Generic netlink sockets bound to family "IPVS": one for changes (pipelined: many requests in flight),
- * and a few for dumps. A netlink socket runs one dump at a time and the npm package can only reassemble
- * one multipart reply at a time, so each dump socket is used by one dump at a time (a small pool lets
- * listTable read several services' destinations in parallel).
- */
+function openConn(): Conn {
+  return new Conn(new RawNetlinkSocket(Protocol.GENERIC, { recvBufferSize: 4 << 20, sendBufferSize: 4 << 20 }));
+}
+
+/** Generic netlink sockets bound to family "IPVS": one for changes, a small pool for dumps. */
 export class NetlinkTransport implements IpvsTransport {
   private readonly dumpQueues: Promise<unknown>[];
   private nextDump = 0;
+  private readonly perDatagram: number;
+  private readonly inFlight: number;
 
   private constructor(
-    private readonly sock: NetlinkSocket,
-    private readonly dumpSocks: NetlinkSocket[],
+    private readonly conn: Conn,
+    private readonly dumpConns: Conn[],
     readonly familyId: number,
     private readonly timeoutMs: number,
+    opts: NetlinkTransportOptions,
   ) {
-    this.dumpQueues = dumpSocks.map(() => Promise.resolve());
+    this.dumpQueues = dumpConns.map(() => Promise.resolve());
+    this.perDatagram = opts.messagesPerDatagram ?? 64;
+    this.inFlight = opts.datagramsInFlight ?? 4;
   }
 
   static async open(opts: NetlinkTransportOptions = {}): Promise<NetlinkTransport> {
-    let sock: NetlinkSocket;
+    let conn: Conn;
     try {
-      // Large buffers: pipelined batches of thousands of changes come back as thousands of acks.
-      sock = createNetlink(Protocol.GENERIC, { recvBufferSize: 8 << 20, sendBufferSize: 8 << 20 });
+      conn = openConn();
     } catch (e) {
       throw new IpvsUnavailable(`cannot open a generic netlink socket: ${(e as Error).message}`);
     }
     const timeoutMs = opts.timeoutMs ?? 5000;
-    const dumpSocks: NetlinkSocket[] = [];
+    const dumpConns: Conn[] = [];
     try {
-      const familyId = await resolveFamily(sock, timeoutMs);
-      for (let i = 0; i < (opts.dumpSockets ?? 4); i++) dumpSocks.push(createNetlink(Protocol.GENERIC, { recvBufferSize: 4 << 20, sendBufferSize: 1 << 20 }));
-      return new NetlinkTransport(sock, dumpSocks, familyId, timeoutMs);
+      const familyId = await resolveFamily(conn, timeoutMs);
+      for (let i = 0; i < (opts.dumpSockets ?? 4); i++) dumpConns.push(openConn());
+      return new NetlinkTransport(conn, dumpConns, familyId, timeoutMs, opts);
     } catch (e) {
-      sock.close();
-      for (const d of dumpSocks) d.close();
+      conn.close();
+      for (const d of dumpConns) d.close();
       throw e;
     }
   }
 
   request(cmd: number, payload: Buffer, dump: boolean): Promise<Buffer[]> {
-    if (!dump) return this.send(this.sock, cmd, payload, false);
-    const i = this.nextDump++ % this.dumpSocks.length;
-    const sock = this.dumpSocks[i] ?? this.sock;
-    const job = (this.dumpQueues[i] ?? Promise.resolve()).then(() => this.send(sock, cmd, payload, true));
+    if (!dump) return this.conn.request(this.familyId, cmd, IPVS_GENL_VERSION, payload, false, this.timeoutMs);
+    const i = this.nextDump++ % this.dumpConns.length;
+    const conn = this.dumpConns[i] ?? this.conn;
+    const job = (this.dumpQueues[i] ?? Promise.resolve()).then(() => conn.request(this.familyId, cmd, IPVS_GENL_VERSION, payload, true, this.timeoutMs));
     this.dumpQueues[i] = job.catch(() => undefined);
     return job;
   }
 
-  private async send(sock: NetlinkSocket, cmd: number, payload: Buffer, dump: boolean): Promise<Buffer[]> {
-    const [msgs] = await sock.request(this.familyId, [genlHeader(cmd, IPVS_GENL_VERSION), payload], {
-      flags: dump ? FlagsGet.DUMP : 0,
-      checkError: false,
-      timeout: this.timeoutMs,
-    });
-    const out: Buffer[] = [];
-    for (const m of msgs) {
-      if (m.type === (MessageType.ERROR as number)) {
-        const errno = m.data.readInt32LE(0);
-        if (errno !== 0) throw new NetlinkErrno(-errno);
-        continue;
+  async requestMany(reqs: readonly IpvsRequest[]): Promise<(Buffer[] | NetlinkErrno)[]> {
+    const out = new Array<Buffer[] | NetlinkErrno>(reqs.length);
+    const chunks: number[][] = [];
+    for (let i = 0; i < reqs.length; i += this.perDatagram) chunks.push(Array.from({ length: Math.min(this.perDatagram, reqs.length - i) }, (_, k) => i + k));
+    let next = 0;
+    // Datagrams go out in order: the kernel applies one socket's messages in the order it receives them.
+    const worker = async (): Promise<void> => {
+      while (next < chunks.length) {
+        const idx = chunks[next++] ?? [];
+        const frames = idx.map((i, k) => {
+          const r = reqs[i];
+          if (r === undefined) throw new Error('requestMany: hole in the request list');
+          const seq = this.conn.nextSeq();
+          const flags = NLM_F_REQUEST | (k === idx.length - 1 ? NLM_F_ACK : 0);
+          return { seq, buf: message(this.familyId, flags, seq, this.conn.port, r.cmd, IPVS_GENL_VERSION, r.payload) };
+        });
+        const settled = await Promise.allSettled(this.conn.sendFramed(frames, this.timeoutMs, true));
+        settled.forEach((s, k) => {
+          const i = idx[k] ?? -1;
+          if (s.status === 'fulfilled') out[i] = s.value;
+          else if (s.reason instanceof NetlinkErrno) out[i] = s.reason;
+          else throw s.reason;
+        });
       }
-      if (m.type === (MessageType.DONE as number)) continue;
-      out.push(m.data.subarray(4));
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.inFlight, chunks.length) }, worker));
     return out;
   }
 
   close(): void {
-    this.sock.close();
-    for (const d of this.dumpSocks) d.close();
+    this.conn.close();
+    for (const d of this.dumpConns) d.close();
   }
 }
 
-async function resolveFamily(sock: NetlinkSocket, timeoutMs: number): Promise<number> {
+async function resolveFamily(conn: Conn, timeoutMs: number): Promise<number> {
   // keepalived's lesson: right after the module loads, the first lookup can fail; try a few times.
   let last = '';
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      const [msgs] = await sock.request(GENL_ID_CTRL, [genlHeader(CTRL_CMD_GETFAMILY, 1), str(CTRL_ATTR_FAMILY_NAME, IPVS_GENL_NAME)], {
-        checkError: false,
-        timeout: timeoutMs,
-      });
-      for (const m of msgs) {
-        if (m.type === (MessageType.ERROR as number)) {
-          const errno = -m.data.readInt32LE(0);
-          if (errno === ENOENT) throw new IpvsUnavailable('the kernel has no generic netlink family "IPVS" (CONFIG_IP_VS unset or ip_vs not loadable)');
-          if (errno !== 0) throw new Error(`family lookup failed: errno ${errno}`);
-          continue;
-        }
-        const id = Attrs.parse(m.data.subarray(4), 'genl family').u16(CTRL_ATTR_FAMILY_ID, 'genl family');
+      const replies = await conn.request(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, str(CTRL_ATTR_FAMILY_NAME, IPVS_GENL_NAME), false, timeoutMs);
+      for (const r of replies) {
+        const id = Attrs.parse(r, 'genl family').u16(CTRL_ATTR_FAMILY_ID, 'genl family');
         if (id !== undefined) return id;
       }
       last = 'no family id in the reply';
     } catch (e) {
-      if (e instanceof IpvsUnavailable) throw e;
+      if (e instanceof NetlinkErrno && e.errno === ENOENT) {
+        throw new IpvsUnavailable('the kernel has no generic netlink family "IPVS" (CONFIG_IP_VS unset or ip_vs not loadable)');
+      }
       last = (e as Error).message;
     }
     await new Promise((r) => setTimeout(r, 100 * (attempt + 1)));

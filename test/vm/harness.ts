@@ -96,13 +96,21 @@ async function ensureHostPackages(): Promise<void> {
 async function kernelPackage(): Promise<string> {
   const override = process.env.LVSD_VM_KERNEL_PACKAGE;
   if (override !== undefined && override !== '') return override;
-  const out = await sh('apt-cache depends linux-image-amd64 2>/dev/null || true');
-  const m = /Depends:\s*(linux-image-[0-9][^\s]*-amd64)/.exec(out);
-  if (m?.[1] !== undefined) return m[1];
+  const depends = async (): Promise<string | undefined> =>
+    /Depends:\s*(linux-image-[0-9][^\s]*-amd64)/.exec(await sh('apt-cache depends linux-image-amd64 2>/dev/null || true'))?.[1];
+  const found = await depends();
+  if (found !== undefined) return found;
   // No apt metadata (offline): use the newest kernel already in the cache.
   const cached = existsSync(CACHE_DIR) ? readdirSync(CACHE_DIR).filter((d) => d.startsWith('kernel-')).sort() : [];
   const last = cached.at(-1);
   if (last !== undefined) return `linux-image-${last.slice('kernel-'.length)}`;
+  // A fresh machine may have empty apt lists: fetch them once and ask again.
+  if (process.getuid?.() === 0) {
+    log('apt lists are empty: apt-get update');
+    await sh('apt-get update -q');
+    const again = await depends();
+    if (again !== undefined) return again;
+  }
   throw new Error('vm harness: cannot tell which kernel to download (apt-cache depends linux-image-amd64 gave nothing; run apt-get update)');
 }
 

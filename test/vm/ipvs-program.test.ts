@@ -15,7 +15,8 @@ test('IPVS programming on a real kernel (QEMU guest)', { timeout: 300_000 }, asy
     assert.fail(`guest failed before reporting (status ${r.status}, timed out: ${r.timedOut})\n${r.stderr.slice(-3000)}\n${r.console.slice(-2000)}`);
   }
   for (const c of parseReport(r.stdout)) {
-    await t.test(c.name, () => {
+    await t.test(c.name, (st) => {
+      st.diagnostic(`${c.ms} ms in the guest${c.ok && c.detail !== undefined ? `: ${c.detail.split('\n').slice(0, 3).join(' | ')}` : ''}`);
       assert.ok(c.ok, c.detail);
     });
   }

@@ -2,7 +2,8 @@
 // scheduler sees), counted per response body (each real server answers with its own name).
 //   node load.js [--count N] [--concurrency C] URL...
 // With --count: N requests per URL, then prints {"url": {body: n, ..., "failed": n}}. Without: runs until
-// SIGTERM and prints {"ok": n, "failed": n, "errors": {...}, "bodies": {...}}.
+// SIGTERM and prints {"ok": n, "failed": n, "errors": {...}, "bodies": {...}}. The 10 s request timeout is
+// generous on purpose: a TCG guest on a loaded host can stall for seconds; a dataplane fault resets or hangs.
 import http from 'node:http';
 
 const args = process.argv.slice(2);
@@ -19,7 +20,7 @@ const urls = args;
 
 function get(url: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const req = http.get(url, { agent: false, timeout: 3000, headers: { connection: 'close' } }, (res) => {
+    const req = http.get(url, { agent: false, timeout: 10_000, headers: { connection: 'close' } }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (body += d));

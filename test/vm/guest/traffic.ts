@@ -152,7 +152,7 @@ try {
       stay.stdout?.once('data', () => { clearTimeout(t); resolve(); });
     });
     const load = startLoad(topo.host('client'), 'http://10.1.0.100/', 4);
-    await sleep(1500);
+    await sleep(5000); // node starts slowly in the guest: let r2 serve traffic before it leaves
     write('live.json', { services: [{ ...NAT, realServers: NAT.realServers.filter((r) => r.address !== '10.2.0.12') }, DR, TUN] });
     stay.kill('SIGHUP');
     let sawWeight0 = false;
@@ -174,6 +174,7 @@ try {
     assert.ok(gone, `r2 was not deleted after the drain timeout\n${await ipvsadm()}\n${log}`);
     assert.match(log, /real server draining at weight 0/);
     assert.ok(s.ok > 20, JSON.stringify(s));
+    assert.ok((s.bodies.r2 ?? 0) > 0, `r2 served nothing before its removal: ${JSON.stringify(s.bodies)}`);
     assert.equal(s.failed, 0, JSON.stringify(s.errors));
     return `${s.ok} ok, 0 failed; bodies ${JSON.stringify(s.bodies)}`;
   });

@@ -1,0 +1,197 @@
+// The IPVS backend over an in-memory kernel that speaks the real codec: the apply path (cache, one
+// message per change, stale-view recovery, ownership, drain) without a kernel. The real kernel is
+// exercised by test/vm/.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { IpvsClient } from '../../daemon/ipvs/client.js';
+import { decodeDest, decodeService, destText, encodeDest, serviceKeyText, servicePayload, type IpvsDest, type IpvsService } from '../../daemon/ipvs/codec.js';
+import { Cmd, CmdAttr, SvcFlag } from '../../daemon/ipvs/constants.js';
+import { Attrs, nest } from '../../daemon/ipvs/nlattr.js';
+import { NetlinkErrno, type IpvsRequest, type IpvsTransport } from '../../daemon/ipvs/transport.js';
+import { InvalidServiceSpec } from '../../daemon/ipvs/spec.js';
+import { createIpvsDataplane, memoryOwnership, type IpvsDataplane } from '../../daemon/dataplane/ipvs.js';
+import type { DesiredTable, ServiceSpec } from '../../daemon/dataplane/types.js';
+
+const EEXIST = 17, ESRCH = 3, ENOENT = 2;
+
+class FakeKernel implements IpvsTransport {
+  readonly table = new Map<string, { svc: IpvsService; dests: Map<string, IpvsDest> }>();
+  changes = 0;
+
+  private svcOf(payload: Buffer): IpvsService {
+    const raw = Attrs.parse(payload, 'cmd').raw(CmdAttr.SERVICE);
+    if (raw === undefined) throw new Error('no service');
+    return decodeService(raw);
+  }
+  private destOf(payload: Buffer, family: 4 | 6): IpvsDest {
+    const raw = Attrs.parse(payload, 'cmd').raw(CmdAttr.DEST);
+    if (raw === undefined) throw new Error('no dest');
+    return decodeDest(raw, family);
+  }
+
+  request(cmd: number, payload: Buffer, dump: boolean): Promise<Buffer[]> {
+    return new Promise((resolve) => {
+      resolve(this.handle(cmd, payload, dump)); // a throw inside becomes the rejection
+    });
+  }
+  async requestMany(reqs: readonly IpvsRequest[]): Promise<(Buffer[] | NetlinkErrno)[]> {
+    return Promise.all(reqs.map((r) => this.request(r.cmd, r.payload, false).catch((e: unknown) => e as NetlinkErrno)));
+  }
+  close(): void {
+    /* nothing */
+  }
+
+  private handle(cmd: number, payload: Buffer, dump: boolean): Buffer[] {
+    if (cmd === Cmd.GET_SERVICE && dump) return [...this.table.values()].map((e) => servicePayload({ ...e.svc, flags: e.svc.flags | SvcFlag.HASHED }));
+    const svc = this.svcOf(payload);
+    const key = serviceKeyText(svc.key);
+    const entry = this.table.get(key);
+    if (cmd === Cmd.GET_DEST && dump) {
+      if (entry === undefined) throw new NetlinkErrno(ESRCH);
+      return [...entry.dests.values()].map((d) => nest(CmdAttr.DEST, encodeDest(d)));
+    }
+    this.changes++;
+    switch (cmd) {
+      case Cmd.NEW_SERVICE:
+        if (entry !== undefined) throw new NetlinkErrno(EEXIST);
+        if (svc.scheduler === 'twos') throw new NetlinkErrno(ENOENT);
+        this.table.set(key, { svc, dests: new Map() });
+        return [];
+      case Cmd.SET_SERVICE:
+        if (entry === undefined) throw new NetlinkErrno(ESRCH);
+        entry.svc = svc;
+        return [];
+      case Cmd.DEL_SERVICE:
+        if (entry === undefined) throw new NetlinkErrno(ESRCH);
+        this.table.delete(key);
+        return [];
+    }
+    if (entry === undefined) throw new NetlinkErrno(ESRCH);
+    const d = this.destOf(payload, svc.key.family);
+    const dk = destText(d);
+    const cur = entry.dests.get(dk);
+    switch (cmd) {
+      case Cmd.NEW_DEST:
+        if (cur !== undefined) throw new NetlinkErrno(EEXIST);
+        entry.dests.set(dk, { ...d, activeConns: 0, inactiveConns: 0, persistConns: 0 });
+        return [];
+      case Cmd.SET_DEST:
+        if (cur === undefined) throw new NetlinkErrno(ENOENT);
+        entry.dests.set(dk, { ...d, activeConns: cur.activeConns ?? 0, inactiveConns: cur.inactiveConns ?? 0, persistConns: 0 });
+        return [];
+      case Cmd.DEL_DEST:
+        if (cur === undefined) throw new NetlinkErrno(ENOENT);
+        entry.dests.delete(dk);
+        return [];
+    }
+    throw new Error(`fake kernel: command ${cmd} not modelled`);
+  }
+
+  weights(key: string): Record<string, number> {
+    return Object.fromEntries([...(this.table.get(key)?.dests.values() ?? [])].map((d) => [destText(d), d.weight]));
+  }
+}
+
+const svc = (n: number, weights: number[]): ServiceSpec => ({
+  id: `tcp:10.0.0.${n}:80`, family: 4, protocol: 'tcp', address: `10.0.0.${n}`, port: 80, scheduler: 'wrr',
+  realServers: weights.map((w, i) => ({ id: `10.0.1.${i + 1}:80`, address: `10.0.1.${i + 1}`, port: 80, weight: w, method: 'nat' })),
+});
+
+async function setup(opts: { now?: () => number; mode?: 'graceful' | 'immediate' | 'inhibit'; owned?: string[] } = {}): Promise<{ k: FakeKernel; dp: IpvsDataplane; own: ReturnType<typeof memoryOwnership> }> {
+  const k = new FakeKernel();
+  const own = memoryOwnership(opts.owned ?? []);
+  const dp = await createIpvsDataplane({
+    client: new IpvsClient(k), ownership: own, resyncIntervalMs: 0, drainRecheckMs: 1e9,
+    drain: { mode: opts.mode ?? 'graceful', timeoutMs: 10_000 }, ...(opts.now ? { now: opts.now } : {}),
+  });
+  return { k, dp, own };
+}
+
+test('programs an empty kernel, records ownership, then a weight change is one message', async () => {
+  const { k, dp, own } = await setup();
+  const desired: DesiredTable = { services: [svc(1, [1, 2, 3]), svc(2, [1])] };
+  const r = await dp.apply(desired);
+  assert.equal(r.operations, 6);
+  assert.deepEqual([...own.ids].sort(), ['tcp:10.0.0.1:80', 'tcp:10.0.0.2:80']);
+  assert.deepEqual(k.weights('tcp:10.0.0.1:80'), { '10.0.1.1:80': 1, '10.0.1.2:80': 2, '10.0.1.3:80': 3 });
+  const before = k.changes;
+  const changed = structuredClone(desired);
+  const rs = changed.services[0]?.realServers[1];
+  assert.ok(rs);
+  rs.weight = 7;
+  assert.equal((await dp.apply(changed)).operations, 1);
+  assert.equal(k.changes - before, 1);
+  assert.equal(k.weights('tcp:10.0.0.1:80')['10.0.1.2:80'], 7);
+  await dp.close();
+});
+
+test('a stale view heals itself: a service deleted behind lvsd is re-created on the next apply', async () => {
+  const { k, dp } = await setup();
+  const desired: DesiredTable = { services: [svc(1, [1, 2])] };
+  await dp.apply(desired);
+  k.table.delete('tcp:10.0.0.1:80');
+  const changed = structuredClone(desired);
+  const rs = changed.services[0]?.realServers[0];
+  assert.ok(rs);
+  rs.weight = 4;
+  const r = await dp.apply(changed); // SET_DEST → ESRCH → full read → re-create
+  assert.equal(r.operations, 3);
+  assert.deepEqual(r.failures, undefined);
+  assert.deepEqual(k.weights('tcp:10.0.0.1:80'), { '10.0.1.1:80': 4, '10.0.1.2:80': 2 });
+});
+
+test('resync reports and repairs drift; a restarted backend adopts with 0 operations', async () => {
+  const { k, dp, own } = await setup();
+  const desired: DesiredTable = { services: [svc(1, [1, 2])] };
+  await dp.apply(desired);
+  const d = k.table.get('tcp:10.0.0.1:80')?.dests.get('10.0.1.2:80');
+  assert.ok(d);
+  d.weight = 9;
+  const r = await dp.resync();
+  assert.deepEqual(r.drift, ['update-real-server tcp:10.0.0.1:80 → 10.0.1.2:80']);
+  assert.equal(k.weights('tcp:10.0.0.1:80')['10.0.1.2:80'], 2);
+  const dp2 = await createIpvsDataplane({ client: new IpvsClient(k), ownership: own, resyncIntervalMs: 0 });
+  assert.equal((await dp2.apply(desired)).operations, 0);
+});
+
+test('a foreign service is a conflict, left alone; takeOver adopts it', async () => {
+  const { k, dp } = await setup();
+  const foreign = svc(5, [3]);
+  // Someone else (keepalived, ipvsadm) made it.
+  const other = await createIpvsDataplane({ client: new IpvsClient(k), ownership: memoryOwnership(), resyncIntervalMs: 0 });
+  await other.apply({ services: [foreign] });
+  const r = await dp.apply({ services: [svc(5, [1])] });
+  assert.deepEqual(r.conflicts, ['tcp:10.0.0.5:80']);
+  assert.equal(k.weights('tcp:10.0.0.5:80')['10.0.1.1:80'], 3);
+  const r2 = await dp.apply({ services: [{ ...svc(5, [1]), takeOver: true }] });
+  assert.equal(r2.operations, 1);
+  assert.equal(k.weights('tcp:10.0.0.5:80')['10.0.1.1:80'], 1);
+  assert.ok(dp.ownedServices().has('tcp:10.0.0.5:80'));
+});
+
+test('graceful removal: weight 0 while connections last, deleted once they drain', async () => {
+  let now = 0;
+  const { k, dp } = await setup({ now: () => now });
+  await dp.apply({ services: [svc(1, [1, 2])] });
+  const d = k.table.get('tcp:10.0.0.1:80')?.dests.get('10.0.1.2:80');
+  assert.ok(d);
+  d.activeConns = 5;
+  await dp.apply({ services: [svc(1, [1])] });
+  assert.deepEqual(k.weights('tcp:10.0.0.1:80'), { '10.0.1.1:80': 1, '10.0.1.2:80': 0 });
+  assert.equal(dp.draining().size, 1);
+  now = 1000;
+  const left = k.table.get('tcp:10.0.0.1:80')?.dests.get('10.0.1.2:80');
+  assert.ok(left);
+  left.activeConns = 0;
+  await dp.apply({ services: [svc(1, [1])] });
+  assert.deepEqual(k.weights('tcp:10.0.0.1:80'), { '10.0.1.1:80': 1 });
+  assert.equal(dp.draining().size, 0);
+});
+
+test('bad specs fail with the object named', async () => {
+  const { dp } = await setup();
+  await assert.rejects(dp.apply({ services: [{ ...svc(1, [1]), schedulerFlags: ['sh-port'] }] }), (e: unknown) => e instanceof InvalidServiceSpec && /tcp:10\.0\.0\.1:80: scheduler flag sh-port does not apply to scheduler wrr/.test(e.message));
+  const tun: ServiceSpec = { ...svc(1, []), realServers: [{ id: '10.0.1.1:80', address: '10.0.1.1', port: 80, weight: 1, method: 'tun', tunnel: { type: 'gre', checksum: 'remcsum' } }] };
+  await assert.rejects(dp.apply({ services: [tun] }), /tcp:10\.0\.0\.1:80 → 10\.0\.1\.1:80: remcsum needs a gue tunnel, not gre/);
+  await assert.rejects(dp.apply({ services: [{ ...svc(1, []), address: '10.0.0' }] }), /not an IP address: "10\.0\.0"/);
+});
