@@ -127,7 +127,7 @@ test('checkers against real nginx, dnsmasq and a UDP echo: up, and every way dow
     for (const id of ids) await d.transition(id, 'up', INTERVAL * RISE + TIMEOUT + SLACK, fixedAt);
   }
 
-  await outage('status 503', ['http', 'https'], 'status', /^status 503$/,
+  await outage('status 503', ['http', 'https', 'http-digest'], 'status', /^status 503$/,
     () => switchMode(web, nginx.process, modeFile, 'status503'), () => switchMode(web, nginx.process, modeFile, 'ok'));
   await outage('body mismatch', ['http', 'https-verified', 'http6'], 'regex-mismatch', /does not match/,
     () => switchMode(web, nginx.process, modeFile, 'body'), () => switchMode(web, nginx.process, modeFile, 'ok'));
