@@ -320,6 +320,11 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       h.retriesUsed = 0;
       h.dynamicWeight = undefined;
       this.scheduleFirst(rec, now);
+      if (t.check.type === 'none' && h.state === 'down') {
+        // Checking switched off: nothing will ever prove the server up, so it is up now.
+        const tr = applyResult(h, { ...t.check, rise: 1 }, { ok: true, reason: 'ok', detail: 'health check disabled (type none)', latencyMs: 0 }, now);
+        if (tr !== null) this.onTransition(rec, tr, 0);
+      }
     }
     const newLive = this.liveWeight(rec);
     if (newLive !== oldLive && rec.health.state === 'up') {
