@@ -214,7 +214,7 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
     checker.send('mark');
     await sleep(2_000);
     checker.send('idle-report');
-    const idle = (await checker.wait((j) => j.ev === 'idle-report', 10_000, 'idle report')) as unknown as Report;
+    const idle = (await checker.wait((j) => j.ev === 'idle-report', 60_000, 'idle report')) as unknown as Report;
     checker.send(JSON.stringify({
       op: 'load', address, base: BASE_PORT, count: n, type, intervalMs, timeoutMs, fall, rise: 1, retry, delayBeforeRetryMs: 1000, concurrency,
     }));
@@ -226,7 +226,7 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
     const timers = scheduleKills(targets, n);
     await sleep(seconds * 1000);
     checker.send('report');
-    const rep = (await checker.wait((j) => j.ev === 'report', 10_000, 'report')) as unknown as Report;
+    const rep = (await checker.wait((j) => j.ev === 'report', 60_000, 'report')) as unknown as Report;
     const s1 = await targetStats(targets);
     await sleep(intervalMs * (fall + retry) + timeoutMs + 2_000);
     timers.forEach(clearTimeout);
@@ -247,7 +247,7 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
     const line = [
       `lvsd ${type.padEnd(4)} ${String(n).padStart(6)}`,
       `checks/s ${f(achieved, 0)} of ${configured} (${f((100 * achieved) / configured, 1)}%; ${f(seen, 0)} seen by the targets)`,
-      `cpu ${f(rep.cpuCores)} cores`,
+      `cpu ${f(rep.cpuCores)} cores (${f(idle.cpuCores)} idle, before loading: the bench's own 5 ms loop-delay sampler and worker timer)`,
       `rss ${f(rep.rssMiB, 1)} MiB (${f(idle.rssMiB, 1)} MiB before loading the targets)`,
       `load ${f(loaded.ms as number, 0)} ms`,
       `detect p50/p99/max ${f(d.p50 / 1000)}/${f(d.p99 / 1000)}/${f(d.max / 1000)} s of ${killed.size} killed (${lat.length} detected, bound ${bound} ms, false downs ${falseDowns})`,
@@ -266,7 +266,7 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
       }
     }
     process.stdout.write(line.join('\n    ') + '\n');
-    process.stdout.write(`JSON ${JSON.stringify({ checker: 'lvsd', type, n, configured, achieved, seen, cpuCores: rep.cpuCores, rssMiB: rep.rssMiB, loadMs: loaded.ms, detectMs: { ...d, killed: killed.size, detected: lat.length, falseDowns }, eventLoopMs: rep.eventLoopMs, workerJitterMs: rep.workerJitterMs, idleWorkerJitterMs: idle.workerJitterMs, targetCores })}\n`);
+    process.stdout.write(`JSON ${JSON.stringify({ checker: 'lvsd', type, n, configured, achieved, seen, cpuCores: rep.cpuCores, idleCpuCores: idle.cpuCores, rssMiB: rep.rssMiB, loadMs: loaded.ms, detectMs: { ...d, killed: killed.size, detected: lat.length, falseDowns }, eventLoopMs: rep.eventLoopMs, workerJitterMs: rep.workerJitterMs, idleWorkerJitterMs: idle.workerJitterMs, targetCores })}\n`);
   } finally {
     checker.send('quit');
     await sleep(300);

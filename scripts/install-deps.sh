@@ -9,6 +9,7 @@ packages=(
   nginx-light                          # real servers
   nftables                             # nftables dataplane
   dnsmasq                              # a real DNS server for the DNS checker
+  openssl                              # self-signed certificates for the HTTPS checker tests
   haproxy wrk                          # benchmark anchors and load
   qemu-system-x86 busybox-static ipvsadm   # the real-IPVS test guest
   chromium                             # the panel's browser tests

@@ -214,6 +214,7 @@ interface Svc {
 const LATE_MS = 50;
 /** Checks started per timer turn at most; the rest wait one loop iteration (I/O runs in between). */
 const MAX_STARTS_PER_TURN = 64;
+const TURN_BUDGET_MS = 8;
 
 /** JSON with sorted keys: equal configs give equal keys whatever order the loader built them in. */
 function stableKey(v: unknown): string {
@@ -320,6 +321,11 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       h.retriesUsed = 0;
       h.dynamicWeight = undefined;
       this.scheduleFirst(rec, now);
+      if (t.check.type === 'none' && h.state === 'down') {
+        // Checking switched off: nothing will ever prove the server up, so it is up now.
+        const tr = applyResult(h, { ...t.check, rise: 1 }, { ok: true, reason: 'ok', detail: 'health check disabled (type none)', latencyMs: 0 }, now);
+        if (tr !== null) this.onTransition(rec, tr, 0);
+      }
     }
     const newLive = this.liveWeight(rec);
     if (newLive !== oldLive && rec.health.state === 'up') {
@@ -481,8 +487,9 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
         }
         continue;
       }
-      // Bounded work per turn: when far behind, start a batch, let I/O run, come back.
-      if (started >= MAX_STARTS_PER_TURN) {
+      // Bounded work per turn (a count and a time budget): when far behind, start a batch, let I/O
+      // run, come back. On a slow CPU the budget keeps answers flowing instead of timing out unread.
+      if (started >= MAX_STARTS_PER_TURN || (started > 0 && this.clock.now() - now > TURN_BUDGET_MS)) {
         this.armNow();
         return;
       }

@@ -6,6 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
 import { Topology } from '../support/netns.js';
 import { startNginx, waitForPort } from '../support/nginx.js';
 import { requireCommands, requireRoot } from '../support/prereq.js';
@@ -36,8 +37,8 @@ test('checkers against real nginx, dnsmasq and a UDP echo: up, and every way dow
     topo.destroy();
     tmp.cleanup();
   });
-  const client = await topo.addHost({ name: 'client', addresses: ['10.77.0.1/24'] });
-  const web = await topo.addHost({ name: 'web', addresses: ['10.77.0.11/24'] });
+  const client = await topo.addHost({ name: 'client', addresses: ['10.77.0.1/24', 'fd77::1/64'] });
+  const web = await topo.addHost({ name: 'web', addresses: ['10.77.0.11/24', 'fd77::11/64'] });
   const svc = await topo.addHost({ name: 'svc', addresses: ['10.77.0.12/24'] });
 
   const { cert } = selfSignedCert(tmp.dir, 'web.lvsd.test');
@@ -76,6 +77,11 @@ test('checkers against real nginx, dnsmasq and a UDP echo: up, and every way dow
     },
     { id: 'dns-nx', service: 'bad', address: '10.77.0.12', port: 53, weight: 1, check: check('dns', { dns: { name: 'nope.lvsd.test' } }) },
     { id: 'udp', service: 'udp', address: '10.77.0.12', port: 7, weight: 1, check: check('udp', { udp: { payload: '6c767364', expect: { hex: '6c767364' } } }) },
+    {
+      id: 'http-digest', service: 'web', address: '10.77.0.11', port: 80, weight: 1,
+      check: check('http', { http: { path: '/check', digest: createHash('md5').update('healthy\n').digest('hex') } }),
+    },
+    { id: 'http6', service: 'web', address: 'fd77::11', port: 80, weight: 1, check: check('http', { http }) },
     { id: 'tcp-bindto', service: 'web', address: '10.77.0.99', port: 1, weight: 1, check: check('tcp', { connectIp: '10.77.0.11', connectPort: 80, bindTo: '10.77.0.1' }) },
   ];
   const d = await MonitorDriver.start(client);
@@ -84,7 +90,7 @@ test('checkers against real nginx, dnsmasq and a UDP echo: up, and every way dow
   assert.equal(rec.ev, 'reconciled', JSON.stringify(rec));
 
   // alpha: every good target proves itself up within warmup + rise checks.
-  for (const id of ['tcp', 'http', 'https', 'https-verified', 'dns', 'udp', 'tcp-bindto']) {
+  for (const id of ['tcp', 'http', 'https', 'https-verified', 'http-digest', 'http6', 'dns', 'udp', 'tcp-bindto']) {
     await d.transition(id, 'up', INTERVAL * (RISE + 1) + TIMEOUT + SLACK, 0);
   }
   const snap = await d.snapshot();
@@ -121,10 +127,12 @@ test('checkers against real nginx, dnsmasq and a UDP echo: up, and every way dow
     for (const id of ids) await d.transition(id, 'up', INTERVAL * RISE + TIMEOUT + SLACK, fixedAt);
   }
 
-  await outage('status 503', ['http', 'https'], 'status', /^status 503$/,
+  await outage('status 503', ['http', 'https', 'http-digest'], 'status', /^status 503$/,
     () => switchMode(web, nginx.process, modeFile, 'status503'), () => switchMode(web, nginx.process, modeFile, 'ok'));
-  await outage('body mismatch', ['http', 'https-verified'], 'regex-mismatch', /does not match/,
+  await outage('body mismatch', ['http', 'https-verified', 'http6'], 'regex-mismatch', /does not match/,
     () => switchMode(web, nginx.process, modeFile, 'body'), () => switchMode(web, nginx.process, modeFile, 'ok'));
+  const digestDowns = d.transitionsOf('http-digest').filter((e) => e.to === 'down').map((e) => e.reason);
+  assert.deepEqual(digestDowns, ['status', 'digest-mismatch'], 'the md5 check saw the 503 and the body change');
   await outage('slow responses', ['http', 'https'], 'timeout', /^no answer within 300 ms$/,
     () => switchMode(web, nginx.process, modeFile, 'slow'), () => switchMode(web, nginx.process, modeFile, 'ok'));
   assert.equal(d.transitionsOf('tcp').length, 1, 'tcp stayed up through HTTP-level failures');

@@ -55,7 +55,7 @@ async function http(status: number, body: string, opts: { chunked?: boolean; han
 }
 
 function opts(o: Partial<CheckOptions> & Pick<CheckOptions, 'type'>): CheckOptions {
-  return { ...CHECK_DEFAULTS, timeoutMs: 500, ...o };
+  return { ...CHECK_DEFAULTS, timeoutMs: 3000, ...o };
 }
 
 async function probe(o: CheckOptions, port: number, address = '127.0.0.1'): Promise<CheckVerdict> {
@@ -159,8 +159,8 @@ test('udp: echo matches hex and regex; mismatch, ICMP refusal and silence are to
   const closed = await freePort();
   assert.equal((await probe(opts({ type: 'udp', udp: { payload: '00', requireReply: false } }), closed)).reason, 'refused');
   const silent = await udpServer(() => undefined);
-  assert.equal((await probe(opts({ type: 'udp', udp: { payload: '00', expect: { hex: '00' } } }), silent)).reason, 'timeout');
-  assert.equal((await probe(opts({ type: 'udp', timeoutMs: 400, udp: { payload: '00' } }), silent)).reason, 'ok', 'no reply required, no ICMP error');
+  assert.equal((await probe(opts({ type: 'udp', timeoutMs: 300, udp: { payload: '00', expect: { hex: '00' } } }), silent)).reason, 'timeout');
+  assert.equal((await probe(opts({ type: 'udp', timeoutMs: 2000, udp: { payload: '00', quietMs: 200 } }), silent)).reason, 'ok', 'no reply required, no ICMP error');
 });
 
 test('dns: rcode and answer checked against a tiny in-process server', async () => {

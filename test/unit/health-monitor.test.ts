@@ -319,3 +319,17 @@ test('monitor: moving a real server to another service re-evaluates both quorums
   const svcs = r.mon.snapshot().services;
   assert.deepEqual(svcs.map((s) => [s.name, s.targets, s.aliveWeight, s.sorryServer]), [['a', 1, 1, true], ['b', 1, 1, false]]);
 });
+
+test('monitor: switching a down server\'s check to "none" brings it up and stops checking it', async () => {
+  const r = rig();
+  r.mon.upsert(target('rs1', {}, { fall: 1 }));
+  r.behave.set('rs1', { verdict: refused });
+  await r.clock.advance(2_000);
+  assert.equal(r.mon.state('rs1'), 'down');
+  assert.equal(r.mon.upsert(target('rs1', {}, { fall: 1, type: 'none' })), 'reconfigured');
+  assert.equal(r.mon.state('rs1'), 'up');
+  assert.equal(r.transitions.at(-1)?.detail, 'health check disabled (type none)');
+  const n = r.starts.length;
+  await r.clock.advance(5_000);
+  assert.equal(r.starts.length, n);
+});
