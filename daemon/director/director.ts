@@ -111,7 +111,7 @@ export class Director implements DirectorPort {
 
   private async init(): Promise<void> {
     this.wireHealth();
-    this.health.reconcile(healthPlan(this.config).services, healthPlan(this.config).targets);
+    this.reconcileHealth();
 
     this.dataplane = await this.opts.openDataplane(this.config);
     this.log.info({ dataplane: this.dataplane.kind, reason: this.dataplane.reason }, `dataplane: ${this.dataplane.kind} (${this.dataplane.reason})`);
@@ -169,6 +169,13 @@ export class Director implements DirectorPort {
     this.health.on('removed', (e) => {
       this.healthViews.delete(e.id);
     });
+  }
+
+  /** Hands the health monitor the checks of the running config; a bad check keeps its old definition. */
+  private reconcileHealth(): void {
+    const plan = healthPlan(this.config);
+    const r = this.health.reconcile(plan.services, plan.targets);
+    for (const e of r.errors) this.log.error({ realServer: e.id }, `health check not changed: ${e.message}`);
   }
 
   private serviceName(id: string): string {
@@ -412,8 +419,7 @@ export class Director implements DirectorPort {
       this.configText = text;
       this.loadedAt = nowIso();
       this.reloads++;
-      const plan = healthPlan(next);
-      this.health.reconcile(plan.services, plan.targets);
+      this.reconcileHealth();
       if (vrrpChanged) {
         // The engine is rebuilt from the new options; instances that did not change come back in
         // BACKUP and re-win mastership by priority.
