@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { Topology } from '../support/netns.js';
-import { startNginx, waitForPort } from '../support/nginx.js';
+import { startNginx, waitForPort, type NginxHandle } from '../support/nginx.js';
 import { requireCommands, requireRoot } from '../support/prereq.js';
 import { CHECK_DEFAULTS, type CheckOptions } from '../../daemon/health/options.js';
 import type { HealthTarget } from '../../daemon/health/monitor.js';
@@ -32,8 +32,10 @@ test('checkers against real nginx, dnsmasq and a UDP echo: up, and every way dow
   const topo = await Topology.create('hchk');
   const tmp = tempDir('chk');
   const drivers: MonitorDriver[] = [];
-  after(() => {
+  const nginxes: NginxHandle[] = [];
+  after(async () => {
     for (const x of drivers) x.stop();
+    for (const n of nginxes) await n.stop();
     topo.destroy();
     tmp.cleanup();
   });
@@ -48,6 +50,7 @@ test('checkers against real nginx, dnsmasq and a UDP echo: up, and every way dow
     extraServerConfig: `include ${modeFile};`,
     tls: { port: 443, cert, key: cert.replace(/\.crt$/, '.key') },
   });
+  nginxes.push(nginx);
   await waitForPort(web, 443);
   const dnsmasq = svc.spawn('dnsmasq', [
     '--keep-in-foreground', '--no-resolv', '--no-hosts', '--no-daemon', '--conf-file=/dev/null', '--user=root',

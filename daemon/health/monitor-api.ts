@@ -1,0 +1,176 @@
+// The health monitor's public shapes: the targets and services it is given, the events it emits,
+// the snapshots it reports, and the clock it runs on (injectable for tests).
+import type { Logger } from 'pino';
+import type { Probe } from './checkers/index.js';
+import type { Notifier } from './notify.js';
+import type { CheckOptions } from './options.js';
+import type { HealthState, Reason } from './types.js';
+
+/** One real server to check. `id` is its identity; everything else may change on reload. */
+export interface HealthTarget {
+  /** Unique and stable, e.g. "web/10.0.1.11:80". */
+  id: string;
+  /** Name of the virtual service it belongs to (quorum group). */
+  service: string;
+  /** Display name for logs and events (default: id). */
+  name?: string;
+  address: string;
+  port: number;
+  /** Configured weight; the live weight is the dynamic weight reported by the check, if any. */
+  weight: number;
+  check: CheckOptions;
+  /** keepalived notify_up / notify_down. */
+  notify?: { up?: string; down?: string };
+  /** keepalived omega: run down hooks (and emit down transitions) on removal and shutdown. */
+  omega?: boolean;
+}
+
+export interface HealthService {
+  name: string;
+  /** Minimum summed live weight (default 1). */
+  quorum?: number;
+  /** default 0 */
+  hysteresis?: number;
+  /** keepalived quorum_up / quorum_down hooks. */
+  notify?: { quorumUp?: string; quorumDown?: string };
+  /** keepalived omega: run quorumDown on shutdown. */
+  omega?: boolean;
+}
+
+export interface TransitionEvent {
+  id: string;
+  service: string;
+  name: string;
+  address: string;
+  port: number;
+  from: HealthState;
+  to: HealthState;
+  reason: Reason;
+  detail: string;
+  /** Wall-clock time of the transition (ms since the epoch). */
+  at: number;
+  /** How long the server had been in `from`. */
+  inPreviousStateMs: number;
+  /** Latency of the check that decided it (0 for lifecycle transitions). */
+  latencyMs: number;
+  /** Weight the server carries now: its live weight when up, 0 when down. */
+  weight: number;
+}
+
+export interface WeightEvent {
+  id: string;
+  service: string;
+  name: string;
+  weight: number;
+  previous: number;
+  at: number;
+}
+
+export interface QuorumEvent {
+  service: string;
+  /** Quorum reached (true) or lost (false); lost means the sorry server takes over. */
+  up: boolean;
+  sorryServer: boolean;
+  aliveWeight: number;
+  quorum: number;
+  hysteresis: number;
+  at: number;
+  inPreviousStateMs: number;
+}
+
+export interface RemovedEvent {
+  id: string;
+  service: string;
+  name: string;
+}
+
+export interface MonitorEvents {
+  transition: [TransitionEvent];
+  weight: [WeightEvent];
+  quorum: [QuorumEvent];
+  removed: [RemovedEvent];
+}
+
+/** Timers and time, injectable so tests run on a virtual clock. */
+export interface MonitorClock {
+  /** Monotonic milliseconds. */
+  now(): number;
+  /** Wall-clock milliseconds since the epoch (event timestamps). */
+  wall(): number;
+  setTimer(fn: () => void, ms: number): unknown;
+  clearTimer(handle: unknown): void;
+}
+
+export const realClock: MonitorClock = {
+  now: () => performance.now(),
+  wall: () => Date.now(),
+  setTimer: (fn, ms) => setTimeout(fn, ms),
+  clearTimer: (h) => {
+    clearTimeout(h as NodeJS.Timeout);
+  },
+};
+
+export interface HealthMonitorOptions {
+  logger?: Logger;
+  /** Checks in flight at most (default 1000). Due checks beyond it wait their turn in FIFO order. */
+  concurrency?: number;
+  clock?: MonitorClock;
+  /** [0, 1) random source for the first-check spread (default Math.random). */
+  random?: () => number;
+  /** Runs notify hooks (default: /bin/sh -c, detached, env LVSD_*). */
+  notifier?: Notifier;
+  /** Builds a target's probe (default: the real checkers). Tests swap in fakes. */
+  probeFactory?: (t: HealthTarget) => Probe;
+}
+
+export interface TargetSnapshot {
+  id: string;
+  service: string;
+  name: string;
+  address: string;
+  port: number;
+  type: CheckOptions['type'];
+  state: HealthState;
+  /** Wall-clock time the current state began. */
+  since: number;
+  inStateMs: number;
+  weight: number;
+  liveWeight: number;
+  checks: number;
+  failures: number;
+  okStreak: number;
+  failStreak: number;
+  last: { at: number; reason: Reason; detail: string; latencyMs: number } | undefined;
+}
+
+export interface ServiceSnapshot {
+  name: string;
+  quorumUp: boolean;
+  sorryServer: boolean;
+  aliveWeight: number;
+  quorum: number;
+  hysteresis: number;
+  since: number;
+  targets: number;
+}
+
+export interface ReconcileResult {
+  added: number;
+  unchanged: number;
+  updated: number;
+  reconfigured: number;
+  removed: number;
+  /** Targets whose options were rejected (HealthOptionError messages). */
+  errors: { id: string; message: string }[];
+}
+
+export interface MonitorStats {
+  targets: number;
+  running: number;
+  queued: number;
+  checksCompleted: number;
+  timeouts: number;
+  /** Checks that started more than 50 ms after their due time (scheduler falling behind). */
+  lateStarts: number;
+  maxLateMs: number;
+}
