@@ -10,7 +10,7 @@ packages=(
   nftables                             # nftables dataplane
   dnsmasq                              # a real DNS server for the DNS checker
   haproxy wrk                          # benchmark anchors and load
-  qemu-system-x86 busybox-static ipvsadm   # the real-IPVS test guest
+  qemu-system-x86 busybox-static ipvsadm xz-utils   # the real-IPVS test guest (xz: unpack the kernel)
   chromium                             # the panel's browser tests
 )
 
