@@ -11,7 +11,7 @@ packages=(
   dnsmasq                              # a real DNS server for the DNS checker
   openssl                              # self-signed certificates for the HTTPS checker tests
   haproxy wrk                          # benchmark anchors and load
-  qemu-system-x86 busybox-static ipvsadm   # the real-IPVS test guest
+  qemu-system-x86 busybox-static ipvsadm xz-utils   # the real-IPVS test guest (xz: unpack the kernel)
   chromium                             # the panel's browser tests
   systemd                              # systemd-analyze verify / systemd-sysusers for the unit's tests
   build-essential                      # node-gyp builds the net addon (daemon/net/native) in npm ci

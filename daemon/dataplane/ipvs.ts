@@ -14,7 +14,7 @@ import { canonicalizeDesired, fromIpvs, observedDest, serviceKeyOf, toIpvsDest, 
 import { IpvsError } from '../ipvs/errors.js';
 import { applyDrain, DEFAULT_DRAIN_POLICY, type DrainEntry, type DrainPolicy } from './drain.js';
 import { applyPlan, opText, plan, type PlanOp } from './reconcile.js';
-import type { ApplyReport, Dataplane, DesiredTable, ObservedTable, ServiceSpec } from './types.js';
+import type { ApplyReport, Dataplane, DesiredTable, ObservedTable, RealServerSpec, ServiceSpec } from './types.js';
 
 export { probeIpvs };
 
@@ -122,7 +122,7 @@ export class IpvsDataplane implements Dataplane {
   /** lvsd's view of the kernel table (undefined: read it in full on the next apply). */
   private cache: ObservedTable | undefined;
   /** Per desired service (raw id): its JSON at the last apply and its canonical form — to find what changed. */
-  private lastSeen = new Map<string, { json: string; canonical: ServiceSpec }>();
+  private lastSeen = new Map<string, { copy: ServiceSpec; canonical: ServiceSpec }>();
   private conflicts = new Set<string>();
   private closed = false;
   private readonly log: Log;
@@ -193,48 +193,57 @@ export class IpvsDataplane implements Dataplane {
   /**
    * What an apply has to look at when lvsd's view is current: the services whose spec changed since
    * the last apply, those removed, and those with real servers draining. Everything else already
-   * matches (resync() catches what changed behind lvsd's back). Cost: one JSON.stringify per service.
+   * matches (resync() catches what changed behind lvsd's back). Cost: one allocation-free deep compare
+   * per service against a copy kept from the last apply.
    */
-  private changedScope(desiredIn: DesiredTable, jsons: Map<string, string>): { desired: DesiredTable; scope: Set<string> } {
-    const changed = desiredIn.services.filter((s) => this.lastSeen.get(s.id)?.json !== jsons.get(s.id));
+  private changedScope(desiredIn: DesiredTable): { desired: DesiredTable; scope: Set<string>; changed: ServiceSpec[]; removed: string[] } {
+    const changed = desiredIn.services.filter((s) => {
+      const seen = this.lastSeen.get(s.id);
+      return seen === undefined || !sameSpec(s, seen.copy);
+    });
     const sub = canonicalizeDesired({ services: changed }).services;
     const scope = new Set(sub.map((s) => s.id));
-    for (const [raw, seen] of this.lastSeen) if (!jsons.has(raw)) scope.add(seen.canonical.id);
-    const byCanonical = new Map([...this.lastSeen.values()].map((v) => [v.canonical.id, v.canonical]));
-    for (const e of this.drainState.values()) {
-      if (scope.has(e.serviceId)) continue;
-      const spec = byCanonical.get(e.serviceId);
-      if (spec === undefined) continue;
-      scope.add(spec.id);
-      sub.push(spec);
+    const ids = new Set(desiredIn.services.map((s) => s.id));
+    const removed: string[] = [];
+    for (const [raw, seen] of this.lastSeen) {
+      if (ids.has(raw)) continue;
+      removed.push(raw);
+      scope.add(seen.canonical.id);
     }
-    return { desired: { services: sub }, scope };
+    if (this.drainState.size > 0) {
+      const byCanonical = new Map([...this.lastSeen.values()].map((v) => [v.canonical.id, v.canonical]));
+      for (const e of this.drainState.values()) {
+        const spec = byCanonical.get(e.serviceId);
+        if (scope.has(e.serviceId) || spec === undefined) continue;
+        scope.add(spec.id);
+        sub.push(spec);
+      }
+    }
+    return { desired: { services: sub }, scope, changed, removed };
   }
 
-  private remember(desiredIn: DesiredTable, jsons: Map<string, string>, canonical: DesiredTable | undefined): void {
-    const next = new Map<string, { json: string; canonical: ServiceSpec }>();
-    const fresh = new Map(canonical?.services.map((s, i) => [desiredIn.services[i]?.id ?? '', s]) ?? []);
-    for (const s of desiredIn.services) {
-      const json = jsons.get(s.id) ?? '';
-      const prev = this.lastSeen.get(s.id);
-      const c = fresh.get(s.id) ?? (prev?.json === json ? prev.canonical : canonicalizeDesired({ services: [s] }).services[0]);
-      if (c !== undefined) next.set(s.id, { json, canonical: c });
-    }
-    this.lastSeen = next;
+  /** Keeps a private copy of each service spec (the caller may mutate its objects in place). */
+  private remember(services: readonly ServiceSpec[], canonical: readonly ServiceSpec[] | undefined, removed: readonly string[]): void {
+    services.forEach((s, i) => {
+      const c = canonical?.[i] ?? canonicalizeDesired({ services: [s] }).services[0];
+      if (c !== undefined) this.lastSeen.set(s.id, { copy: structuredClone(s), canonical: c });
+    });
+    for (const id of removed) this.lastSeen.delete(id);
   }
 
   private async applyNow(desiredIn: DesiredTable, fullRead: boolean): Promise<ApplyReport> {
     const t0 = performance.now();
-    const jsons = new Map(desiredIn.services.map((s) => [s.id, JSON.stringify(s)]));
     let fresh = fullRead || this.cache === undefined;
     let full: DesiredTable | undefined;
     let desired: DesiredTable;
     let scope: Set<string> | undefined;
+    let changed: ServiceSpec[] = [];
+    let removed: string[] = [];
     if (fresh) {
       full = canonicalizeDesired(desiredIn);
       desired = full;
     } else {
-      ({ desired, scope } = this.changedScope(desiredIn, jsons));
+      ({ desired, scope, changed, removed } = this.changedScope(desiredIn));
     }
     let cache = fresh || this.cache === undefined ? await this.readKernel() : scoped(this.cache, scope);
     if (!fresh) {
@@ -268,7 +277,12 @@ export class IpvsDataplane implements Dataplane {
       for (const id of scope) this.conflicts.delete(id);
       for (const id of round.conflicts) this.conflicts.add(id);
     }
-    this.remember(desiredIn, jsons, full);
+    if (scope === undefined) {
+      this.lastSeen.clear();
+      this.remember(desiredIn.services, full?.services, []);
+    } else {
+      this.remember(changed, undefined, removed);
+    }
     this.lastDesired = desiredIn;
     this.scheduleTimers();
     const report: ApplyReport = { operations: round.operations, drift: round.drift, durationMs: performance.now() - t0 };
@@ -411,6 +425,45 @@ export class IpvsDataplane implements Dataplane {
     await this.queue;
     this.client.close();
   }
+}
+
+// Field-by-field equality of specs, without allocating: the hot path of every apply (a generic deep
+// compare was most of the cost of a one-weight change in a 1,000-service table). The two records below
+// make the compiler fail here when the contract gains a field, so no field can be forgotten.
+const _SERVICE_FIELDS: Record<keyof ServiceSpec, true> = {
+  id: true, family: true, protocol: true, address: true, port: true, fwmark: true, scheduler: true, schedulerFlags: true,
+  persistence: true, onePacket: true, realServers: true, takeOver: true,
+};
+const _REAL_SERVER_FIELDS: Record<keyof RealServerSpec, true> = {
+  id: true, address: true, port: true, weight: true, method: true, tunnel: true, upperThreshold: true, lowerThreshold: true,
+};
+
+function sameRealServer(a: RealServerSpec, b: RealServerSpec): boolean {
+  return (
+    a.id === b.id && a.address === b.address && a.port === b.port && a.weight === b.weight && a.method === b.method &&
+    a.upperThreshold === b.upperThreshold && a.lowerThreshold === b.lowerThreshold &&
+    a.tunnel?.type === b.tunnel?.type && a.tunnel?.port === b.tunnel?.port && a.tunnel?.checksum === b.tunnel?.checksum
+  );
+}
+
+function sameSpec(a: ServiceSpec, b: ServiceSpec): boolean {
+  if (
+    a.id !== b.id || a.family !== b.family || a.protocol !== b.protocol || a.address !== b.address || a.port !== b.port ||
+    a.fwmark !== b.fwmark || a.scheduler !== b.scheduler || a.onePacket !== b.onePacket || a.takeOver !== b.takeOver ||
+    a.persistence?.timeoutSec !== b.persistence?.timeoutSec || a.persistence?.netmask !== b.persistence?.netmask ||
+    a.realServers.length !== b.realServers.length
+  ) {
+    return false;
+  }
+  const fa = a.schedulerFlags ?? [];
+  const fb = b.schedulerFlags ?? [];
+  if (fa.length !== fb.length || fa.some((f, i) => f !== fb[i])) return false;
+  for (let i = 0; i < a.realServers.length; i++) {
+    const ra = a.realServers[i];
+    const rb = b.realServers[i];
+    if (ra === undefined || rb === undefined || !sameRealServer(ra, rb)) return false;
+  }
+  return true;
 }
 
 function scoped(t: ObservedTable, scope: Set<string> | undefined): ObservedTable {

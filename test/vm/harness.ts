@@ -10,6 +10,7 @@
 // and caches everything under <repo>/.cache/vm/ (gitignored). Concurrent runs are fine (one control
 // directory per run).
 import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync, statSync, openSync, readSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -186,8 +187,11 @@ mkdir -p /rw/upper /rw/work
 mount -t overlay overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work /newroot
 PROJECT=$(cat /project.path)
 KVER=$(cat /kernel.version)
-mount -t 9p -o $P9,cache=mmap project /newroot$PROJECT
+# Fresh /run and /tmp first: the project may live under /tmp on the host, and must not be hidden.
 mount -t tmpfs -o mode=0755 tmpfs /newroot/run
+mount -t tmpfs -o mode=1777 tmpfs /newroot/tmp
+mkdir -p /newroot$PROJECT
+mount -t 9p -o $P9,cache=mmap project /newroot$PROJECT
 mkdir -p /newroot/run/lvsd-ctl /newroot/lib/modules/$KVER
 mount -t 9p -o $P9,cache=none ctl /newroot/run/lvsd-ctl
 mount --bind /newroot$(cat /module.root)/lib/modules/$KVER /newroot/lib/modules/$KVER
@@ -197,7 +201,6 @@ mount -t devtmpfs dev /newroot/dev
 mkdir -p /newroot/dev/pts /newroot/dev/shm
 mount -t devpts devpts /newroot/dev/pts
 mount -t tmpfs tmpfs /newroot/dev/shm
-mount -t tmpfs tmpfs /newroot/tmp
 mount -t cgroup2 cgroup2 /newroot/sys/fs/cgroup 2>/dev/null
 exec switch_root /newroot /bin/sh /run/lvsd-ctl/stage2.sh
 `;
@@ -240,7 +243,9 @@ async function doPrepare(): Promise<GuestImage> {
   const dir = join(CACHE_DIR, `kernel-${kver}`);
   const ready = join(dir, 'ready');
   const image: GuestImage = { kernelVersion: kver, vmlinux: join(dir, 'vmlinux'), initramfs: join(dir, 'initramfs.cpio'), moduleRoot: join(dir, 'root') };
-  if (existsSync(ready) && readFileSync(ready, 'utf8') === REPO_ROOT) return image;
+  // The marker names what the initramfs was built from: a changed stage 1 rebuilds it (not the download).
+  const marker = `${REPO_ROOT}\n${createHash('sha256').update(STAGE1 + STAGE1_MODULES.join(',')).digest('hex')}`;
+  if (existsSync(ready) && readFileSync(ready, 'utf8') === marker) return image;
 
   const t0 = Date.now();
   mkdirSync(dir, { recursive: true });
@@ -292,7 +297,7 @@ async function doPrepare(): Promise<GuestImage> {
   entries.push({ name: 'kernel.version', mode: 0o100644, data: Buffer.from(kver) });
   entries.push({ name: 'module.root', mode: 0o100644, data: Buffer.from(image.moduleRoot) });
   writeFileSync(image.initramfs, cpioNewc(entries));
-  writeFileSync(ready, REPO_ROOT);
+  writeFileSync(ready, marker);
   log(`guest image ready in ${Date.now() - t0} ms (kernel ${kver})`);
   return image;
 }
