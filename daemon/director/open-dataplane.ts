@@ -15,8 +15,15 @@ const ORDER: DataplaneKind[] = ['ipvs', 'nftables', 'userspace'];
 
 async function open(kind: DataplaneKind, config: Config, stateDir: string, log: Logger): Promise<OpenedDataplane['dataplane']> {
   switch (kind) {
-    case 'ipvs':
-      return createIpvsDataplane({ stateDir, drain: drainPolicy(config), logger: log.child({ dataplane: 'ipvs' }) });
+    case 'ipvs': {
+      const dp = await createIpvsDataplane({ stateDir, drain: drainPolicy(config), logger: log.child({ dataplane: 'ipvs' }) });
+      // ipvsadm --set: only the timeouts the config names; the rest keep the kernel's values.
+      const t = config.ipvs.timeouts;
+      const secs = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : Math.round(ms / 1000));
+      const set = Object.fromEntries(Object.entries({ tcp: secs(t.tcpMs), tcpFin: secs(t.tcpFinMs), udp: secs(t.udpMs) }).filter(([, v]) => v !== undefined));
+      if (Object.keys(set).length > 0) await dp.setTimeouts(set);
+      return dp;
+    }
     case 'nftables': {
       warnWithoutForwarding(config, log);
       const dp = createNftablesDataplane({ table: config.nftables.table, masquerade: config.nftables.masquerade, logger: log.child({ dataplane: 'nftables' }) });
