@@ -15,7 +15,7 @@ import type { Dataplane, DataplaneKind, ObservedTable } from '../dataplane/types
 import type { SyncDaemonConfig } from '../dataplane/ipvs.js';
 import { HealthMonitor } from '../health/monitor.js';
 import type { StateStore } from '../state/store.js';
-import { startVrrp as realStartVrrp, type VrrpEngine, type VrrpOptions, type VrrpSnapshot } from '../vrrp/index.js';
+import { startVrrp as realStartVrrp, type TransitionEvent as VrrpTransitionEvent, type VrrpEngine, type VrrpSnapshot } from '../vrrp/index.js';
 import type {
   ApplyResult,
   ConfigCheck,
@@ -60,7 +60,7 @@ export interface DirectorOptions {
   store: StateStore;
   version: string;
   openDataplane(config: Config): Promise<OpenedDataplane>;
-  startVrrp?: (options: VrrpOptions, logger: Logger) => Promise<VrrpEngine>;
+  startVrrp?: typeof realStartVrrp;
   /** How often connection counts and rates are read from the dataplane (default 2 s). */
   statsIntervalMs?: number;
 }
@@ -207,8 +207,17 @@ export class Director implements DirectorPort {
   private async startVrrpEngine(): Promise<void> {
     if (this.config.vrrp.instances.length === 0) return;
     const start = this.opts.startVrrp ?? realStartVrrp;
+    const onTransition = (t: VrrpTransitionEvent): void => {
+      const history = this.transitions.get(t.instance) ?? [];
+      history.push({ at: new Date(t.at).toISOString(), from: t.from, to: t.to, reason: t.reason });
+      if (history.length > HISTORY) history.splice(0, history.length - HISTORY);
+      this.transitions.set(t.instance, history);
+      this.emit({ type: 'vrrp.transition', instance: t.instance, from: t.from, to: t.to, reason: t.reason });
+      void this.updateSyncRole();
+    };
     try {
-      this.vrrp = await start(vrrpOptions(this.config), this.log.child({ component: 'vrrp' }));
+      // Transitions made while starting (INIT → BACKUP) arrive through the third argument.
+      this.vrrp = await start(vrrpOptions(this.config), this.log.child({ component: 'vrrp' }), { transition: onTransition });
       this.vrrpError = null;
     } catch (e) {
       // No raw sockets (no CAP_NET_RAW), a missing interface…: say so plainly and keep serving the rest.
@@ -216,14 +225,6 @@ export class Director implements DirectorPort {
       this.log.error({ err: e }, `VRRP not running: ${this.vrrpError}`);
       return;
     }
-    this.vrrp.on('transition', (t) => {
-      const history = this.transitions.get(t.instance) ?? [];
-      history.push({ at: new Date(t.at).toISOString(), from: t.from, to: t.to, reason: t.reason });
-      if (history.length > HISTORY) history.splice(0, history.length - HISTORY);
-      this.transitions.set(t.instance, history);
-      this.emit({ type: 'vrrp.transition', instance: t.instance, from: t.from, to: t.to, reason: t.reason });
-      void this.updateSyncRole();
-    });
     this.vrrp.on('error', (e) => {
       this.vrrpError = e.message;
       this.log.error({ err: e }, `VRRP engine failed: ${e.message}`);
