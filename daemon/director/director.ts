@@ -81,6 +81,8 @@ export class Director implements DirectorPort {
   private readonly health: HealthMonitor;
   private readonly healthViews = new Map<string, HealthView>();
   private readonly quorumLost = new Set<string>();
+  /** Operator overrides by service id or `${serviceId}/${realServerId}`: loaded from the store at start. */
+  private readonly overrides: Map<string, Override>;
   private vrrp: VrrpEngine | null = null;
   private vrrpError: string | null = null;
   private readonly transitions = new Map<string, VrrpTransition[]>();
@@ -95,6 +97,7 @@ export class Director implements DirectorPort {
   private constructor(private readonly opts: DirectorOptions) {
     this.config = opts.config;
     this.configText = opts.configText;
+    this.overrides = opts.store.overrideMap();
     this.bus.setMaxListeners(0);
     this.health = new HealthMonitor({ logger: opts.logger.child({ component: 'health' }) });
   }
@@ -183,11 +186,10 @@ export class Director implements DirectorPort {
   }
 
   private desired() {
-    const overrides = this.opts.store.overrideMap();
     return desiredTable({
       services: this.config.virtualServers.map(servicePlan),
       health: this.healthViews,
-      overrides,
+      overrides: this.overrides,
       quorumLost: this.quorumLost,
     });
   }
@@ -282,7 +284,7 @@ export class Director implements DirectorPort {
       forced: this.forced,
       health: this.health.snapshot(),
       observed: this.observed,
-      overrides: this.opts.store.overrideMap(),
+      overrides: this.overrides,
       quorumLost: this.quorumLost,
     });
   }
@@ -307,22 +309,16 @@ export class Director implements DirectorPort {
     if (override.weight !== undefined && (!Number.isInteger(override.weight) || override.weight < 0 || override.weight > 65535)) {
       throw new DirectorRejection(400, `weight must be an integer 0..65535, got ${override.weight}`);
     }
-    // The API persists the override in the store right after this resolves; the apply reads the store,
-    // so ask for it on the next tick.
+    // Applied from memory at once; the API then persists it in the store (and undoes this if it cannot).
+    this.overrides.set(overrideKey(target), override);
     this.emit({ type: 'override', target, override, by });
-    setImmediate(() => void this.loop?.request());
-    await Promise.resolve();
+    await this.loop?.request();
   }
 
   async clearOverride(target: OverrideTarget, by: string): Promise<void> {
     this.checkTarget(target);
+    this.overrides.delete(overrideKey(target));
     this.emit({ type: 'override', target, override: null, by });
-    setImmediate(() => void this.loop?.request());
-    await Promise.resolve();
-  }
-
-  /** Re-reads overrides from the store and applies them (the API calls this after persisting). */
-  async overridesChanged(): Promise<void> {
     await this.loop?.request();
   }
 

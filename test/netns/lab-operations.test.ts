@@ -1,0 +1,123 @@
+// Operating the real lab the way an operator does: through the API of a running lvsd (drain a real
+// server and see it leave the nftables map; restore it), `lvsd status` over the admin socket, and 100
+// reloads with alternating configs under continuous traffic — no failed request, no VRRP transition.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { directorConfig, Lab, LAB } from '../../lab/lab.js';
+import { requireCommands, requireRoot } from '../support/prereq.js';
+
+const run = promisify(execFile);
+const BIN = fileURLToPath(new URL('../../daemon/cli/main.js', import.meta.url));
+const PORT = 19281;
+const SERVICE = `tcp:${LAB.vip}:80`;
+let lab: Lab;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+const nftTable = async (): Promise<string> => (await lab.director('d1').ns.exec('nft', ['list', 'table', 'inet', 'lvsd'])).stdout;
+
+before(async () => {
+  requireRoot();
+  requireCommands('nginx', 'nft', 'ip');
+  lab = await Lab.up({ advertInterval: '100ms', apiPorts: [PORT, 0] });
+  await until('d1 to hold the VIP', async () => JSON.stringify(await lab.vipHolders()) === '["d1"]');
+});
+
+after(async () => {
+  await lab.down();
+});
+
+test('drain through the API of the running director: the real server leaves the dataplane, then returns', async () => {
+  const base = `http://127.0.0.1:${PORT}`;
+  const login = await fetch(`${base}/api/v1/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'admin', password: lab.adminPassword }),
+  });
+  assert.equal(login.status, 200);
+  const { csrfToken } = (await login.json()) as { csrfToken: string };
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  const headers = { 'content-type': 'application/json', cookie, 'x-csrf-token': csrfToken };
+  const rs = `${LAB.realServers[0]}:80`;
+  const url = `${base}/api/v1/services/${encodeURIComponent(SERVICE)}/real-servers/${encodeURIComponent(rs)}/override`;
+
+  assert.ok((await nftTable()).includes(LAB.realServers[0]));
+  const drained = await fetch(url, { method: 'PUT', headers, body: JSON.stringify({ drain: true }) });
+  assert.equal(drained.status, 200, await drained.text());
+  await until('rs1 to leave the nftables map', async () => !(await nftTable()).includes(LAB.realServers[0]), 5_000);
+
+  const status = (await (await fetch(`${base}/api/v1/status`, { headers: { cookie } })).json()) as {
+    virtualServices: { id: string; realServers: { id: string; weight: { effective: number | null }; override: { drain?: boolean } | null }[] }[];
+  };
+  const shown = status.virtualServices.find((v) => v.id === SERVICE)?.realServers.find((r) => r.id === rs);
+  assert.deepEqual(shown?.override, { drain: true });
+
+  // Unknown real servers and bad weights are refused with a clear 4xx and change nothing.
+  const unknown = await fetch(`${base}/api/v1/services/${encodeURIComponent(SERVICE)}/real-servers/10.9.9.9%3A80/override`, { method: 'PUT', headers, body: JSON.stringify({ drain: true }) });
+  assert.equal(unknown.status, 404);
+  const badWeight = await fetch(url, { method: 'PUT', headers, body: JSON.stringify({ weight: 70000 }) });
+  assert.equal(badWeight.status, 400);
+
+  const enabled = await fetch(url, { method: 'DELETE', headers: { cookie, 'x-csrf-token': csrfToken } });
+  assert.equal(enabled.status, 200, await enabled.text());
+  await until('rs1 to come back', async () => (await nftTable()).includes(LAB.realServers[0]), 5_000);
+});
+
+test('lvsd status over the admin socket shows this director as MASTER with its real servers', async () => {
+  const { stdout } = await run(process.execPath, [BIN, 'status', '--config', lab.director('d1').configPath]);
+  assert.match(stdout, /^node d1 · lvsd /m);
+  assert.match(stdout, /^dataplane nftables /m);
+  assert.match(stdout, /^ {2}VI_WEB +MASTER +eth0 vrid 51 v3/m);
+  for (const a of LAB.realServers) assert.match(stdout, new RegExp(`^ {4}${a.replace(/\./g, '\\.')}:80 +UP `, 'm'));
+});
+
+test('100 reloads with alternating configs under continuous traffic: no failed request, no VRRP transition', async (t) => {
+  const d1 = lab.director('d1');
+  const log = (): string => readFileSync(join(d1.dir, 'lvsd.log'), 'utf8');
+  const transitions = (): number => log().split('\n').filter((l) => l.includes('"msg":"Entering ')).length;
+  const reloadsDone = (): number => log().split('\n').filter((l) => l.includes('"msg":"reload done"') || l.includes('"msg":"reload: no changes"')).length;
+  const opts = { dataplane: 'nftables' as const, advertInterval: '100ms', checkInterval: '1s' };
+  const original = readFileSync(d1.configPath, 'utf8');
+  // A: all three real servers, rs1 weighted 3; B: rs3 removed, and a second virtual service on port 8080.
+  const a = directorConfig(0, opts, d1.dir).replace(`{ address: ${LAB.realServers[0]}, port: 80, weight: 1 }`, `{ address: ${LAB.realServers[0]}, port: 80, weight: 3 }`);
+  const b = `${directorConfig(0, opts, d1.dir, LAB.realServers.slice(0, 2))}  - name: alt
+    address: ${LAB.vip}
+    port: 8080
+    protocol: tcp
+    scheduler: rr
+    method: nat
+    realServers:
+      - { address: ${LAB.realServers[0]}, port: 80 }
+`;
+  const before = transitions();
+  const traffic = lab.traffic(4);
+  await sleep(500);
+  for (let i = 0; i < 100; i++) {
+    const done = reloadsDone();
+    writeFileSync(d1.configPath, i % 2 === 0 ? b : a);
+    d1.process?.kill('SIGHUP');
+    await until(`reload ${i + 1}`, () => Promise.resolve(reloadsDone() > done), 10_000);
+  }
+  await sleep(500);
+  const stats = await traffic.stop();
+  t.diagnostic(`100 reloads: sent ${stats.sent}, failed ${stats.failed}, longest gap ${stats.longestGapMs} ms, by server ${JSON.stringify(stats.byServer)}`);
+  assert.equal(stats.failed, 0, JSON.stringify(stats.errors));
+  assert.equal(transitions(), before, 'no VRRP transition');
+  assert.deepEqual(Object.keys(stats.byServer).sort(), ['rs1', 'rs2', 'rs3']);
+  // The 100th reload applied A: every real server, no second service.
+  const table = await nftTable();
+  assert.ok(!table.includes('8080') && LAB.realServers.every((r) => table.includes(r)), table);
+  writeFileSync(d1.configPath, original);
+  d1.process?.kill('SIGHUP');
+});
