@@ -3,6 +3,9 @@
 // Pure: the Director calls it on every event and hands the result to the dataplane, which changes only
 // what differs. Removal is not graceful here — the drain policy wraps this output with the observed table.
 import type { DesiredTable, RealServerSpec, ServiceSpec } from '../dataplane/types.js';
+import type { Override } from './snapshot.js';
+
+export type { Override };
 
 /** A real server as configured, before health and overrides. */
 export interface RealServerPlan extends RealServerSpec {
@@ -26,14 +29,6 @@ export interface HealthView {
   dynamicWeight?: number;
 }
 
-export interface Override {
-  /** Quiesce: weight 0, established connections continue. */
-  drain?: boolean;
-  /** Out of the table altogether (gracefully drained by the dataplane's removal policy). */
-  maintenance?: boolean;
-  /** Operator's weight, over the configured and dynamic ones. */
-  weight?: number;
-}
 
 export interface DesiredInputs {
   services: readonly ServicePlan[];

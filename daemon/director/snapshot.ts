@@ -2,7 +2,7 @@
 // One source for operators (DESIGN.md): the Director builds a DirectorSnapshot on demand and publishes
 // DirectorEvents on its bus. Plain JSON data only (no Maps, no Dates) so it crosses worker threads,
 // sockets and JSON serialisers unchanged. Times are ISO-8601 strings in UTC.
-import type { DataplaneKind, Protocol, ForwardMethod, Scheduler } from '../dataplane/types.js';
+import type { Counters, DataplaneKind, Protocol, ForwardMethod, Scheduler } from '../dataplane/types.js';
 
 export type VrrpState = 'INIT' | 'BACKUP' | 'MASTER' | 'FAULT';
 export const VRRP_STATES: readonly VrrpState[] = ['INIT', 'BACKUP', 'MASTER', 'FAULT'];
@@ -67,18 +67,8 @@ export interface VrrpInstanceSnapshot {
   syncGroup: string | null;
 }
 
-export interface RateCounters {
-  conns: number;
-  inPackets: number;
-  outPackets: number;
-  inBytes: number;
-  outBytes: number;
-  cps: number;
-  inPps: number;
-  outPps: number;
-  inBps: number;
-  outBps: number;
-}
+/** The dataplane's counters and rates, as the dataplane reports them. */
+export type RateCounters = Counters;
 
 export interface HealthSnapshot {
   /** 'unknown' before the first result, or when health checking is off. */

@@ -2,15 +2,14 @@
 // the example config expects), so the real director — VRRP, VIPs, nftables — touches nothing of the host.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Topology, type Netns } from '../support/netns.js';
 import { requireCommands, requireRoot } from '../support/prereq.js';
+import { startRun as startLvsd, type LvsdRun } from '../support/lvsd-run.js';
 
-const BIN = fileURLToPath(new URL('../../daemon/cli/main.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const EXAMPLE_TEXT = readFileSync(join(ROOT, 'config/lvsd.yaml'), 'utf8');
 
@@ -40,35 +39,7 @@ function localise(text: string): string {
   return text.replace('/run/lvsd/lvsd.sock', join(dir, 'lvsd.sock')).replace('/var/lib/lvsd/state.json', join(dir, 'state.json'));
 }
 
-interface LogLine { level: string; msg: string; [k: string]: unknown }
-
-/** Runs `lvsd run`, collecting its JSON log lines; waitFor resolves when a line matches. */
-function startRun(args: string[]): { child: ChildProcess; lines: LogLine[]; waitFor: (re: RegExp, timeoutMs?: number) => Promise<LogLine>; exit: Promise<number | null> } {
-  const child = spawn('ip', ['netns', 'exec', host.name, process.execPath, BIN, 'run', ...args], { env: { ...process.env, LVSD_LOG_FORMAT: 'json' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: LogLine[] = [];
-  const waiters: { re: RegExp; resolve: (l: LogLine) => void }[] = [];
-  let buf = '';
-  child.stdout.on('data', (d: Buffer) => {
-    buf += d.toString();
-    let nl;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = JSON.parse(buf.slice(0, nl)) as LogLine;
-      buf = buf.slice(nl + 1);
-      lines.push(line);
-      for (const w of [...waiters]) if (w.re.test(line.msg)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(line); }
-    }
-  });
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => { r(code); }));
-  const waitFor = (re: RegExp, timeoutMs = 60_000) => {
-    const found = lines.find((l) => re.test(l.msg));
-    if (found) return Promise.resolve(found);
-    return new Promise<LogLine>((resolve, reject) => {
-      const t = setTimeout(() => { reject(new Error(`no log line matching ${String(re)}; got:\n${lines.map((l) => l.msg).join('\n')}`)); }, timeoutMs);
-      waiters.push({ re, resolve: (l) => { clearTimeout(t); resolve(l); } });
-    });
-  };
-  return { child, lines, waitFor, exit };
-}
+const startRun = (args: string[]): LvsdRun => startLvsd(args, ['ip', 'netns', 'exec', host.name]);
 
 test('run: starts, reports capabilities, SIGHUP with a bad config keeps the old one, a good one applies the diff, SIGTERM exits 0', async () => {
   const cfg = join(dir, 'lvsd.yaml');

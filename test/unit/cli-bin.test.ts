@@ -1,12 +1,12 @@
 // Spawns the compiled `lvsd` bin as an operator would: exit codes, stdout/stderr, signals.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { BIN, startRun } from '../support/lvsd-run.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const BIN = fileURLToPath(new URL('../../daemon/cli/main.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const EXAMPLE = join(ROOT, 'config/lvsd.yaml');
 
@@ -59,36 +59,6 @@ test('check-config: a missing file exits 1 naming it; a missing argument exits 2
   assert.match(r.stderr, /^\/nonexistent\/lvsd\.yaml:1:1: cannot read: ENOENT/);
   assert.equal(lvsd('check-config').status, 2);
 });
-
-interface LogLine { level: string; msg: string; [k: string]: unknown }
-
-/** Runs `lvsd run`, collecting its JSON log lines; waitFor resolves when a line matches. */
-function startRun(args: string[]): { child: ChildProcess; lines: LogLine[]; waitFor: (re: RegExp, timeoutMs?: number) => Promise<LogLine>; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, [BIN, 'run', ...args], { env: { ...process.env, LVSD_LOG_FORMAT: 'json' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: LogLine[] = [];
-  const waiters: { re: RegExp; resolve: (l: LogLine) => void }[] = [];
-  let buf = '';
-  child.stdout.on('data', (d: Buffer) => {
-    buf += d.toString();
-    let nl;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = JSON.parse(buf.slice(0, nl)) as LogLine;
-      buf = buf.slice(nl + 1);
-      lines.push(line);
-      for (const w of [...waiters]) if (w.re.test(line.msg)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(line); }
-    }
-  });
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => { r(code); }));
-  const waitFor = (re: RegExp, timeoutMs = 15_000) => {
-    const found = lines.find((l) => re.test(l.msg));
-    if (found) return Promise.resolve(found);
-    return new Promise<LogLine>((resolve, reject) => {
-      const t = setTimeout(() => { reject(new Error(`no log line matching ${String(re)}; got:\n${lines.map((l) => l.msg).join('\n')}`)); }, timeoutMs);
-      waiters.push({ re, resolve: (l) => { clearTimeout(t); resolve(l); } });
-    });
-  };
-  return { child, lines, waitFor, exit };
-}
 
 test('run: an invalid config at start exits 1 after logging every error', async () => {
   const f = fileURLToPath(new URL('../../../test/fixtures/config/duplicate-vrid.yaml', import.meta.url));
