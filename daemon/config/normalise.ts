@@ -239,6 +239,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       scripts,
       instances,
       syncGroups: (file.vrrp?.syncGroups ?? []).map((g) => ({ name: g.name, instances: [...g.instances], notify: notify(g.notify) })),
+      ...(file.vrrp?.realtimePriority !== undefined ? { realtimePriority: file.vrrp.realtimePriority } : {}),
     },
     virtualServers,
   };

@@ -222,6 +222,13 @@ export const VrrpSection = Obj(
     scripts: opt(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.:@-]+$' }), VrrpScript, { additionalProperties: false, description: 'Tracking scripts by name (keepalived vrrp_script).' })),
     instances: opt(Type.Array(VrrpInstance, { description: 'VRRP instances (keepalived vrrp_instance).' })),
     syncGroups: opt(Type.Array(SyncGroup, { description: 'Sync groups (keepalived vrrp_sync_group).' })),
+    realtimePriority: opt(
+      Type.Integer({
+        minimum: 1,
+        maximum: 99,
+        description: 'Run the VRRP thread with the SCHED_RR real-time policy at this priority (keepalived vrrp_rt_priority); keeps short advert intervals safe on a busy director.',
+      }),
+    ),
   },
   'VRRP: virtual routers that float the VIPs between directors.',
 );

@@ -118,6 +118,8 @@ export interface VrrpConfig {
   scripts: Record<string, VrrpScript>;
   instances: VrrpInstance[];
   syncGroups: SyncGroup[];
+  /** SCHED_RR priority of the VRRP thread (keepalived vrrp_rt_priority); absent = normal scheduling. */
+  realtimePriority?: number;
 }
 
 export type CheckType = 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'exec' | 'none';

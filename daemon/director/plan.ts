@@ -136,6 +136,7 @@ export function vrrpOptions(config: Config): VrrpOptions {
   return {
     scripts,
     garp: config.vrrp.garp,
+    ...(config.vrrp.realtimePriority !== undefined ? { realtimePriority: config.vrrp.realtimePriority } : {}),
     syncGroups: config.vrrp.syncGroups.map((g) => ({ name: g.name, instances: [...g.instances], notify: g.notify })),
     instances: config.vrrp.instances.map((i) => {
       const o: VrrpOptions['instances'][number] = {

@@ -375,3 +375,12 @@ test('fwmark services: the real server port moves to the check (keepalived check
   assert.equal(noPort.config.virtualServers?.[0]?.realServers[1]?.healthCheck?.connectPort, 81);
   assert.deepEqual(diag(noPort), ['3 HTTP_GET']);
 });
+
+test('global_defs vrrp_rt_priority → vrrp.realtimePriority; out of range is reported, not carried over', () => {
+  const r = importText(`global_defs {\n vrrp_rt_priority 50\n}\n${VI('')}`);
+  assert.equal(r.config.vrrp?.realtimePriority, 50);
+  assert.deepEqual(diag(r), []);
+  const bad = importText(`global_defs {\n vrrp_rt_priority 150\n}\n${VI('')}`);
+  assert.equal(bad.config.vrrp?.realtimePriority, undefined);
+  assert.deepEqual(diag(bad), ['2 vrrp_rt_priority']);
+});

@@ -133,6 +133,7 @@ export interface ConfigOut {
     scripts?: Record<string, ScriptOut>;
     instances?: InstanceOut[];
     syncGroups?: SyncGroupOut[];
+    realtimePriority?: number;
   };
   virtualServers?: VirtualServerOut[];
 }

@@ -15,6 +15,8 @@ export interface GlobalResult {
   syncIdFromInstance?: string;
   /** vrrp_strict: accept mode defaults to off. */
   strict: boolean;
+  /** vrrp_rt_priority: SCHED_RR priority of the VRRP thread. */
+  realtimePriority?: number;
 }
 
 export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
@@ -47,6 +49,10 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
     }
     out.ipvs = { ...out.ipvs, timeouts: t };
   }
+
+  const rt = r.last('vrrp_rt_priority');
+  const rtPriority = r.int(rt, 1, 99);
+  if (rtPriority !== undefined) out.realtimePriority = rtPriority;
 
   const garp: GarpOut = {};
   mapGarp(r, garp, 'vrrp_');

@@ -52,6 +52,7 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
   if (Object.keys(scripts).length > 0) vrrp.scripts = scripts;
   if (instances.length > 0) vrrp.instances = instances;
   if (syncGroups.length > 0) vrrp.syncGroups = syncGroups;
+  if (global.realtimePriority !== undefined) vrrp.realtimePriority = global.realtimePriority;
   if (Object.keys(vrrp).length > 0) config.vrrp = vrrp;
 
   // IPVS sync daemon: global lvs_sync_daemon, or the old per-instance lvs_sync_daemon_interface.

@@ -20,7 +20,6 @@ const REASONS: Record<string, string> = {
   vrrp_priority: SCHED,
   checker_priority: SCHED,
   bfd_priority: SCHED,
-  vrrp_rt_priority: SCHED,
   checker_rt_priority: SCHED,
   vrrp_no_swap: SCHED,
   checker_no_swap: SCHED,
