@@ -234,6 +234,35 @@ export class Director implements DirectorPort {
     await this.updateSyncRole();
   }
 
+  /**
+   * Reload: the running engine applies only the difference (instances that did not change keep their
+   * state, timers and VIPs; see VrrpEngine.reconfigure). It starts when there was none and stops when
+   * no instance is left.
+   */
+  private async reconfigureVrrp(): Promise<void> {
+    if (this.config.vrrp.instances.length === 0) {
+      if (this.vrrp !== null) this.log.info('no VRRP instance left: stopping the VRRP engine');
+      await this.vrrp?.stop();
+      this.vrrp = null;
+      this.vrrpError = null;
+      await this.updateSyncRole();
+      return;
+    }
+    if (this.vrrp === null) {
+      await this.startVrrpEngine();
+      return;
+    }
+    try {
+      const s = await this.vrrp.reconfigure(vrrpOptions(this.config));
+      this.log.info({ added: s.added, removed: s.removed, updated: s.updated, restarted: s.restarted }, 'VRRP configuration applied');
+      this.vrrpError = null;
+    } catch (e) {
+      this.vrrpError = e instanceof Error ? e.message : String(e);
+      this.log.error({ err: e }, `VRRP reconfigure failed: ${this.vrrpError}`);
+    }
+    await this.updateSyncRole();
+  }
+
   /** The IPVS sync daemon follows the VRRP role: master while any instance is MASTER, else backup. */
   private async updateSyncRole(): Promise<void> {
     const dp = this.dataplane.dataplane;
@@ -417,14 +446,7 @@ export class Director implements DirectorPort {
       this.loadedAt = nowIso();
       this.reloads++;
       this.reconcileHealth();
-      if (vrrpChanged) {
-        // The engine is rebuilt from the new options; instances that did not change come back in
-        // BACKUP and re-win mastership by priority.
-        this.log.warn('VRRP configuration changed: restarting the VRRP engine');
-        await this.vrrp?.stop();
-        this.vrrp = null;
-        await this.startVrrpEngine();
-      }
+      if (vrrpChanged) await this.reconfigureVrrp();
       await this.loop?.request();
       const message = isEmptyDiff(diff) ? 'no changes' : lines.join('; ');
       this.lastReload = { at: nowIso(), ok: true, message, by };

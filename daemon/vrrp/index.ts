@@ -5,18 +5,19 @@
 //   const vrrp = await startVrrp(options, logger);
 //   vrrp.on('transition', (e) => …);      // every state change of every instance
 //   vrrp.snapshot();                       // latest state (refreshed on transitions and every second)
+//   await vrrp.reconfigure(newOptions);    // reload: only the instances that changed are touched
 //   await vrrp.stop();                     // graceful: priority-0 adverts, VIPs released
 import { EventEmitter } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { normalizeOptions, type NormalizedOptions, type VrrpOptions } from './options.js';
 import { NotifyRunner, type NotifyResult, type NotifyState } from './notify.js';
 import { FileTracker, ScriptTracker } from './track.js';
-import type { FromWorker, ToWorker, TransitionEvent, VrrpSnapshot } from './protocol.js';
+import type { FromWorker, ReconfigureSummary, ToWorker, TransitionEvent, VrrpSnapshot } from './protocol.js';
 import type { VrrpState } from './machine.js';
 
 export type { VrrpOptions, VrrpInstanceOptions, SyncGroupOptions, TrackScriptOptions, GarpOptions, NotifyOptions, VipOptions } from './options.js';
 export { VrrpOptionsError } from './options.js';
-export type { TransitionEvent, VrrpSnapshot, InstanceSnapshot } from './protocol.js';
+export type { TransitionEvent, VrrpSnapshot, InstanceSnapshot, ReconfigureSummary } from './protocol.js';
 export type { VrrpState } from './machine.js';
 
 type LogFn = (obj: Record<string, unknown>, msg: string) => void;
@@ -50,6 +51,13 @@ export interface VrrpEngine {
   setPriorityOffset(instance: string, offset: number): void;
   /** Operator-forced FAULT (maintenance): the instance gives up MASTER with a priority-0 advert. */
   forceFault(instance: string, fault: boolean): void;
+  /**
+   * Applies new options to the running engine: unchanged instances keep running untouched, removed ones
+   * stop as on shutdown, added ones start, a change of priority / tracking weights / notify / garp / sync
+   * group is applied in place, any other change restarts that instance alone. Track scripts and files
+   * follow. Invalid options reject with VrrpOptionsError and change nothing.
+   */
+  reconfigure(options: VrrpOptions): Promise<ReconfigureSummary>;
   /** Graceful stop: priority-0 adverts, VIPs released, notify `stop` hooks run. */
   stop(): Promise<void>;
 }
@@ -60,7 +68,12 @@ class Engine extends EventEmitter implements VrrpEngine {
   private latest: VrrpSnapshot;
   private readonly pending = new Map<number, (s: VrrpSnapshot) => void>();
   private seq = 0;
-  private readonly trackers: { stop(): void }[] = [];
+  /** Running track scripts (by name, with the options they run with) and files (by path). */
+  private readonly scriptTrackers = new Map<string, { spec: string; t: ScriptTracker }>();
+  private readonly fileTrackers = new Map<string, FileTracker>();
+  /** While a reconfigure runs: the options before it (transitions of removed instances still find their notify). */
+  private previous: NormalizedOptions | null = null;
+  private reconfiguring: Promise<unknown> = Promise.resolve();
   private readonly notify: NotifyRunner;
   private readonly groupState = new Map<string, VrrpState>();
   private readonly memberState = new Map<string, VrrpState>();
@@ -74,7 +87,7 @@ class Engine extends EventEmitter implements VrrpEngine {
 
   constructor(
     private readonly worker: Worker,
-    private readonly opts: NormalizedOptions,
+    private opts: NormalizedOptions,
     private readonly log: VrrpLogger,
   ) {
     super();
@@ -116,26 +129,105 @@ class Engine extends EventEmitter implements VrrpEngine {
     this.refresher.unref();
   }
 
-  /** Track scripts and files start once the instances exist. */
+  /** Track scripts and files run for what the instances track (at start, and again after a reconfigure). */
   startTrackers(): void {
     const opts = this.opts;
+    const scripts = new Map<string, string>();
     for (const [name, s] of Object.entries(opts.scripts)) {
-      if (!opts.instances.some((i) => i.trackScripts.some((t) => t.name === name))) continue;
+      if (opts.instances.some((i) => i.trackScripts.some((t) => t.name === name))) scripts.set(name, JSON.stringify(s));
+    }
+    for (const [name, cur] of this.scriptTrackers) {
+      if (scripts.get(name) === cur.spec) continue;
+      cur.t.stop();
+      this.scriptTrackers.delete(name);
+    }
+    for (const [name, spec] of scripts) {
+      const s = opts.scripts[name];
+      if (this.scriptTrackers.has(name) || s === undefined) continue;
       const t = new ScriptTracker(name, s, (n, ok, detail) => {
         this.log.info({ script: n, ok, detail }, `track script ${n} is now ${ok ? 'passing' : 'failing'}`);
         this.post({ type: 'track', kind: 'script', name: n, ok });
       });
       t.start();
-      this.trackers.push(t);
+      this.scriptTrackers.set(name, { spec, t });
     }
     const files = new Set(opts.instances.flatMap((i) => i.trackFiles.map((f) => f.path)));
+    for (const [path, t] of this.fileTrackers) {
+      if (files.has(path)) continue;
+      t.stop();
+      this.fileTrackers.delete(path);
+    }
     for (const path of files) {
+      if (this.fileTrackers.has(path)) continue;
       const t = new FileTracker(path, (p, value) => {
         this.log.info({ file: p, value }, `track file ${p} holds ${value}`);
         this.post({ type: 'track', kind: 'file', name: p, ok: true, value });
       });
       t.start();
-      this.trackers.push(t);
+      this.fileTrackers.set(path, t);
+    }
+  }
+
+  private stopTrackers(): void {
+    for (const { t } of this.scriptTrackers.values()) t.stop();
+    for (const t of this.fileTrackers.values()) t.stop();
+    this.scriptTrackers.clear();
+    this.fileTrackers.clear();
+  }
+
+  reconfigure(options: VrrpOptions): Promise<ReconfigureSummary> {
+    // Validate first: invalid options change nothing.
+    let next: NormalizedOptions;
+    try {
+      next = normalizeOptions(options);
+    } catch (e) {
+      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+    }
+    const run = this.reconfiguring.then(() => this.reconfigureNow(options, next));
+    this.reconfiguring = run.catch(() => undefined);
+    return run;
+  }
+
+  private async reconfigureNow(options: VrrpOptions, next: NormalizedOptions): Promise<ReconfigureSummary> {
+    if (this.stopped !== null || this.exited) throw new Error('the VRRP engine is stopped');
+    if (next.realtimePriority !== this.opts.realtimePriority) this.log.warn({}, 'realtimePriority changed: it takes effect at the next restart');
+    const id = ++this.seq;
+    const reply = new Promise<Extract<FromWorker, { type: 'reconfigured' }>>((resolve, reject) => {
+      const onMsg = (m: FromWorker): void => {
+        if (m.type !== 'reconfigured' || m.id !== id) return;
+        this.worker.off('message', onMsg);
+        this.worker.off('exit', onExit);
+        resolve(m);
+      };
+      const onExit = (): void => {
+        this.worker.off('message', onMsg);
+        reject(new Error('the VRRP worker exited during a reconfigure'));
+      };
+      this.worker.on('message', onMsg);
+      this.worker.once('exit', onExit);
+    });
+    this.previous = this.opts;
+    this.opts = next;
+    try {
+      this.post({ type: 'reconfigure', id, options });
+      const r = await reply;
+      this.latest = r.snapshot;
+      // Forget what removed instances and changed groups last said, so notify follows the new layout.
+      const names = new Set(next.instances.map((i) => i.name));
+      for (const n of [...this.memberState.keys()]) if (!names.has(n)) this.memberState.delete(n);
+      for (const g of [...this.groupState.keys()]) {
+        const before = this.previous.syncGroups.find((x) => x.name === g);
+        const after = next.syncGroups.find((x) => x.name === g);
+        if (after === undefined || JSON.stringify(before?.instances) !== JSON.stringify(after.instances)) this.groupState.delete(g);
+      }
+      for (const i of r.snapshot.instances) if (!this.memberState.has(i.name)) this.memberState.set(i.name, i.state);
+      this.startTrackers();
+      if (r.error !== undefined || r.summary === undefined) throw new Error(`VRRP reconfigure failed: ${r.error ?? 'no summary'}`);
+      const s = r.summary;
+      this.log.info({ added: s.added, removed: s.removed, updated: s.updated, restarted: s.restarted, unchanged: s.unchanged.length }, 'VRRP reconfigured');
+      return s;
+    } finally {
+      this.previous = null;
     }
   }
 
@@ -173,10 +265,10 @@ class Engine extends EventEmitter implements VrrpEngine {
 
   private onTransition(e: TransitionEvent): void {
     this.memberState.set(e.instance, e.to);
-    const inst = this.opts.instances.find((i) => i.name === e.instance);
+    const inst = this.opts.instances.find((i) => i.name === e.instance) ?? this.previous?.instances.find((i) => i.name === e.instance);
     if (inst !== undefined) this.notify.run('INSTANCE', e.instance, toNotify(e.to), e.priority, inst.notify);
     // A group changes state when all of its members agree on the new one.
-    const g = this.opts.syncGroups.find((x) => x.name === e.group);
+    const g = this.opts.syncGroups.find((x) => x.name === e.group) ?? this.previous?.syncGroups.find((x) => x.name === e.group);
     if (g !== undefined && g.instances.every((n) => this.memberState.get(n) === e.to) && this.groupState.get(g.name) !== e.to) {
       this.groupState.set(g.name, e.to);
       this.notify.run('GROUP', g.name, toNotify(e.to), 0, g.notify ?? {});
@@ -215,7 +307,8 @@ class Engine extends EventEmitter implements VrrpEngine {
 
   stop(): Promise<void> {
     this.stopped ??= (async () => {
-      for (const t of this.trackers) t.stop();
+      await this.reconfiguring;
+      this.stopTrackers();
       clearInterval(this.refresher);
       if (!this.exited) {
         const done = new Promise<void>((resolve) => {

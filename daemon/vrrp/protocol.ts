@@ -1,5 +1,6 @@
 // Messages between the main-thread facade (index.ts) and the VRRP worker (worker.ts).
 import type { VrrpState } from './machine.js';
+import type { VrrpOptions } from './options.js';
 
 export interface TransitionEvent {
   instance: string;
@@ -57,6 +58,8 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 export type ToWorker =
   | { type: 'stop' }
+  /** Apply new options (already validated by the facade) to the running instances. */
+  | { type: 'reconfigure'; id: number; options: VrrpOptions }
   | { type: 'snapshot'; id: number }
   | { type: 'track'; kind: 'script' | 'file'; name: string; ok: boolean; value?: number }
   | { type: 'priorityOffset'; instance: string; offset: number }
@@ -68,4 +71,16 @@ export type FromWorker =
   | { type: 'log'; level: LogLevel; msg: string; fields: Record<string, unknown> }
   | { type: 'snapshot'; id: number; snapshot: VrrpSnapshot }
   | { type: 'stopped' }
+  | { type: 'reconfigured'; id: number; snapshot: VrrpSnapshot; summary?: ReconfigureSummary; error?: string }
   | { type: 'fatal'; message: string };
+
+/** What a reconfigure did, by instance name. */
+export interface ReconfigureSummary {
+  unchanged: string[];
+  /** Changed in place (priority, tracking weights, notify, garp, sync group). */
+  updated: string[];
+  /** Stopped and started again (any other change). */
+  restarted: string[];
+  added: string[];
+  removed: string[];
+}

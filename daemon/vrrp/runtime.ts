@@ -7,7 +7,7 @@ import { encodeAdvert, AUTH_PASS, type Advert } from './packet.js';
 import { validateAdvert, type InstanceView } from './validate.js';
 import { applyTracking, type TrackedState } from './tracking.js';
 import type { NormalizedInstance, NormalizedOptions } from './options.js';
-import type { InstanceSnapshot, LogLevel, TransitionEvent, VrrpSnapshot } from './protocol.js';
+import type { InstanceSnapshot, LogLevel, ReconfigureSummary, TransitionEvent, VrrpSnapshot } from './protocol.js';
 import { formatIP, parseIP } from '../net/addr.js';
 import type { IfAddress, LinkInfo } from '../net/rtnl.js';
 import type { ReceivedPacket, VrrpSocketOptions, VrrpTransport } from '../net/vrrp-socket.js';
@@ -59,15 +59,34 @@ interface Inst {
   timerLateMs: number;
 }
 
+/** Fields that can change on a running instance without restarting it. */
+const IN_PLACE_FIELDS = new Set(['priority', 'trackInterfaces', 'trackScripts', 'trackFiles', 'notify', 'garp', 'group']);
+
+/** True when only in-place fields differ (and the address owner, 255, is neither side: it starts as MASTER). */
+export function inPlaceChange(a: NormalizedInstance, b: NormalizedInstance): boolean {
+  if (a.priority === 255 || b.priority === 255) return a.priority === b.priority && sameExcept(a, b);
+  return sameExcept(a, b);
+}
+
+function sameExcept(a: NormalizedInstance, b: NormalizedInstance): boolean {
+  const strip = (x: NormalizedInstance): string =>
+    JSON.stringify(Object.fromEntries(Object.entries(x).filter(([k]) => !IN_PLACE_FIELDS.has(k)).sort(([k1], [k2]) => k1.localeCompare(k2))));
+  return strip(a) === strip(b);
+}
+
 export class VrrpRuntime {
   private readonly insts = new Map<string, Inst>();
   private readonly logGate = new Map<string, { at: number; suppressed: number }>();
   private readonly links = new Map<number, LinkInfo>();
   private readonly loopDelay = monitorEventLoopDelay({ resolution: 1 });
   private stopping = false;
+  /** Set while instances added by reconfigure start: their startup transitions do not move their sync group. */
+  private quietSync = false;
+  /** Latest result of every track script and file, so an instance added by reconfigure starts from it. */
+  private readonly trackResults = new Map<string, { ok: boolean; value?: number }>();
 
   constructor(
-    private readonly opts: NormalizedOptions,
+    private opts: NormalizedOptions,
     private readonly io: RuntimeIo,
     private readonly hooks: RuntimeHooks,
     private readonly now: () => number = () => performance.now(),
@@ -76,85 +95,7 @@ export class VrrpRuntime {
   async start(): Promise<void> {
     this.loopDelay.enable();
     for (const l of await this.io.links()) this.links.set(l.index, l);
-    const byName = (n: string): LinkInfo | undefined => [...this.links.values()].find((l) => l.name === n);
-    for (const o of this.opts.instances) {
-      const link = byName(o.interface);
-      const ifindex = link?.index ?? 0;
-      const addrs = ifindex > 0 ? await this.io.addresses(ifindex) : [];
-      const vipBytes = o.vips.map((v) => parseIP(v.address));
-      const isVip = (a: Buffer): boolean => vipBytes.some((v) => v.equals(a));
-      let src: Buffer | null = null;
-      if (o.unicastSrcIp !== undefined) src = parseIP(o.unicastSrcIp);
-      else if (o.family === 4) src = addrs.find((a) => a.family === 4 && !isVip(a.address))?.address ?? null;
-      else src = addrs.find((a) => a.family === 6 && a.address[0] === 0xfe && ((a.address[1] ?? 0) & 0xc0) === 0x80)?.address ?? null;
-      const peers = o.unicastPeers.map(parseIP);
-      const view: InstanceView = {
-        family: o.family,
-        version: o.version,
-        vrid: o.vrid,
-        intervalCs: o.intervalCs,
-        ownAddresses: addrs.filter((a) => a.family === o.family && !isVip(a.address)).map((a) => a.address),
-        unicastPeers: peers,
-        vips: vipBytes,
-      };
-      if (o.authPass !== undefined) view.authPass = o.authPass;
-      if (src !== null && !view.ownAddresses.some((a) => Buffer.compare(a, src) === 0)) view.ownAddresses.push(src);
-      const inst: Inst = {
-        o,
-        m: createMachine({ version: o.version, intervalCs: o.intervalCs, preempt: o.preempt, preemptDelayMs: o.preemptDelayMs, primaryAddress: src ?? Buffer.alloc(o.family === 4 ? 4 : 16) }, o.priority),
-        ifindex,
-        src,
-        dsts: peers.length > 0 ? peers : [GROUP[o.family]],
-        view,
-        socket: null,
-        timer: null,
-        vipChain: Promise.resolve(),
-        vipsHeld: false,
-        garpTimers: [],
-        rx: 0,
-        tx: 0,
-        txErrors: 0,
-        drops: {},
-        tracked: new Map(),
-        offset: 0,
-        forcedFault: false,
-        faultReasons: [],
-        last: null,
-        timerLateMs: 0,
-      };
-      for (const t of o.trackInterfaces) {
-        inst.tracked.set(`interface:${t.name}`, { kind: 'interface', name: t.name, weight: t.weight, ok: byName(t.name)?.up ?? false });
-      }
-      // Scripts count as passing until their first result; files as 0 until read (keepalived alike).
-      for (const t of o.trackScripts) inst.tracked.set(`script:${t.name}`, { kind: 'script', name: t.name, weight: t.weight, ok: true });
-      for (const t of o.trackFiles) inst.tracked.set(`file:${t.path}`, { kind: 'file', name: t.path, weight: t.weight, ok: true, value: 0 });
-      this.insts.set(o.name, inst);
-      // A VIP left behind by an earlier crash of this node must not stay up while we start as Backup.
-      if (ifindex > 0) {
-        for (const v of o.vips) {
-          const dev = byName(v.dev)?.index ?? ifindex;
-          if (await this.io.delAddress(dev, v.cidr)) this.log('info', inst, 'removed a stale VIP left from an earlier run', { vip: v.cidr });
-        }
-      }
-      for (const v of o.vips) {
-        try {
-          this.io.prepareAnnounce?.(v.dev, o.family);
-        } catch (e) {
-          this.log('warn', inst, `cannot prepare gratuitous ARP/NA on ${v.dev}`, { err: e instanceof Error ? e.message : String(e) });
-        }
-      }
-      if (ifindex > 0) {
-        inst.socket = this.io.openSocket(
-          { family: o.family, ifname: o.interface, ifindex, multicast: peers.length === 0 },
-          (p) => {
-            this.receive(inst, p);
-          },
-          (e) => {
-            this.log('error', inst, 'VRRP socket error', { err: e.message });
-          },
-        );
-      }
-    }
+    for (const o of this.opts.instances) await this.addInstance(o);
     this.io.watchLinks((l, deleted) => {
       this.onLink(l, deleted);
     });
@@ -164,8 +105,90 @@ export class VrrpRuntime {
     }
   }
 
+  private byName(n: string): LinkInfo | undefined {
+    return [...this.links.values()].find((l) => l.name === n);
+  }
+
+  /** Sets one instance up (addresses, socket, tracking) in INIT; the caller feeds it `startup`. */
+  private async addInstance(o: NormalizedInstance): Promise<Inst> {
+    const byName = (n: string): LinkInfo | undefined => this.byName(n);
+    const link = byName(o.interface);
+    const ifindex = link?.index ?? 0;
+    const addrs = ifindex > 0 ? await this.io.addresses(ifindex) : [];
+    const vipBytes = o.vips.map((v) => parseIP(v.address));
+    const isVip = (a: Buffer): boolean => vipBytes.some((v) => v.equals(a));
+    let src: Buffer | null = null;
+    if (o.unicastSrcIp !== undefined) src = parseIP(o.unicastSrcIp);
+    else if (o.family === 4) src = addrs.find((a) => a.family === 4 && !isVip(a.address))?.address ?? null;
+    else src = addrs.find((a) => a.family === 6 && a.address[0] === 0xfe && ((a.address[1] ?? 0) & 0xc0) === 0x80)?.address ?? null;
+    const peers = o.unicastPeers.map(parseIP);
+    const view: InstanceView = {
+      family: o.family,
+      version: o.version,
+      vrid: o.vrid,
+      intervalCs: o.intervalCs,
+      ownAddresses: addrs.filter((a) => a.family === o.family && !isVip(a.address)).map((a) => a.address),
+      unicastPeers: peers,
+      vips: vipBytes,
+    };
+    if (o.authPass !== undefined) view.authPass = o.authPass;
+    if (src !== null && !view.ownAddresses.some((a) => Buffer.compare(a, src) === 0)) view.ownAddresses.push(src);
+    const inst: Inst = {
+      o,
+      m: createMachine({ version: o.version, intervalCs: o.intervalCs, preempt: o.preempt, preemptDelayMs: o.preemptDelayMs, primaryAddress: src ?? Buffer.alloc(o.family === 4 ? 4 : 16) }, o.priority),
+      ifindex,
+      src,
+      dsts: peers.length > 0 ? peers : [GROUP[o.family]],
+      view,
+      socket: null,
+      timer: null,
+      vipChain: Promise.resolve(),
+      vipsHeld: false,
+      garpTimers: [],
+      rx: 0,
+      tx: 0,
+      txErrors: 0,
+      drops: {},
+      tracked: new Map(),
+      offset: 0,
+      forcedFault: false,
+      faultReasons: [],
+      last: null,
+      timerLateMs: 0,
+    };
+    inst.tracked = this.trackedFor(o);
+    this.insts.set(o.name, inst);
+    // A VIP left behind by an earlier crash of this node must not stay up while we start as Backup.
+    if (ifindex > 0) {
+      for (const v of o.vips) {
+        const dev = byName(v.dev)?.index ?? ifindex;
+        if (await this.io.delAddress(dev, v.cidr)) this.log('info', inst, 'removed a stale VIP left from an earlier run', { vip: v.cidr });
+      }
+    }
+    for (const v of o.vips) {
+      try {
+        this.io.prepareAnnounce?.(v.dev, o.family);
+      } catch (e) {
+        this.log('warn', inst, `cannot prepare gratuitous ARP/NA on ${v.dev}`, { err: e instanceof Error ? e.message : String(e) });
+      }
+    }
+    if (ifindex > 0) {
+      inst.socket = this.io.openSocket(
+        { family: o.family, ifname: o.interface, ifindex, multicast: peers.length === 0 },
+        (p) => {
+          this.receive(inst, p);
+        },
+        (e) => {
+          this.log('error', inst, 'VRRP socket error', { err: e.message });
+        },
+      );
+    }
+    return inst;
+  }
+
   /** Tracking results from the main thread (scripts, files). */
   track(kind: 'script' | 'file', name: string, ok: boolean, value?: number): void {
+    this.trackResults.set(`${kind}:${name}`, value === undefined ? { ok } : { ok, value });
     for (const inst of this.insts.values()) {
       const t = inst.tracked.get(`${kind}:${name}`);
       if (t === undefined) continue;
@@ -173,6 +196,112 @@ export class VrrpRuntime {
       if (value !== undefined) t.value = value;
       this.retrack(inst);
     }
+  }
+
+  /**
+   * The tracked objects of an instance with their current state: kept from `previous` where the same
+   * object was tracked already, else the link state / last track result. Scripts count as passing until
+   * their first result; files as 0 until read (keepalived alike).
+   */
+  private trackedFor(o: NormalizedInstance, previous?: Map<string, TrackedState>): Map<string, TrackedState> {
+    const out = new Map<string, TrackedState>();
+    const keep = (key: string, fresh: TrackedState): void => {
+      const p = previous?.get(key);
+      out.set(key, p === undefined ? fresh : { ...p, weight: fresh.weight });
+    };
+    for (const t of o.trackInterfaces) keep(`interface:${t.name}`, { kind: 'interface', name: t.name, weight: t.weight, ok: this.byName(t.name)?.up ?? false });
+    for (const t of o.trackScripts) {
+      const r = this.trackResults.get(`script:${t.name}`);
+      keep(`script:${t.name}`, { kind: 'script', name: t.name, weight: t.weight, ok: r?.ok ?? true });
+    }
+    for (const t of o.trackFiles) {
+      const r = this.trackResults.get(`file:${t.path}`);
+      keep(`file:${t.path}`, { kind: 'file', name: t.path, weight: t.weight, ok: true, value: r?.value ?? 0 });
+    }
+    return out;
+  }
+
+  /**
+   * Applies new options with as little disturbance as possible: an instance whose options are the same
+   * keeps running untouched; a removed one stops as on shutdown (priority-0 advert, VIPs released); an
+   * added one starts as at startup; one whose change is only priority, tracking weights, notify, garp
+   * or sync group is updated in place (a priority change is an ordinary RFC 5798 event: a master
+   * re-advertises at once and a better backup preempts); any other change restarts that instance alone.
+   */
+  async reconfigure(next: NormalizedOptions): Promise<ReconfigureSummary> {
+    if (this.stopping) throw new Error('the VRRP runtime is stopping');
+    const summary: ReconfigureSummary = { unchanged: [], updated: [], restarted: [], added: [], removed: [] };
+    const wanted = new Map(next.instances.map((o) => [o.name, o]));
+    const toStop: Inst[] = [];
+    const inPlace: [Inst, NormalizedInstance][] = [];
+    for (const inst of this.insts.values()) {
+      const o = wanted.get(inst.o.name);
+      if (o === undefined) {
+        toStop.push(inst);
+        summary.removed.push(inst.o.name);
+      } else if (JSON.stringify(o) === JSON.stringify(inst.o)) summary.unchanged.push(o.name);
+      else if (inPlaceChange(inst.o, o)) inPlace.push([inst, o]);
+      else {
+        toStop.push(inst);
+        summary.restarted.push(o.name);
+      }
+    }
+    this.opts = next;
+    for (const inst of toStop) await this.stopInstance(inst, summary.removed.includes(inst.o.name) ? 'removed by reload' : 'restarted by reload');
+    for (const [inst, o] of inPlace) {
+      const garpChanged = JSON.stringify(o.garp) !== JSON.stringify(inst.o.garp);
+      inst.tracked = this.trackedFor(o, inst.tracked);
+      inst.o = o;
+      this.log('info', inst, 'options changed: applied in place', { priority: o.priority });
+      this.retrack(inst);
+      // A running refresh uses the settings it started with: re-arm it with the new ones (no extra burst).
+      if (garpChanged && inst.m.state === 'MASTER') {
+        this.cancelGarp(inst);
+        this.garpRefresh(inst);
+      }
+      summary.updated.push(o.name);
+    }
+    const started: Inst[] = [];
+    for (const o of next.instances) {
+      if (this.insts.has(o.name)) continue;
+      started.push(await this.addInstance(o));
+      if (!summary.restarted.includes(o.name)) summary.added.push(o.name);
+    }
+    // A new member of a sync group must not drag the running members to BACKUP as it starts: it starts
+    // on its own and then follows the group (a FAULT of its own still takes the group to FAULT).
+    this.quietSync = true;
+    try {
+      for (const inst of started) {
+        this.retrack(inst);
+        this.feed(inst, { type: 'startup' });
+      }
+    } finally {
+      this.quietSync = false;
+    }
+    for (const inst of started) {
+      const g = inst.o.group;
+      if (g === undefined) continue;
+      const others = [...this.insts.values()].filter((x) => x !== inst && x.o.group === g && !started.includes(x));
+      if (inst.m.state === 'FAULT') for (const x of others) this.feed(x, { type: 'sync', state: 'FAULT' });
+      else if (others.some((x) => x.m.state === 'MASTER')) this.feed(inst, { type: 'sync', state: 'MASTER' });
+    }
+    // Results of scripts and files nobody tracks any more are forgotten (a re-added one starts afresh).
+    const tracked = new Set(next.instances.flatMap((o) => [...o.trackScripts.map((t) => `script:${t.name}`), ...o.trackFiles.map((t) => `file:${t.path}`)]));
+    for (const k of this.trackResults.keys()) if (!tracked.has(k)) this.trackResults.delete(k);
+    return summary;
+  }
+
+  /** Stops one instance as on shutdown (priority-0 advert from a master, VIPs released) and forgets it. */
+  private async stopInstance(inst: Inst, why: string): Promise<void> {
+    this.log('info', inst, `stopping: ${why}`, {});
+    this.cancelGarp(inst);
+    this.feed(inst, { type: 'shutdown' });
+    await inst.vipChain;
+    if (inst.timer !== null) clearTimeout(inst.timer);
+    inst.timer = null;
+    inst.socket?.close();
+    inst.socket = null;
+    this.insts.delete(inst.o.name);
   }
 
   setPriorityOffset(name: string, offset: number): void {
@@ -293,7 +422,7 @@ export class VrrpRuntime {
       }
     }
     // Sync group: the other members follow (keepalived vrrp_sync_group).
-    if (inst.o.group !== undefined && !this.stopping) {
+    if (inst.o.group !== undefined && !this.stopping && !this.quietSync) {
       for (const s of synced) {
         for (const other of this.insts.values()) {
           if (other !== inst && other.o.group === inst.o.group && other.m.state !== s) this.feed(other, { type: 'sync', state: s });
@@ -348,34 +477,41 @@ export class VrrpRuntime {
   /** First burst right after the VIPs are up, a second after masterDelay, then refreshes (keepalived's vrrp_garp_*). */
   private garp(inst: Inst): void {
     const g = inst.o.garp;
-    const burst = (count: number): void => {
-      if (inst.m.state !== 'MASTER') return;
-      const once = (): void => {
-        for (const v of inst.o.vips) {
-          const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
-          try {
-            this.io.announce(v.dev, dev, parseIP(v.address));
-          } catch (e) {
-            this.logLimited('warn', inst, `gratuitous ARP/NA failed: ${e instanceof Error ? e.message : String(e)}`, 'garp', parseIP(v.address));
-          }
+    void inst.vipChain.then(() => {
+      this.garpBurst(inst, g.masterRepeat);
+      if (g.masterDelayMs > 0) inst.garpTimers.push(setTimeout(() => { this.garpBurst(inst, g.masterRepeat); }, g.masterDelayMs));
+      this.garpRefresh(inst);
+    });
+  }
+
+  private garpBurst(inst: Inst, count: number): void {
+    if (inst.m.state !== 'MASTER') return;
+    const g = inst.o.garp;
+    const once = (): void => {
+      for (const v of inst.o.vips) {
+        const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
+        try {
+          this.io.announce(v.dev, dev, parseIP(v.address));
+        } catch (e) {
+          this.logLimited('warn', inst, `gratuitous ARP/NA failed: ${e instanceof Error ? e.message : String(e)}`, 'garp', parseIP(v.address));
         }
-      };
-      for (let i = 0; i < count; i++) {
-        if (i === 0 || g.intervalMs === 0) once();
-        else inst.garpTimers.push(setTimeout(once, i * g.intervalMs));
       }
     };
-    void inst.vipChain.then(() => {
-      burst(g.masterRepeat);
-      if (g.masterDelayMs > 0) inst.garpTimers.push(setTimeout(() => { burst(g.masterRepeat); }, g.masterDelayMs));
-      if (g.masterRefreshMs > 0) {
-        const refresh = (): void => {
-          burst(g.masterRefreshRepeat);
-          inst.garpTimers.push(setTimeout(refresh, g.masterRefreshMs));
-        };
-        inst.garpTimers.push(setTimeout(refresh, g.masterRefreshMs));
-      }
-    });
+    for (let i = 0; i < count; i++) {
+      if (i === 0 || g.intervalMs === 0) once();
+      else inst.garpTimers.push(setTimeout(once, i * g.intervalMs));
+    }
+  }
+
+  /** vrrp_garp_master_refresh: re-announce every masterRefreshMs while master. */
+  private garpRefresh(inst: Inst): void {
+    const g = inst.o.garp;
+    if (g.masterRefreshMs <= 0) return;
+    const refresh = (): void => {
+      this.garpBurst(inst, g.masterRefreshRepeat);
+      inst.garpTimers.push(setTimeout(refresh, g.masterRefreshMs));
+    };
+    inst.garpTimers.push(setTimeout(refresh, g.masterRefreshMs));
   }
 
   /** Graceful stop: priority-0 advert from masters, VIPs released, sockets closed. */

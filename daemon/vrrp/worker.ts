@@ -31,15 +31,32 @@ const rt = new VrrpRuntime(options, hostIo(), {
   },
 });
 
+let reconfiguring: Promise<void> = Promise.resolve();
+
 port.on('message', (m: ToWorker) => {
   try {
     switch (m.type) {
       case 'stop':
-        void rt.stop().then(() => {
+        void reconfiguring.then(() => rt.stop()).then(() => {
           post({ type: 'stopped' });
           port.close();
         });
         break;
+      case 'reconfigure': {
+        const id = m.id;
+        // One at a time (the facade serializes too); a failure is reported, never thrown away.
+        reconfiguring = reconfiguring.then(() =>
+          rt.reconfigure(normalizeOptions(m.options)).then(
+            (summary) => {
+              post({ type: 'reconfigured', id, snapshot: rt.snapshot(), summary });
+            },
+            (e: unknown) => {
+              post({ type: 'reconfigured', id, snapshot: rt.snapshot(), error: e instanceof Error ? e.message : String(e) });
+            },
+          ),
+        );
+        break;
+      }
       case 'snapshot':
         post({ type: 'snapshot', id: m.id, snapshot: rt.snapshot() });
         break;

@@ -121,3 +121,45 @@ test('100 reloads with alternating configs under continuous traffic: no failed r
   writeFileSync(d1.configPath, original);
   d1.process?.kill('SIGHUP');
 });
+
+test('a reload that adds a VRRP instance starts it while the running one stays MASTER (no transition); removing it releases its VIP', async () => {
+  const d1 = lab.director('d1');
+  const log = (): string[] => readFileSync(join(d1.dir, 'lvsd.log'), 'utf8').split('\n');
+  const entering = (instance: string): number => log().filter((l) => l.includes('"msg":"Entering ') && l.includes(`"instance":"${instance}"`)).length;
+  const reloadsDone = (): number => log().filter((l) => l.includes('"msg":"reload done"') || l.includes('"msg":"reload: no changes"')).length;
+  const eth0 = async (): Promise<string> => (await d1.ns.exec('ip', ['-o', 'addr', 'show', 'dev', 'eth0'])).stdout;
+  const reload = async (text: string): Promise<void> => {
+    const done = reloadsDone();
+    writeFileSync(d1.configPath, text);
+    d1.process?.kill('SIGHUP');
+    await until('the reload', () => Promise.resolve(reloadsDone() > done), 10_000);
+  };
+  // The previous test's last reload may still be in flight.
+  await sleep(1000);
+  await until('d1 to hold the VIP', async () => JSON.stringify(await lab.vipHolders()) === '["d1"]');
+  const original = readFileSync(d1.configPath, 'utf8');
+  const extra = `    - name: VI_EXTRA
+      interface: eth0
+      virtualRouterId: 61
+      priority: 120
+      version: 3
+      advertInterval: 100ms
+      virtualIpaddresses:
+        - 10.77.0.101/24
+`;
+  const withExtra = original.replace('virtualServers:\n', `${extra}virtualServers:\n`);
+  assert.notEqual(withExtra, original);
+  const webBefore = entering('VI_WEB');
+  await reload(withExtra);
+  await until('VI_EXTRA to become MASTER', () => Promise.resolve(entering('VI_EXTRA') >= 2 && log().some((l) => l.includes('"instance":"VI_EXTRA"') && l.includes('"msg":"Entering MASTER'))), 10_000);
+  await until('10.77.0.101 on d1', async () => (await eth0()).includes('10.77.0.101/24'), 5_000);
+  assert.equal(entering('VI_WEB'), webBefore, 'VI_WEB made no transition');
+  assert.deepEqual(await lab.vipHolders(), ['d1']);
+
+  await reload(original);
+  await until('10.77.0.101 released', async () => !(await eth0()).includes('10.77.0.101/24'), 5_000);
+  assert.ok(log().some((l) => l.includes('"instance":"VI_EXTRA"') && l.includes('"msg":"Entering INIT')), 'VI_EXTRA stopped');
+  await sleep(500);
+  assert.equal(entering('VI_WEB'), webBefore, 'VI_WEB made no transition');
+  assert.deepEqual(await lab.vipHolders(), ['d1']);
+});

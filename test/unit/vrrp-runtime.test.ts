@@ -14,6 +14,8 @@ interface Host {
   calls: string[];
   transitions: TransitionEvent[];
   logs: string[];
+  /** Every advert sent, as "vrid:priority" (bytes 1 and 2 of the VRRP header). */
+  sent: string[];
   setLink(up: boolean): void;
 }
 
@@ -27,6 +29,7 @@ class FakeSegment {
       calls,
       transitions: [],
       logs: [],
+      sent: [],
       setLink: (up) => {
         linkCb?.({ index: 2, name: 'eth0', up, mac: null }, false);
       },
@@ -49,6 +52,7 @@ class FakeSegment {
           this.sockets.add(me);
           return {
             send: (payload, dst) => {
+              h.sent.push(`${payload[1] ?? -1}:${payload[2] ?? -1}`);
               if (dropOutgoing()) return;
               for (const s of this.sockets) {
                 if (s === me) continue;
@@ -185,4 +189,103 @@ test('runtime: an instance whose interface does not exist starts in FAULT and sa
   r.forceFault('VI_1', false);
   await until('VI_1 master again', () => stateOf(a, 'VI_1') === 'MASTER');
   await r.stop();
+});
+
+const inst = (name: string, vrid: number, priority: number, vip: string): VrrpInstanceOptions => ({
+  name, interface: 'eth0', vrid, priority, advertIntervalMs: 50, vips: [vip], garp: { masterDelayMs: 0, masterRepeat: 1 },
+});
+
+test('runtime reconfigure: an unchanged instance keeps MASTER, timers and counters; a removed one sends priority 0 and releases its VIP; an added one starts', { timeout: 20_000 }, async () => {
+  const seg = new FakeSegment();
+  const a = seg.host('10.0.0.1');
+  const b = seg.host('10.0.0.2');
+  const ra = runtime(a, { priority: 150 }, { instances: [inst('VI_1', 51, 150, '10.0.0.100/24'), inst('VI_2', 52, 150, '10.0.0.101/24')] });
+  const rb = runtime(b, { priority: 100 }, { instances: [inst('VI_2', 52, 100, '10.0.0.101/24')] });
+  await ra.start();
+  await rb.start();
+  await until('A master of both', () => stateOf(a, 'VI_1') === 'MASTER' && stateOf(a, 'VI_2') === 'MASTER');
+  await until('B backup of VI_2', () => stateOf(b, 'VI_2') === 'BACKUP');
+  await new Promise((r) => setTimeout(r, 200));
+  const before = ra.snapshot().instances.find((i) => i.name === 'VI_1');
+  assert.ok(before !== undefined);
+  const transitionsBefore = a.transitions.filter((t) => t.instance === 'VI_1').length;
+  const callsBefore = a.calls.length;
+  const sentBefore = a.sent.length;
+
+  const summary = await ra.reconfigure(normalizeOptions({ instances: [inst('VI_1', 51, 150, '10.0.0.100/24'), inst('VI_3', 53, 120, '10.0.0.103/24')] }));
+  assert.deepEqual(summary, { unchanged: ['VI_1'], updated: [], restarted: [], added: ['VI_3'], removed: ['VI_2'] });
+
+  // VI_2: priority-0 advert, VIP released, and B takes over after Skew_Time rather than Master_Down_Interval.
+  assert.ok(a.sent.slice(sentBefore).includes('52:0'), `adverts sent: ${a.sent.slice(sentBefore).join(' ')}`);
+  assert.ok(a.calls.slice(callsBefore).includes('del 10.0.0.101/24'));
+  assert.equal(stateOf(a, 'VI_2'), 'INIT');
+  await until('B master of VI_2', () => stateOf(b, 'VI_2') === 'MASTER', 1000);
+  // VI_3 starts like at startup (alone on its VRID: master after Master_Down_Interval).
+  await until('VI_3 master', () => stateOf(a, 'VI_3') === 'MASTER');
+  assert.ok(a.calls.includes('add 10.0.0.103/24'));
+  await new Promise((r) => setTimeout(r, 300));
+  // VI_1 never moved, its adverts kept their cadence (its Adver_Timer was not reset), counters continued.
+  assert.equal(a.transitions.filter((t) => t.instance === 'VI_1').length, transitionsBefore);
+  assert.ok(!a.sent.slice(sentBefore).includes('51:0'));
+  const after = ra.snapshot().instances.find((i) => i.name === 'VI_1');
+  assert.equal(after?.state, 'MASTER');
+  assert.deepEqual(after.lastTransition, before.lastTransition);
+  assert.ok(after.counters.advertsSent > before.counters.advertsSent + 5, `adverts ${before.counters.advertsSent} → ${after.counters.advertsSent}`);
+  assert.ok(!a.calls.slice(callsBefore).some((c) => c.includes('10.0.0.100')), 'VI_1 VIP untouched');
+  assert.deepEqual(ra.snapshot().instances.map((i) => i.name), ['VI_1', 'VI_3']);
+  await ra.stop();
+  await rb.stop();
+});
+
+test('runtime reconfigure: a priority change applies in place; the master stays MASTER unless the new priority loses the election', { timeout: 20_000 }, async () => {
+  const seg = new FakeSegment();
+  const a = seg.host('10.0.0.1');
+  const b = seg.host('10.0.0.2');
+  const ra = runtime(a, { priority: 150 });
+  const rb = runtime(b, { priority: 100 });
+  await ra.start();
+  await rb.start();
+  await until('A master', () => stateOf(a) === 'MASTER');
+  await until('B backup', () => stateOf(b) === 'BACKUP');
+  const n = a.transitions.length;
+  const sentBefore = a.sent.length;
+  const opts = (priority: number) => normalizeOptions({ instances: [{ ...inst('VI_1', 51, priority, '10.0.0.100/24'), garp: { masterDelayMs: 0, masterRepeat: 2 } }] });
+  let s = await ra.reconfigure(opts(120));
+  assert.deepEqual(s.updated, ['VI_1']);
+  // The new priority is advertised at once, without leaving MASTER.
+  assert.equal(a.sent.at(sentBefore), '51:120');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(a.transitions.length, n);
+  assert.equal(ra.snapshot().instances[0]?.priority, 120);
+  assert.equal(ra.snapshot().instances[0]?.state, 'MASTER');
+  // Below the backup's 100: an ordinary election, B preempts and A becomes BACKUP.
+  s = await ra.reconfigure(opts(50));
+  assert.deepEqual(s.updated, ['VI_1']);
+  await until('B master', () => stateOf(b) === 'MASTER');
+  await until('A backup', () => stateOf(a) === 'BACKUP');
+  assert.ok(a.transitions.slice(n).every((t) => t.from === 'MASTER' && t.to === 'BACKUP' && t.reason.includes('higher priority')));
+  await ra.stop();
+  await rb.stop();
+});
+
+test('runtime reconfigure: another change (VIPs) restarts just that instance; a new sync group member follows the running master', { timeout: 20_000 }, async () => {
+  const seg = new FakeSegment();
+  const a = seg.host('10.0.0.1');
+  const ra = runtime(a, { priority: 150 }, { instances: [inst('VI_1', 51, 150, '10.0.0.100/24'), inst('VI_2', 52, 150, '10.0.0.101/24')] });
+  await ra.start();
+  await until('both master', () => stateOf(a, 'VI_1') === 'MASTER' && stateOf(a, 'VI_2') === 'MASTER');
+  const n1 = a.transitions.filter((t) => t.instance === 'VI_1').length;
+  const s = await ra.reconfigure(normalizeOptions({
+    instances: [inst('VI_1', 51, 150, '10.0.0.100/24'), inst('VI_2', 52, 150, '10.0.0.102/24'), inst('VI_4', 54, 150, '10.0.0.104/24')],
+    syncGroups: [{ name: 'G', instances: ['VI_1', 'VI_4'] }],
+  }));
+  assert.deepEqual(s, { unchanged: [], updated: ['VI_1'], restarted: ['VI_2'], added: ['VI_4'], removed: [] });
+  assert.ok(a.calls.includes('del 10.0.0.101/24'));
+  // VI_4 joined G, whose VI_1 is MASTER: it follows at once, and VI_1 was not dragged to BACKUP.
+  assert.equal(stateOf(a, 'VI_4'), 'MASTER');
+  assert.ok(a.transitions.some((t) => t.instance === 'VI_4' && t.reason.includes('sync group')));
+  await until('VI_2 master again', () => stateOf(a, 'VI_2') === 'MASTER');
+  assert.ok(a.calls.includes('add 10.0.0.102/24'));
+  assert.equal(a.transitions.filter((t) => t.instance === 'VI_1').length, n1);
+  await ra.stop();
 });
