@@ -5,7 +5,7 @@
 // It implements the API's DirectorPort, so the panel, the CLI and /metrics all see one source.
 import { EventEmitter } from 'node:events';
 import { createHash } from 'node:crypto';
-import { rename, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { loadConfigText } from '../config/load.js';
 import { formatError } from '../config/errors.js';
@@ -397,10 +397,14 @@ export class Director implements DirectorPort {
   async applyConfig(text: string, by: string): Promise<ApplyResult> {
     const { config, check } = this.check(text);
     if (config === null) return { ok: false, errors: check.errors, hash: sha256(this.configText), changes: [] };
-    // The file on disk is the source of truth for restarts: write it (atomically) before reloading.
-    const tmp = `${this.config.source}.tmp-${process.pid}`;
-    await writeFile(tmp, text, { mode: 0o640 });
-    await rename(tmp, this.config.source);
+    // The file on disk is the source of truth for restarts: write it (atomically) before reloading —
+    // unless it already says this (`lvsd reload` sends the file's own text), so its mode stays the operator's.
+    const onDisk = await readFile(this.config.source, 'utf8').catch(() => null);
+    if (onDisk !== text) {
+      const tmp = `${this.config.source}.tmp-${process.pid}`;
+      await writeFile(tmp, text, { mode: 0o640 });
+      await rename(tmp, this.config.source);
+    }
     const previous = this.configText;
     const diff = await this.reloadWith(config, text, by);
     this.previousTexts.push(previous);
