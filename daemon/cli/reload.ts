@@ -7,7 +7,8 @@ import { LocalApiError, localRequest } from '../api/local-client.js';
 import { formatError } from '../config/errors.js';
 import { loadConfig } from '../config/load.js';
 import { EXIT, UsageError, parse, type Command } from './command.js';
-import { findLocalDaemon } from './local.js';
+import { existsSync } from 'node:fs';
+import { DEFAULT_CONFIG } from './local.js';
 
 export const reloadCommand: Command = {
   name: 'reload',
@@ -15,14 +16,15 @@ export const reloadCommand: Command = {
   usage: 'reload [--config FILE] [--socket PATH]',
   async run(argv, io) {
     const { values } = parse(argv, { config: { type: 'string', short: 'c' }, socket: { type: 'string' } });
-    const where = await findLocalDaemon({ config: values.config, socket: values.socket }, io);
-    if (where.configPath === undefined) throw new UsageError('reload needs --config FILE (no /etc/lvsd/lvsd.yaml here)');
-    const checked = await loadConfig(where.configPath);
+    const configPath = values.config ?? (existsSync(DEFAULT_CONFIG) ? DEFAULT_CONFIG : undefined);
+    if (configPath === undefined) throw new UsageError('reload needs --config FILE (no /etc/lvsd/lvsd.yaml here)');
+    const checked = await loadConfig(configPath);
     if (!checked.ok) {
       for (const e of checked.errors) io.err(formatError(e));
-      io.err(`${where.configPath}: not reloaded (${checked.errors.length} error${checked.errors.length === 1 ? '' : 's'}); lvsd keeps running its current config`);
+      io.err(`${configPath}: not reloaded (${checked.errors.length} error${checked.errors.length === 1 ? '' : 's'}); lvsd keeps running its current config`);
       return EXIT.failed;
     }
+    const where = { configPath, socket: values.socket ?? checked.config.api.socket };
     const text = await readFile(where.configPath, 'utf8');
     try {
       const { body } = await localRequest<ApplyResult>(where.socket, 'POST', '/api/v1/config/apply', { text });

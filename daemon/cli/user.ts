@@ -1,7 +1,6 @@
 // `lvsd user add NAME [--role R]`: creates a panel/API user. The password comes from stdin (one line),
 // never from the command line, where `ps` and shell history would show it. While lvsd runs, the user is
 // added through the admin socket (the daemon owns the state file); otherwise straight into the file.
-import { createInterface } from 'node:readline';
 import { addUserLocally } from '../api/user-cli.js';
 import type { Role } from '../state/store.js';
 import { EXIT, UsageError, parse, type Command } from './command.js';
@@ -9,20 +8,30 @@ import { findLocalDaemon } from './local.js';
 
 const ROLES: readonly Role[] = ['viewer', 'operator', 'admin'];
 
-function readPassword(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    if (process.stdin.isTTY) process.stderr.write('password (input is not shown): ');
-    const rl = createInterface({ input: process.stdin, terminal: false });
-    // On a terminal, stop the line from echoing while it is typed.
-    if (process.stdin.isTTY) process.stdin.setRawMode(false);
-    rl.once('line', (line) => {
-      rl.close();
-      resolve(line);
-    });
-    rl.once('close', () => {
-      reject(new UsageError('no password on stdin'));
-    });
-  });
+/** The first line of stdin. On a terminal the prompt goes to stderr and echo is turned off while typing. */
+async function readPassword(): Promise<string> {
+  const tty = process.stdin.isTTY;
+  if (tty) {
+    process.stderr.write('password (input is not shown): ');
+    process.stdin.setRawMode(true);
+  }
+  let text = '';
+  try {
+    for await (const chunk of process.stdin) {
+      const s = typeof chunk === 'string' ? chunk : (chunk as Buffer).toString('utf8');
+      text += s;
+      const end = text.search(/[\r\n]/);
+      if (end >= 0) return text.slice(0, end);
+    }
+  } finally {
+    if (tty) {
+      process.stdin.setRawMode(false);
+      process.stderr.write('\n');
+    }
+    process.stdin.pause();
+  }
+  if (text === '') throw new UsageError('no password on stdin');
+  return text;
 }
 
 export const userAddCommand: Command = {

@@ -82,6 +82,45 @@ test('lvsd status over the admin socket shows this director as MASTER with its r
   for (const a of LAB.realServers) assert.match(stdout, new RegExp(`^ {4}${a.replace(/\./g, '\\.')}:80 +UP `, 'm'));
 });
 
+test('lvsd reload and lvsd user add talk to the running director over its admin socket', async (t) => {
+  const d1 = lab.director('d1');
+  const original = readFileSync(d1.configPath, 'utf8');
+  t.after(() => {
+    writeFileSync(d1.configPath, original);
+  });
+  writeFileSync(d1.configPath, original.replace(`{ address: ${LAB.realServers[1]}, port: 80, weight: 1 }`, `{ address: ${LAB.realServers[1]}, port: 80, weight: 4 }`));
+  const reloaded = await run(process.execPath, [BIN, 'reload', '--config', d1.configPath]);
+  assert.match(reloaded.stdout, new RegExp(`^changed realServer tcp:${LAB.vip.replace(/\./g, '\\.')}:80/${(LAB.realServers[1] as string).replace(/\./g, '\\.')}:80: weight$`, 'm'));
+  // A broken file is refused here, with its place, and nothing reaches the daemon.
+  writeFileSync(d1.configPath, original.replace('scheduler: rr', 'scheduler: rrr'));
+  const refused = await run(process.execPath, [BIN, 'reload', '--config', d1.configPath]).catch((e: unknown) => e as { code: number; stderr: string });
+  assert.ok('code' in refused && refused.code === 1);
+  assert.match(refused.stderr, /lvsd\.yaml:\d+:\d+: virtualServers\[0\]\.scheduler: /);
+  writeFileSync(d1.configPath, original);
+  await run(process.execPath, [BIN, 'reload', '--config', d1.configPath]);
+
+  const add = execFile(process.execPath, [BIN, 'user', 'add', 'bob', '--role', 'viewer', '--config', d1.configPath]);
+  add.stdin?.end('bobs-long-password\n');
+  const added = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    add.stdout?.on('data', (b: Buffer) => {
+      out += b.toString();
+    });
+    add.once('exit', (code) => {
+      if (code === 0) resolve(out);
+      else reject(new Error(`user add exited ${String(code)}`));
+    });
+  });
+  assert.match(added, /user bob \(viewer\) added through the running lvsd/);
+  const login = await fetch(`http://127.0.0.1:${PORT}/api/v1/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'bob', password: 'bobs-long-password' }),
+  });
+  assert.equal(login.status, 200);
+  assert.equal(((await login.json()) as { role: string }).role, 'viewer');
+});
+
 test('100 reloads with alternating configs under continuous traffic: no failed request, no VRRP transition', async (t) => {
   const d1 = lab.director('d1');
   const log = (): string => readFileSync(join(d1.dir, 'lvsd.log'), 'utf8');
