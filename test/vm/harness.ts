@@ -16,6 +16,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import assert from 'node:assert/strict';
+import type { TestContext } from 'node:test';
+import { parseReport } from './guest/checks.js';
+import { requireRoot } from '../support/prereq.js';
 
 const run = promisify(execFile);
 
@@ -374,4 +378,24 @@ export function distPath(...parts: string[]): string {
   if (!existsSync(p)) throw new Error(`${p} does not exist: build first (npx tsc -p tsconfig.json)`);
   statSync(p);
   return p;
+}
+
+/**
+ * Boots the guest once to run a compiled guest script that reports checks (test/vm/guest/checks.ts), and
+ * turns each reported check into a subtest of `t`.
+ */
+export async function guestChecks(t: TestContext, script: string, timeoutMs = 240_000): Promise<void> {
+  requireRoot();
+  const r = await runInGuest({ command: `node ${distPath(script)}`, timeoutMs });
+  t.diagnostic(`guest run: ${r.durationMs} ms, status ${r.status}`);
+  if (r.status !== 0 && !r.stdout.includes('@@LVSD-VM-REPORT@@')) {
+    assert.fail(`guest failed before reporting (status ${r.status}, timed out: ${r.timedOut})\n${r.stderr.slice(-3000)}\n${r.console.slice(-2000)}`);
+  }
+  for (const c of parseReport(r.stdout)) {
+    await t.test(c.name, (st) => {
+      st.diagnostic(`${c.ms} ms in the guest${c.ok && c.detail !== undefined ? `: ${c.detail.split('\n').slice(0, 3).join(' | ')}` : ''}`);
+      assert.ok(c.ok, c.detail);
+    });
+  }
+  assert.equal(r.status, 0, r.stderr.slice(-3000));
 }
