@@ -1,5 +1,5 @@
-// A tiny client for the local admin socket, for the CLI (`lvsd status` → GET /api/v1/status). The socket
-// is trusted as admin, so no login and no CSRF token are needed.
+// A tiny client for the local admin socket, for the CLI (`lvsd status`, `lvsd reload`, `lvsd user add`).
+// The socket is trusted as admin, so no login and no CSRF token are needed.
 import { request } from 'node:http';
 
 export const STATUS_ROUTE = '/api/v1/status';
@@ -12,8 +12,10 @@ export interface LocalResponse<T> {
 export class LocalApiError extends Error {
   constructor(
     readonly socket: string,
+    /** HTTP status, or 0 when the socket could not be reached (then `code` is the errno code). */
     readonly status: number,
     message: string,
+    readonly code?: string,
   ) {
     super(`${socket}: ${message}`);
     this.name = 'LocalApiError';
@@ -41,7 +43,7 @@ export function localRequest<T>(socket: string, method: string, path: string, bo
         }
         if (status >= 400) {
           const msg = (parsed as { message?: unknown } | null)?.message;
-          reject(new LocalApiError(socket, status, `${method} ${path}: ${status} ${typeof msg === 'string' ? msg : ''}`.trim()));
+          reject(new LocalApiError(socket, status, `${method} ${path}: ${status} ${typeof msg === 'string' ? msg : text.slice(0, 500)}`.trim()));
           return;
         }
         resolve({ status, body: parsed as T });
@@ -50,7 +52,7 @@ export function localRequest<T>(socket: string, method: string, path: string, bo
     req.on('timeout', () => { req.destroy(new Error(`no answer within ${timeoutMs} ms`)); });
     req.on('error', (e: NodeJS.ErrnoException) => {
       const why = e.code === 'ENOENT' || e.code === 'ECONNREFUSED' ? 'lvsd is not running (no API socket)' : e.code === 'EACCES' ? 'permission denied (run as root)' : e.message;
-      reject(new LocalApiError(socket, 0, why));
+      reject(new LocalApiError(socket, 0, why, e.code));
     });
     req.end(payload);
   });

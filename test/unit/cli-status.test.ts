@@ -82,6 +82,6 @@ test('status: an API error is reported with its code, exit 1', async () => {
   await withServer(() => [500, '{"error":"boom"}'], async (socket) => {
     const c = capture();
     assert.equal(await statusCommand.run(['--socket', socket], c.io), 1);
-    assert.match(c.err.join('\n'), /answered 500 on \/api\/v1\/status: \{"error":"boom"\}/);
+    assert.match(c.err.join('\n'), /GET \/api\/v1\/status: 500 \{"error":"boom"\}/);
   });
 });
