@@ -14,6 +14,8 @@ export class LocalApiError extends Error {
     readonly socket: string,
     readonly status: number,
     message: string,
+    /** The API's `details` lines (every error of a refused config, say), when it sent some. */
+    readonly details: readonly string[] = [],
   ) {
     super(`${socket}: ${message}`);
     this.name = 'LocalApiError';
@@ -40,8 +42,9 @@ export function localRequest<T>(socket: string, method: string, path: string, bo
           return;
         }
         if (status >= 400) {
-          const msg = (parsed as { message?: unknown } | null)?.message;
-          reject(new LocalApiError(socket, status, `${method} ${path}: ${status} ${typeof msg === 'string' ? msg : ''}`.trim()));
+          const { message: msg, details } = (parsed ?? {}) as { message?: unknown; details?: unknown };
+          const lines = Array.isArray(details) ? details.filter((d): d is string => typeof d === 'string') : [];
+          reject(new LocalApiError(socket, status, `${method} ${path}: ${status} ${typeof msg === 'string' ? msg : ''}`.trim(), lines));
           return;
         }
         resolve({ status, body: parsed as T });
