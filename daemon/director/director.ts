@@ -341,7 +341,7 @@ export class Director implements DirectorPort {
     if (this.vrrpError !== null) return `VRRP engine failed: ${this.vrrpError}`;
     const answered = await Promise.race([
       vrrp.refresh().then(() => true),
-      new Promise<false>((r) => setTimeout(() => { r(false); }, timeoutMs).unref()),
+      new Promise<false>((r) => setTimeout(() => { r(false); }, timeoutMs)),
     ]);
     return answered ? null : `the VRRP worker did not answer within ${timeoutMs} ms`;
   }
