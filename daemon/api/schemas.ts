@@ -158,19 +158,11 @@ export const ConfigDiffSchema = Type.Object({
   }),
 });
 
-export const ReloadFailureSchema = Type.Object({
-  part: Type.String({ description: 'The part that failed: health, vrrp or dataplane' }),
-  error: Type.String(),
-  rolledBack: Type.Array(Type.String(), { description: 'Parts put back on the running config' }),
-  rollbackFailures: Type.Array(Type.String(), { description: '"part: why" for parts whose rollback failed too' }),
-});
-
 export const ApplyResultSchema = Type.Object({
   ok: Type.Boolean(),
   errors: Type.Array(ConfigProblemSchema),
   hash: Type.String(),
   changes: Type.Array(ConfigChangeSchema),
-  failure: Type.Optional(ReloadFailureSchema),
 });
 
 export const RunningConfigSchema = Type.Object({ path: Type.String(), hash: Type.String(), text: Type.String(), canRollback: Type.Boolean() });
