@@ -160,7 +160,7 @@ async function director() {
   writeFileSync(file, BASE);
   const { store } = await openStore(join(dir, 'state.json'));
   const dataplane = new FakeDataplane();
-  let engine: FakeEngine | null = null;
+  const started: { engine?: FakeEngine } = {};
   const d = await Director.start({
     config: load(BASE, file),
     configText: BASE,
@@ -169,12 +169,12 @@ async function director() {
     version: 'test',
     openDataplane: () => Promise.resolve({ dataplane, kind: 'nftables', reason: 'test' }),
     startVrrp: (o) => {
-      engine = new FakeEngine(o);
-      return Promise.resolve(engine);
+      started.engine = new FakeEngine(o);
+      return Promise.resolve(started.engine);
     },
   });
-  if (engine === null) throw new Error('no engine started');
-  const e: FakeEngine = engine;
+  const e = started.engine;
+  if (e === undefined) throw new Error('no engine started');
   return { d, dataplane, engine: e, file, cleanup: async () => { await d.stop(); rmSync(dir, { recursive: true, force: true }); } };
 }
 
