@@ -1,7 +1,9 @@
 // A reload as a transaction over the director's parts: adopt the new config, apply it part by part
 // (health checks, VRRP, dataplane, in that order), and if a part fails, adopt the previous config again
-// and re-apply it to every part already touched — the failed one included, since it may have applied
-// half — so the director keeps serving with its last good state. The parts themselves are injected, so
+// and re-apply it to every part of the reload, newest first, so the director keeps serving with its last
+// good state. Every part, not only those reached: the failed one may have applied half, and a part not
+// reached yet may have moved anyway (a health event mid-reload runs a dataplane pass with the new
+// config). Each part is a reconcile, so putting an untouched one back changes nothing. The parts themselves are injected, so
 // the order, the rollback and the report are tested with fakes (test/unit/director-reload.test.ts).
 import type { ConfigDiff } from '../config/diff.js';
 
@@ -22,7 +24,7 @@ export type ReloadOutcome =
       /** Parts that applied the new config before the failure. */
       applied: ReloadPart[];
       failed: PartFailure;
-      /** Parts put back on the previous config (the failed one included). */
+      /** Parts put back on the previous config: every part of the reload, reached or not. */
       rolledBack: ReloadPart[];
       /** Parts whose rollback failed too: their state is neither config's for sure. */
       rollbackFailures: PartFailure[];
@@ -63,7 +65,7 @@ export async function runReload<C>(parts: readonly ReloadPart[], from: C, to: C,
   actions.adopt(from);
   const rolledBack: ReloadPart[] = [];
   const rollbackFailures: PartFailure[] = [];
-  for (const part of [...applied, failed.part].reverse()) {
+  for (const part of [...parts].reverse()) {
     try {
       await actions.apply(part, from);
       rolledBack.push(part);
