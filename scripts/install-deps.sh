@@ -14,6 +14,7 @@ packages=(
   qemu-system-x86 busybox-static ipvsadm xz-utils   # the real-IPVS test guest (xz: unpack the kernel)
   chromium                             # the panel's browser tests
   systemd                              # systemd-analyze verify / systemd-sysusers for the unit's tests
+  python3                              # a $NOTIFY_SOCKET listener (unix datagrams) for the sd_notify test
   build-essential                      # node-gyp builds the net addon (daemon/net/native) in npm ci
 )
 

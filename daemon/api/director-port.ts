@@ -29,12 +29,25 @@ export interface ConfigDiff extends ConfigCheck {
   changes: ConfigChange[];
 }
 
+/** A valid config whose reload failed in one part and was rolled back. */
+export interface ReloadFailure {
+  /** The part that failed: "health", "vrrp" or "dataplane". */
+  part: string;
+  error: string;
+  /** Parts put back on the running config. */
+  rolledBack: string[];
+  /** "part: why" for parts whose rollback failed too (empty when the old state is fully back). */
+  rollbackFailures: string[];
+}
+
 export interface ApplyResult {
   ok: boolean;
   errors: ConfigProblem[];
   /** Hash of the config running after the call (unchanged when not ok). */
   hash: string;
+  /** What changed, or (with `failure`) what the reload tried to change. */
   changes: ConfigChange[];
+  failure?: ReloadFailure;
 }
 
 export interface RunningConfig {
@@ -66,7 +79,10 @@ export interface DirectorPort {
   forceFailover(instance: string, how: FailoverHow, by: string): Promise<void>;
   validateConfig(text: string): Promise<ConfigCheck>;
   diffConfig(text: string): Promise<ConfigDiff>;
-  /** Validates, writes the config file, reloads; on any error nothing changes (ok: false). */
+  /**
+   * Validates, writes the config file, reloads; on any error nothing changes (ok: false): an invalid
+   * config never reaches the parts, a part that fails is rolled back with `failure` saying which and why.
+   */
   applyConfig(text: string, by: string): Promise<ApplyResult>;
   /** Back to the last config that applied cleanly before the running one. */
   rollbackConfig(by: string): Promise<ApplyResult>;

@@ -15,6 +15,8 @@ export class LocalApiError extends Error {
     /** HTTP status, or 0 when the socket could not be reached (then `code` is the errno code). */
     readonly status: number,
     message: string,
+    /** The API's `details` lines (every error of a refused config, say), when it sent some. */
+    readonly details: readonly string[] = [],
     readonly code?: string,
   ) {
     super(`${socket}: ${message}`);
@@ -42,8 +44,9 @@ export function localRequest<T>(socket: string, method: string, path: string, bo
           return;
         }
         if (status >= 400) {
-          const msg = (parsed as { message?: unknown } | null)?.message;
-          reject(new LocalApiError(socket, status, `${method} ${path}: ${status} ${typeof msg === 'string' ? msg : text.slice(0, 500)}`.trim()));
+          const { message: msg, details } = (parsed ?? {}) as { message?: unknown; details?: unknown };
+          const lines = Array.isArray(details) ? details.filter((d): d is string => typeof d === 'string') : [];
+          reject(new LocalApiError(socket, status, `${method} ${path}: ${status} ${typeof msg === 'string' ? msg : text.slice(0, 500)}`.trim(), lines));
           return;
         }
         resolve({ status, body: parsed as T });
@@ -52,7 +55,7 @@ export function localRequest<T>(socket: string, method: string, path: string, bo
     req.on('timeout', () => { req.destroy(new Error(`no answer within ${timeoutMs} ms`)); });
     req.on('error', (e: NodeJS.ErrnoException) => {
       const why = e.code === 'ENOENT' || e.code === 'ECONNREFUSED' ? 'lvsd is not running (no API socket)' : e.code === 'EACCES' ? 'permission denied (run as root)' : e.message;
-      reject(new LocalApiError(socket, 0, why, e.code));
+      reject(new LocalApiError(socket, 0, why, [], e.code));
     });
     req.end(payload);
   });

@@ -1,6 +1,7 @@
 // `lvsd reload`: like `systemctl reload lvsd` without systemd. Checks the config file here first (every
 // error with its FILE:LINE:COL, nothing sent), then asks the running daemon to apply it over the admin
-// socket; lvsd applies only the difference and says what changed.
+// socket; lvsd applies only the difference and says what changed — or, when a part of the reload failed
+// and lvsd rolled it back, which part and why (exit 1).
 import { readFile } from 'node:fs/promises';
 import type { ApplyResult } from '../api/director-port.js';
 import { LocalApiError, localRequest } from '../api/local-client.js';
@@ -35,6 +36,11 @@ export const reloadCommand: Command = {
       if (e instanceof LocalApiError && e.status === 0) {
         io.err(e.message);
         return EXIT.notRunning;
+      }
+      // 422: the running lvsd could not apply it (a part failed and was rolled back): say which and why.
+      if (e instanceof LocalApiError && e.status === 422) {
+        io.err(`${configPath}: not reloaded: ${e.message.replace(/^.*?: 422 config not applied: /, '')}`);
+        return EXIT.failed;
       }
       throw e;
     }

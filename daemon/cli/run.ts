@@ -13,6 +13,7 @@ import { createLogger, isLogLevel, type Logger } from '../log.js';
 import { describeCapabilities, planDataplane, probeCapabilities, type Capabilities, type DataplanePlan } from './capabilities.js';
 import { EXIT, UsageError, parse, type Command } from './command.js';
 import { DirectorDaemon } from '../director/daemon.js';
+import { SystemdNotifier, type ServiceNotifier } from '../systemd/notifier.js';
 
 /** What a daemon implementation is given once, at construction. */
 export interface RunContext {
@@ -33,13 +34,19 @@ export interface RunContext {
  * - start: bring up what the config describes; resolves when running. It should not throw for a
  *   missing capability (log it and run the rest); a throw is fatal (exit 1).
  * - reload: apply `diff` (old → next); a throw is logged and the daemon keeps `next` as its config
- *   for the next diff only if it did not throw.
+ *   for the next diff only if it did not throw (the director rolls a failed reload back, then throws).
  * - stop: graceful shutdown (VRRP priority-0 advert, VIPs released, IPVS entries left in place).
  */
 export interface Daemon {
   start(config: Config): Promise<void>;
   reload(next: Config, diff: ConfigDiff): Promise<void>;
   stop(): Promise<void>;
+  /** A SIGHUP reload the CLI refused (invalid file): the daemon records it where operators look. */
+  reloadRefused?(message: string): void;
+  /** One line on how things are, for systemd's STATUS=. */
+  status?(): string;
+  /** For the watchdog: null while every part answers within `timeoutMs`, else what does not. */
+  liveness?(timeoutMs: number): Promise<string | null>;
 }
 
 export type DaemonFactory = (ctx: RunContext) => Daemon;
@@ -62,6 +69,15 @@ export interface RunOptions {
   signals?: NodeJS.EventEmitter;
   /** How long stop() may take before lvsd exits anyway. */
   stopTimeoutMs?: number;
+  /** Readiness/watchdog reports to the service manager; default: systemd's, when $NOTIFY_SOCKET asks. */
+  notifier?: ServiceNotifier | null;
+}
+
+/** "config is invalid (2 errors): FILE:L:C: …; …" — what lastReload says about a refused SIGHUP. */
+function refusal(errors: readonly ConfigError[]): string {
+  const shown = errors.slice(0, 3).map(formatError).join('; ');
+  const more = errors.length > 3 ? `; and ${errors.length - 3} more` : '';
+  return `refused: config is invalid (${errors.length} error${errors.length === 1 ? '' : 's'}): ${shown}${more}`;
 }
 
 /** Runs until SIGTERM/SIGINT; resolves with the exit code. */
@@ -88,10 +104,15 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     signals.off('SIGINT', earlyInt);
   };
 
+  const notifier = opts.notifier === undefined ? SystemdNotifier.fromEnv(process.env, log) : opts.notifier;
+  const started = { daemon: null as Daemon | null };
+  // Pings from the start: the event loop is what they prove alive; the daemon's parts join once started.
+  notifier?.startWatchdog((ms) => started.daemon?.liveness?.(ms) ?? Promise.resolve(null), () => started.daemon?.status?.() ?? 'starting');
   const first = await loadConfig(configPath);
   logConfigErrors(log, first.warnings, 'warn');
   if (!first.ok) {
     detachEarly();
+    notifier?.close();
     logConfigErrors(log, first.errors, 'error');
     log.fatal({ file: configPath, errors: first.errors.length }, `config is invalid (${first.errors.length} error${first.errors.length === 1 ? '' : 's'}); not starting`);
     return EXIT.failed;
@@ -110,10 +131,14 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     await daemon.start(current);
   } catch (e) {
     detachEarly();
+    notifier?.close();
     log.fatal({ err: e }, 'start failed');
     return EXIT.failed;
   }
   log.info('running');
+  started.daemon = daemon;
+  const status = (): string => daemon.status?.() ?? 'running';
+  notifier?.ready(status());
 
   // Reloads run one at a time; a SIGHUP during a reload schedules one more afterwards.
   let reloading: Promise<void> | undefined;
@@ -125,6 +150,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     if (!r.ok) {
       logConfigErrors(log, r.errors, 'error');
       log.error({ file: configPath, errors: r.errors.length }, `reload rejected: config is invalid (${r.errors.length} error${r.errors.length === 1 ? '' : 's'}); keeping the running config`);
+      daemon.reloadRefused?.(refusal(r.errors));
       return;
     }
     const diff = diffConfig(current, r.config);
@@ -139,7 +165,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       current = r.config;
       log.info('reload done');
     } catch (e) {
-      log.error({ err: e }, 'reload failed; keeping the running config');
+      log.error({ err: e, reason: e instanceof Error ? e.message : String(e) }, 'reload failed; keeping the running config');
     }
   };
   const onHup = (): void => {
@@ -148,7 +174,12 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     reloading = (async () => {
       while (pending.again) {
         pending.again = false;
-        await reloadOnce();
+        notifier?.reloading(`reloading ${configPath}`);
+        try {
+          await reloadOnce();
+        } finally {
+          notifier?.ready(status());
+        }
       }
     })().finally(() => {
       reloading = undefined;
@@ -167,6 +198,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       }
       state.stopping = true;
       log.info({ signal }, `${signal}: shutting down`);
+      notifier?.stopping(`${signal}: shutting down`);
       void (async () => {
         await reloading;
         const timeout = new Promise<'timeout'>((r) => setTimeout(() => { r('timeout'); }, opts.stopTimeoutMs ?? 10_000).unref());
@@ -196,6 +228,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     };
   });
   detach();
+  notifier?.close();
   clearInterval(keepAlive);
   return code;
 }

@@ -11,9 +11,13 @@ export interface ApplyLoopHooks {
   failed(error: Error): void;
 }
 
+/** How the last pass ended. */
+export type ApplyOutcome = { ok: true; report: ApplyReport } | { ok: false; error: Error };
+
 export class ApplyLoop {
   private dirty = false;
   private running: Promise<void> | null = null;
+  private last: ApplyOutcome | null = null;
 
   constructor(
     private readonly dataplane: Dataplane,
@@ -29,6 +33,16 @@ export class ApplyLoop {
     return this.running;
   }
 
+  /**
+   * Like request(), and says how the pass that applied the newest desired table ended — what a reload
+   * needs to know whether its dataplane part went through.
+   */
+  async settle(): Promise<ApplyOutcome> {
+    await this.request();
+    if (this.last === null) throw new Error('apply loop settled without a pass');
+    return this.last;
+  }
+
   /** Waits for whatever is in flight. */
   async idle(): Promise<void> {
     while (this.running !== null) await this.running;
@@ -38,9 +52,13 @@ export class ApplyLoop {
     while (this.dirty) {
       this.dirty = false;
       try {
-        this.hooks.applied(await this.dataplane.apply(this.hooks.desired()));
+        const report = await this.dataplane.apply(this.hooks.desired());
+        this.last = { ok: true, report };
+        this.hooks.applied(report);
       } catch (e) {
-        this.hooks.failed(e instanceof Error ? e : new Error(String(e)));
+        const error = e instanceof Error ? e : new Error(String(e));
+        this.last = { ok: false, error };
+        this.hooks.failed(error);
       }
     }
   }

@@ -10,6 +10,7 @@ import { announceBootstrapToken } from '../api/bootstrap.js';
 import { openStore } from '../state/store.js';
 import { Director } from './director.js';
 import { openDataplane } from './open-dataplane.js';
+import { statusLine } from './status-line.js';
 import { packageVersion } from '../cli/version.js';
 
 export class DirectorDaemon implements Daemon {
@@ -49,7 +50,21 @@ export class DirectorDaemon implements Daemon {
   async reload(next: Config, _diff: ConfigDiff): Promise<void> {
     if (this.director === null) return;
     const text = await readFile(this.ctx.configPath, 'utf8');
-    await this.director.reload(next, text, 'SIGHUP');
+    const outcome = await this.director.reload(next, text, 'SIGHUP');
+    // The director logged the detail and rolled back; the CLI keeps the running config for the next diff.
+    if (!outcome.ok) throw new Error(this.director.snapshot().config.lastReload?.message ?? `reload failed at ${outcome.failed.part}`);
+  }
+
+  reloadRefused(message: string): void {
+    this.director?.reloadRefused(message, 'SIGHUP');
+  }
+
+  status(): string {
+    return this.director === null ? 'starting' : statusLine(this.director.snapshot());
+  }
+
+  liveness(timeoutMs: number): Promise<string | null> {
+    return this.director?.liveness(timeoutMs) ?? Promise.resolve(null);
   }
 
   async stop(): Promise<void> {

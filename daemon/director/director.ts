@@ -9,7 +9,7 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { loadConfigText } from '../config/load.js';
 import { formatError } from '../config/errors.js';
-import { diffConfig, describeDiff, isEmptyDiff, type ConfigDiff as ConfigModelDiff } from '../config/diff.js';
+import { diffConfig, describeDiff, type ConfigDiff as ConfigModelDiff } from '../config/diff.js';
 import type { Config } from '../config/types.js';
 import type { Dataplane, DataplaneKind, ObservedTable } from '../dataplane/types.js';
 import type { SyncDaemonConfig } from '../dataplane/ipvs.js';
@@ -21,6 +21,7 @@ import type {
   ConfigCheck,
   ConfigDiff,
   DirectorPort,
+  ReloadFailure,
   RunningConfig,
 } from '../api/director-port.js';
 import { DirectorRejection } from '../api/director-port.js';
@@ -28,6 +29,7 @@ import { ApplyLoop } from './apply-loop.js';
 import { configChanges } from './config-changes.js';
 import { desiredTable, type HealthView } from './desired.js';
 import { healthPlan, servicePlan, vrrpOptions } from './plan.js';
+import { describeOutcome, partsToReload, runReload, type ReloadOutcome, type ReloadPart } from './reload-transaction.js';
 import { buildSnapshot } from './snapshot-builder.js';
 import {
   overrideKey,
@@ -93,6 +95,8 @@ export class Director implements DirectorPort {
   private statsTimer: NodeJS.Timeout | null = null;
   private syncRole: 'master' | 'backup' | 'none' = 'none';
   private reloading: Promise<unknown> = Promise.resolve();
+  /** What the latest dataplane apply refused: a reload fails only on refusals it caused. */
+  private dataplaneFailures: readonly string[] = [];
 
   private constructor(private readonly opts: DirectorOptions) {
     this.config = opts.config;
@@ -114,7 +118,7 @@ export class Director implements DirectorPort {
 
   private async init(): Promise<void> {
     this.wireHealth();
-    this.reconcileHealth();
+    this.reconcileHealth(this.config);
 
     this.dataplane = await this.opts.openDataplane(this.config);
     this.log.info({ dataplane: this.dataplane.kind, reason: this.dataplane.reason }, `dataplane: ${this.dataplane.kind} (${this.dataplane.reason})`);
@@ -123,6 +127,7 @@ export class Director implements DirectorPort {
       this.loop = new ApplyLoop(dp, {
         desired: () => this.desired(),
         applied: (report) => {
+          this.dataplaneFailures = report.failures ?? [];
           if (report.operations > 0 || report.drift.length > 0) {
             if (report.drift.length > 0) this.log.warn({ drift: report.drift }, 'dataplane drift repaired: entries changed behind lvsd’s back were put back');
             this.emit({ type: 'dataplane.apply', operations: report.operations, drift: report.drift, durationMs: report.durationMs });
@@ -143,7 +148,7 @@ export class Director implements DirectorPort {
       this.statsTimer.unref();
     }
 
-    await this.startVrrpEngine();
+    await this.startVrrpEngine(this.config);
   }
 
   // ---- health ----------------------------------------------------------------------------------
@@ -174,11 +179,15 @@ export class Director implements DirectorPort {
     });
   }
 
-  /** Hands the health monitor the checks of the running config; a bad check keeps its old definition. */
-  private reconcileHealth(): void {
-    const plan = healthPlan(this.config);
+  /**
+   * Hands the health monitor the checks of `config`; a bad check keeps its old definition. Returns what
+   * it refused ("id: why"), so a reload can fail on it.
+   */
+  private reconcileHealth(config: Config): string[] {
+    const plan = healthPlan(config);
     const r = this.health.reconcile(plan.services, plan.targets);
     for (const e of r.errors) this.log.error({ realServer: e.id }, `health check not changed: ${e.message}`);
+    return r.errors.map((e) => `${e.id}: ${e.message}`);
   }
 
   private serviceName(id: string): string {
@@ -206,8 +215,9 @@ export class Director implements DirectorPort {
 
   // ---- VRRP ------------------------------------------------------------------------------------
 
-  private async startVrrpEngine(): Promise<void> {
-    if (this.config.vrrp.instances.length === 0) return;
+  /** Starts the engine for `config`; returns why it could not (lvsd then serves the rest without VRRP). */
+  private async startVrrpEngine(config: Config): Promise<string | null> {
+    if (config.vrrp.instances.length === 0) return null;
     const start = this.opts.startVrrp ?? realStartVrrp;
     const onTransition = (t: VrrpTransitionEvent): void => {
       const history = this.transitions.get(t.instance) ?? [];
@@ -219,28 +229,30 @@ export class Director implements DirectorPort {
     };
     try {
       // Transitions made while starting (INIT → BACKUP) arrive through the third argument.
-      this.vrrp = await start(vrrpOptions(this.config), this.log.child({ component: 'vrrp' }), { transition: onTransition });
+      this.vrrp = await start(vrrpOptions(config), this.log.child({ component: 'vrrp' }), { transition: onTransition });
       this.vrrpError = null;
     } catch (e) {
       // No raw sockets (no CAP_NET_RAW), a missing interface…: say so plainly and keep serving the rest.
       this.vrrpError = e instanceof Error ? e.message : String(e);
       this.log.error({ err: e }, `VRRP not running: ${this.vrrpError}`);
-      return;
+      return this.vrrpError;
     }
     this.vrrp.on('error', (e) => {
       this.vrrpError = e.message;
       this.log.error({ err: e }, `VRRP engine failed: ${e.message}`);
     });
     await this.updateSyncRole();
+    return null;
   }
 
   /**
-   * Reload: the running engine applies only the difference (instances that did not change keep their
-   * state, timers and VIPs; see VrrpEngine.reconfigure). It starts when there was none and stops when
-   * no instance is left.
+   * A reload's VRRP part: the running engine applies only the difference (instances that did not change
+   * keep their state, timers and VIPs; see VrrpEngine.reconfigure). It starts when there was none and
+   * stops when no instance is left. Throws when `config` could not be applied — except when VRRP was
+   * already down for a reason a reload cannot fix (no raw sockets): that stays a logged condition.
    */
-  private async reconfigureVrrp(): Promise<void> {
-    if (this.config.vrrp.instances.length === 0) {
+  private async applyVrrp(config: Config): Promise<void> {
+    if (config.vrrp.instances.length === 0) {
       if (this.vrrp !== null) this.log.info('no VRRP instance left: stopping the VRRP engine');
       await this.vrrp?.stop();
       this.vrrp = null;
@@ -249,18 +261,18 @@ export class Director implements DirectorPort {
       return;
     }
     if (this.vrrp === null) {
-      await this.startVrrpEngine();
+      const wasDown = this.vrrpError !== null;
+      const problem = await this.startVrrpEngine(config);
+      if (problem !== null && !wasDown) throw new Error(`VRRP engine did not start: ${problem}`);
       return;
     }
     try {
-      const s = await this.vrrp.reconfigure(vrrpOptions(this.config));
+      const s = await this.vrrp.reconfigure(vrrpOptions(config));
       this.log.info({ added: s.added, removed: s.removed, updated: s.updated, restarted: s.restarted }, 'VRRP configuration applied');
       this.vrrpError = null;
-    } catch (e) {
-      this.vrrpError = e instanceof Error ? e.message : String(e);
-      this.log.error({ err: e }, `VRRP reconfigure failed: ${this.vrrpError}`);
+    } finally {
+      await this.updateSyncRole();
     }
-    await this.updateSyncRole();
   }
 
   /** The IPVS sync daemon follows the VRRP role: master while any instance is MASTER, else backup. */
@@ -316,6 +328,22 @@ export class Director implements DirectorPort {
       overrides: this.overrides,
       quorumLost: this.quorumLost,
     });
+  }
+
+  /**
+   * For the systemd watchdog: null while every part answers, else what does not — the VRRP worker has
+   * died, or did not answer a snapshot request within `timeoutMs` (a hung worker holds VIPs it no
+   * longer defends; a restart is the cure).
+   */
+  async liveness(timeoutMs: number): Promise<string | null> {
+    const vrrp = this.vrrp;
+    if (vrrp === null) return null;
+    if (this.vrrpError !== null) return `VRRP engine failed: ${this.vrrpError}`;
+    const answered = await Promise.race([
+      vrrp.refresh().then(() => true),
+      new Promise<false>((r) => setTimeout(() => { r(false); }, timeoutMs)),
+    ]);
+    return answered ? null : `the VRRP worker did not answer within ${timeoutMs} ms`;
   }
 
   /** Why VRRP is not running, when it is not. */
@@ -400,13 +428,14 @@ export class Director implements DirectorPort {
     // The file on disk is the source of truth for restarts: write it (atomically) before reloading —
     // unless it already says this (`lvsd reload` sends the file's own text), so its mode stays the operator's.
     const onDisk = await readFile(this.config.source, 'utf8').catch(() => null);
-    if (onDisk !== text) {
-      const tmp = `${this.config.source}.tmp-${process.pid}`;
-      await writeFile(tmp, text, { mode: 0o640 });
-      await rename(tmp, this.config.source);
-    }
+    if (onDisk !== text) await writeAtomically(this.config.source, text);
     const previous = this.configText;
-    const diff = await this.reloadWith(config, text, by);
+    const { diff, outcome } = await this.reloadWith(config, text, by);
+    if (!outcome.ok) {
+      // Rolled back: the file says what runs again, so a restart does not bring the failing config up.
+      if (onDisk !== text) await writeAtomically(this.config.source, onDisk ?? previous);
+      return { ok: false, errors: [{ message: describeOutcome(outcome, []) }], hash: sha256(this.configText), changes: configChanges(diff), failure: failureOf(outcome) };
+    }
     this.previousTexts.push(previous);
     return { ok: true, errors: [], hash: sha256(text), changes: configChanges(diff) };
   }
@@ -425,41 +454,79 @@ export class Director implements DirectorPort {
     return Promise.resolve({ path: this.config.source, hash: sha256(this.configText), text: this.configText, canRollback: this.previousTexts.length > 0 });
   }
 
-  /** SIGHUP (the CLI validated and diffed already) and API applies: apply the difference. */
-  async reload(next: Config, text: string, by: string): Promise<void> {
+  /**
+   * SIGHUP (the CLI validated and diffed already): applies the difference, or rolls back to the running
+   * config and says why. Never throws for a part that failed; the outcome tells.
+   */
+  async reload(next: Config, text: string, by: string): Promise<ReloadOutcome> {
     const previous = this.configText;
-    await this.reloadWith(next, text, by);
-    if (previous !== text) this.previousTexts.push(previous);
+    const { outcome } = await this.reloadWith(next, text, by);
+    if (outcome.ok && previous !== text) this.previousTexts.push(previous);
+    return outcome;
   }
 
-  /** Applies only what changed; unchanged instances, services and checkers keep their state. */
-  private reloadWith(next: Config, text: string, by: string): Promise<ConfigModelDiff> {
+  /** A reload refused before it reached the director (an invalid file on SIGHUP): recorded, nothing changes. */
+  reloadRefused(message: string, by: string): void {
+    this.lastReload = { at: nowIso(), ok: false, message, by };
+    this.emit({ type: 'config.reload', ok: false, hash: sha256(this.configText), by, message });
+  }
+
+  /**
+   * Applies only what changed (unchanged instances, services and checkers keep their state), part by
+   * part; when a part fails, every part already changed goes back to the running config (see
+   * reload-transaction.ts) and the failure is logged, published and kept in lastReload.
+   */
+  private reloadWith(next: Config, text: string, by: string): Promise<{ diff: ConfigModelDiff; outcome: ReloadOutcome }> {
     const run = this.reloading.then(async () => {
       const diff = diffConfig(this.config, next);
       const lines = describeDiff(diff);
-      const vrrpChanged =
-        diff.instances.added.length + diff.instances.removed.length + diff.instances.changed.length +
-          diff.syncGroups.added.length + diff.syncGroups.removed.length + diff.syncGroups.changed.length +
-          diff.scripts.added.length + diff.scripts.removed.length + diff.scripts.changed.length > 0 ||
-        diff.settings.some((s) => s.startsWith('vrrp.'));
       if (diff.settings.includes('dataplane')) {
         this.log.warn('the dataplane choice changed: it takes effect at the next restart');
       }
-      this.config = next;
-      this.configText = text;
-      this.loadedAt = nowIso();
-      this.reloads++;
-      this.reconcileHealth();
-      if (vrrpChanged) await this.reconfigureVrrp();
-      await this.loop?.request();
-      const message = isEmptyDiff(diff) ? 'no changes' : lines.join('; ');
-      this.lastReload = { at: nowIso(), ok: true, message, by };
-      this.log.info({ changes: lines, by }, `reloaded: ${message}`);
-      this.emit({ type: 'config.reload', ok: true, hash: sha256(text), by, message });
-      return diff;
+      const from = { config: this.config, text: this.configText };
+      const known = new Set(this.dataplaneFailures);
+      const outcome = await runReload(partsToReload(diff), from, { config: next, text }, {
+        adopt: (c) => {
+          this.config = c.config;
+          this.configText = c.text;
+        },
+        apply: (part, c) => this.applyPart(part, c.config, known),
+      });
+      const message = describeOutcome(outcome, lines);
+      this.lastReload = { at: nowIso(), ok: outcome.ok, message, by };
+      if (outcome.ok) {
+        this.loadedAt = nowIso();
+        this.reloads++;
+        this.log.info({ changes: lines, by }, `reloaded: ${message}`);
+      } else {
+        this.log.error({ changes: lines, by, failedPart: outcome.failed.part, rolledBack: outcome.rolledBack, rollbackFailures: outcome.rollbackFailures }, message);
+      }
+      this.emit({ type: 'config.reload', ok: outcome.ok, hash: sha256(this.configText), by, message });
+      return { diff, outcome };
     });
     this.reloading = run.catch(() => undefined);
     return run;
+  }
+
+  /** One part of a reload (or of its rollback); `known` are dataplane refusals that predate the reload. */
+  private async applyPart(part: ReloadPart, config: Config, known: ReadonlySet<string>): Promise<void> {
+    switch (part) {
+      case 'health': {
+        const refused = this.reconcileHealth(config);
+        if (refused.length > 0) throw new Error(`health checks refused: ${refused.join('; ')}`);
+        return;
+      }
+      case 'vrrp':
+        return this.applyVrrp(config);
+      case 'dataplane': {
+        if (this.loop === null) return;
+        const r = await this.loop.settle();
+        if (!r.ok) throw r.error;
+        const refused = (r.report.failures ?? []).filter((f) => !known.has(f));
+        if (refused.length > 0) throw new Error(`${this.dataplane.kind} refused: ${refused.join('; ')}`);
+        return;
+      }
+    }
   }
 
   // ---- lifecycle -------------------------------------------------------------------------------
@@ -473,6 +540,21 @@ export class Director implements DirectorPort {
     await this.loop?.idle();
     await this.dataplane.dataplane?.close();
   }
+}
+
+async function writeAtomically(path: string, text: string): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}`;
+  await writeFile(tmp, text, { mode: 0o640 });
+  await rename(tmp, path);
+}
+
+function failureOf(outcome: Extract<ReloadOutcome, { ok: false }>): ReloadFailure {
+  return {
+    part: outcome.failed.part,
+    error: outcome.failed.error,
+    rolledBack: outcome.rolledBack,
+    rollbackFailures: outcome.rollbackFailures.map((f) => `${f.part}: ${f.error}`),
+  };
 }
 
 function splitTarget(id: string): [string, string] {

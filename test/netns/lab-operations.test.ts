@@ -204,3 +204,98 @@ test('a reload that adds a VRRP instance starts it while the running one stays M
   assert.equal(entering('VI_WEB'), webBefore, 'VI_WEB made no transition');
   assert.deepEqual(await lab.vipHolders(), ['d1']);
 });
+
+test('a reload that fails half-way (VRRP applied, then nftables refuses a DR service) is rolled back while traffic flows, and reported', async (t) => {
+  const d1 = lab.director('d1');
+  const logLines = (): string[] => readFileSync(join(d1.dir, 'lvsd.log'), 'utf8').split('\n').filter(Boolean);
+  const entering = (instance: string): number => logLines().filter((l) => l.includes('"msg":"Entering ') && l.includes(`"instance":"${instance}"`)).length;
+  const eth0 = async (): Promise<string> => (await d1.ns.exec('ip', ['-o', 'addr', 'show', 'dev', 'eth0'])).stdout;
+  const statusJson = async () =>
+    JSON.parse((await run(process.execPath, [BIN, 'status', '--json', '--socket', join(d1.dir, 'lvsd.sock')])).stdout) as {
+      vrrp: { name: string; state: string; basePriority: number }[];
+      virtualServices: { id: string }[];
+      config: { hash: string; lastReload: { ok: boolean; message: string; by: string } | null };
+    };
+  await sleep(1000); // the previous test's last reload may still be in flight
+  await until('d1 to hold the VIP', async () => JSON.stringify(await lab.vipHolders()) === '["d1"]');
+  const original = readFileSync(d1.configPath, 'utf8');
+  t.after(() => {
+    writeFileSync(d1.configPath, original);
+  });
+  const hashBefore = (await statusJson()).config.hash;
+  // Valid (check-config accepts it), but half of it cannot be applied here: the VRRP part (VI_WEB's priority,
+  // a new instance VI_EXTRA) applies first, then nftables refuses direct routing, which only IPVS does.
+  const failing = `${original
+    .replace('priority: 150', 'priority: 140')
+    .replace('virtualServers:\n', `    - name: VI_EXTRA
+      interface: eth0
+      virtualRouterId: 61
+      priority: 120
+      version: 3
+      advertInterval: 100ms
+      virtualIpaddresses:
+        - 10.77.0.101/24
+virtualServers:
+`)}  - name: direct
+    address: ${LAB.vip}
+    port: 8080
+    protocol: tcp
+    scheduler: rr
+    method: dr
+    realServers:
+      - { address: ${LAB.realServers[0]}, port: 8080 }
+`;
+  writeFileSync(d1.configPath, failing);
+  await run(process.execPath, [BIN, 'check-config', d1.configPath]);
+  const webBefore = entering('VI_WEB');
+  const traffic = lab.traffic(4);
+  await sleep(500);
+
+  // Through the API (`lvsd reload` → POST /api/v1/config/apply): refused with the part and the reason, exit 1.
+  const refused = await run(process.execPath, [BIN, 'reload', '--config', d1.configPath]).catch((e: unknown) => e as { code: number; stderr: string });
+  assert.ok('code' in refused && refused.code === 1, JSON.stringify(refused));
+  const why = `reload failed at dataplane: nftables: tcp:${LAB.vip}:8080 → ${LAB.realServers[0]}:8080: DR forwarding needs the IPVS dataplane; nftables forwards by NAT only; rolled back dataplane, vrrp, health; running the previous config`;
+  assert.equal(refused.stderr.trim(), `${d1.configPath}: not reloaded: ${why}`);
+
+  // The same file on SIGHUP: the same failure in the log, then the running config kept.
+  const failuresBefore = logLines().filter((l) => l.includes('"msg":"reload failed; keeping the running config"')).length;
+  d1.process?.kill('SIGHUP');
+  await until('the SIGHUP reload to fail', () => Promise.resolve(logLines().filter((l) => l.includes('"msg":"reload failed; keeping the running config"')).length > failuresBefore), 10_000);
+  assert.ok(logLines().some((l) => l.includes(`"msg":${JSON.stringify(why)}`) && l.includes('"by":"SIGHUP"') && l.includes('"failedPart":"dataplane"')));
+  // The VRRP part really ran and really went back: VI_EXTRA was added, then removed again.
+  const reconfigured = logLines().filter((l) => l.includes('"msg":"VRRP reconfigured"')).map((l) => JSON.parse(l) as { added: string[]; removed: string[] });
+  assert.ok(reconfigured.some((r) => r.added.includes('VI_EXTRA')) && reconfigured.some((r) => r.removed.includes('VI_EXTRA')), JSON.stringify(reconfigured));
+
+  await sleep(1000);
+  const stats = await traffic.stop();
+  t.diagnostic(`failed reloads under traffic: sent ${stats.sent}, failed ${stats.failed}, by server ${JSON.stringify(stats.byServer)}`);
+  assert.ok(stats.failed <= Math.max(1, stats.sent / 2000), `${stats.failed} of ${stats.sent} failed: ${JSON.stringify(stats.errors)}`);
+  assert.deepEqual(Object.keys(stats.byServer).sort(), ['rs1', 'rs2', 'rs3']);
+
+  // Everything is as before: VI_WEB MASTER at 150 with no transition, no VI_EXTRA, no 10.77.0.101, no 8080 in nft.
+  const s = await statusJson();
+  assert.deepEqual(s.vrrp.map((i) => [i.name, i.state, i.basePriority]), [['VI_WEB', 'MASTER', 150]]);
+  assert.deepEqual(s.virtualServices.map((v) => v.id), [SERVICE]);
+  assert.equal(s.config.hash, hashBefore);
+  assert.equal(s.config.lastReload?.ok, false);
+  assert.equal(s.config.lastReload.message, why);
+  assert.equal(s.config.lastReload.by, 'SIGHUP');
+  assert.equal(entering('VI_WEB'), webBefore, 'VI_WEB made no transition');
+  assert.ok(!(await eth0()).includes('10.77.0.101'), 'VI_EXTRA’s VIP is not held');
+  assert.ok(!(await nftTable()).includes('8080'));
+  const human = await run(process.execPath, [BIN, 'status', '--config', d1.configPath]);
+  assert.ok(human.stdout.includes(`last reload FAILED: ${why}`), human.stdout);
+
+  // A refused SIGHUP (invalid file) is recorded too.
+  writeFileSync(d1.configPath, original.replace('scheduler: rr', 'scheduler: rrr'));
+  d1.process?.kill('SIGHUP');
+  await until('the refusal in lastReload', async () => (await statusJson()).config.lastReload?.message.startsWith('refused: config is invalid (1 error): ') === true, 10_000);
+
+  // And the fixed file reloads cleanly.
+  writeFileSync(d1.configPath, original.replace('priority: 150', 'priority: 140'));
+  const ok = await run(process.execPath, [BIN, 'reload', '--config', d1.configPath]);
+  assert.match(ok.stdout, /^changed instance VI_WEB: priority$/m);
+  assert.equal((await statusJson()).config.lastReload?.ok, true);
+  writeFileSync(d1.configPath, original);
+  await run(process.execPath, [BIN, 'reload', '--config', d1.configPath]);
+});

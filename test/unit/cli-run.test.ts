@@ -84,6 +84,7 @@ test('reload hands the daemon the new config and the diff; a throwing reload kee
     writeFileSync(s.file, V1.replace('{ address: 10.0.1.12 }', '{ address: 10.0.1.12, weight: 3 }'));
     s.signals.emit('SIGHUP');
     await s.waitLog(/^reload failed; keeping the running config$/);
+    assert.equal(s.logs.find((l) => l.msg === 'reload failed; keeping the running config')?.reason, 'cannot apply');
 
     s.daemon.failReload = false;
     writeFileSync(s.file, V1.replace('{ address: 10.0.1.12 }', '{ address: 10.0.1.13 }'));
@@ -178,6 +179,45 @@ test('missing capabilities are logged as warnings, and the daemon still starts',
     s.signals.emit('SIGTERM');
     assert.equal(await done, 0);
     assert.equal(s.signals.listenerCount('SIGTERM'), 0);
+  } finally {
+    s.cleanup();
+  }
+});
+
+test('the service manager hears READY once running, RELOADING…READY around a SIGHUP, STOPPING on SIGTERM; a refused SIGHUP reaches the daemon', async () => {
+  const s = setup();
+  try {
+    const heard: string[] = [];
+    const refused: string[] = [];
+    const notifier = {
+      ready: (st: string) => heard.push(`READY ${st}`),
+      reloading: (st: string) => heard.push(`RELOADING ${st}`),
+      stopping: (st: string) => heard.push(`STOPPING ${st}`),
+      startWatchdog: () => heard.push('watchdog'),
+      close: () => heard.push('close'),
+    };
+    const daemon = Object.assign(s.daemon, { status: () => 'VI_1 MASTER', reloadRefused: (m: string) => refused.push(m) });
+    const done = runDaemon({ configPath: s.file, log: s.log, signals: s.signals, probe: () => CAPS, factory: () => daemon, notifier });
+    await s.waitLog(/^running$/);
+    assert.deepEqual(heard, ['watchdog', 'READY VI_1 MASTER']);
+
+    writeFileSync(s.file, V1.replace('{ address: 10.0.1.12 }', '{ address: 10.0.1.12, weight: 3 }'));
+    s.signals.emit('SIGHUP');
+    await s.waitLog(/^reload done$/);
+    await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(heard.slice(2), [`RELOADING reloading ${s.file}`, 'READY VI_1 MASTER']);
+
+    writeFileSync(s.file, V1.replace('virtualRouterId: 51', 'virtualRouterId: 0'));
+    s.signals.emit('SIGHUP');
+    await s.waitLog(/^reload rejected/);
+    await new Promise((r) => setTimeout(r, 10));
+    assert.equal(refused.length, 1);
+    assert.match(refused[0] ?? '', new RegExp(`^refused: config is invalid \\(1 error\\): ${s.file.replace(/[.]/g, '\\.')}:3:\\d+: vrrp\\.instances\\[0\\]\\.virtualRouterId: `));
+    assert.deepEqual(heard.slice(4), [`RELOADING reloading ${s.file}`, 'READY VI_1 MASTER']);
+
+    s.signals.emit('SIGTERM');
+    assert.equal(await done, 0);
+    assert.deepEqual(heard.slice(6), ['STOPPING SIGTERM: shutting down', 'close']);
   } finally {
     s.cleanup();
   }

@@ -1,7 +1,7 @@
 // systemd/lvsd.service and systemd/lvsd.sysusers: systemd's own tools accept them, the hardening
 // scores as "OK" with systemd-analyze security, and the unit says what the issue asks for (run with
-// /etc/lvsd/lvsd.yaml, check-config before start and reload, HUP to reload, a dedicated user with only
-// CAP_NET_ADMIN + CAP_NET_RAW). A missing systemd-analyze is a failure, never a skip.
+// /etc/lvsd/lvsd.yaml, check-config before start and reload, HUP to reload, readiness and watchdog over
+// sd_notify, a dedicated user with only CAP_NET_ADMIN + CAP_NET_RAW). A missing systemd-analyze is a failure, never a skip.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -87,6 +87,15 @@ test('the unit runs lvsd with /etc/lvsd/lvsd.yaml, checks it before start and re
   assert.deepEqual(s.get('ExecReload'), [`${BIN} check-config --quiet /etc/lvsd/lvsd.yaml`, '/bin/kill -HUP $MAINPID']);
   assert.deepEqual(s.get('Restart'), ['on-failure']);
   assert.deepEqual(s.get('KillSignal'), ['SIGTERM']);
+});
+
+test('readiness and watchdog over sd_notify: Type=notify from the main process, a watchdog, HUP still reloads', () => {
+  const s = section(fs.readFileSync(UNIT, 'utf8'), 'Service');
+  assert.deepEqual(s.get('Type'), ['notify']);
+  assert.deepEqual(s.get('NotifyAccess'), ['main']);
+  assert.deepEqual(s.get('WatchdogSec'), ['10s']);
+  // Type=notify-reload would make the HUP systemd's job, but it needs systemd 253 (Debian 12 has 252).
+  assert.equal(s.get('ExecReload')?.at(-1), '/bin/kill -HUP $MAINPID');
 });
 
 test('a dedicated user with only CAP_NET_ADMIN and CAP_NET_RAW, and the hardening the issue lists', () => {

@@ -8,6 +8,10 @@ import type { Api, ApiDeps } from '../types.js';
 
 const Errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema };
 
+/** Why a config was not applied: its errors, or the part whose reload failed and was rolled back. */
+const notApplied = (r: ApplyResult): string =>
+  r.failure === undefined ? `${r.errors.length} error(s)` : (r.errors[0]?.message ?? `reload failed at ${r.failure.part}: ${r.failure.error}`);
+
 export default function configRoutes(app: Api, { director, store, events }: ApiDeps): void {
   // The config can hold VRRP passwords: operators and admins only.
   app.get('/api/v1/config', {
@@ -48,7 +52,7 @@ export default function configRoutes(app: Api, { director, store, events }: ApiD
       throw new HttpError(409, 'the running config changed since you loaded it; reload the page and apply again');
     }
     const r = await director.applyConfig(req.body.text, who);
-    if (!r.ok) throw new HttpError(422, `config not applied: ${r.errors.length} error(s)`, r.errors.map((e) => e.message));
+    if (!r.ok) throw new HttpError(422, `config not applied: ${notApplied(r)}`, r.errors.map((e) => e.message));
     await record(who, 'config.apply', before.hash, r);
     return r;
   });
@@ -61,7 +65,7 @@ export default function configRoutes(app: Api, { director, store, events }: ApiD
     const before = await director.runningConfig();
     if (!before.canRollback) throw new HttpError(409, 'no previous good config to roll back to');
     const r = await director.rollbackConfig(who);
-    if (!r.ok) throw new HttpError(422, `rollback failed: ${r.errors.length} error(s)`, r.errors.map((e) => e.message));
+    if (!r.ok) throw new HttpError(422, `rollback failed: ${notApplied(r)}`, r.errors.map((e) => e.message));
     await record(who, 'config.rollback', before.hash, r);
     return r;
   });

@@ -3,7 +3,8 @@
 //     interface (IP_PKTINFO / IPV6_RECVPKTINFO / IPV6_RECVHOPLIMIT), and sendmsg() with a chosen
 //     source address and interface;
 //   - AF_PACKET datagram sockets for gratuitous ARP;
-//   - readiness through libuv's uv_poll on the calling thread's loop (works in worker_threads).
+//   - readiness through libuv's uv_poll on the calling thread's loop (works in worker_threads);
+//   - one datagram to an AF_UNIX socket (systemd's $NOTIFY_SOCKET: Node has no unix datagram sockets).
 // Everything else (socket options, packet layouts) is decided in TypeScript.
 #define _GNU_SOURCE
 #define NAPI_VERSION 8
@@ -19,6 +20,8 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include <sys/ioctl.h>
+#include <sys/un.h>
+#include <stddef.h>
 #include <linux/if_packet.h>
 #include <pthread.h>
 #include <sched.h>
@@ -311,6 +314,33 @@ static napi_value set_realtime(napi_env env, napi_callback_info info) {
   return t;
 }
 
+// sendUnixDatagram(sunPath, data) → bytes sent. sunPath holds sun_path's bytes as the address is to
+// be given: a path (NUL-terminated) or an abstract name (leading NUL); TypeScript builds it. Never
+// blocks: a receiver that does not read gets EAGAIN, not a stalled event loop.
+static napi_value send_unix_datagram(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  if (!get_args(env, info, 2, argv)) return NULL;
+  void *path, *data;
+  size_t plen, len;
+  if (!arg_buf(env, argv[0], &path, &plen) || !arg_buf(env, argv[1], &data, &len)) return NULL;
+  struct sockaddr_un sun;
+  memset(&sun, 0, sizeof sun);
+  if (plen == 0 || plen > sizeof sun.sun_path) {
+    napi_throw_range_error(env, NULL, "unix socket address must be 1..108 bytes");
+    return NULL;
+  }
+  sun.sun_family = AF_UNIX;
+  memcpy(sun.sun_path, path, plen);
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return throw_errno(env, "socket(AF_UNIX)");
+  ssize_t n = sendto(fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr*)&sun, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + plen));
+  int e = errno;
+  close(fd);
+  errno = e;
+  if (n < 0) return throw_errno(env, "sendto(AF_UNIX)");
+  return num(env, (double)n);
+}
+
 // ---- readiness: uv_poll on this thread's loop ----
 typedef struct {
   uv_poll_t poll;
@@ -407,6 +437,7 @@ NAPI_MODULE_INIT() {
       {"watch", NULL, watch, NULL, NULL, NULL, napi_default, NULL},
       {"unwatch", NULL, unwatch, NULL, NULL, NULL, napi_default, NULL},
       {"setRealtime", NULL, set_realtime, NULL, NULL, NULL, napi_default, NULL},
+      {"sendUnixDatagram", NULL, send_unix_datagram, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;
