@@ -1,7 +1,8 @@
 // Checks must not starve VRRP: the advert jitter of a real `lvsd run` (VRRP master) idle and while it
 // checks 10,000 real servers, as seen on the wire by a peer, next to keepalived's VRRP (the anchor)
 // with the same advert interval in the same run.
-//   npx tsc -p tsconfig.json && node dist/bench/health-vrrp-jitter.js [--targets 10000] [--advert 0.1] [--seconds 20] [--interval 1s]
+//   npx tsc -p tsconfig.json && node dist/bench/health-vrrp-jitter.js [--targets 10000] [--advert 0.1] [--seconds 20] [--interval 1s] [--rt N]
+// --rt N: both VRRP senders real-time (lvsd vrrp.realtimePriority N, keepalived vrrp_rt_priority N).
 //
 // Three namespaces on one segment: d1 runs `lvsd run` (VRID 51, master, v3), k1 runs keepalived
 // VRRP-only (VRID 52, master, v3, same advert_int), tg runs the targets (bench/health-targets.ts: one
@@ -30,6 +31,7 @@ const TARGETS = Number(opt('targets') ?? 10_000);
 const ADVERT_S = Number(opt('advert') ?? 0.1);
 const SECONDS = Number(opt('seconds') ?? 20);
 const CHECK_INTERVAL = opt('interval') ?? '1s';
+const RT = opt('rt') === undefined ? undefined : Number(opt('rt'));
 const BASE_PORT = 20_000;
 const ADVERT_MS = ADVERT_S * 1000;
 const PRIORITY = 150;
@@ -110,6 +112,7 @@ function lvsdConfig(dir: string, withTargets: boolean): string {
     '      version: 3',
     `      advertInterval: ${ADVERT_MS}ms`,
     '      virtualIpaddresses: [ 10.81.0.100/24 ]',
+    ...(RT === undefined ? [] : [`  realtimePriority: ${RT}`]),
   ];
   if (withTargets) {
     lines.push(
@@ -188,7 +191,8 @@ async function main(): Promise<void> {
       await sleep(50);
     }
 
-    keepalived = await startKeepalived(k1, keepalivedConf([{ name: 'VK', interface: 'eth0', vrid: 52, priority: PRIORITY, version: 3, interval: ADVERT_S, state: 'MASTER', vips: ['10.81.0.200/24'] }]));
+    const kconf = keepalivedConf([{ name: 'VK', interface: 'eth0', vrid: 52, priority: PRIORITY, version: 3, interval: ADVERT_S, state: 'MASTER', vips: ['10.81.0.200/24'] }]);
+    keepalived = await startKeepalived(k1, RT === undefined ? kconf : kconf.replace('global_defs {', `global_defs {\n  vrrp_rt_priority ${RT}`));
     await keepalived.waitForLog(/Entering MASTER STATE/, 15_000);
 
     const config = join(dir, 'lvsd.yaml');
@@ -200,7 +204,7 @@ async function main(): Promise<void> {
     await sleep(2_000);
 
     console.log(`VRRP advert jitter on the wire (tcpdump kernel timestamps in a peer namespace), v3 advert_int ${ADVERT_S} s, ${SECONDS} s windows`);
-    console.log(`lvsd: \`lvsd run\` as master (VRRP in its worker thread, default scheduling); keepalived ${(await k1.exec('keepalived', ['--version']).catch(() => ({ stdout: '', stderr: '' }))).stderr.split('\n')[0] ?? ''} VRRP-only, same interval`);
+    console.log(`lvsd: \`lvsd run\` as master (VRRP in its worker thread, ${RT === undefined ? 'default scheduling' : `SCHED_RR ${RT}`}); keepalived ${(await k1.exec('keepalived', ['--version']).catch(() => ({ stdout: '', stderr: '' }))).stderr.split('\n')[0] ?? ''} VRRP-only, same interval${RT === undefined ? '' : `, vrrp_rt_priority ${RT}`}`);
 
     // Idle.
     const load0 = loadavg();
@@ -248,8 +252,8 @@ async function main(): Promise<void> {
   } finally {
     if (lvsd !== undefined && lvsd.child.exitCode === null) {
       lvsd.child.kill('SIGTERM');
-      await Promise.race([lvsd.exit, sleep(10_000)]);
-      if (lvsd.child.exitCode === null) lvsd.child.kill('SIGKILL');
+      const exited = await Promise.race([lvsd.exit.then(() => true), sleep(10_000).then(() => false)]);
+      if (!exited) lvsd.child.kill('SIGKILL');
     }
     await keepalived?.kill();
     for (const c of children) c.kill('SIGKILL');
