@@ -202,6 +202,8 @@ async function main(): Promise<void> {
     await lvsd.waitFor(/MASTER/, 15_000);
     const pid = lvsd.child.pid ?? 0;
     await sleep(2_000);
+    const rtLine = lvsd.lines.find((l) => /SCHED_RR|real-time scheduling/.test(l.msg));
+    if (RT !== undefined) console.log(`lvsd says: ${rtLine?.msg ?? 'nothing about real-time scheduling'}`);
 
     console.log(`VRRP advert jitter on the wire (tcpdump kernel timestamps in a peer namespace), v3 advert_int ${ADVERT_S} s, ${SECONDS} s windows`);
     console.log(`lvsd: \`lvsd run\` as master (VRRP in its worker thread, ${RT === undefined ? 'default scheduling' : `SCHED_RR ${RT}`}); keepalived ${(await k1.exec('keepalived', ['--version']).catch(() => ({ stdout: '', stderr: '' }))).stderr.split('\n')[0] ?? ''} VRRP-only, same interval${RT === undefined ? '' : `, vrrp_rt_priority ${RT}`}`);
