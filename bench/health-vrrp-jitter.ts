@@ -3,6 +3,8 @@
 // with the same advert interval in the same run.
 //   npx tsc -p tsconfig.json && node dist/bench/health-vrrp-jitter.js [--targets 10000] [--advert 0.1] [--seconds 20] [--interval 1s] [--rt N]
 // --rt N: both VRRP senders real-time (lvsd vrrp.realtimePriority N, keepalived vrrp_rt_priority N).
+// --node-flags "…": V8/Node flags for lvsd's process (e.g. --single-threaded-gc, to test whether the
+// checks reach the VRRP thread through V8's shared GC helper threads).
 //
 // Three namespaces on one segment: d1 runs `lvsd run` (VRID 51, master, v3), k1 runs keepalived
 // VRRP-only (VRID 52, master, v3, same advert_int), tg runs the targets (bench/health-targets.ts: one
@@ -32,6 +34,7 @@ const ADVERT_S = Number(opt('advert') ?? 0.1);
 const SECONDS = Number(opt('seconds') ?? 20);
 const CHECK_INTERVAL = opt('interval') ?? '1s';
 const RT = opt('rt') === undefined ? undefined : Number(opt('rt'));
+const NODE_FLAGS = opt('node-flags')?.split(/\s+/).filter((f) => f !== '') ?? [];
 const BASE_PORT = 20_000;
 const ADVERT_MS = ADVERT_S * 1000;
 const PRIORITY = 150;
@@ -197,13 +200,16 @@ async function main(): Promise<void> {
 
     const config = join(dir, 'lvsd.yaml');
     writeFileSync(config, lvsdConfig(dir, false));
-    lvsd = startRun(['--config', config], ['ip', 'netns', 'exec', d1.name]);
+    // With node flags: sh -c 'exec "$0" FLAGS "$@"' NODE lvsd.js run … (startRun appends NODE and the rest).
+    const viaShell = NODE_FLAGS.length === 0 ? [] : ['sh', '-c', `exec "$0" ${NODE_FLAGS.join(' ')} "$@"`];
+    lvsd = startRun(['--config', config], ['ip', 'netns', 'exec', d1.name, ...viaShell]);
     await lvsd.waitFor(/^running$/);
     await lvsd.waitFor(/MASTER/, 15_000);
     const pid = lvsd.child.pid ?? 0;
     await sleep(2_000);
     const rtLine = lvsd.lines.find((l) => /SCHED_RR|real-time scheduling/.test(l.msg));
     if (RT !== undefined) console.log(`lvsd says: ${rtLine?.msg ?? 'nothing about real-time scheduling'}`);
+    if (NODE_FLAGS.length > 0) console.log(`lvsd runs with node ${NODE_FLAGS.join(' ')}`);
 
     console.log(`VRRP advert jitter on the wire (tcpdump kernel timestamps in a peer namespace), v3 advert_int ${ADVERT_S} s, ${SECONDS} s windows`);
     console.log(`lvsd: \`lvsd run\` as master (VRRP in its worker thread, ${RT === undefined ? 'default scheduling' : `SCHED_RR ${RT}`}); keepalived ${(await k1.exec('keepalived', ['--version']).catch(() => ({ stdout: '', stderr: '' }))).stderr.split('\n')[0] ?? ''} VRRP-only, same interval${RT === undefined ? '' : `, vrrp_rt_priority ${RT}`}`);
