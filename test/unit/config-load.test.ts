@@ -247,11 +247,11 @@ virtualServers:
     healthCheck: { type: dns, dns: { name: www.example.com, protocol: tcp } }
     realServers: [{ address: 10.0.1.21 }]
 `, 'agent.yaml'));
-  const [web, dns] = c.virtualServers;
-  assert.deepEqual(web?.realServers[0]?.healthCheck.agent, { port: 9999 });
-  assert.deepEqual(web?.realServers[1]?.healthCheck.agent, { port: 9999, send: 'status' }, 'agent settings merge key by key');
-  assert.equal(web?.realServers[1]?.healthCheck.type, 'agent');
-  assert.deepEqual(dns?.realServers[0]?.healthCheck.dns, { name: 'www.example.com', type: 'A', expectRcode: 'NOERROR', protocol: 'tcp', tcpOnTruncation: true });
+  const [rs1, rs2, rs3] = c.virtualServers.flatMap((v) => v.realServers.map((r) => r.healthCheck));
+  assert.deepEqual(rs1?.agent, { port: 9999 });
+  assert.deepEqual(rs2?.agent, { port: 9999, send: 'status' }, 'agent settings merge key by key');
+  assert.equal(rs2?.type, 'agent');
+  assert.deepEqual(rs3?.dns, { name: 'www.example.com', type: 'A', expectRcode: 'NOERROR', protocol: 'tcp', tcpOnTruncation: true });
   const targets = healthPlan(c).targets;
   assert.deepEqual(targets.map((t) => [t.check.type, t.check.agent, t.check.dns?.protocol]), [
     ['http', { port: 9999 }, undefined],
