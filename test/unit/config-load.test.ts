@@ -250,7 +250,7 @@ virtualServers:
   const [rs1, rs2, rs3] = c.virtualServers.flatMap((v) => v.realServers.map((r) => r.healthCheck));
   assert.deepEqual(rs1?.agent, { port: 9999 });
   assert.deepEqual(rs2?.agent, { port: 9999, send: 'status' }, 'agent settings merge key by key');
-  assert.equal(rs2?.type, 'agent');
+  assert.equal(rs2.type, 'agent');
   assert.deepEqual(rs3?.dns, { name: 'www.example.com', type: 'A', expectRcode: 'NOERROR', protocol: 'tcp', tcpOnTruncation: true });
   const targets = healthPlan(c).targets;
   assert.deepEqual(targets.map((t) => [t.check.type, t.check.agent, t.check.dns?.protocol]), [
