@@ -60,6 +60,7 @@ export function healthCheck(own: HealthCheckFile | undefined, service: HealthChe
   if (own?.udp && service?.udp) m.udp = { ...service.udp, ...own.udp };
   if (own?.dns && service?.dns) m.dns = { ...service.dns, ...own.dns };
   if (own?.exec && service?.exec) m.exec = { ...service.exec, ...own.exec };
+  if (own?.agent && service?.agent) m.agent = { ...service.agent, ...own.agent };
   const type = m.type ?? (own || service ? 'tcp' : 'none');
   const hc: HealthCheck = {
     type,
@@ -90,8 +91,12 @@ export function healthCheck(own: HealthCheckFile | undefined, service: HealthChe
   }
   if (type === 'udp') hc.udp = compact({ payload: (m.udp?.payload ?? '').toLowerCase(), expect: m.udp?.expect });
   if (type === 'dns' && m.dns)
-    hc.dns = compact({ name: m.dns.name, type: m.dns.type ?? 'A', expectRcode: m.dns.expectRcode ?? 'NOERROR', expectAnswer: m.dns.expectAnswer });
+    hc.dns = compact({
+      name: m.dns.name, type: m.dns.type ?? 'A', expectRcode: m.dns.expectRcode ?? 'NOERROR', expectAnswer: m.dns.expectAnswer,
+      protocol: m.dns.protocol ?? 'udp', tcpOnTruncation: m.dns.tcpOnTruncation ?? true,
+    });
   if (type === 'exec' && m.exec) hc.exec = { command: m.exec.command, dynamicWeight: m.exec.dynamicWeight ?? false };
+  if (m.agent && type !== 'none') hc.agent = compact({ port: m.agent.port, send: m.agent.send });
   return compact(hc);
 }
 

@@ -239,7 +239,7 @@ export const VrrpSection = Obj(
 export const SCHEDULERS = ['rr', 'wrr', 'lc', 'wlc', 'lblc', 'lblcr', 'dh', 'sh', 'sed', 'nq', 'fo', 'ovf', 'mh', 'twos'] as const;
 export const SCHEDULER_FLAGS = ['sh-port', 'sh-fallback', 'mh-port', 'mh-fallback'] as const;
 export const METHODS = ['nat', 'dr', 'tun'] as const;
-export const CHECK_TYPES = ['tcp', 'http', 'https', 'udp', 'dns', 'exec', 'none'] as const;
+export const CHECK_TYPES = ['tcp', 'http', 'https', 'udp', 'dns', 'exec', 'agent', 'none'] as const;
 
 const HttpStatus = Type.Union(
   [Int(100, 599, 'A status code.'), Type.String({ pattern: '^[1-5][0-9]{2}-[1-5][0-9]{2}$', description: 'A range like 200-299.' })],
@@ -248,7 +248,7 @@ const HttpStatus = Type.Union(
 
 export const HealthCheck = Obj(
   {
-    type: opt(Enum(CHECK_TYPES, 'Checker: tcp connect, http(s) GET, udp probe, dns query, exec script, or none (always up). Default tcp when a healthCheck is given, none when absent.')),
+    type: opt(Enum(CHECK_TYPES, 'Checker: tcp connect, http(s) GET, udp probe, dns query, exec script, agent (weight feedback line), or none (always up). Default tcp when a healthCheck is given, none when absent.')),
     interval: opt(Duration('Time between checks (keepalived delay_loop). Default 5s.')),
     timeout: opt(Duration('A check that takes longer fails (connect_timeout). Default 2s.')),
     rise: opt(Int(1, 1000, 'Successes in a row to come up. Default 1.')),
@@ -291,6 +291,8 @@ export const HealthCheck = Obj(
           type: opt(Enum(['A', 'AAAA', 'CNAME', 'MX', 'NS', 'PTR', 'SOA', 'SRV', 'TXT'], 'Query type. Default A.')),
           expectRcode: opt(Enum(['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED'], 'Expected response code. Default NOERROR.')),
           expectAnswer: opt(Type.String({ minLength: 1, description: 'An answer record the reply must hold.' })),
+          protocol: opt(Enum(['udp', 'tcp'], 'Transport: udp, or tcp with the 2-byte length prefix (RFC 7766). Default udp.')),
+          tcpOnTruncation: opt(Type.Boolean({ description: 'udp: ask again over TCP when the answer is truncated (TC). Default true.' })),
         },
         'dns checker settings.',
       ),
@@ -302,6 +304,15 @@ export const HealthCheck = Obj(
           dynamicWeight: opt(Type.Boolean({ description: 'Exit codes 2..255 set the weight to code-2 (misc_dynamic). Default false.' })),
         },
         'exec checker settings.',
+      ),
+    ),
+    agent: opt(
+      Obj(
+        {
+          port: opt(Port('Port of the agent on the real server. With type agent: default connectPort or the real server\'s port; beside another check: required.')),
+          send: opt(Type.String({ minLength: 1, maxLength: 510, pattern: '^[\\x20-\\x7e]+$', description: 'A line sent to the agent once connected (haproxy agent-send). Default: nothing.' })),
+        },
+        'Agent (haproxy agent-check): the real server answers one line — "75%", "drain", "down #reason", "ready"… — that scales its weight or takes it out. With type agent it is the check; beside another check it adds weight feedback.',
       ),
     ),
   },

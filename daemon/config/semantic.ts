@@ -197,6 +197,10 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       if (hc.exec && type !== 'exec') err([...hcPath, 'exec'], `exec settings on a ${type} check`, 'key');
       if (type === 'dns' && !hc.dns && !base?.dns) err(hcPath, 'a dns check needs dns.name');
       if (type === 'exec' && !hc.exec && !base?.exec) err(hcPath, 'an exec check needs exec.command');
+      if (hc.agent && type === 'none') err([...hcPath, 'agent'], 'agent settings on a none check (nothing runs)', 'key');
+      const agentPort = hc.agent?.port ?? base?.agent?.port;
+      if ((hc.agent !== undefined || (hc.type !== undefined && base?.agent !== undefined)) && type !== 'agent' && type !== 'none' && agentPort === undefined)
+        err([...hcPath, 'agent', 'port'], `an agent beside a ${type} check needs its own port`);
       if (hc.http?.bodyRegex !== undefined) {
         try {
           new RegExp(hc.http.bodyRegex);
@@ -250,7 +254,7 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       // A fwmark service has no port, so a port-based check must be told where to connect.
       const type = rs.healthCheck?.type ?? vs.healthCheck?.type ?? (rs.healthCheck || vs.healthCheck ? 'tcp' : 'none');
       const checkPort = rs.healthCheck?.connectPort ?? vs.healthCheck?.connectPort ?? rs.port;
-      if (vs.fwmark !== undefined && checkPort === undefined && ['tcp', 'http', 'https', 'udp', 'dns'].includes(type))
+      if (vs.fwmark !== undefined && checkPort === undefined && ['tcp', 'http', 'https', 'udp', 'dns', 'agent'].includes(type) && !(type === 'agent' && (rs.healthCheck?.agent?.port ?? vs.healthCheck?.agent?.port) !== undefined))
         err(rat('address'), `this real server has no port, so its ${type} check needs healthCheck.connectPort (a fwmark service has no port)`);
     });
   });

@@ -122,7 +122,7 @@ export interface VrrpConfig {
   realtimePriority?: number;
 }
 
-export type CheckType = 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'exec' | 'none';
+export type CheckType = 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'exec' | 'agent' | 'none';
 
 export interface HealthCheck {
   type: CheckType;
@@ -150,8 +150,9 @@ export interface HealthCheck {
     sni?: string;
   };
   udp?: { payload: string; expect?: string };
-  dns?: { name: string; type: string; expectRcode: string; expectAnswer?: string };
+  dns?: { name: string; type: string; expectRcode: string; expectAnswer?: string; protocol: 'udp' | 'tcp'; tcpOnTruncation: boolean };
   exec?: { command: string; dynamicWeight: boolean };
+  agent?: { port?: number; send?: string };
 }
 
 export interface RealServer {

@@ -156,7 +156,8 @@ export class Director implements DirectorPort {
   private wireHealth(): void {
     this.health.on('transition', (e) => {
       const prev = this.healthViews.get(e.id);
-      this.healthViews.set(e.id, { ...prev, up: e.to === 'up' });
+      // Coming up, the server carries the weight its checks reported meanwhile (agent, misc_dynamic).
+      this.healthViews.set(e.id, e.to === 'up' ? { ...prev, up: true, dynamicWeight: e.weight } : { ...prev, up: false });
       const [service, realServer] = splitTarget(e.id);
       this.log.info({ virtualServer: this.serviceName(service), realServer, from: e.from, to: e.to, reason: e.reason, detail: e.detail }, `real server ${e.to}: ${e.detail}`);
       this.emit({ type: 'health.change', service, realServer, status: e.to, reason: `${e.reason}: ${e.detail}` });
@@ -165,6 +166,9 @@ export class Director implements DirectorPort {
     this.health.on('weight', (e) => {
       const prev = this.healthViews.get(e.id) ?? { up: true };
       this.healthViews.set(e.id, { ...prev, dynamicWeight: e.weight });
+      const [service, realServer] = splitTarget(e.id);
+      this.log.info({ virtualServer: this.serviceName(service), realServer, weight: e.weight, previous: e.previous, detail: e.detail }, `real server weight ${e.previous} → ${e.weight}: ${e.detail}`);
+      this.emit({ type: 'health.weight', service, realServer, weight: e.weight, previous: e.previous, reason: e.detail });
       void this.loop?.request();
     });
     this.health.on('quorum', (e) => {

@@ -89,10 +89,11 @@ export function checkOptions(hc: HealthCheck, alpha: boolean): CheckOptions {
     o.udp = u;
   }
   if (hc.dns !== undefined) {
-    o.dns = { name: hc.dns.name, type: hc.dns.type, expectRcode: hc.dns.expectRcode as 'NOERROR' };
+    o.dns = { name: hc.dns.name, type: hc.dns.type, expectRcode: hc.dns.expectRcode as 'NOERROR', protocol: hc.dns.protocol, tcpOnTruncation: hc.dns.tcpOnTruncation };
     if (hc.dns.expectAnswer !== undefined) o.dns.expectAnswer = hc.dns.expectAnswer;
   }
   if (hc.exec !== undefined) o.exec = { command: hc.exec.command, dynamicWeight: hc.exec.dynamicWeight };
+  if (hc.agent !== undefined) o.agent = { ...hc.agent };
   return o;
 }
 

@@ -157,6 +157,8 @@ export type DirectorEvent =
       error: string | null;
     })
   | (EventBase & { type: 'health.change'; service: string; realServer: string; status: 'up' | 'down'; reason: string })
+  /** A live weight change of an up real server: agent percentage or drain, misc_dynamic exit code, reload. */
+  | (EventBase & { type: 'health.weight'; service: string; realServer: string; weight: number; previous: number; reason: string })
   | (EventBase & { type: 'quorum.change'; service: string; up: boolean })
   | (EventBase & { type: 'override'; target: OverrideTarget; override: Override | null; by: string })
   | (EventBase & { type: 'dataplane.apply'; operations: number; drift: string[]; durationMs: number })

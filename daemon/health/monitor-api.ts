@@ -64,6 +64,8 @@ export interface WeightEvent {
   weight: number;
   previous: number;
   at: number;
+  /** Why: the check's detail ("agent: 50%", "exit 7: weight 5") or "configuration changed". */
+  detail: string;
 }
 
 export interface QuorumEvent {

@@ -9,6 +9,7 @@
 // timeout needs no timer of its own.
 import { EventEmitter } from 'node:events';
 import { pino, type Logger } from 'pino';
+import { scaledWeight } from './checkers/agent-line.js';
 import { buildProbe, type Probe } from './checkers/index.js';
 import { shellNotifier, type Notifier } from './notify.js';
 import { realClock } from './monitor-api.js';
@@ -157,6 +158,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       h.failStreak = 0;
       h.retriesUsed = 0;
       h.dynamicWeight = undefined;
+      h.weightPercent = undefined;
       this.scheduleFirst(rec, now);
       if (t.check.type === 'none' && h.state === 'down') {
         // Checking switched off: nothing will ever prove the server up, so it is up now.
@@ -166,7 +168,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     }
     const newLive = this.liveWeight(rec);
     if (newLive !== oldLive && rec.health.state === 'up') {
-      this.emit('weight', { id: t.id, service: t.service, name: rec.name, weight: newLive, previous: oldLive, at: this.clock.wall() });
+      this.emit('weight', { id: t.id, service: t.service, name: rec.name, weight: newLive, previous: oldLive, at: this.clock.wall(), detail: 'configuration changed' });
     }
     if (oldService !== t.service) this.evaluateQuorum(this.svc(oldService));
     this.evaluateQuorum(this.svc(t.service));
@@ -422,8 +424,8 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     this.heap.update(rec, rec.due);
     if (t !== null) this.onTransition(rec, t, now - rec.startedAt);
     else if (this.liveWeight(rec) !== before && h.state === 'up') {
-      const ev: WeightEvent = { id: rec.target.id, service: rec.target.service, name: rec.name, weight: this.liveWeight(rec), previous: before, at: this.clock.wall() };
-      this.log.info({ service: ev.service, realServer: ev.name, weight: ev.weight, previous: ev.previous }, 'dynamic weight changed');
+      const ev: WeightEvent = { id: rec.target.id, service: rec.target.service, name: rec.name, weight: this.liveWeight(rec), previous: before, at: this.clock.wall(), detail: v.detail };
+      this.log.info({ service: ev.service, realServer: ev.name, weight: ev.weight, previous: ev.previous, detail: v.detail }, 'dynamic weight changed');
       this.emit('weight', ev);
       this.evaluateQuorum(this.svc(rec.target.service));
     }
@@ -455,7 +457,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
   // ——— effects ———
 
   private liveWeight(rec: Rec): number {
-    return rec.health.dynamicWeight ?? rec.target.weight;
+    return rec.health.dynamicWeight ?? scaledWeight(rec.target.weight, rec.health.weightPercent);
   }
 
   private onTransition(rec: Rec, t: Transition, latencyMs: number): void {

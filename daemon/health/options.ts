@@ -2,7 +2,7 @@
 // the YAML `healthCheck` section onto this: durations become milliseconds, names stay the same).
 import type { RiseFallOptions } from './rise-fall.js';
 
-export type CheckType = 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'exec' | 'none';
+export type CheckType = 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'exec' | 'agent' | 'none';
 
 export interface HttpCheckOptions {
   /** Request path (default "/"). */
@@ -49,6 +49,17 @@ export interface DnsCheckOptions {
   expectRcode?: DnsRcodeName;
   /** An answer record that must be present, in presentation form ("192.0.2.1", "mail.example.com"). */
   expectAnswer?: string;
+  /** Transport (default udp). tcp frames the message with its 2-byte length (RFC 1035 4.2.2, RFC 7766). */
+  protocol?: 'udp' | 'tcp';
+  /** udp: ask again over TCP when the answer comes back truncated (TC), as a resolver would (default true). */
+  tcpOnTruncation?: boolean;
+}
+
+export interface AgentCheckOptions {
+  /** The agent's port. With `type: agent` it defaults to connectPort or the real server's port; beside another check it is required. */
+  port?: number;
+  /** A line sent to the agent once connected (haproxy agent-send); default: nothing, the agent speaks first. */
+  send?: string;
 }
 
 export interface ExecCheckOptions {
@@ -74,6 +85,8 @@ export interface CheckOptions extends RiseFallOptions {
   udp?: UdpCheckOptions;
   dns?: DnsCheckOptions;
   exec?: ExecCheckOptions;
+  /** The agent (weight feedback): the check itself with `type: agent`, or beside another check. */
+  agent?: AgentCheckOptions;
 }
 
 /** keepalived-like defaults for everything but `type`. */

@@ -37,6 +37,8 @@ export interface TargetHealth {
   lastCheckMs: number;
   /** Weight reported by a dynamic check (exec dynamic form); undefined = the configured weight. */
   dynamicWeight: number | undefined;
+  /** Percentage of the configured weight an agent reported (0 = drain); undefined = 100 %. */
+  weightPercent: number | undefined;
 }
 
 export interface Transition {
@@ -63,6 +65,7 @@ export function newHealth(opts: Pick<RiseFallOptions, 'alpha'>, nowMs: number): 
     lastLatencyMs: 0,
     lastCheckMs: 0,
     dynamicWeight: undefined,
+    weightPercent: undefined,
   };
 }
 
@@ -104,6 +107,7 @@ export function applyResult(h: TargetHealth, opts: RiseFallOptions, r: CheckResu
   h.failStreak = 0;
   h.okStreak++;
   if (r.weight !== undefined) h.dynamicWeight = r.weight;
+  if (r.weightPercent !== undefined) h.weightPercent = r.weightPercent;
   if (h.state === 'down' && h.okStreak >= opts.rise) return move(h, 'up', r, nowMs);
   return null;
 }

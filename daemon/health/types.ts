@@ -18,6 +18,7 @@ export type FailReason =
   | 'rcode' // DNS rcode other than expected
   | 'answer-mismatch' // DNS answer / UDP reply other than expected
   | 'exit-code' // exec check exited non-zero (or was killed)
+  | 'agent' // the agent said down, stopped, fail or maint
   | 'error'; // anything else (EADDRNOTAVAIL for a bad bindTo, spawn failure…)
 
 /** Reasons that are not a check result: lifecycle of the target itself. */
@@ -33,6 +34,8 @@ export interface CheckVerdict {
   detail: string;
   /** Dynamic weight reported by the check (exec dynamic form), if any. */
   weight?: number;
+  /** Percentage of the configured weight reported by an agent (0 = drain), if any. */
+  weightPercent?: number;
 }
 
 /** A verdict with the time it took. */

@@ -1,5 +1,6 @@
 // Every checker against real servers in namespaces: Debian nginx (HTTP and HTTPS with a self-signed
-// certificate made here), dnsmasq for DNS and a UDP echo. The monitor runs in the client namespace
+// certificate made here), dnsmasq for DNS (over UDP, over TCP, and a truncated UDP answer asked again
+// over TCP) and a UDP echo. The monitor runs in the client namespace
 // (test/fixtures/health/driver.ts). Each failure mode is produced for real — nginx answering 503, the
 // wrong body or nothing at all (limit_rate 1), nft dropping packets, nginx/dnsmasq/echo stopped, a
 // certificate that does not verify — and each detection is timed against interval × fall + timeout.
@@ -21,6 +22,8 @@ const RISE = 2;
 /** The issue's bound, plus slack for a shared 2-core machine. */
 const BOUND = INTERVAL * FALL + TIMEOUT;
 const SLACK = 1_500;
+/** A TXT record too big for a 512-byte UDP answer. */
+const BIG_TXT = ['a', 'b', 'c'].map((c) => c.repeat(200));
 
 function check(type: CheckOptions['type'], o: Partial<CheckOptions> = {}): CheckOptions {
   return { ...CHECK_DEFAULTS, type, intervalMs: INTERVAL, timeoutMs: TIMEOUT, rise: RISE, fall: FALL, alpha: true, ...o };
@@ -42,6 +45,9 @@ test('checkers against real nginx, dnsmasq and a UDP echo: up, and every way dow
   const client = await topo.addHost({ name: 'client', addresses: ['10.77.0.1/24', 'fd77::1/64'] });
   const web = await topo.addHost({ name: 'web', addresses: ['10.77.0.11/24', 'fd77::11/64'] });
   const svc = await topo.addHost({ name: 'svc', addresses: ['10.77.0.12/24'] });
+  // Five UDP checks at 4/s each to one host: the kernel's per-peer ICMP rate limit (1/s) would turn
+  // some port-unreachables into silence, i.e. timeouts instead of "refused", once dnsmasq is stopped.
+  await svc.exec('sysctl', ['-qw', 'net.ipv4.icmp_ratelimit=0']);
 
   const { cert } = selfSignedCert(tmp.dir, 'web.lvsd.test');
   const modeFile = join(tmp.dir, 'mode.conf');
@@ -56,7 +62,10 @@ test('checkers against real nginx, dnsmasq and a UDP echo: up, and every way dow
     '--keep-in-foreground', '--no-resolv', '--no-hosts', '--no-daemon', '--conf-file=/dev/null', '--user=root',
     '--bind-interfaces', '--listen-address=10.77.0.12', '--port=53', '--local=/lvsd.test/',
     '--address=/www.lvsd.test/10.77.0.80', `--pid-file=${join(tmp.dir, 'dnsmasq.pid')}`,
-  ]);
+    // Three 200-byte strings: more than a plain (non-EDNS) UDP answer may hold, so it comes back truncated.
+    `--txt-record=big.lvsd.test,${BIG_TXT.join(',')}`,
+    // Its own process group: dnsmasq forks a child per TCP query, which holds the UDP socket too.
+  ], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const echo = svc.spawn(process.execPath, [fixturePath('udp-echo.js'), '10.77.0.12', '7']);
   await new Promise<void>((resolve) => echo.stdout?.once('data', () => { resolve(); }));
 
@@ -79,6 +88,19 @@ test('checkers against real nginx, dnsmasq and a UDP echo: up, and every way dow
       check: check('dns', { dns: { name: 'www.lvsd.test', type: 'A', expectAnswer: '10.77.0.80' } }),
     },
     { id: 'dns-nx', service: 'bad', address: '10.77.0.12', port: 53, weight: 1, check: check('dns', { dns: { name: 'nope.lvsd.test' } }) },
+    {
+      id: 'dns-tcp', service: 'dns', address: '10.77.0.12', port: 53, weight: 1,
+      check: check('dns', { dns: { name: 'www.lvsd.test', type: 'A', expectAnswer: '10.77.0.80', protocol: 'tcp' } }),
+    },
+    { id: 'dns-tcp-nx', service: 'bad', address: '10.77.0.12', port: 53, weight: 1, check: check('dns', { dns: { name: 'nope.lvsd.test', protocol: 'tcp' } }) },
+    {
+      id: 'dns-truncated', service: 'dns', address: '10.77.0.12', port: 53, weight: 1,
+      check: check('dns', { dns: { name: 'big.lvsd.test', type: 'TXT', expectAnswer: BIG_TXT.join('') } }),
+    },
+    {
+      id: 'dns-truncated-kept', service: 'bad', address: '10.77.0.12', port: 53, weight: 1,
+      check: check('dns', { dns: { name: 'big.lvsd.test', type: 'TXT', expectAnswer: BIG_TXT.join(''), tcpOnTruncation: false } }),
+    },
     { id: 'udp', service: 'udp', address: '10.77.0.12', port: 7, weight: 1, check: check('udp', { udp: { payload: '6c767364', expect: { hex: '6c767364' } } }) },
     {
       id: 'http-digest', service: 'web', address: '10.77.0.11', port: 80, weight: 1,
@@ -93,7 +115,7 @@ test('checkers against real nginx, dnsmasq and a UDP echo: up, and every way dow
   assert.equal(rec.ev, 'reconciled', JSON.stringify(rec));
 
   // alpha: every good target proves itself up within warmup + rise checks.
-  for (const id of ['tcp', 'http', 'https', 'https-verified', 'http-digest', 'http6', 'dns', 'udp', 'tcp-bindto']) {
+  for (const id of ['tcp', 'http', 'https', 'https-verified', 'http-digest', 'http6', 'dns', 'dns-tcp', 'dns-truncated', 'udp', 'tcp-bindto']) {
     await d.transition(id, 'up', INTERVAL * (RISE + 1) + TIMEOUT + SLACK, 0);
   }
   const snap = await d.snapshot();
@@ -104,6 +126,9 @@ test('checkers against real nginx, dnsmasq and a UDP echo: up, and every way dow
   assert.equal(last('https-wrong-name'), 'down tls ERR_TLS_CERT_ALTNAME_INVALID');
   assert.equal(last('https-untrusted'), 'down tls DEPTH_ZERO_SELF_SIGNED_CERT');
   assert.equal(last('dns-nx'), 'down rcode rcode NXDOMAIN');
+  assert.equal(last('dns-tcp-nx'), 'down rcode rcode NXDOMAIN (tcp)');
+  // Judged as it came, dnsmasq's truncated answer does not hold the record the TCP answer has.
+  assert.match(last('dns-truncated-kept'), /^down (answer-mismatch|protocol) /);
 
   /** Breaks the server, waits for each target to go down with the reason, brings it back. */
   async function outage(
@@ -154,9 +179,9 @@ test('checkers against real nginx, dnsmasq and a UDP echo: up, and every way dow
   const from = d.events.length;
   const stoppedAt = Date.now();
   await nginx.stop();
-  dnsmasq.kill('SIGKILL');
+  if (dnsmasq.pid !== undefined) process.kill(-dnsmasq.pid, 'SIGKILL');
   echo.kill('SIGKILL');
-  for (const id of ['tcp', 'http', 'https', 'dns', 'udp']) {
+  for (const id of ['tcp', 'http', 'https', 'dns', 'dns-tcp', 'udp']) {
     const e = await d.transition(id, 'down', BOUND + SLACK + 2_000, from);
     assert.equal(e.reason, 'refused', `${id}: ${e.reason} ${e.detail}`);
     t.diagnostic(`stopped: ${id} down after ${e.t - stoppedAt} ms (bound ${BOUND} ms + ${SLACK} ms slack)`);

@@ -8,6 +8,7 @@ import { loadConfig, loadConfigText, type LoadResult } from '../../daemon/config
 import { formatError } from '../../daemon/config/errors.js';
 import { parseDuration } from '../../daemon/config/formats.js';
 import type { Config } from '../../daemon/config/types.js';
+import { healthPlan } from '../../daemon/director/plan.js';
 
 function ok(r: LoadResult): Config {
   if (!r.ok) assert.fail(r.errors.map(formatError).join('\n'));
@@ -229,4 +230,32 @@ virtualServers:
   assert.ok(rs);
   assert.deepEqual(rs.tunnel, { type: 'gue', port: 5555, checksum: 'remcsum' });
   assert.deepEqual([rs.method, rs.upperThreshold, rs.lowerThreshold, rs.notify.up], ['tun', 100, 50, '/bin/up']);
+});
+
+test('agent and DNS-over-TCP settings normalise and reach the health plan', () => {
+  const c = ok(loadConfigText(`
+virtualServers:
+  - address: 192.0.2.10
+    port: 80
+    healthCheck: { type: http, agent: { port: 9999 } }
+    realServers:
+      - { address: 10.0.1.11 }
+      - { address: 10.0.1.12, healthCheck: { type: agent, agent: { send: status } } }
+  - address: 192.0.2.53
+    port: 53
+    protocol: udp
+    healthCheck: { type: dns, dns: { name: www.example.com, protocol: tcp } }
+    realServers: [{ address: 10.0.1.21 }]
+`, 'agent.yaml'));
+  const [rs1, rs2, rs3] = c.virtualServers.flatMap((v) => v.realServers.map((r) => r.healthCheck));
+  assert.deepEqual(rs1?.agent, { port: 9999 });
+  assert.deepEqual(rs2?.agent, { port: 9999, send: 'status' }, 'agent settings merge key by key');
+  assert.equal(rs2.type, 'agent');
+  assert.deepEqual(rs3?.dns, { name: 'www.example.com', type: 'A', expectRcode: 'NOERROR', protocol: 'tcp', tcpOnTruncation: true });
+  const targets = healthPlan(c).targets;
+  assert.deepEqual(targets.map((t) => [t.check.type, t.check.agent, t.check.dns?.protocol]), [
+    ['http', { port: 9999 }, undefined],
+    ['agent', { port: 9999, send: 'status' }, undefined],
+    ['dns', undefined, 'tcp'],
+  ]);
 });

@@ -267,6 +267,32 @@ test('monitor: dynamic weight from the check moves the live weight and the quoru
   assert.equal(r.mon.snapshot().targets[0]?.liveWeight, 3);
 });
 
+test('monitor: an agent percentage scales the configured weight; drain is weight 0 and still up; events carry the reason', async () => {
+  const r = rig();
+  r.mon.upsertService({ name: 'web', quorum: 1 });
+  r.mon.upsert(target('rs1', { weight: 200 }, { fall: 1, rise: 1 }));
+  r.behave.set('rs1', { verdict: { ...OK_VERDICT, detail: 'agent: 50%', weightPercent: 50 } });
+  await r.clock.advance(2_000);
+  r.behave.set('rs1', { verdict: { ...OK_VERDICT, detail: 'agent: drain', weightPercent: 0 } });
+  await r.clock.advance(1_000);
+  assert.deepEqual(r.weights.map((w) => [w.previous, w.weight, w.detail]), [[200, 100, 'agent: 50%'], [100, 0, 'agent: drain']]);
+  assert.equal(r.mon.state('rs1'), 'up', 'drain is not down');
+  assert.equal(r.quorums.at(-1)?.up, false, 'a drained server adds nothing to the quorum');
+  // A reload that doubles the configured weight keeps the agent's percentage.
+  r.behave.set('rs1', { verdict: { ...OK_VERDICT, detail: 'agent: 50%', weightPercent: 50 } });
+  await r.clock.advance(1_000);
+  r.mon.upsert(target('rs1', { weight: 400 }, { fall: 1, rise: 1 }));
+  assert.deepEqual(r.weights.slice(-2).map((w) => [w.previous, w.weight, w.detail]), [[0, 100, 'agent: 50%'], [100, 200, 'configuration changed']]);
+  // Down by the agent (maint): the transition says why; back up with the percentage it had.
+  r.behave.set('rs1', { verdict: fail('agent', 'agent: maint (upgrade)') });
+  await r.clock.advance(1_000);
+  assert.deepEqual(r.transitions.map((t) => [t.to, t.reason, t.detail, t.weight]), [['down', 'agent', 'agent: maint (upgrade)', 0]]);
+  r.behave.set('rs1', { verdict: { ...OK_VERDICT, detail: 'agent: 25%', weightPercent: 25 } });
+  await r.clock.advance(1_000);
+  assert.deepEqual(r.transitions.at(-1) && [r.transitions.at(-1)?.to, r.transitions.at(-1)?.weight], ['up', 100]);
+  assert.equal(r.mon.snapshot().targets[0]?.liveWeight, 100);
+});
+
 test('monitor: alpha starts down and needs rise passes; omega runs down hooks on removal and shutdown', async () => {
   const r = rig();
   r.mon.upsert(target('a', { omega: true, notify: { down: 'down-a' } }, { alpha: true, rise: 2 }));

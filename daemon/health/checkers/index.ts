@@ -3,6 +3,7 @@
 import { isIP } from 'node:net';
 import { HealthOptionError, type CheckOptions, type Endpoint } from '../options.js';
 import { OK_VERDICT } from '../types.js';
+import { agentProbe, withAgent } from './agent.js';
 import { dnsProbe } from './dns.js';
 import { execProbe } from './exec.js';
 import { httpProbe, prepareHttp } from './http.js';
@@ -34,6 +35,16 @@ export function resolveEndpoint(id: string, address: string, port: number, o: Ch
 const alwaysUp: Probe = () => Promise.resolve(OK_VERDICT);
 
 export function buildProbe(id: string, address: string, port: number, o: CheckOptions): Probe {
+  const main = buildCheckProbe(id, address, port, o);
+  if (o.agent === undefined || o.type === 'agent' || o.type === 'none') return main;
+  // The agent beside another check: the same address (connectIp applies), its own port.
+  const agentPort = o.agent.port;
+  if (agentPort === undefined) throw new HealthOptionError(id, 'agent.port', 'required beside another check (the agent listens on its own port)');
+  return withAgent(main, buildCheckProbe(id, address, agentPort, { ...o, type: 'agent' }, true));
+}
+
+/** `beside`: an agent next to another check, which keeps its last word when silent. */
+function buildCheckProbe(id: string, address: string, port: number, o: CheckOptions, beside = false): Probe {
   const ep = resolveEndpoint(id, address, port, o);
   const section = o.type === 'https' ? 'http' : o.type;
   try {
@@ -53,6 +64,8 @@ export function buildProbe(id: string, address: string, port: number, o: CheckOp
       case 'exec':
         if (o.exec === undefined) throw new Error('command: required');
         return execProbe(ep, o.exec, o.timeoutMs);
+      case 'agent':
+        return agentProbe(o.agent?.port === undefined ? ep : { ...ep, port: o.agent.port }, o.agent ?? {}, o.timeoutMs, beside);
     }
   } catch (e) {
     if (e instanceof HealthOptionError) throw e;

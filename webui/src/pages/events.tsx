@@ -16,6 +16,7 @@ export function describe(e: ApiEvent): string {
     case 'vrrp.priority': return `${s('instance')}: priority ${s('priority')} (${s('reason')})`;
     case 'health.result': return `${s('service')} ${s('realServer')}: ${s('result')}${e.error ? ` — ${s('error')}` : ''}`;
     case 'health.change': return `${s('service')} ${s('realServer')}: ${s('status').toUpperCase()} (${s('reason')})`;
+    case 'health.weight': return `${s('service')} ${s('realServer')}: weight ${s('previous')} → ${s('weight')} (${s('reason')})`;
     case 'quorum.change': return `${s('service')}: quorum ${e.up === true ? 'met' : 'lost'}`;
     case 'override': {
       const t = e.target as { service?: string; realServer?: string } | undefined;
