@@ -278,12 +278,14 @@ await checks.check('back: the whole table is the same', () => compareWhole('back
 
 // ---- stop
 /**
- * Known lvsd bug (owner: daemon/director/director.ts stop order): on SIGTERM the health monitor stops first and
- * reports every checked real server down ("lvsd stopping"), and the Director still applies that, so the real
- * servers leave the table on the way out. The services stay. The check pins exactly that: every line lvsd drops
- * while stopping is a real server it logged down with "lvsd stopping" — and it fails once the bug is fixed.
+ * Known lvsd difference (owner: daemon/health/monitor.ts omega + daemon/director/director.ts stop order):
+ * checkers.conf sets `omega`. keepalived runs the notify_down hooks of its real servers on shutdown and then
+ * removes its services anyway; lvsd reports those servers down ("lvsd stopping") and the Director still applies
+ * it, so they leave the table on the way out while the services stay — against lvsd's own contract (the table
+ * is left in place on SIGTERM). The check pins exactly that: every line lvsd drops while stopping is a real
+ * server it logged down with "lvsd stopping" — and it fails once this is fixed.
  */
-await checks.check('stop: keepalived removes its virtual servers on SIGTERM; lvsd keeps its services (known bug: it drops checked real servers on the way out)', async () => {
+await checks.check('stop: keepalived removes its virtual servers on SIGTERM; lvsd keeps its services (known bug: omega drops real servers on the way out)', async () => {
   for (const k of kads) k.child.kill('SIGTERM');
   await Promise.all(kads.map((k) => k.exited));
   assert.deepEqual(await ka.table(), []);
@@ -299,7 +301,7 @@ await checks.check('stop: keepalived removes its virtual servers on SIGTERM; lvs
   const stoppedDown = new Set(during.filter((x) => x.msg === 'real server down: lvsd stopping').map((x) => String(x.realServer)));
   const unexplained = dropped.filter((x) => !stoppedDown.has(x.split(/\s+/)[4] ?? ''));
   assert.deepEqual(unexplained, [], `lines dropped without a "lvsd stopping" health transition:\n${log}`);
-  assert.ok(dropped.length > 0, 'lvsd no longer drops real servers while stopping: the Director bug is fixed — make this check assert an unchanged table');
+  assert.ok(dropped.length > 0, 'lvsd no longer drops real servers while stopping: the omega bug is fixed — make this check assert an unchanged table');
   return `known bug, ${dropped.length} real servers dropped while stopping:\n${dropped.join('\n')}`;
 });
 
