@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { normalizeOptions, type NormalizedOptions, type VrrpOptions } from './options.js';
 import { NotifyRunner, type NotifyResult, type NotifyState } from './notify.js';
-import { FileTracker, ScriptTracker } from './track.js';
+import { FileTracker, ScriptTracker, unrunnable } from './track.js';
 import type { FromWorker, ReconfigureSummary, ToWorker, TransitionEvent, VrrpSnapshot } from './protocol.js';
 import type { VrrpState } from './machine.js';
 
@@ -144,6 +144,12 @@ class Engine extends EventEmitter implements VrrpEngine {
     for (const [name, spec] of scripts) {
       const s = opts.scripts[name];
       if (this.scriptTrackers.has(name) || s === undefined) continue;
+      const why = unrunnable(s.command);
+      if (why !== null) {
+        this.log.warn({ script: name, reason: why }, `track script ${name} disabled: ${why} (keepalived disables it too; it affects no instance until a reload finds it)`);
+        this.post({ type: 'track', kind: 'script', name, ok: false, disabled: true });
+        continue;
+      }
       const t = new ScriptTracker(name, s, (n, ok, detail) => {
         this.log.info({ script: n, ok, detail }, `track script ${n} is now ${ok ? 'passing' : 'failing'}`);
         this.post({ type: 'track', kind: 'script', name: n, ok });

@@ -61,7 +61,8 @@ export type ToWorker =
   /** Apply new options (already validated by the facade) to the running instances. */
   | { type: 'reconfigure'; id: number; options: VrrpOptions }
   | { type: 'snapshot'; id: number }
-  | { type: 'track'; kind: 'script' | 'file'; name: string; ok: boolean; value?: number }
+  /** `disabled`: the script cannot run at all (keepalived: "Disabling track script … since not found/accessible"). */
+  | { type: 'track'; kind: 'script' | 'file'; name: string; ok: boolean; value?: number; disabled?: boolean }
   | { type: 'priorityOffset'; instance: string; offset: number }
   | { type: 'forceFault'; instance: string; fault: boolean };
 

@@ -83,7 +83,7 @@ export class VrrpRuntime {
   /** Set while instances added by reconfigure start: their startup transitions do not move their sync group. */
   private quietSync = false;
   /** Latest result of every track script and file, so an instance added by reconfigure starts from it. */
-  private readonly trackResults = new Map<string, { ok: boolean; value?: number }>();
+  private readonly trackResults = new Map<string, { ok: boolean; value?: number; disabled?: boolean }>();
 
   constructor(
     private opts: NormalizedOptions,
@@ -187,10 +187,17 @@ export class VrrpRuntime {
   }
 
   /** Tracking results from the main thread (scripts, files). */
-  track(kind: 'script' | 'file', name: string, ok: boolean, value?: number): void {
-    this.trackResults.set(`${kind}:${name}`, value === undefined ? { ok } : { ok, value });
+  track(kind: 'script' | 'file', name: string, ok: boolean, value?: number, disabled = false): void {
+    const key = `${kind}:${name}`;
+    this.trackResults.set(key, { ok, ...(value === undefined ? {} : { value }), ...(disabled ? { disabled } : {}) });
     for (const inst of this.insts.values()) {
-      const t = inst.tracked.get(`${kind}:${name}`);
+      // A disabled script leaves the instances (keepalived alike); one that runs again (after a reload) joins.
+      if (kind === 'script' && inst.o.trackScripts.some((t) => t.name === name) && inst.tracked.has(key) === disabled) {
+        inst.tracked = this.trackedFor(inst.o, inst.tracked);
+        this.retrack(inst);
+        continue;
+      }
+      const t = inst.tracked.get(key);
       if (t === undefined) continue;
       t.ok = ok;
       if (value !== undefined) t.value = value;
@@ -212,6 +219,7 @@ export class VrrpRuntime {
     for (const t of o.trackInterfaces) keep(`interface:${t.name}`, { kind: 'interface', name: t.name, weight: t.weight, ok: this.byName(t.name)?.up ?? false });
     for (const t of o.trackScripts) {
       const r = this.trackResults.get(`script:${t.name}`);
+      if (r?.disabled === true) continue;
       keep(`script:${t.name}`, { kind: 'script', name: t.name, weight: t.weight, ok: r?.ok ?? true });
     }
     for (const t of o.trackFiles) {

@@ -1,6 +1,8 @@
 // vrrp_script and track_file, run on the main thread; results go to the VRRP worker as messages.
 import { execFile } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { delimiter, join } from 'node:path';
 import { splitCommand } from './notify.js';
 import type { TrackScriptOptions } from './options.js';
 
@@ -30,6 +32,32 @@ export class RiseFall {
     else if (before && this.failRun >= this.fall) this.state = false;
     return this.state !== before ? this.state : null;
   }
+}
+
+/**
+ * Why a track script's program cannot run at all (not found, not a file, not executable), or null when it can.
+ * keepalived checks this when it loads the config and disables such a script ("Disabling track script … since
+ * not found/accessible"): it then affects no instance, instead of failing for ever. A bare name is looked up in
+ * PATH, as execFile would.
+ */
+export function unrunnable(command: string, path = process.env.PATH ?? ''): string | null {
+  const [cmd] = splitCommand(command);
+  if (cmd === undefined) return 'empty command';
+  const candidates = cmd.includes('/') ? [cmd] : path.split(delimiter).filter((d) => d !== '').map((d) => join(d, cmd));
+  let why = `${cmd} not found${cmd.includes('/') ? '' : ' in PATH'}`;
+  for (const c of candidates) {
+    try {
+      if (!statSync(c).isFile()) {
+        why = `${c} is not a file`;
+        continue;
+      }
+      accessSync(c, constants.X_OK);
+      return null;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EACCES') why = `${c} is not executable`;
+    }
+  }
+  return why;
 }
 
 export class ScriptTracker {

@@ -42,7 +42,9 @@ const eq = (a: Uint8Array, b: Uint8Array): boolean => Buffer.compare(a, b) === 0
 
 export function validateAdvert(inst: InstanceView, r: Received): Verdict {
   if (inst.ownAddresses.some((a) => eq(a, r.src))) return { ok: false, reason: 'own', detail: 'advert from one of our addresses' };
-  if (r.ttl !== 255) return { ok: false, reason: 'ttl', detail: `invalid TTL/hop limit ${r.ttl}, expect 255` };
+  // RFC 5798 §7.1 asks for TTL 255 to prove the sender is on the link; unicast adverts may be routed, and
+  // keepalived neither checks it on them nor sends IPv6 unicast with hop limit 255 (it sends 64): multicast only.
+  if (inst.unicastPeers.length === 0 && r.ttl !== 255) return { ok: false, reason: 'ttl', detail: `invalid TTL/hop limit ${r.ttl}, expect 255` };
   const d = decodeAdvert(r.payload, { family: inst.family, src: r.src, dst: r.dst });
   if (!d.ok) return { ok: false, reason: d.error.reason, detail: d.error.message };
   const a = d.advert;

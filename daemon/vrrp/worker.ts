@@ -61,7 +61,7 @@ port.on('message', (m: ToWorker) => {
         post({ type: 'snapshot', id: m.id, snapshot: rt.snapshot() });
         break;
       case 'track':
-        rt.track(m.kind, m.name, m.ok, m.value);
+        rt.track(m.kind, m.name, m.ok, m.value, m.disabled === true);
         break;
       case 'priorityOffset':
         rt.setPriorityOffset(m.instance, m.offset);

@@ -54,10 +54,11 @@ export interface Keepalived {
   kill(): Promise<void>;
 }
 
-export async function startKeepalived(ns: Netns, conf: string): Promise<Keepalived> {
+/** `conf` is the config text, or `{ file }` to run a config file where it is (its includes resolve there). */
+export async function startKeepalived(ns: Netns, conf: string | { file: string }): Promise<Keepalived> {
   const dir = mkdtempSync(join(tmpdir(), 'lvsd-kad-'));
-  const confPath = join(dir, 'keepalived.conf');
-  writeFileSync(confPath, conf);
+  const confPath = typeof conf === 'string' ? join(dir, 'keepalived.conf') : conf.file;
+  if (typeof conf === 'string') writeFileSync(confPath, conf);
   const child = ns.spawn('keepalived', ['-n', '-l', '-D', '-P', '-f', confPath, '-p', join(dir, 'k.pid'), '-r', join(dir, 'v.pid')]);
   let out = '';
   const waiters = new Set<() => void>();

@@ -41,6 +41,14 @@ test('validation: each RFC 5798 §7.1 / keepalived check drops with its reason',
   }
 });
 
+test('validation: unicast adverts are accepted at any TTL (they may be routed; keepalived sends IPv6 unicast with hop limit 64)', () => {
+  const v = view({ unicastPeers: [PEER] });
+  for (const ttl of [64, 1, 255]) {
+    const verdict = validateAdvert(v, { src: PEER, dst: ME, ttl, payload: adv({}, PEER, ME) });
+    assert.ok(verdict.ok, `TTL ${ttl}: ${verdict.ok ? '' : verdict.detail}`);
+  }
+});
+
 test('validation: accepted adverts, with warnings for a differing v3 interval or address list', () => {
   const ok = (v: InstanceView, payload: Buffer): string[] => {
     const r = validateAdvert(v, { src: PEER, dst: GROUP, ttl: 255, payload });

@@ -289,3 +289,26 @@ test('runtime reconfigure: another change (VIPs) restarts just that instance; a 
   assert.equal(a.transitions.filter((t) => t.instance === 'VI_1').length, n1);
   await ra.stop();
 });
+
+test('runtime: a disabled track script (its program cannot run) affects no instance, as in keepalived; once it runs again it counts', { timeout: 20_000 }, async () => {
+  const seg = new FakeSegment();
+  const a = seg.host('10.0.0.1');
+  const r = new VrrpRuntime(normalizeOptions({
+    scripts: { chk: { command: '/nonexistent/check' }, plus: { command: '/nonexistent/plus' } },
+    instances: [{ name: 'VI_1', interface: 'eth0', vrid: 51, priority: 150, advertIntervalMs: 50, vips: ['10.0.0.100/24'], garp: { masterDelayMs: 0 }, trackScripts: [{ name: 'chk', weight: 0 }, { name: 'plus', weight: 10 }] }],
+  }), a.io, { transition: (e) => a.transitions.push(e), log: (_l, msg) => a.logs.push(msg) });
+  live.add(r);
+  await r.start();
+  const snap = (): { priority: number; faultReasons: string[] } | undefined => r.snapshot().instances.find((i) => i.name === 'VI_1');
+  r.track('script', 'chk', false);
+  assert.equal(stateOf(a), 'FAULT', 'a failing weight-0 script is a FAULT');
+  r.track('script', 'chk', false, undefined, true);
+  r.track('script', 'plus', false, undefined, true);
+  await until('VI_1 master with the disabled script', () => stateOf(a) === 'MASTER');
+  assert.equal(snap()?.priority, 150, 'a disabled script with a positive weight adds nothing');
+  r.track('script', 'plus', true);
+  assert.equal(snap()?.priority, 160, 'a script that runs again counts again');
+  r.track('script', 'chk', false);
+  assert.equal(stateOf(a), 'FAULT');
+  await r.stop();
+});

@@ -384,9 +384,9 @@ export function distPath(...parts: string[]): string {
  * Boots the guest once to run a compiled guest script that reports checks (test/vm/guest/checks.ts), and
  * turns each reported check into a subtest of `t`.
  */
-export async function guestChecks(t: TestContext, script: string, timeoutMs = 240_000): Promise<void> {
+export async function guestChecks(t: TestContext, script: string, timeoutMs = 240_000, opts: Pick<GuestRunOptions, 'memoryMb' | 'cpus'> = {}): Promise<void> {
   requireRoot();
-  const r = await runInGuest({ command: `node ${distPath(script)}`, timeoutMs });
+  const r = await runInGuest({ ...opts, command: `node ${distPath(script)}`, timeoutMs });
   t.diagnostic(`guest run: ${r.durationMs} ms, status ${r.status}`);
   if (r.status !== 0 && !r.stdout.includes('@@LVSD-VM-REPORT@@')) {
     assert.fail(`guest failed before reporting (status ${r.status}, timed out: ${r.timedOut})\n${r.stderr.slice(-3000)}\n${r.console.slice(-2000)}`);

@@ -1,0 +1,309 @@
+// Runs INSIDE the QEMU guest (real IPVS): the keepalived corpus, keepalived against lvsd. IPVS is per
+// network namespace, so both run at once on the same clock: namespace "ka" runs keepalived's checker
+// process (`keepalived --check`) on every ORIGINAL corpus file with virtual servers, namespace "lv" runs
+// `lvsd run` on the IMPORTED configs (test/support/keepalived-corpus.ts: ipvsOnlyConfig of mergeConfigs —
+// one lvsd for all files, because seven Node daemons starting at once starve the emulated guest). Each
+// namespace holds the same real servers (test/vm/guest/targets.ts on a dummy interface), so every checker
+// meets a live server. Phases, each compared file by file and as one table (`ipvsadm -Sn`, thresholds,
+// timeouts):
+//   up      — every real server answers (the HTTP digest in checkers.conf deliberately matches nothing)
+//   quorum  — lvs-nat-sorry.conf's real servers vanish: quorum lost, sorry server in
+//   back    — they return: quorum regained
+//   stop    — SIGTERM to both
+// A difference is allowed only where DIFFERENCES below names it, line for line, with the reason.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+import { startRun, type LvsdRun } from '../../support/lvsd-run.js';
+import { CORPUS_DIR, corpusFiles, importCorpusFile, ipvsOnlyConfig, lineDiff, mergeConfigs, serviceKeyOfLine, serviceKeys, thresholdLines } from '../../support/keepalived-corpus.js';
+import { Checks, ipvsadmSave, sh } from './checks.js';
+import type { Target } from './targets.js';
+
+type Phase = 'up' | 'quorum' | 'back';
+
+/** The real servers each corpus file's checkers talk to, as they must answer for keepalived to call them up. */
+const TARGETS: Record<string, { targets: Target[]; localOnly?: string[] }> = {
+  'checkers.conf': {
+    targets: [
+      { kind: 'http', address: '10.30.1.1', port: 8000 }, // TCP_CHECK: a connect is enough
+      { kind: 'http', address: '10.30.1.2', port: 8001 }, // HTTP_GET: body "ok" fits the regex, not the digest → down in both
+      { kind: 'https', address: '10.30.1.3', port: 8000 },
+      { kind: 'dns', address: '10.30.1.5', port: 8000 }, // DNS_CHECK asks the real server's port
+      { kind: 'smtp', address: '10.30.1.7', port: 8000 }, // SMTP_CHECK (keepalived only: lvsd has no SMTP checker)
+      { kind: 'udp', address: '10.30.1.1', port: 4000, reply: 'OK' },
+    ],
+    // bindto source; PING_CHECK target (keepalived only); MISC_CHECK runs /usr/local/bin/check-app (written below)
+    localOnly: ['10.30.0.2', '10.30.1.6'],
+  },
+  'fwmark-services.conf': {
+    targets: [
+      { kind: 'http', address: '10.5.0.1', port: 443 },
+      { kind: 'http', address: '10.5.0.2', port: 443 },
+      { kind: 'dns', address: '10.5.1.1', port: 53 },
+      { kind: 'dns', address: '10.5.1.2', port: 53 },
+    ],
+  },
+  'include-tree/keepalived.conf': { targets: [{ kind: 'http', address: '10.40.1.1', port: 80 }] },
+  'lvs-dr-web.conf': {
+    targets: [
+      ...['10.1.0.11', '10.1.0.12', '10.1.0.13'].map((address): Target => ({ kind: 'http', address, port: 80 })),
+      ...['10.1.0.11', '10.1.0.12'].map((address): Target => ({ kind: 'https', address, port: 443 })),
+    ],
+  },
+  'lvs-nat-sorry.conf': { targets: ['10.2.0.11', '10.2.0.12', '10.2.0.13'].map((address): Target => ({ kind: 'http', address, port: 80 })) },
+  'v2-auth-tun.conf': { targets: ['198.51.100.1', '198.51.100.2'].map((address): Target => ({ kind: 'http', address, port: 80 })) },
+  'vs-group.conf': { targets: ['10.20.1.1', '10.20.1.2'].map((address): Target => ({ kind: 'http', address, port: 80 })) },
+};
+const NAT_SORRY_SERVERS = ['10.2.0.11', '10.2.0.12', '10.2.0.13'];
+
+/**
+ * Where keepalived and lvsd program different lines: each entry names the lines and why. `owner` marks a
+ * known lvsd bug outside the importer (the file to fix): the check then fails the day the bug is fixed,
+ * so the entry is removed with it — never a blanket ignore.
+ */
+interface Difference {
+  file: string;
+  phases: Phase[];
+  onlyKeepalived: string[];
+  onlyLvsd: string[];
+  why: string;
+  owner?: string;
+}
+const DIFFERENCES: Difference[] = [
+  {
+    file: 'checkers.conf',
+    phases: ['up', 'quorum', 'back'],
+    onlyKeepalived: [],
+    onlyLvsd: ['-a -t 10.30.0.10:8000 -r 10.30.1.2:8000 -m -w 10'],
+    why: 'alpha: keepalived starts every real server of the service down and 10.30.1.2 never passes (its HTTP digest '
+      + 'matches no body), so it never enters the table. lvsd\'s health monitor starts it down too, but the Director '
+      + 'learns health only from transitions (wireHealth), so a server that never changes state counts as up.',
+    owner: 'daemon/director/director.ts (seed healthViews from the monitor\'s initial state)',
+  },
+  {
+    file: 'lvs-nat-sorry.conf',
+    phases: ['quorum'],
+    onlyKeepalived: ['-a -t 198.51.100.20:80 -r 10.2.0.11:80 -m -w 0', '-a -t 198.51.100.20:80 -r 10.2.0.12:80 -m -w 0', '-a -t 198.51.100.20:80 -r 10.2.0.13:80 -m -w 0'],
+    onlyLvsd: [],
+    why: 'quorum lost with a sorry server: keepalived adds the sorry server and removes the servers still alive, so '
+      + 'the failed ones it inhibited (inhibit_on_failure) stay at weight 0 beside it; lvsd replaces the whole pool by '
+      + 'the sorry server. New connections go to the sorry server either way.',
+    owner: 'daemon/director/desired.ts desiredService (keep inhibited servers at weight 0 when quorum is lost)',
+  },
+];
+
+const checks = new Checks();
+const dir = mkdtempSync(join(tmpdir(), 'lvsd-corpus-'));
+const targetsJs = fileURLToPath(new URL('./targets.js', import.meta.url));
+const files = corpusFiles().filter((f) => (importCorpusFile(f).config.virtualServers?.length ?? 0) > 0);
+const keysOf = new Map(files.map((f) => [f, new Set(serviceKeys(importCorpusFile(f).config))]));
+
+interface Side {
+  ns: 'ka' | 'lv';
+  table: () => Promise<string[]>;
+}
+const side = (ns: 'ka' | 'lv'): Side => ({ ns, table: () => ipvsadmSave(`ip netns exec ${ns} `) });
+const ka = side('ka');
+const lv = side('lv');
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+async function waitUntil(f: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!f()) {
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(250);
+  }
+}
+
+async function setUpNamespace(ns: string): Promise<void> {
+  const addresses = new Set(Object.values(TARGETS).flatMap((t) => [...t.targets.map((x) => x.address), ...(t.localOnly ?? [])]));
+  const batch = join(dir, `${ns}.ip`);
+  writeFileSync(batch, ['link add tgt type dummy', 'link set tgt up', 'link set lo up', ...[...addresses].map((a) => `addr add ${a}/32 dev tgt`)].join('\n') + '\n');
+  await sh(`ip netns add ${ns} && ip -n ${ns} -batch ${batch}`);
+}
+
+function startTargets(ns: string, cert: string, key: string): Promise<ChildProcess> {
+  const spec = join(dir, 'targets.json');
+  writeFileSync(spec, JSON.stringify(Object.values(TARGETS).flatMap((t) => t.targets)));
+  const child = spawn('ip', ['netns', 'exec', ns, process.execPath, targetsJs, spec, cert, key], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      if (d.toString().includes('ready')) resolve(child);
+    });
+    child.once('exit', (code) => { reject(new Error(`targets in ${ns} exited (${String(code)})`)); });
+  });
+}
+
+interface Keepalived {
+  file: string;
+  child: ChildProcess;
+  log: string;
+  exited: Promise<void>;
+}
+
+function startKeepalived(file: string, i: number): Keepalived {
+  const child = spawn('ip', ['netns', 'exec', 'ka', 'keepalived', '--dont-fork', '--log-console', '--log-detail', '--check', '-f', join(CORPUS_DIR, file),
+    '-p', join(dir, `ka-${i}.pid`), '-c', join(dir, `kac-${i}.pid`), '-r', join(dir, `kav-${i}.pid`)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const k: Keepalived = { file, child, log: '', exited: new Promise((r) => child.once('exit', () => { r(); })) };
+  const add = (d: Buffer): void => { k.log += d.toString(); };
+  child.stdout.on('data', add);
+  child.stderr.on('data', add);
+  return k;
+}
+
+function startLvsd(): LvsdRun {
+  const here = join(dir, 'lvsd');
+  mkdirSync(here);
+  const merged = mergeConfigs(files.map((f) => importCorpusFile(f).config));
+  const config = ipvsOnlyConfig(merged, { listen: '127.0.0.1:9300', socket: join(here, 'lvsd.sock'), stateFile: join(here, 'state.json') });
+  const path = join(here, 'lvsd.yaml');
+  writeFileSync(path, YAML.stringify(config));
+  return startRun(['--config', path], ['ip', 'netns', 'exec', 'lv']);
+}
+
+/**
+ * Polls both tables until each has been still for 5 s, at least minMs have passed and `until` holds (or
+ * timeoutMs passed: the comparison then shows what differs). Checkers on an emulated, shared machine can
+ * time out now and then on either side; a table that converges and stays put is what is compared.
+ */
+async function settle(minMs: number, timeoutMs: number, until: (k: string[], l: string[]) => boolean): Promise<{ k: string[]; l: string[]; ms: number }> {
+  const t0 = Date.now();
+  let k = await ka.table();
+  let l = await lv.table();
+  let still = Date.now();
+  for (;;) {
+    await sleep(1000);
+    const [k2, l2] = [await ka.table(), await lv.table()];
+    if (k2.join('\n') !== k.join('\n') || l2.join('\n') !== l.join('\n')) still = Date.now();
+    [k, l] = [k2, l2];
+    const elapsed = Date.now() - t0;
+    if ((elapsed >= minMs && Date.now() - still >= 5000 && until(k, l)) || elapsed > timeoutMs) return { k, l, ms: elapsed };
+  }
+}
+
+/** The two tables differ exactly as DIFFERENCES says for this phase. */
+function asDeclared(phase: Phase, k: string[], l: string[]): boolean {
+  const d = lineDiff(k, l);
+  return JSON.stringify({ onlyKeepalived: d.onlyA, onlyLvsd: d.onlyB }) === JSON.stringify(expectedDiff(null, phase));
+}
+
+function expectedDiff(file: string | null, phase: Phase): { onlyKeepalived: string[]; onlyLvsd: string[] } {
+  const ds = DIFFERENCES.filter((d) => (file === null || d.file === file) && d.phases.includes(phase));
+  return { onlyKeepalived: ds.flatMap((d) => d.onlyKeepalived).sort(), onlyLvsd: ds.flatMap((d) => d.onlyLvsd).sort() };
+}
+
+/** One file's part of both tables must be equal up to its declared differences, and not empty. */
+function compareFile(file: string, phase: Phase, k: string[], l: string[]): string {
+  const keys = keysOf.get(file) ?? new Set<string>();
+  const mine = (lines: string[]): string[] => lines.filter((x) => keys.has(serviceKeyOfLine(x)));
+  const [kf, lf] = [mine(k), mine(l)];
+  for (const key of keys) assert.ok(kf.some((x) => x.startsWith(`-A ${key} `)), `keepalived did not program ${key}:\n${k.join('\n')}`);
+  const d = lineDiff(kf, lf);
+  assert.deepEqual({ onlyKeepalived: d.onlyA, onlyLvsd: d.onlyB }, expectedDiff(file, phase), `${file} (${phase}) keepalived:\n${kf.join('\n')}\nlvsd:\n${lf.join('\n')}`);
+  const declared = DIFFERENCES.filter((x) => x.file === file && x.phases.includes(phase)).map((x) => `declared difference: ${x.why}${x.owner === undefined ? '' : ` [lvsd bug, fix in ${x.owner}]`}`);
+  return [...declared, ...kf].join('\n');
+}
+
+async function compareWhole(phase: Phase, k: string[], l: string[]): Promise<string> {
+  const d = lineDiff(k, l);
+  assert.deepEqual({ onlyKeepalived: d.onlyA, onlyLvsd: d.onlyB }, expectedDiff(null, phase), `whole table (${phase})`);
+  // Destinations a declared difference already accounts for are left out of the threshold view too.
+  const declared = Object.values(expectedDiff(null, phase)).flat().map((x) => {
+    const t = x.split(/\s+/);
+    return `${t[2] ?? ''} -> ${t[4] ?? ''} `;
+  });
+  const thr = async (ns: string): Promise<string[]> =>
+    thresholdLines(await sh(`ip netns exec ${ns} ipvsadm -Ln --thresholds`)).filter((x) => !declared.some((d) => x.includes(d)));
+  assert.deepEqual(await thr('lv'), await thr('ka'), 'thresholds (ipvsadm -Ln --thresholds)');
+  const timeouts = async (ns: string): Promise<string> => (await sh(`ip netns exec ${ns} ipvsadm -L --timeout`)).trim();
+  assert.equal(await timeouts('lv'), await timeouts('ka'), 'connection timeouts (ipvsadm -L --timeout)');
+  return `${k.length} lines; ${(await thr('ka')).length} destinations with thresholds; ${await timeouts('ka')}`;
+}
+
+// ---- set-up: scripts the corpus calls, a certificate, two namespaces with the same real servers
+for (const s of ['/usr/local/bin/check-app', '/usr/local/bin/rs-event', '/usr/local/sbin/lvs-quorum']) {
+  mkdirSync(join(s, '..'), { recursive: true });
+  writeFileSync(s, '#!/bin/sh\nexit 0\n');
+  chmodSync(s, 0o755);
+}
+const cert = join(dir, 'cert.pem');
+const key = join(dir, 'key.pem');
+await sh(`openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ${key} -out ${cert} -subj /CN=www.example.com -days 2 2>/dev/null`);
+await setUpNamespace('ka');
+await setUpNamespace('lv');
+const targets = [await startTargets('ka', cert, key), await startTargets('lv', cert, key)];
+
+// lvsd first and alone (a Node daemon's start is the heaviest thing the emulated guest does), then keepalived.
+const lvsd = startLvsd();
+const serviceCount = files.reduce((n, f) => n + (keysOf.get(f)?.size ?? 0), 0);
+await checks.check(`lvsd programs the imported corpus on the ipvs dataplane (${files.length} files: ${files.join(', ')})`, async () => {
+  const t0 = Date.now();
+  await lvsd.waitFor(/^dataplane: ipvs /, 480_000);
+  await waitUntil(() => lvsd.lines.filter((x) => /^virtual server .* programmed in ipvs$/.test(x.msg)).length === serviceCount, 480_000, `${serviceCount} virtual servers programmed`);
+  return `${serviceCount} virtual servers programmed after ${Date.now() - t0} ms`;
+});
+const kads = files.map((f, i) => startKeepalived(f, i));
+const started = Date.now();
+await checks.check('keepalived runs every original corpus file (--check)', async () => {
+  await sleep(2000);
+  for (const k of kads) assert.equal(k.child.exitCode, null, `keepalived exited on ${k.file}:\n${k.log}`);
+});
+
+// ---- phase "up"
+const programmed = (k: string[]): boolean => files.every((f) => [...(keysOf.get(f) ?? [])].every((key) => k.some((x) => x.startsWith(`-A ${key} `))));
+let s = await settle(20_000, 150_000, (k, l) => programmed(k) && asDeclared('up', k, l));
+for (const f of files) await checks.check(`up: ${f}: keepalived and lvsd program the same ipvsadm -Sn`, () => Promise.resolve(compareFile(f, 'up', s.k, s.l)));
+await checks.check('up: the whole table, thresholds and timeouts are the same', () => compareWhole('up', s.k, s.l));
+
+// ---- phase "quorum": lvs-nat-sorry.conf loses every real server
+const delAll = (op: 'del' | 'add'): Promise<string> => sh(['ka', 'lv'].map((ns) => NAT_SORRY_SERVERS.map((a) => `ip -n ${ns} addr ${op} ${a}/32 dev tgt`).join(' && ')).join(' && '));
+await delAll('del');
+const sorry = (lines: string[]): boolean => lines.some((x) => x.includes('-r 10.2.0.250:8080'));
+s = await settle(5_000, 150_000, (k, l) => sorry(k) && sorry(l) && asDeclared('quorum', k, l));
+await checks.check('quorum lost: lvs-nat-sorry.conf: the sorry server comes in the same way', () => {
+  assert.ok(sorry(s.k), `keepalived put no sorry server in after ${s.ms} ms:\n${s.k.join('\n')}`);
+  return Promise.resolve(compareFile('lvs-nat-sorry.conf', 'quorum', s.k, s.l));
+});
+await checks.check('quorum lost: the whole table is the same', () => compareWhole('quorum', s.k, s.l));
+
+// ---- phase "back": the real servers return
+await delAll('add');
+const back = (lines: string[]): boolean => lines.some((x) => x.startsWith('-a -t 198.51.100.20:80 -r 10.2.0.11:80') && !x.endsWith('-w 0'));
+s = await settle(5_000, 150_000, (k, l) => back(k) && back(l) && asDeclared('back', k, l));
+for (const f of files) await checks.check(`back: ${f}: still the same after ${Math.round((Date.now() - started) / 1000)} s`, () => Promise.resolve(compareFile(f, 'back', s.k, s.l)));
+await checks.check('back: the whole table is the same', () => compareWhole('back', s.k, s.l));
+
+// ---- stop
+/**
+ * Known lvsd difference (owner: daemon/health/monitor.ts omega + daemon/director/director.ts stop order):
+ * checkers.conf sets `omega`. keepalived runs the notify_down hooks of its real servers on shutdown and then
+ * removes its services anyway; lvsd reports those servers down ("lvsd stopping") and the Director still applies
+ * it, so they leave the table on the way out while the services stay — against lvsd's own contract (the table
+ * is left in place on SIGTERM). The check pins exactly that: every line lvsd drops while stopping is a real
+ * server it logged down with "lvsd stopping" — and it fails once this is fixed.
+ */
+await checks.check('stop: keepalived removes its virtual servers on SIGTERM; lvsd keeps its services (known bug: omega drops real servers on the way out)', async () => {
+  for (const k of kads) k.child.kill('SIGTERM');
+  await Promise.all(kads.map((k) => k.exited));
+  assert.deepEqual(await ka.table(), []);
+  const before = await lv.table();
+  const seen = lvsd.lines.length;
+  lvsd.child.kill('SIGTERM');
+  assert.equal(await lvsd.exit, 0);
+  const during = lvsd.lines.slice(seen);
+  const { onlyA: dropped, onlyB: added } = lineDiff(before, await lv.table());
+  const log = during.map((x) => `${x.level} ${x.msg} ${typeof x.realServer === 'string' ? x.realServer : ''}`).join('\n');
+  assert.deepEqual(added, [], log);
+  assert.deepEqual(dropped.filter((x) => x.startsWith('-A ')), [], `lvsd removed services while stopping:\n${log}`);
+  const stoppedDown = new Set(during.filter((x) => x.msg === 'real server down: lvsd stopping').map((x) => String(x.realServer)));
+  const unexplained = dropped.filter((x) => !stoppedDown.has(x.split(/\s+/)[4] ?? ''));
+  assert.deepEqual(unexplained, [], `lines dropped without a "lvsd stopping" health transition:\n${log}`);
+  assert.ok(dropped.length > 0, 'lvsd no longer drops real servers while stopping: the omega bug is fixed — make this check assert an unchanged table');
+  return `known bug, ${dropped.length} real servers dropped while stopping:\n${dropped.join('\n')}`;
+});
+
+for (const t of targets) t.kill('SIGKILL');
+checks.finish();

@@ -1,0 +1,89 @@
+// Real servers for the corpus differential, run inside one guest namespace: every listener binds its own
+// address:port and answers what the corpus's checkers ask (HTTP "ok", TLS, an SMTP greeting, a DNS answer,
+// a UDP reply), so keepalived's and lvsd's checkers see the same live servers.
+//   node targets.js SPEC.json CERT KEY      (SPEC: Target[]; prints "ready" once every listener is bound)
+import { readFileSync } from 'node:fs';
+import { createServer as createHttp, type RequestListener } from 'node:http';
+import { createServer as createHttps } from 'node:https';
+import { createServer as createTcp } from 'node:net';
+import { createSocket } from 'node:dgram';
+
+export type TargetKind = 'http' | 'https' | 'smtp' | 'dns' | 'udp';
+
+export interface Target {
+  kind: TargetKind;
+  address: string;
+  port: number;
+  /** udp: the reply to every datagram (text). */
+  reply?: string;
+}
+
+const ok: RequestListener = (_req, res) => {
+  res.writeHead(200, { 'content-type': 'text/plain' });
+  res.end('ok');
+};
+
+/** One answer of the asked type (A: 192.0.2.1; SOA: root names and zero counters; others: empty rdata). */
+export function dnsAnswer(query: Buffer): Buffer {
+  let end = 12;
+  while (end < query.length && query[end] !== 0) end += (query[end] ?? 0) + 1;
+  end += 5; // root label + qtype + qclass
+  const question = query.subarray(12, end);
+  const qtype = query.readUInt16BE(end - 4);
+  const rdata = qtype === 1 ? Buffer.from([192, 0, 2, 1]) : qtype === 6 ? Buffer.concat([Buffer.from([0, 0]), Buffer.alloc(20)]) : Buffer.alloc(0);
+  const header = Buffer.alloc(12);
+  query.copy(header, 0, 0, 2); // id
+  header.writeUInt16BE(0x8400 | (query.readUInt16BE(2) & 0x0100), 2); // QR, AA, RD copied, NOERROR
+  header.writeUInt16BE(1, 4);
+  header.writeUInt16BE(1, 6);
+  const rr = Buffer.alloc(12);
+  rr.writeUInt16BE(0xc00c, 0); // name: pointer to the question
+  rr.writeUInt16BE(qtype, 2);
+  rr.writeUInt16BE(1, 4);
+  rr.writeUInt32BE(60, 6);
+  rr.writeUInt16BE(rdata.length, 10);
+  return Buffer.concat([header, question, rr, rdata]);
+}
+
+function listen(t: Target, cert: Buffer, key: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    switch (t.kind) {
+      case 'http':
+      case 'https':
+      case 'smtp': {
+        const server =
+          t.kind === 'http' ? createHttp(ok) : t.kind === 'https' ? createHttps({ cert, key }, ok) : createTcp((s) => {
+            s.on('error', () => undefined);
+            s.write('220 target ESMTP\r\n');
+            s.on('data', (d: Buffer) => {
+              const cmd = d.toString().slice(0, 4).toUpperCase();
+              s.write(cmd === 'QUIT' ? '221 bye\r\n' : '250 ok\r\n');
+              if (cmd === 'QUIT') s.end();
+            });
+          });
+        server.once('error', reject);
+        server.listen(t.port, t.address, () => { resolve(); });
+        return;
+      }
+      case 'dns':
+      case 'udp': {
+        const s = createSocket(t.address.includes(':') ? 'udp6' : 'udp4');
+        s.on('message', (msg, r) => {
+          s.send(t.kind === 'dns' ? dnsAnswer(msg) : Buffer.from(t.reply ?? ''), r.port, r.address);
+        });
+        s.once('error', reject);
+        s.bind(t.port, t.address, () => { resolve(); });
+        return;
+      }
+    }
+  });
+}
+
+const [specFile, certFile, keyFile] = process.argv.slice(2);
+if (specFile !== undefined && certFile !== undefined && keyFile !== undefined) {
+  const spec = JSON.parse(readFileSync(specFile, 'utf8')) as Target[];
+  const cert = readFileSync(certFile);
+  const key = readFileSync(keyFile);
+  await Promise.all(spec.map((t) => listen(t, cert, key)));
+  process.stdout.write('ready\n');
+}
