@@ -16,7 +16,7 @@ import { startKeepalived, type Keepalived } from '../support/keepalived.js';
 import { startRun, type LvsdRun } from '../support/lvsd-run.js';
 import { sleep, waitFor } from '../support/vrrp-lab.js';
 import { CORPUS_DIR, corpusFiles, importCorpusFile, vipsOf, vrrpPair, withoutSyncDaemon, type Vip } from '../support/keepalived-corpus.js';
-import { getOverSocket, STATUS_PATH } from '../../daemon/cli/status.js';
+import { localRequest, STATUS_ROUTE } from '../../daemon/api/local-client.js';
 import type { DirectorSnapshot } from '../../daemon/director/snapshot.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'lvsd-corpus-vrrp-'));
@@ -101,9 +101,7 @@ async function vipsOn(p: Pair, vips: Vip[], who: 'keepalived' | 'lvsd' | null, t
 }
 
 async function lvsdStates(p: Pair): Promise<Record<string, string>> {
-  const r = await getOverSocket(p.socket, STATUS_PATH);
-  assert.equal(r.status, 200, r.body);
-  const snap = JSON.parse(r.body) as DirectorSnapshot;
+  const snap = (await localRequest<DirectorSnapshot>(p.socket, 'GET', STATUS_ROUTE)).body;
   return Object.fromEntries(snap.vrrp.map((i) => [i.name, i.state]));
 }
 
