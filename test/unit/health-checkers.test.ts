@@ -150,6 +150,12 @@ async function udpServer(onMsg: (msg: Buffer, reply: (b: Buffer) => void) => voi
   return s.address().port;
 }
 
+test('udp: a connect that fails (broadcast without SO_BROADCAST: EACCES, nothing sent) is a failed check, not a crash', async () => {
+  const v = await probe(opts({ type: 'udp', udp: { payload: '00', expect: { hex: '00' } } }), 9, '255.255.255.255');
+  assert.equal(v.ok, false);
+  assert.match(v.detail, /EACCES/);
+});
+
 test('udp: echo matches hex and regex; mismatch, ICMP refusal and silence are told apart', async () => {
   const port = await udpServer((m, reply) => { reply(m); });
   assert.equal((await probe(opts({ type: 'udp', udp: { payload: '70696e67', expect: { hex: '70696e67' } } }), port)).reason, 'ok');

@@ -35,21 +35,24 @@ export function udpExchange(ep: Endpoint, x: Exchange, signal: AbortSignal): Pro
       const v = x.judge(msg);
       if (v !== null) done(v);
     });
-    const send = (): void => {
-      sock.connect(ep.port, ep.host, () => {
-        sock.send(x.payload, (e) => {
-          if (e) {
-            done(verdictFromError(e));
-            return;
-          }
-          if (x.quiet !== undefined) {
-            const q = x.quiet;
-            quietTimer = setTimeout(() => {
-              done(q.verdict);
-            }, q.ms);
-          }
-        });
+    // No callback to connect(): a failed connect (no route, EACCES…) then arrives as 'error' above,
+    // and 'connect' only on success — sending on a socket that failed to connect throws.
+    sock.once('connect', () => {
+      sock.send(x.payload, (e) => {
+        if (e) {
+          done(verdictFromError(e));
+          return;
+        }
+        if (x.quiet !== undefined) {
+          const q = x.quiet;
+          quietTimer = setTimeout(() => {
+            done(q.verdict);
+          }, q.ms);
+        }
       });
+    });
+    const send = (): void => {
+      sock.connect(ep.port, ep.host);
     };
     if (ep.localAddress !== undefined) sock.bind({ address: ep.localAddress, port: 0 }, send);
     else send();
