@@ -74,9 +74,11 @@ export function desiredService(plan: ServicePlan, inputs: DesiredInputs): Servic
     const weight = effectiveWeight(rs, inputs.health.get(key), serviceOverride, inputs.overrides.get(key));
     if (weight !== undefined) live.push(toSpec(rs, weight));
   }
-  // keepalived: with quorum lost, the sorry server takes the whole service.
+  // keepalived: with quorum lost, the sorry server takes the service and the servers still alive leave
+  // it; those inhibited on failure stay beside it at weight 0, as they were.
   if (inputs.quorumLost.has(plan.id) && sorryServer !== undefined) {
-    return { ...service, realServers: [toSpec(sorryServer, sorryServer.weight)] };
+    const inhibited = live.filter((spec) => inputs.health.get(healthKey(plan.id, spec.id))?.up === false);
+    return { ...service, realServers: [...inhibited, toSpec(sorryServer, sorryServer.weight)] };
   }
   return { ...service, realServers: live };
 }

@@ -95,6 +95,7 @@ export class Director implements DirectorPort {
   private statsTimer: NodeJS.Timeout | null = null;
   private syncRole: 'master' | 'backup' | 'none' = 'none';
   private reloading: Promise<unknown> = Promise.resolve();
+  private stopping = false;
   /** What the latest dataplane apply refused: a reload fails only on refusals it caused. */
   private dataplaneFailures: readonly string[] = [];
 
@@ -161,7 +162,7 @@ export class Director implements DirectorPort {
       const [service, realServer] = splitTarget(e.id);
       this.log.info({ virtualServer: this.serviceName(service), realServer, from: e.from, to: e.to, reason: e.reason, detail: e.detail }, `real server ${e.to}: ${e.detail}`);
       this.emit({ type: 'health.change', service, realServer, status: e.to, reason: `${e.reason}: ${e.detail}` });
-      void this.loop?.request();
+      this.healthChanged();
     });
     this.health.on('weight', (e) => {
       const prev = this.healthViews.get(e.id) ?? { up: true };
@@ -169,18 +170,26 @@ export class Director implements DirectorPort {
       const [service, realServer] = splitTarget(e.id);
       this.log.info({ virtualServer: this.serviceName(service), realServer, weight: e.weight, previous: e.previous, detail: e.detail }, `real server weight ${e.previous} → ${e.weight}: ${e.detail}`);
       this.emit({ type: 'health.weight', service, realServer, weight: e.weight, previous: e.previous, reason: e.detail });
-      void this.loop?.request();
+      this.healthChanged();
     });
     this.health.on('quorum', (e) => {
       if (e.up) this.quorumLost.delete(e.service);
       else this.quorumLost.add(e.service);
       this.log.warn({ virtualServer: this.serviceName(e.service), aliveWeight: e.aliveWeight, quorum: e.quorum }, e.up ? 'quorum regained' : 'quorum lost');
       this.emit({ type: 'quorum.change', service: e.service, up: e.up });
-      void this.loop?.request();
+      this.healthChanged();
     });
     this.health.on('removed', (e) => {
       this.healthViews.delete(e.id);
     });
+  }
+
+  /**
+   * Health changed the desired table. Not while stopping: omega's "servers go down at shutdown" runs
+   * the down hooks, but the table stays in place on SIGTERM like every other entry.
+   */
+  private healthChanged(): void {
+    if (!this.stopping) void this.loop?.request();
   }
 
   /**
@@ -191,6 +200,11 @@ export class Director implements DirectorPort {
     const plan = healthPlan(config);
     const r = this.health.reconcile(plan.services, plan.targets);
     for (const e of r.errors) this.log.error({ realServer: e.id }, `health check not changed: ${e.message}`);
+    // A new target that starts down (alpha) has had no transition: take its state from the monitor,
+    // or the director would count it up until it first fails.
+    for (const t of plan.targets) {
+      if (!this.healthViews.has(t.id) && this.health.state(t.id) === 'down') this.healthViews.set(t.id, { up: false });
+    }
     return r.errors.map((e) => `${e.id}: ${e.message}`);
   }
 
@@ -537,6 +551,7 @@ export class Director implements DirectorPort {
 
   /** Graceful stop: priority-0 adverts and VIPs released; the dataplane keeps its entries. */
   async stop(): Promise<void> {
+    this.stopping = true;
     if (this.statsTimer !== null) clearInterval(this.statsTimer);
     this.health.close();
     await this.vrrp?.stop();

@@ -82,8 +82,10 @@ test('overrides apply to one real server or to the whole service', () => {
   assert.deepEqual(weights(inputs({ overrides: all })), { '10.0.1.1:80': 0, '10.0.1.2:80': 0, '10.0.1.3:80': 0 });
 });
 
-test('with quorum lost the sorry server takes the whole service', () => {
+test('with quorum lost the sorry server takes the service; failed servers inhibited on failure stay at weight 0', () => {
   assert.deepEqual(weights(inputs({ quorumLost: new Set([web.id]) })), { '10.0.1.250:80': 1 });
+  const down = new Map([[`${web.id}/10.0.1.2:80`, { up: false }], [`${web.id}/10.0.1.3:80`, { up: false }]]);
+  assert.deepEqual(weights(inputs({ quorumLost: new Set([web.id]), health: down })), { '10.0.1.3:80': 0, '10.0.1.250:80': 1 });
   const noSorry: ServicePlan = { ...web, sorryServer: undefined };
   const t = desiredTable({ ...inputs({ quorumLost: new Set([web.id]) }), services: [noSorry] });
   assert.equal(t.services[0]?.realServers.length, 3);

@@ -2,20 +2,11 @@
 // Director with a fake VRRP engine and a fake dataplane that refuses DR like the nftables backend does.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventEmitter } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pino from 'pino';
+import { readFileSync } from 'node:fs';
 import { diffConfig } from '../../daemon/config/diff.js';
-import { loadConfigText } from '../../daemon/config/load.js';
-import type { Config } from '../../daemon/config/types.js';
-import { UnsupportedByDataplane, type ApplyReport, type Dataplane, type DesiredTable } from '../../daemon/dataplane/types.js';
-import { Director } from '../../daemon/director/director.js';
 import { describeOutcome, partsToReload, runReload, type ReloadPart } from '../../daemon/director/reload-transaction.js';
 import { statusLine } from '../../daemon/director/status-line.js';
-import { openStore } from '../../daemon/state/store.js';
-import type { ReconfigureSummary, VrrpEngine, VrrpOptions, VrrpSnapshot } from '../../daemon/vrrp/index.js';
+import { loadConfig, startFakeDirector } from '../support/director-fakes.js';
 
 // ---- the pure runner -----------------------------------------------------------------------------
 
@@ -84,11 +75,7 @@ vrrp:
 virtualServers:
   - { name: web, address: 192.0.2.10, port: 80, method: nat, realServers: [{ address: 10.0.1.11, port: 80 }] }
 `;
-const load = (text: string, file = '<inline>'): Config => {
-  const r = loadConfigText(text, file);
-  if (!r.ok) throw new Error(r.errors.map((e) => e.message).join('\n'));
-  return r.config;
-};
+const load = loadConfig;
 
 test('partsToReload: the parts a difference touches, in apply order', () => {
   const base = load(BASE);
@@ -100,85 +87,7 @@ test('partsToReload: the parts a difference touches, in apply order', () => {
 
 // ---- the Director, with a fake engine and a fake dataplane ---------------------------------------
 
-class FakeEngine extends EventEmitter implements VrrpEngine {
-  readonly reconfigured: VrrpOptions[] = [];
-  failNext = false;
-  hang = false;
-  constructor(private options: VrrpOptions) {
-    super();
-  }
-  snapshot(): VrrpSnapshot {
-    return {
-      at: Date.now(),
-      loopDelayMs: { p99: 0, max: 0 },
-      instances: this.options.instances.map((i) => ({
-        name: i.name, interface: i.interface, vrid: i.vrid, version: 3, family: 4, state: 'MASTER', basePriority: i.priority, priority: i.priority,
-        faultReasons: [], advertIntervalMs: 1000, masterAdvertIntervalMs: 1000, sourceAddress: null, masterAddress: null, masterPriority: null,
-        vips: i.vips.map((v) => (typeof v === 'string' ? v : v.address)), vipsHeld: true, counters: { advertsSent: 0, advertsReceived: 0, sendErrors: 0, drops: {} }, peers: [],
-      })),
-    } as unknown as VrrpSnapshot;
-  }
-  refresh(): Promise<VrrpSnapshot> {
-    return this.hang ? new Promise(() => undefined) : Promise.resolve(this.snapshot());
-  }
-  setPriorityOffset(): void {}
-  forceFault(): void {}
-  reconfigure(options: VrrpOptions): Promise<ReconfigureSummary> {
-    this.reconfigured.push(options);
-    if (this.failNext) {
-      this.failNext = false;
-      return Promise.reject(new Error('VRRP reconfigure failed: interface eth9 does not exist'));
-    }
-    this.options = options;
-    return Promise.resolve({ unchanged: [], updated: options.instances.map((i) => i.name), restarted: [], added: [], removed: [] });
-  }
-  stop(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-
-/** Refuses non-NAT forwarding before touching anything, as the nftables backend does. */
-class FakeDataplane implements Dataplane {
-  readonly kind = 'nftables' as const;
-  readonly applied: DesiredTable[] = [];
-  apply(desired: DesiredTable): Promise<ApplyReport> {
-    for (const s of desired.services) {
-      for (const rs of s.realServers) if (rs.method !== 'nat') return Promise.reject(new UnsupportedByDataplane('nftables', `${s.id} → ${rs.id}`, 'DR forwarding needs the IPVS dataplane'));
-    }
-    this.applied.push(desired);
-    return Promise.resolve({ operations: 1, drift: [], durationMs: 0 });
-  }
-  observe() {
-    return Promise.resolve({ services: [] });
-  }
-  close() {
-    return Promise.resolve();
-  }
-}
-
-async function director() {
-  const dir = mkdtempSync(join(tmpdir(), 'lvsd-director-reload-'));
-  const file = join(dir, 'lvsd.yaml');
-  writeFileSync(file, BASE);
-  const { store } = await openStore(join(dir, 'state.json'));
-  const dataplane = new FakeDataplane();
-  const started: { engine?: FakeEngine } = {};
-  const d = await Director.start({
-    config: load(BASE, file),
-    configText: BASE,
-    logger: pino({ level: 'silent' }),
-    store,
-    version: 'test',
-    openDataplane: () => Promise.resolve({ dataplane, kind: 'nftables', reason: 'test' }),
-    startVrrp: (o) => {
-      started.engine = new FakeEngine(o);
-      return Promise.resolve(started.engine);
-    },
-  });
-  const e = started.engine;
-  if (e === undefined) throw new Error('no engine started');
-  return { d, dataplane, engine: e, file, cleanup: async () => { await d.stop(); rmSync(dir, { recursive: true, force: true }); } };
-}
+const director = () => startFakeDirector(BASE);
 
 test('director: a reload the dataplane refuses puts VRRP and the table back, keeps the old config, and says why', async () => {
   const t = await director();
@@ -187,7 +96,7 @@ test('director: a reload the dataplane refuses puts VRRP and the table back, kee
     const out = await t.d.reload(load(bad, t.file), bad, 'SIGHUP');
     assert.equal(out.ok, false);
     // VRRP went to 140 and back to 150.
-    assert.deepEqual(t.engine.reconfigured.map((o) => o.instances[0]?.priority), [140, 150]);
+    assert.deepEqual(t.engine().reconfigured.map((o) => o.instances[0]?.priority), [140, 150]);
     // The table was never handed the DR service; the rollback re-applied the NAT one.
     assert.ok(t.dataplane.applied.every((d) => d.services.every((s) => s.realServers.every((r) => r.method === 'nat'))));
     const snap = t.d.snapshot();
@@ -233,11 +142,11 @@ test('director: a VRRP reconfigure that throws rolls VRRP back; the dataplane ne
   try {
     const next = BASE.replace('priority: 150', 'priority: 140').replace('port: 80 }]', 'port: 80, weight: 5 }]');
     const appliesBefore = t.dataplane.applied.length;
-    t.engine.failNext = true;
+    t.engine().failNext = true;
     const out = await t.d.reload(load(next, t.file), next, 'SIGHUP');
     assert.ok(!out.ok);
     assert.deepEqual(out.failed, { part: 'vrrp', error: 'VRRP reconfigure failed: interface eth9 does not exist' });
-    assert.deepEqual(t.engine.reconfigured.map((o) => o.instances[0]?.priority), [140, 150]);
+    assert.deepEqual(t.engine().reconfigured.map((o) => o.instances[0]?.priority), [140, 150]);
     // The dataplane never saw weight 5: it was only handed the running table again.
     assert.ok(t.dataplane.applied.slice(appliesBefore).every((d) => d.services.every((sv) => sv.realServers.every((rs) => rs.weight === 1))));
   } finally {
@@ -251,10 +160,10 @@ test('director: a refused SIGHUP is recorded in lastReload; liveness names a VRR
     t.d.reloadRefused('refused: config is invalid (1 error): lvsd.yaml:3:5: vrrp: bad', 'SIGHUP');
     assert.deepEqual({ ...t.d.snapshot().config.lastReload, at: '' }, { at: '', ok: false, message: 'refused: config is invalid (1 error): lvsd.yaml:3:5: vrrp: bad', by: 'SIGHUP' });
     assert.equal(await t.d.liveness(50), null);
-    t.engine.hang = true;
+    t.engine().hang = true;
     assert.equal(await t.d.liveness(50), 'the VRRP worker did not answer within 50 ms');
-    t.engine.hang = false;
-    t.engine.emit('error', new Error('VRRP worker exited with code 1'));
+    t.engine().hang = false;
+    t.engine().emit('error', new Error('VRRP worker exited with code 1'));
     assert.equal(await t.d.liveness(50), 'VRRP engine failed: VRRP worker exited with code 1');
   } finally {
     await t.cleanup();

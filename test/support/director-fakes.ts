@@ -1,0 +1,108 @@
+// A real Director with its two heavy edges faked: a VRRP engine that records reconfigure() calls, and a
+// dataplane that records the tables it is handed and refuses non-NAT forwarding like the nftables
+// backend. Health checks, the state store and the apply loop are the real ones.
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { loadConfigText } from '../../daemon/config/load.js';
+import type { Config } from '../../daemon/config/types.js';
+import { UnsupportedByDataplane, type ApplyReport, type Dataplane, type DesiredTable } from '../../daemon/dataplane/types.js';
+import { Director } from '../../daemon/director/director.js';
+import { openStore } from '../../daemon/state/store.js';
+import type { ReconfigureSummary, VrrpEngine, VrrpOptions, VrrpSnapshot } from '../../daemon/vrrp/index.js';
+
+export function loadConfig(text: string, file = '<inline>'): Config {
+  const r = loadConfigText(text, file);
+  if (!r.ok) throw new Error(r.errors.map((e) => e.message).join('\n'));
+  return r.config;
+}
+
+export class FakeEngine extends EventEmitter implements VrrpEngine {
+  readonly reconfigured: VrrpOptions[] = [];
+  failNext = false;
+  hang = false;
+  constructor(private options: VrrpOptions) {
+    super();
+  }
+  snapshot(): VrrpSnapshot {
+    return {
+      at: Date.now(),
+      loopDelayMs: { p99: 0, max: 0 },
+      instances: this.options.instances.map((i) => ({
+        name: i.name, interface: i.interface, vrid: i.vrid, version: 3, family: 4, state: 'MASTER', basePriority: i.priority, priority: i.priority,
+        faultReasons: [], advertIntervalMs: 1000, masterAdvertIntervalMs: 1000, sourceAddress: null, masterAddress: null, masterPriority: null,
+        vips: i.vips.map((v) => (typeof v === 'string' ? v : v.address)), vipsHeld: true, counters: { advertsSent: 0, advertsReceived: 0, sendErrors: 0, drops: {} }, peers: [],
+      })),
+    } as unknown as VrrpSnapshot;
+  }
+  refresh(): Promise<VrrpSnapshot> {
+    return this.hang ? new Promise(() => undefined) : Promise.resolve(this.snapshot());
+  }
+  setPriorityOffset(): void {}
+  forceFault(): void {}
+  reconfigure(options: VrrpOptions): Promise<ReconfigureSummary> {
+    this.reconfigured.push(options);
+    if (this.failNext) {
+      this.failNext = false;
+      return Promise.reject(new Error('VRRP reconfigure failed: interface eth9 does not exist'));
+    }
+    this.options = options;
+    return Promise.resolve({ unchanged: [], updated: options.instances.map((i) => i.name), restarted: [], added: [], removed: [] });
+  }
+  stop(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** Refuses non-NAT forwarding before touching anything, as the nftables backend does. */
+export class FakeDataplane implements Dataplane {
+  readonly kind = 'nftables' as const;
+  readonly applied: DesiredTable[] = [];
+  apply(desired: DesiredTable): Promise<ApplyReport> {
+    for (const s of desired.services) {
+      for (const rs of s.realServers) if (rs.method !== 'nat') return Promise.reject(new UnsupportedByDataplane('nftables', `${s.id} → ${rs.id}`, 'DR forwarding needs the IPVS dataplane'));
+    }
+    this.applied.push(desired);
+    return Promise.resolve({ operations: 1, drift: [], durationMs: 0 });
+  }
+  observe() {
+    return Promise.resolve({ services: [] });
+  }
+  close() {
+    return Promise.resolve();
+  }
+}
+
+/** Starts a Director on `text` (written to a fresh lvsd.yaml); `cleanup` stops it and removes the files. */
+export async function startFakeDirector(text: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'lvsd-director-'));
+  const file = join(dir, 'lvsd.yaml');
+  writeFileSync(file, text);
+  const { store } = await openStore(join(dir, 'state.json'));
+  const dataplane = new FakeDataplane();
+  const started: { engine?: FakeEngine } = {};
+  const d = await Director.start({
+    config: loadConfig(text, file),
+    configText: text,
+    logger: pino({ level: 'silent' }),
+    store,
+    version: 'test',
+    openDataplane: () => Promise.resolve({ dataplane, kind: 'nftables', reason: 'test' }),
+    startVrrp: (o) => {
+      started.engine = new FakeEngine(o);
+      return Promise.resolve(started.engine);
+    },
+  });
+  const cleanup = async (): Promise<void> => {
+    await d.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const engine = (): FakeEngine => {
+    if (started.engine === undefined) throw new Error('no VRRP engine started: the config has no instances');
+    return started.engine;
+  };
+  return { d, dataplane, engine, file, cleanup };
+}
+

@@ -1,0 +1,53 @@
+// The Director's view of health at its two edges: a target that starts down (alpha) is out of the first
+// table and stays out until it passes, and stopping with omega runs the down hooks without touching the
+// table. Real TCP checks on loopback; the VRRP engine and the dataplane are the recording fakes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:net';
+import type { DesiredTable } from '../../daemon/dataplane/types.js';
+import { startFakeDirector } from '../support/director-fakes.js';
+
+async function listening(): Promise<{ server: Server; port: number }> {
+  const server = createServer((s) => s.destroy());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const a = server.address();
+  if (a === null || typeof a === 'string') throw new Error('no port');
+  return { server, port: a.port };
+}
+
+const ports = (t: DesiredTable): number[] => (t.services[0]?.realServers ?? []).map((rs) => rs.port).sort();
+
+test('director: alpha keeps every real server out until it passes; omega on stop leaves the table alone', async () => {
+  const up = await listening();
+  const gone = await listening();
+  await new Promise((r) => gone.server.close(r)); // a port nothing listens on: refused, never passes
+  const t = await startFakeDirector(`
+vrrp: { instances: [] }
+virtualServers:
+  - name: web
+    address: 192.0.2.10
+    port: 80
+    alpha: true
+    omega: true
+    healthCheck: { type: tcp, interval: 100ms, timeout: 500ms }
+    realServers: [{ address: 127.0.0.1, port: ${up.port} }, { address: 127.0.0.1, port: ${gone.port} }]
+`);
+  try {
+    const first = t.dataplane.applied[0];
+    assert.ok(first, 'the first table was applied at start');
+    assert.deepEqual(ports(first), [], 'alpha: both start down, neither is in the first table');
+    const deadline = Date.now() + 10_000;
+    while (!t.dataplane.applied.some((a) => ports(a).includes(up.port))) {
+      assert.ok(Date.now() < deadline, 'the live server never entered the table');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await new Promise((r) => setTimeout(r, 500)); // several more failed checks of the dead one
+    assert.ok(t.dataplane.applied.every((a) => !ports(a).includes(gone.port)), 'a server that never passed entered the table');
+    const before = t.dataplane.applied.length;
+    await t.d.stop();
+    assert.equal(t.dataplane.applied.length, before, 'stopping changed the table (omega took servers out)');
+  } finally {
+    await t.cleanup();
+    up.server.close();
+  }
+});
