@@ -5,11 +5,11 @@
 // Drift: apply() compares the kernel's table with what lvsd last wrote when a check is due (every
 // `driftCheckIntervalMs`, on the first apply, and after any failed transaction); differences are put back
 // and listed in ApplyReport.drift. Between checks apply() diffs against its own record, so one service
-// change costs one small transaction and no listing.
+// change costs three small transactions (stage, switch, retire: render.ts says why) and no listing.
 import type { Logger } from 'pino';
 import type { ApplyReport, Dataplane, DesiredTable, ObservedRealServer, ObservedService, ObservedTable, ServiceSpec } from '../types.js';
 import { sameService, tableModel, DEFAULT_TABLE, ModelCache, type NftService, type NftTableModel } from './model.js';
-import { diffCommands, fullCommands, transaction, type NftCommand } from './render.js';
+import { fullCommands, fullLive, planPhases, planUpdate, transaction, type UpdatePlan } from './render.js';
 import { parseTable, type ParsedTable } from './parse.js';
 import { NftShell } from './nft-shell.js';
 import { anyServiceKey, conntrackKey, countConntrack, type ConnCount } from './conntrack.js';
@@ -70,13 +70,24 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
 
   async function readKernel(): Promise<ParsedTable> {
     const doc = await shell.listTable(table);
-    if (doc === undefined) return { services: new Map(), counters: new Map(), problems: [`table inet ${table} missing`] };
+    if (doc === undefined) return { services: new Map(), counters: new Map(), live: new Map(), leftovers: [], problems: [`table inet ${table} missing`] };
     return parseTable(doc, table, masquerade);
   }
 
-  function commandsFrom(kernel: ParsedTable, next: NftTableModel): NftCommand[] {
-    if (kernel.problems.length > 0) return fullCommands(next, true);
-    return diffCommands({ table, masquerade, services: kernel.services }, next, sameService);
+  function planFrom(kernel: ParsedTable, next: NftTableModel): UpdatePlan {
+    // A table lvsd cannot read is rebuilt whole, in one transaction (it had no consistent state to keep).
+    if (kernel.problems.length > 0) return { stage: [], switch: fullCommands(next, true), retire: [], live: fullLive(next) };
+    return planUpdate({ table, masquerade, services: kernel.services, live: kernel.live }, next, sameService, kernel.leftovers);
+  }
+
+  /** Sends the plan's transactions in order; returns how many commands went out. */
+  async function run(plan: UpdatePlan): Promise<number> {
+    let n = 0;
+    for (const phase of planPhases(plan)) {
+      await shell.apply(transaction(phase));
+      n += phase.length;
+    }
+    return n;
   }
 
   async function applyNow(desired: DesiredTable): Promise<ApplyReport> {
@@ -90,34 +101,40 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
       throw e;
     }
     let drift: string[] = [];
-    let cmds: NftCommand[];
+    let plan: UpdatePlan;
+    let operations: number;
     const verify = expected === undefined || now() - lastVerified >= interval;
-    if (verify) {
-      const kernel = await readKernel();
-      lastVerified = now();
-      if (expected !== undefined) drift = describeDrift(expected, kernel);
-      cmds = commandsFrom(kernel, next);
-    } else {
-      cmds = diffCommands(expected ?? next, next, sameService);
-    }
-    if (cmds.length > 0) {
-      try {
-        await shell.apply(transaction(cmds));
-      } catch (e) {
-        if (verify) throw e;
-        // Our record was stale (someone changed the table since the last check): read, describe, redo.
+    try {
+      if (verify) {
         const kernel = await readKernel();
         lastVerified = now();
         if (expected !== undefined) drift = describeDrift(expected, kernel);
-        cmds = commandsFrom(kernel, next);
-        if (cmds.length > 0) await shell.apply(transaction(cmds));
+        plan = planFrom(kernel, next);
+        operations = await run(plan);
+      } else {
+        plan = planUpdate(expected ?? next, next, sameService);
+        try {
+          operations = await run(plan);
+        } catch {
+          // Our record was stale (someone changed the table since the last check), or the plan stopped
+          // between its transactions: read, describe, redo from what the kernel holds.
+          const kernel = await readKernel();
+          lastVerified = now();
+          if (expected !== undefined) drift = describeDrift(expected, kernel);
+          plan = planFrom(kernel, next);
+          operations = await run(plan);
+        }
       }
+    } catch (e) {
+      // Whatever reached the kernel, the next apply starts from a fresh reading of it.
+      lastVerified = -Infinity;
+      throw e;
     }
-    expected = next;
+    expected = { ...next, live: plan.live };
     cache.commit();
     specs = new Map(desired.services.map((s) => [s.id, s]));
     if (drift.length > 0) log?.warn({ table, drift }, 'nftables: table changed behind lvsd\'s back; restored');
-    return { operations: cmds.length, drift, durationMs: now() - t0 };
+    return { operations, drift, durationMs: now() - t0 };
   }
 
   function serialize<T>(fn: () => Promise<T>): Promise<T> {
