@@ -1,6 +1,7 @@
 // The nftables dataplane: owns one table (inet lvsd), changes it only by whole transactions through a
 // long-lived nft process, and never flushes conntrack — established connections keep their NAT binding
-// whatever happens to the rules (weight 0 and removed real servers included).
+// whatever happens to the rules (weight 0 and removed real servers included). The one deletion: entries in
+// state CLOSE of a real server that leaves a map (conntrack.ts, forgetClosedArgs, says why).
 //
 // Drift: apply() compares the kernel's table with what lvsd last wrote when a check is due (every
 // `driftCheckIntervalMs`, on the first apply, and after any failed transaction); differences are put back
@@ -12,7 +13,7 @@ import { sameService, tableModel, DEFAULT_TABLE, ModelCache, type NftService, ty
 import { fullCommands, fullLive, planPhases, planUpdate, transaction, type UpdatePlan } from './render.js';
 import { parseTable, type ParsedTable } from './parse.js';
 import { NftShell } from './nft-shell.js';
-import { anyServiceKey, conntrackKey, countConntrack, type ConnCount } from './conntrack.js';
+import { anyServiceKey, conntrackKey, countConntrack, forgetClosedArgs, goneTargets, type ConnCount, type GoneTarget } from './conntrack.js';
 
 export interface NftablesOptions {
   /** Table name in family inet (default "lvsd"). */
@@ -27,6 +28,8 @@ export interface NftablesOptions {
   driftCheckIntervalMs?: number;
   /** Where conntrack lives (default /proc/net/nf_conntrack). */
   conntrackFile?: string;
+  /** conntrack binary (default "conntrack" on PATH), for forgetting closed connections of real servers that left a map. */
+  conntrack?: string;
   logger?: Logger;
   now?: () => number;
 }
@@ -80,6 +83,22 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
     return planUpdate({ table, masquerade, services: kernel.services, live: kernel.live }, next, sameService, kernel.leftovers);
   }
 
+  let warnedNoConntrack = false;
+  /** Deletes the CLOSE conntrack entries of real servers that just left a map (conntrack.ts says why). */
+  async function forgetClosed(gone: GoneTarget[]): Promise<void> {
+    for (const t of gone) {
+      try {
+        const r = await shell.tool(opts.conntrack ?? 'conntrack', forgetClosedArgs(t));
+        // conntrack exits 1 when nothing matched.
+        if (r.code !== 0 && !r.stderr.includes('flow entries have been deleted')) log?.warn({ target: t, stderr: r.stderr.trim() }, 'nftables: conntrack -D failed');
+      } catch (e) {
+        if (!warnedNoConntrack) log?.warn({ err: e }, 'nftables: conntrack tool not usable; a client port reused within 10 s of a reset by a removed real server may be refused');
+        warnedNoConntrack = true;
+        return;
+      }
+    }
+  }
+
   /** Sends the plan's transactions in order; returns how many commands went out. */
   async function run(plan: UpdatePlan): Promise<number> {
     let n = 0;
@@ -103,12 +122,14 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
     let drift: string[] = [];
     let plan: UpdatePlan;
     let operations: number;
+    let before: ReadonlyMap<string, NftService> = expected?.services ?? new Map();
     const verify = expected === undefined || now() - lastVerified >= interval;
     try {
       if (verify) {
         const kernel = await readKernel();
         lastVerified = now();
         if (expected !== undefined) drift = describeDrift(expected, kernel);
+        before = kernel.services;
         plan = planFrom(kernel, next);
         operations = await run(plan);
       } else {
@@ -121,6 +142,7 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
           const kernel = await readKernel();
           lastVerified = now();
           if (expected !== undefined) drift = describeDrift(expected, kernel);
+          before = kernel.services;
           plan = planFrom(kernel, next);
           operations = await run(plan);
         }
@@ -131,6 +153,7 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
       throw e;
     }
     expected = { ...next, live: plan.live };
+    await forgetClosed(goneTargets(before, next));
     cache.commit();
     specs = new Map(desired.services.map((s) => [s.id, s]));
     if (drift.length > 0) log?.warn({ table, drift }, 'nftables: table changed behind lvsd\'s back; restored');

@@ -1,7 +1,7 @@
 // Per-real-server connection counts from /proc/net/nf_conntrack. Pure parser. A DNATed connection's
 // original tuple holds the VIP:port, its reply tuple the real server:port; ESTABLISHED (or any UDP
 // flow) counts as active and the rest (SYN_SENT, TIME_WAIT, …) as inactive, as ipvsadm shows them.
-import { canonicalAddress } from './model.js';
+import { canonicalAddress, type NftService, type NftTableModel } from './model.js';
 
 export interface ConnCount {
   active: number;
@@ -54,4 +54,42 @@ export function countConntrack(text: string): Map<string, ConnCount> {
     bump(anyServiceKey(rs, Number(rsport)), active);
   }
   return out;
+}
+
+/** A real server that stopped receiving new connections of a service (tuple services name their VIP). */
+export interface GoneTarget {
+  address: string;
+  /** 0: the real server keeps the packet's port (fwmark services). */
+  port: number;
+  vip?: { address: string; protocol: string; port: number };
+}
+
+/** Real servers in a service's DNAT map in `from` but not in `to` (a removed service loses all of them). Pure. */
+export function goneTargets(from: ReadonlyMap<string, NftService>, to: NftTableModel): GoneTarget[] {
+  const out = new Map<string, GoneTarget>();
+  for (const [chain, svc] of from) {
+    if (svc.match.kind === 'tuple' && svc.match.protocol !== 'tcp') continue;
+    const kept = new Set((to.services.get(chain)?.slots ?? []).map((s) => `${s.address}|${s.port}`));
+    for (const s of svc.slots) {
+      if (kept.has(`${s.address}|${s.port}`)) continue;
+      const vip = svc.match.kind === 'tuple' ? { address: svc.match.address, protocol: svc.match.protocol, port: svc.match.port } : undefined;
+      const target: GoneTarget = { address: s.address, port: s.port, ...(vip === undefined ? {} : { vip }) };
+      out.set(JSON.stringify(target), target);
+    }
+  }
+  return [...out.values()];
+}
+
+/**
+ * `conntrack` arguments that delete the CLOSE entries of connections to a gone real server. Such an entry
+ * (left for 10 s after the server reset a connection, e.g. when it stopped) still holds its DNAT binding, and
+ * conntrack does not reopen it for a new SYN from the same client port when the reset came from the server:
+ * it passes the SYN on to the old server, which refuses it. Entries in any other state are left alone
+ * (established connections keep their server; TIME_WAIT entries are reopened with a new NAT decision).
+ */
+export function forgetClosedArgs(t: GoneTarget): string[] {
+  const args = ['-D', '-f', t.address.includes(':') ? 'ipv6' : 'ipv4', '-p', 'tcp', '--state', 'CLOSE', '--reply-src', t.address];
+  if (t.port !== 0) args.push('--reply-port-src', String(t.port));
+  if (t.vip !== undefined) args.push('--orig-dst', t.vip.address, '--orig-port-dst', String(t.vip.port));
+  return args;
 }

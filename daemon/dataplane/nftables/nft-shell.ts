@@ -142,6 +142,20 @@ export class NftShell {
     return stdout;
   }
 
+  /** Runs another tool (conntrack) in nft's namespace; resolves with its exit code and output, rejects only if it cannot start. */
+  async tool(cmd: string, args: string[]): Promise<{ code: number; stderr: string }> {
+    const argv = this.opts.netns === undefined ? [cmd, ...args] : ['ip', 'netns', 'exec', this.opts.netns, cmd, ...args];
+    const [bin = cmd, ...rest] = argv;
+    try {
+      const { stderr } = await run(bin, rest);
+      return { code: 0, stderr };
+    } catch (e) {
+      const err = e as { code?: unknown; stderr?: string };
+      if (typeof err.code !== 'number') throw e;
+      return { code: err.code, stderr: err.stderr ?? '' };
+    }
+  }
+
   close(): Promise<void> {
     const child = this.child;
     this.child = undefined;
