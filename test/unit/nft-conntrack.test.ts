@@ -1,7 +1,7 @@
 // Connection counts per real server from /proc/net/nf_conntrack lines.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { anyServiceKey, conntrackKey, countConntrack, forgetClosedArgs, goneTargets } from '../../daemon/dataplane/nftables/conntrack.js';
+import { anyServiceKey, conntrackKey, countConntrack, forgetClosedArgs, goneTargets, withClosedEntries } from '../../daemon/dataplane/nftables/conntrack.js';
 import { tableModel } from '../../daemon/dataplane/nftables/model.js';
 import type { RealServerSpec, ServiceSpec } from '../../daemon/dataplane/types.js';
 
@@ -42,4 +42,15 @@ test('forgetClosedArgs deletes only CLOSE entries answered by that real server (
   assert.deepEqual(forgetClosedArgs({ address: '10.0.1.2', port: 80, vip: { address: '10.0.0.1', protocol: 'tcp', port: 80 } }),
     ['-D', '-f', 'ipv4', '-p', 'tcp', '--state', 'CLOSE', '--reply-src', '10.0.1.2', '--reply-port-src', '80', '--orig-dst', '10.0.0.1', '--orig-port-dst', '80']);
   assert.deepEqual(forgetClosedArgs({ address: 'fd00::11', port: 0 }), ['-D', '-f', 'ipv6', '-p', 'tcp', '--state', 'CLOSE', '--reply-src', 'fd00::11']);
+});
+
+test('withClosedEntries keeps only the targets some CLOSE entry still points at', () => {
+  const text = [
+    'ipv4     2 tcp      6 8 CLOSE src=10.9.0.1 dst=10.9.0.100 sport=40003 dport=80 src=10.10.0.12 dst=10.9.0.1 sport=80 dport=40003 [ASSURED] mark=0 zone=0 use=2',
+    'ipv4     2 tcp      6 100 TIME_WAIT src=10.9.0.1 dst=10.9.0.100 sport=40001 dport=80 src=10.10.0.11 dst=10.9.0.1 sport=80 dport=40001 [ASSURED] mark=0 zone=0 use=2',
+  ].join('\n');
+  const vip = { address: '10.9.0.100', protocol: 'tcp', port: 80 };
+  const rs2 = { address: '10.10.0.12', port: 80, vip };
+  assert.deepEqual(withClosedEntries(text, [{ address: '10.10.0.11', port: 80, vip }, rs2, { address: '10.10.0.12', port: 80, vip: { ...vip, port: 81 } }]), [rs2]);
+  assert.deepEqual(withClosedEntries(text, [{ address: '10.10.0.12', port: 0 }]).length, 1);
 });

@@ -17,14 +17,19 @@ export function anyServiceKey(rs: string, rport: number): string {
   return `* > ${rs} ${rport}`;
 }
 
-export function countConntrack(text: string): Map<string, ConnCount> {
-  const out = new Map<string, ConnCount>();
-  const bump = (key: string, active: boolean): void => {
-    const c = out.get(key) ?? { active: 0, inactive: 0 };
-    if (active) c.active++;
-    else c.inactive++;
-    out.set(key, c);
-  };
+interface Entry {
+  proto: string;
+  state: string;
+  /** Original destination (the VIP) and the reply's source (the real server). */
+  odst: string;
+  odport: number;
+  rsrc: string;
+  rsport: number;
+}
+
+/** The NAT-relevant fields of each /proc/net/nf_conntrack line (tcp, udp, sctp). */
+function entries(text: string): Entry[] {
+  const out: Entry[] = [];
   for (const line of text.split('\n')) {
     if (line === '') continue;
     const f = line.split(/\s+/);
@@ -46,12 +51,25 @@ export function countConntrack(text: string): Map<string, ConnCount> {
     const rsport = kv.sport?.[1];
     const odport = kv.dport?.[0];
     if (odst === undefined || rsrc === undefined || rsport === undefined || odport === undefined) continue;
+    out.push({ proto, state, odst: canonicalAddress(odst), odport: Number(odport), rsrc: canonicalAddress(rsrc), rsport: Number(rsport) });
+  }
+  return out;
+}
+
+export function countConntrack(text: string): Map<string, ConnCount> {
+  const out = new Map<string, ConnCount>();
+  const bump = (key: string, active: boolean): void => {
+    const c = out.get(key) ?? { active: 0, inactive: 0 };
+    if (active) c.active++;
+    else c.inactive++;
+    out.set(key, c);
+  };
+  for (const e of entries(text)) {
     // Not DNATed: the reply does not come from somewhere else than where the client sent it.
-    if (rsrc === odst) continue;
-    const active = proto === 'udp' || state === 'ESTABLISHED';
-    const rs = canonicalAddress(rsrc);
-    bump(conntrackKey(proto, canonicalAddress(odst), Number(odport), rs, Number(rsport)), active);
-    bump(anyServiceKey(rs, Number(rsport)), active);
+    if (e.rsrc === e.odst) continue;
+    const active = e.proto === 'udp' || e.state === 'ESTABLISHED';
+    bump(conntrackKey(e.proto, e.odst, e.odport, e.rsrc, e.rsport), active);
+    bump(anyServiceKey(e.rsrc, e.rsport), active);
   }
   return out;
 }
@@ -92,4 +110,12 @@ export function forgetClosedArgs(t: GoneTarget): string[] {
   if (t.port !== 0) args.push('--reply-port-src', String(t.port));
   if (t.vip !== undefined) args.push('--orig-dst', t.vip.address, '--orig-port-dst', String(t.vip.port));
   return args;
+}
+
+/** The targets that have at least one TCP entry in state CLOSE in `text` (/proc/net/nf_conntrack): the only ones worth a `conntrack -D`. */
+export function withClosedEntries(text: string, gone: GoneTarget[]): GoneTarget[] {
+  const closed = entries(text).filter((e) => e.proto === 'tcp' && e.state === 'CLOSE');
+  return gone.filter((t) =>
+    closed.some((e) => e.rsrc === t.address && (t.port === 0 || e.rsport === t.port) && (t.vip === undefined || (e.odst === t.vip.address && e.odport === t.vip.port))),
+  );
 }
