@@ -2,6 +2,8 @@
 // new connection, until SIGTERM/SIGINT; then one JSON line on stdout:
 //   { sent, ok, failed, longestGapMs, byServer: { rs1: n, … }, errors: { ECONNREFUSED: n, … } }
 // "longestGapMs" is the longest time without any successful response: what a user would notice.
+// It writes "running" on stderr once SIGTERM will be answered with the stats (a SIGTERM before that, on a
+// machine slow to start node, would end it silently).
 //   node dist/lab/traffic.js URL [CONCURRENCY] [TIMEOUT_MS]
 import { request } from 'node:http';
 
@@ -71,3 +73,4 @@ const finish = (): void => {
 };
 process.on('SIGTERM', finish);
 process.on('SIGINT', finish);
+process.stderr.write('running\n');
