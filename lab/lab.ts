@@ -268,4 +268,6 @@ export interface TrafficStats {
   longestGapMs: number;
   byServer: Record<string, number>;
   errors: Record<string, number>;
+  /** The first 20 failures: when (wall clock, ms), the client port, whether the connection was up. */
+  failures: { atMs: number; port: number | null; connected: boolean; error: string }[];
 }

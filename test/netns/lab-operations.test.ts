@@ -151,7 +151,7 @@ test('100 reloads with alternating configs under continuous traffic: no failed r
   await sleep(500);
   const stats = await traffic.stop();
   t.diagnostic(`100 reloads: sent ${stats.sent}, failed ${stats.failed}, longest gap ${stats.longestGapMs} ms, by server ${JSON.stringify(stats.byServer)}`);
-  assert.equal(stats.failed, 0, `${stats.failed} of ${stats.sent} failed: ${JSON.stringify(stats.errors)}`);
+  assert.equal(stats.failed, 0, `${stats.failed} of ${stats.sent} failed: ${JSON.stringify(stats.failures)}`);
   assert.equal(transitions(), before, 'no VRRP transition');
   assert.deepEqual(Object.keys(stats.byServer).sort(), ['rs1', 'rs2', 'rs3']);
   // The 100th reload applied A: every real server, no second service.

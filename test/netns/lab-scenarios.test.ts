@@ -35,7 +35,7 @@ async function withTraffic(t: TestContext, action: () => Promise<void>, settleMs
 }
 
 function noFailures(stats: TrafficStats, what = 'failed requests'): void {
-  assert.equal(stats.failed, 0, `${what}: ${stats.failed} of ${stats.sent}: ${JSON.stringify(stats.errors)}`);
+  assert.equal(stats.failed, 0, `${what}: ${stats.failed} of ${stats.sent}: ${JSON.stringify(stats.failures)}`);
 }
 
 function transitionsIn(director: string): number {
