@@ -219,19 +219,34 @@ export class Lab {
   traffic(concurrency = 4): { stop: () => Promise<TrafficStats> } {
     const child = this.client.spawn('node', [join(ROOT, 'dist', 'lab', 'traffic.js'), `http://${LAB.vip}/`, String(concurrency), '2000']);
     let out = '';
+    let err = '';
     child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
+    // Stopping before the generator says it is running would kill it before it can print its stats.
+    const running = new Promise<void>((res) => {
+      child.stderr?.on('data', (b: Buffer) => {
+        err += b.toString();
+        if (err.includes('running')) res();
+      });
+      child.once('exit', () => { res(); });
+    });
     return {
-      stop: () =>
-        new Promise((res, rej) => {
-          child.once('exit', () => {
+      stop: async () => {
+        await running;
+        return new Promise((res, rej) => {
+          const done = (code: number | null, signal: NodeJS.Signals | null): void => {
             try {
               res(JSON.parse(out.trim()) as TrafficStats);
             } catch {
-              rej(new Error(`traffic generator printed no stats: ${out}`));
+              rej(new Error(`traffic generator printed no stats (exit ${String(code ?? signal)}): ${out} ${err}`));
             }
-          });
-          child.kill('SIGTERM');
-        }),
+          };
+          if (child.exitCode !== null || child.signalCode !== null) done(child.exitCode, child.signalCode);
+          else {
+            child.once('exit', done);
+            child.kill('SIGTERM');
+          }
+        });
+      },
     };
   }
 
@@ -253,4 +268,6 @@ export interface TrafficStats {
   longestGapMs: number;
   byServer: Record<string, number>;
   errors: Record<string, number>;
+  /** The first 20 failures: when (wall clock, ms), the client port, whether the connection was up. */
+  failures: { atMs: number; port: number | null; connected: boolean; error: string }[];
 }

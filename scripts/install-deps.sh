@@ -7,7 +7,7 @@ packages=(
   iproute2 procps psmisc kmod curl     # namespaces, process control, HTTP probes
   keepalived tcpdump iputils-arping    # VRRP interop peers and wire captures
   nginx-light                          # real servers
-  nftables                             # nftables dataplane
+  nftables conntrack                   # nftables dataplane (conntrack: forgets the closed connections of removed real servers)
   dnsmasq                              # a real DNS server for the DNS checker
   openssl                              # self-signed certificates for the HTTPS checker tests
   haproxy wrk                          # benchmark anchors and load

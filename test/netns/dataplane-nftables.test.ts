@@ -102,7 +102,7 @@ test('drain (weight 0): the open connection keeps flowing, new ones avoid the se
   }
 });
 
-test('50 applies under continuous load: zero failed requests', async () => {
+test('50 applies under continuous load: zero failed requests', async (t) => {
   await dp.apply(table(http4([1, 1, 1], 'rr')));
   const load = await startLoad(lab.client, `http://${VIP4}/`, ['--concurrency', '8']);
   const variants = [[1, 1, 1], [2, 1, 0], [0, 1, 1], [1, 0, 3], [5, 5, 1]];
@@ -118,12 +118,12 @@ test('50 applies under continuous load: zero failed requests', async () => {
     }
   } finally {
     const r = await load.stop();
+    t.diagnostic(`50 applies under load: sent ${r.sent}, failed ${r.failed}`);
     assert.equal(applied, 50);
     assert.ok(r.ok > 200, `only ${r.ok} requests went through`);
-    // Zero is the goal and the usual result. A few stray ECONNREFUSED per ten thousand requests show up in
-    // some runs, here and in the lab's 100-reload test (docs/dataplanes.md, known issues; cause not found).
-    // Updates split into two transactions fail by the tens of thousands.
-    assert.ok(r.failed <= Math.max(1, r.sent / 2000), `failed ${r.failed} of ${r.sent}: ${JSON.stringify(r.errors)}`);
+    // Not one: a map lookup that misses during a commit sends the SYN to the director, which refuses it
+    // (render.ts: why a change is staged, switched and retired in three transactions).
+    assert.equal(r.failed, 0, `failed ${r.failed} of ${r.sent}: ${JSON.stringify(r.errors)}`);
   }
 });
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { UnsupportedByDataplane, type DesiredTable, type RealServerSpec, type ServiceSpec } from '../../daemon/dataplane/types.js';
 import { canonicalAddress, ModelCache, sameService, serviceModel, sameSpec, tableModel, type NftDispatch, type NftTableModel } from '../../daemon/dataplane/nftables/model.js';
-import { diffCommands, fullCommands, serviceRule } from '../../daemon/dataplane/nftables/render.js';
+import { fullCommands, fullLive, planPhases, planUpdate, serviceRule, type NftCommand, type UpdatePlan } from '../../daemon/dataplane/nftables/render.js';
 import { parseTable } from '../../daemon/dataplane/nftables/parse.js';
 
 function rs(address: string, port: number, weight = 1, method: RealServerSpec['method'] = 'nat'): RealServerSpec {
@@ -161,6 +161,7 @@ test('parse(listing(model)) gives the model back, with no problems', () => {
     }, { masquerade });
     const parsed = parseTable(listing(m), 'lvsd', masquerade);
     assert.deepEqual(parsed.problems, []);
+    assert.deepEqual([parsed.live, parsed.leftovers], [fullLive(m), []]);
     assert.equal(parsed.services.size, m.services.size);
     for (const [chain, s] of m.services) {
       const p = parsed.services.get(chain);
@@ -198,53 +199,195 @@ test('parse reads nft\'s own printed forms (folded l4proto match, tcp payload fo
   assert.deepEqual(s?.dispatch, { kind: 'jhash', fields: ['saddr', 'sport'], seed: 4660 });
   assert.deepEqual(s.slots.map((x) => x.address), ['fd00::1', 'fd00::2']);
   assert.deepEqual(p.counters.get('svc-tcp-fd00__1-80'), { packets: 7, bytes: 420 });
+  // The DNAT rule sits in the service chain itself (lvsd's older one-chain layout): no slot side, so the
+  // next plan moves the service into a slot chain even if nothing else changed.
+  assert.equal(p.live.size, 0);
+  const m = { table: 'lvsd', masquerade: false, services: new Map([...p.services]), live: new Map() };
+  assert.match(JSON.stringify(planUpdate({ ...m, live: p.live }, m, sameService).switch), /"goto":\{"target":"svc-tcp-fd00__1-80-a"\}/);
 });
 
-test('diff: nothing for an unchanged table; flush + refill for a changed service; element first on removal', () => {
-  const a = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80)] })] });
-  assert.deepEqual(diffCommands(a, a, sameService), []);
-  const b = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80, 0)] })] });
-  const change = diffCommands(a, b, sameService);
-  assert.deepEqual(change.map((c) => Object.keys(c)[0]), ['flush', 'add']);
-  const c = tableModel({ services: [svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', realServers: [rs('10.0.1.1', 80)] })] });
-  const swap = diffCommands(a, c, sameService).map((x) => `${Object.keys(x)[0] ?? ''}:${Object.keys(Object.values(x)[0] as object)[0] ?? ''}`);
-  assert.deepEqual(swap, ['delete:element', 'flush:chain', 'delete:chain', 'add:chain', 'add:rule', 'add:element']);
-});
+type J = Record<string, unknown>;
 
-test('diff keeps the masquerade sets in step with the services', () => {
-  const a = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80)] })] }, { masquerade: true });
-  const b = tableModel({ services: [svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', realServers: [rs('10.0.1.1', 80)] })] }, { masquerade: true });
-  const text = JSON.stringify(diffCommands(a, b, sameService));
-  assert.match(text, /"add":\{"element":\{"family":"inet","table":"lvsd","name":"vips4","elem":\["10\.0\.0\.2"\]/);
-  assert.match(text, /"delete":\{"element":\{"family":"inet","table":"lvsd","name":"vips4","elem":\["10\.0\.0\.1"\]/);
-});
+/** The kernel's table as nft would list it, changed command by command: chains with their rules, map elements. */
+class SimTable {
+  readonly chains = new Map<string, J[]>();
+  readonly elems = new Map<string, Map<string, unknown[]>>();
+  private readonly fixed: J[] = [];
+  private readonly hooked = new Map<string, J>();
 
-test('property: applying diff(a, b) to a listing of a yields b', () => {
-  const server = fc.record({ host: fc.integer({ min: 1, max: 6 }), weight: fc.integer({ min: 0, max: 4 }) });
-  const service = fc.record({ vip: fc.integer({ min: 1, max: 5 }), sched: fc.constantFrom('rr', 'wrr', 'sh' as const), servers: fc.uniqueArray(server, { selector: (s) => s.host, maxLength: 4 }) });
-  const table = fc.uniqueArray(service, { selector: (s) => s.vip, maxLength: 4 }).map((list): NftTableModel =>
-    tableModel({ services: list.map((s) => svc({ id: `tcp:10.0.0.${s.vip}:80`, address: `10.0.0.${s.vip}`, scheduler: s.sched, realServers: s.servers.map((x) => rs(`10.0.1.${x.host}`, 80, x.weight)) })) }),
-  );
-  fc.assert(fc.property(table, table, (a, b) => {
-    // Simulate the commands on a model: the diff is only correct if it lands exactly on b.
-    const sim = new Map(a.services);
-    for (const cmd of diffCommands(a, b, sameService)) {
-      const [verb, body] = Object.entries(cmd)[0] as [string, Record<string, Record<string, unknown>>];
-      const [kind, o] = Object.entries(body)[0] as [string, Record<string, unknown>];
-      const name = String(o.name ?? o.chain);
-      if (verb === 'delete' && kind === 'chain') sim.delete(name);
-      if (verb === 'flush' && kind === 'chain') {
-        const s = sim.get(name);
-        if (s !== undefined) sim.set(name, { ...s, mod: 0, slots: [] });
-      }
-      if (verb === 'add' && kind === 'rule') {
-        const next = b.services.get(name);
-        assert.ok(next !== undefined);
-        sim.set(name, next);
+  constructor(doc: unknown) {
+    for (const o of (doc as { nftables: J[] }).nftables) {
+      const [kind, body] = Object.entries(o)[0] as [string, J];
+      if (kind === 'chain') {
+        this.chains.set(String(body.name), []);
+        this.hooked.set(String(body.name), body);
+      } else if (kind === 'rule') this.chains.get(String(body.chain))?.push(body);
+      else if (kind === 'map' || kind === 'set') {
+        this.elems.set(String(body.name), new Map(((body.elem ?? []) as unknown[]).map((e) => [JSON.stringify(Array.isArray(e) ? e[0] : e), [e]])));
+        this.fixed.push(o);
+      } else this.fixed.push(o);
+    }
+  }
+
+  /** Runs one transaction's commands; returns the chains whose rules it touched. */
+  run(cmds: NftCommand[]): Set<string> {
+    const touched = new Set<string>();
+    for (const cmd of cmds) {
+      const [verb, body] = Object.entries(cmd)[0] as [string, Record<string, J>];
+      const [kind, o] = Object.entries(body)[0] as [string, J];
+      if (kind === 'chain') {
+        const name = String(o.name);
+        if (verb === 'add' && !this.chains.has(name)) this.chains.set(name, []);
+        if (verb === 'flush' || verb === 'delete') {
+          assert.ok(this.chains.has(name), `${verb} of missing chain ${name}`);
+          touched.add(name);
+        }
+        if (verb === 'flush') this.chains.set(name, []);
+        if (verb === 'delete') {
+          assert.deepEqual(this.chains.get(name), [], `delete of non-empty chain ${name}`);
+          this.chains.delete(name);
+        }
+      } else if (kind === 'rule') {
+        const chain = this.chains.get(String(o.chain));
+        assert.ok(chain !== undefined, `rule for missing chain ${String(o.chain)}`);
+        chain.push(o);
+        touched.add(String(o.chain));
+      } else if (kind === 'element') {
+        const set = this.elems.get(String(o.name));
+        assert.ok(set !== undefined);
+        for (const e of o.elem as unknown[]) {
+          const key = JSON.stringify(Array.isArray(e) ? e[0] : e);
+          if (verb === 'add') set.set(key, [e]);
+          else assert.ok(set.delete(key), `delete of missing element ${key}`);
+        }
       }
     }
-    assert.deepEqual([...sim.keys()].sort(), [...b.services.keys()].sort());
-    for (const [k, s] of b.services) assert.ok(sameService(s, sim.get(k) ?? s) && sim.has(k));
+    return touched;
+  }
+
+  /** Chains a packet can reach from the vmaps. */
+  reachable(): Set<string> {
+    const out = new Set<string>();
+    const walk = (name: string): void => {
+      if (out.has(name)) return;
+      out.add(name);
+      for (const r of this.chains.get(name) ?? []) {
+        const target = (r.expr as J[]).map((e) => (e.goto as { target?: string } | undefined)?.target).find((x) => x !== undefined);
+        if (target !== undefined) walk(target);
+      }
+    };
+    for (const name of ['svc4', 'svc6', 'fwmark4', 'fwmark6']) {
+      for (const [e] of this.elems.get(name)?.values() ?? []) walk(((e as unknown[])[1] as { goto: { target: string } }).goto.target);
+    }
+    return out;
+  }
+
+  listing(): unknown {
+    const out: J[] = [];
+    for (const o of this.fixed) {
+      const [kind, body] = Object.entries(o)[0] as [string, J];
+      const elems = this.elems.get(String(body.name));
+      out.push(elems === undefined ? o : { [kind]: { ...body, elem: [...elems.values()].flat() } });
+    }
+    for (const [name, rules] of this.chains) {
+      out.push({ chain: this.hooked.get(name) ?? { family: 'inet', table: 'lvsd', name } });
+      for (const r of rules) out.push({ rule: r });
+    }
+    return { nftables: out };
+  }
+}
+
+/**
+ * Runs a plan on the listing of `from` and checks what makes it safe under traffic: staging and retiring
+ * touch no chain a packet can reach, and the switch creates and removes no DNAT map.
+ */
+function runPlan(sim: SimTable, plan: UpdatePlan): void {
+  const outside = (phase: string, touched: Set<string>, reach: Set<string>): void => {
+    for (const c of touched) assert.ok(!reach.has(c), `${phase} touches reachable chain ${c}`);
+  };
+  outside('stage', sim.run(plan.stage), sim.reachable());
+  const before = new Map([...sim.chains].map(([k, v]) => [k, JSON.stringify(v.filter((r) => JSON.stringify(r.expr).includes('dnat')))]));
+  sim.run(plan.switch);
+  for (const [k, v] of sim.chains) {
+    const maps = JSON.stringify(v.filter((r) => JSON.stringify(r.expr).includes('dnat')));
+    if (before.has(k)) assert.equal(maps, before.get(k), `the switch changed the DNAT map in ${k}`);
+    else assert.equal(maps, '[]', `the switch created ${k} with a DNAT map`);
+  }
+  const reach = sim.reachable();
+  outside('retire', sim.run(plan.retire), reach);
+}
+
+test('plan: nothing for an unchanged table; a change stages the other slot chain, swaps the goto, retires the old chain', () => {
+  const a = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80)] })] });
+  const fromA = { ...a, live: fullLive(a) };
+  assert.deepEqual(planPhases(planUpdate(fromA, a, sameService)), []);
+  const b = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80, 0)] })] });
+  const shape = (cmds: NftCommand[]): string[] => cmds.map((x) => `${Object.keys(x)[0] ?? ''} ${JSON.stringify(Object.values(x)[0]).replace(/.*"(?:name|chain)":"([^"]+)".*/, '$1')}`);
+  const change = planUpdate(fromA, b, sameService);
+  assert.deepEqual(shape(change.stage), ['add svc-tcp-10.0.0.1-80-b', 'flush svc-tcp-10.0.0.1-80-b', 'add svc-tcp-10.0.0.1-80-b']);
+  assert.deepEqual(shape(change.switch), ['flush svc-tcp-10.0.0.1-80', 'add svc-tcp-10.0.0.1-80']);
+  assert.match(JSON.stringify(change.switch[1]), /"goto":\{"target":"svc-tcp-10\.0\.0\.1-80-b"\}/);
+  assert.deepEqual(shape(change.retire), ['flush svc-tcp-10.0.0.1-80-a', 'delete svc-tcp-10.0.0.1-80-a']);
+  assert.deepEqual([...change.live], [['svc-tcp-10.0.0.1-80', 'b']]);
+  // And back: from b to a again.
+  assert.match(JSON.stringify(planUpdate({ ...b, live: change.live }, a, sameService).switch), /-80-a"/);
+  const c = tableModel({ services: [svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', realServers: [rs('10.0.1.1', 80)] })] });
+  const swap = planUpdate(fromA, c, sameService);
+  assert.deepEqual(shape(swap.switch), ['add svc4', 'delete svc4']);
+  assert.deepEqual(shape(swap.retire), ['flush svc-tcp-10.0.0.1-80', 'delete svc-tcp-10.0.0.1-80', 'flush svc-tcp-10.0.0.1-80-a', 'delete svc-tcp-10.0.0.1-80-a']);
+});
+
+test('plan keeps the masquerade sets in step: added before the switch, removed after it', () => {
+  const a = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80)] })] }, { masquerade: true });
+  const b = tableModel({ services: [svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', realServers: [rs('10.0.1.1', 80)] })] }, { masquerade: true });
+  const plan = planUpdate({ ...a, live: fullLive(a) }, b, sameService);
+  assert.match(JSON.stringify(plan.stage), /"add":\{"element":\{"family":"inet","table":"lvsd","name":"vips4","elem":\["10\.0\.0\.2"\]/);
+  assert.match(JSON.stringify(plan.retire), /"delete":\{"element":\{"family":"inet","table":"lvsd","name":"vips4","elem":\["10\.0\.0\.1"\]/);
+});
+
+test('parse: an update stopped after its stage leaves a leftover slot chain, which the next plan reuses or retires', () => {
+  const a = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80)] })] });
+  const b = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80)] })] });
+  const sim = new SimTable(listing(a));
+  sim.run(planUpdate({ ...a, live: fullLive(a) }, b, sameService).stage);
+  const k = parseTable(sim.listing(), 'lvsd', false);
+  assert.deepEqual(k.problems, []);
+  assert.deepEqual(k.leftovers, ['svc-tcp-10.0.0.1-80-b']);
+  assert.deepEqual([...k.live], [['svc-tcp-10.0.0.1-80', 'a']]);
+  const from = { ...a, services: k.services, live: k.live };
+  // Unchanged after all: the leftover goes.
+  assert.deepEqual(planUpdate(from, a, sameService, k.leftovers).retire.map((c) => Object.keys(c)[0]), ['flush', 'delete']);
+  // Changed: the leftover is the chain staged again, not retired.
+  const again = planUpdate(from, b, sameService, k.leftovers);
+  assert.doesNotMatch(JSON.stringify(again.retire), /-80-b"/);
+  runPlan(sim, again);
+  const done = parseTable(sim.listing(), 'lvsd', false);
+  assert.deepEqual([done.problems, done.leftovers], [[], []]);
+});
+
+test('property: a plan from a to b is safe under traffic at every step and lands exactly on b', () => {
+  const server = fc.record({ host: fc.integer({ min: 1, max: 6 }), weight: fc.integer({ min: 0, max: 4 }) });
+  const service = fc.record({ vip: fc.integer({ min: 1, max: 5 }), sched: fc.constantFrom('rr', 'wrr', 'sh' as const), servers: fc.uniqueArray(server, { selector: (s) => s.host, maxLength: 4 }) });
+  const table = fc.record({ masquerade: fc.boolean(), list: fc.uniqueArray(service, { selector: (s) => s.vip, maxLength: 4 }) });
+  const model = (t: { masquerade: boolean; list: { vip: number; sched: 'rr' | 'wrr' | 'sh'; servers: { host: number; weight: number }[] }[] }, masquerade: boolean): NftTableModel =>
+    tableModel({ services: t.list.map((s) => svc({ id: `tcp:10.0.0.${s.vip}:80`, address: `10.0.0.${s.vip}`, scheduler: s.sched, realServers: s.servers.map((x) => rs(`10.0.1.${x.host}`, 80, x.weight)) })) }, { masquerade });
+  fc.assert(fc.property(table, table, table, (ta, tb, tc) => {
+    // a → b → c, so that services start on either slot side.
+    const a = model(ta, ta.masquerade);
+    const b = model(tb, ta.masquerade);
+    const c = model(tc, ta.masquerade);
+    const sim = new SimTable(listing(a));
+    let live = fullLive(a);
+    for (const [from, to] of [[a, b], [b, c]] as const) {
+      const plan = planUpdate({ ...from, live }, to, sameService);
+      runPlan(sim, plan);
+      live = plan.live;
+      const k = parseTable(sim.listing(), 'lvsd', ta.masquerade);
+      assert.deepEqual([k.problems, k.leftovers], [[], []]);
+      assert.deepEqual([...k.live].sort(), [...live].sort());
+      assert.deepEqual([...k.services.keys()].sort(), [...to.services.keys()].sort());
+      for (const [chain, s] of to.services) assert.ok(sameService(s, k.services.get(chain) ?? s) && k.services.has(chain), chain);
+    }
   }));
 });
 

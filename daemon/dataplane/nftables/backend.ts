@@ -1,18 +1,19 @@
 // The nftables dataplane: owns one table (inet lvsd), changes it only by whole transactions through a
 // long-lived nft process, and never flushes conntrack — established connections keep their NAT binding
-// whatever happens to the rules (weight 0 and removed real servers included).
+// whatever happens to the rules (weight 0 and removed real servers included). The one deletion: entries in
+// state CLOSE of a real server that leaves a map (conntrack.ts, forgetClosedArgs, says why).
 //
 // Drift: apply() compares the kernel's table with what lvsd last wrote when a check is due (every
 // `driftCheckIntervalMs`, on the first apply, and after any failed transaction); differences are put back
 // and listed in ApplyReport.drift. Between checks apply() diffs against its own record, so one service
-// change costs one small transaction and no listing.
+// change costs three small transactions (stage, switch, retire: render.ts says why) and no listing.
 import type { Logger } from 'pino';
 import type { ApplyReport, Dataplane, DesiredTable, ObservedRealServer, ObservedService, ObservedTable, ServiceSpec } from '../types.js';
 import { sameService, tableModel, DEFAULT_TABLE, ModelCache, type NftService, type NftTableModel } from './model.js';
-import { diffCommands, fullCommands, transaction, type NftCommand } from './render.js';
+import { fullCommands, fullLive, planPhases, planUpdate, transaction, type UpdatePlan } from './render.js';
 import { parseTable, type ParsedTable } from './parse.js';
 import { NftShell } from './nft-shell.js';
-import { anyServiceKey, conntrackKey, countConntrack, type ConnCount } from './conntrack.js';
+import { anyServiceKey, conntrackKey, countConntrack, forgetClosedArgs, goneTargets, withClosedEntries, type ConnCount, type GoneTarget } from './conntrack.js';
 
 export interface NftablesOptions {
   /** Table name in family inet (default "lvsd"). */
@@ -27,6 +28,8 @@ export interface NftablesOptions {
   driftCheckIntervalMs?: number;
   /** Where conntrack lives (default /proc/net/nf_conntrack). */
   conntrackFile?: string;
+  /** conntrack binary (default "conntrack" on PATH), for forgetting closed connections of real servers that left a map. */
+  conntrack?: string;
   logger?: Logger;
   now?: () => number;
 }
@@ -70,13 +73,48 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
 
   async function readKernel(): Promise<ParsedTable> {
     const doc = await shell.listTable(table);
-    if (doc === undefined) return { services: new Map(), counters: new Map(), problems: [`table inet ${table} missing`] };
+    if (doc === undefined) return { services: new Map(), counters: new Map(), live: new Map(), leftovers: [], problems: [`table inet ${table} missing`] };
     return parseTable(doc, table, masquerade);
   }
 
-  function commandsFrom(kernel: ParsedTable, next: NftTableModel): NftCommand[] {
-    if (kernel.problems.length > 0) return fullCommands(next, true);
-    return diffCommands({ table, masquerade, services: kernel.services }, next, sameService);
+  function planFrom(kernel: ParsedTable, next: NftTableModel): UpdatePlan {
+    // A table lvsd cannot read is rebuilt whole, in one transaction (it had no consistent state to keep).
+    if (kernel.problems.length > 0) return { stage: [], switch: fullCommands(next, true), retire: [], live: fullLive(next) };
+    return planUpdate({ table, masquerade, services: kernel.services, live: kernel.live }, next, sameService, kernel.leftovers);
+  }
+
+  let warnedNoConntrack = false;
+  /** Deletes the CLOSE conntrack entries of real servers that just left a map (conntrack.ts says why). */
+  async function forgetClosed(gone: GoneTarget[]): Promise<void> {
+    if (gone.length === 0) return;
+    let targets = gone;
+    try {
+      // One read of the table instead of a conntrack process per target: most targets have no CLOSE entry.
+      targets = withClosedEntries(await shell.read(opts.conntrackFile ?? '/proc/net/nf_conntrack'), gone);
+    } catch (e) {
+      log?.debug({ err: e }, 'nftables: conntrack not readable; trying every target');
+    }
+    for (const t of targets) {
+      try {
+        const r = await shell.tool(opts.conntrack ?? 'conntrack', forgetClosedArgs(t));
+        // conntrack exits 1 when nothing matched.
+        if (r.code !== 0 && !r.stderr.includes('flow entries have been deleted')) log?.warn({ target: t, stderr: r.stderr.trim() }, 'nftables: conntrack -D failed');
+      } catch (e) {
+        if (!warnedNoConntrack) log?.warn({ err: e }, 'nftables: conntrack tool not usable; a client port reused within 10 s of a reset by a removed real server may be refused');
+        warnedNoConntrack = true;
+        return;
+      }
+    }
+  }
+
+  /** Sends the plan's transactions in order; returns how many commands went out. */
+  async function run(plan: UpdatePlan): Promise<number> {
+    let n = 0;
+    for (const phase of planPhases(plan)) {
+      await shell.apply(transaction(phase));
+      n += phase.length;
+    }
+    return n;
   }
 
   async function applyNow(desired: DesiredTable): Promise<ApplyReport> {
@@ -90,34 +128,44 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
       throw e;
     }
     let drift: string[] = [];
-    let cmds: NftCommand[];
+    let plan: UpdatePlan;
+    let operations: number;
+    let before: ReadonlyMap<string, NftService> = expected?.services ?? new Map();
     const verify = expected === undefined || now() - lastVerified >= interval;
-    if (verify) {
-      const kernel = await readKernel();
-      lastVerified = now();
-      if (expected !== undefined) drift = describeDrift(expected, kernel);
-      cmds = commandsFrom(kernel, next);
-    } else {
-      cmds = diffCommands(expected ?? next, next, sameService);
-    }
-    if (cmds.length > 0) {
-      try {
-        await shell.apply(transaction(cmds));
-      } catch (e) {
-        if (verify) throw e;
-        // Our record was stale (someone changed the table since the last check): read, describe, redo.
+    try {
+      if (verify) {
         const kernel = await readKernel();
         lastVerified = now();
         if (expected !== undefined) drift = describeDrift(expected, kernel);
-        cmds = commandsFrom(kernel, next);
-        if (cmds.length > 0) await shell.apply(transaction(cmds));
+        before = kernel.services;
+        plan = planFrom(kernel, next);
+        operations = await run(plan);
+      } else {
+        plan = planUpdate(expected ?? next, next, sameService);
+        try {
+          operations = await run(plan);
+        } catch {
+          // Our record was stale (someone changed the table since the last check), or the plan stopped
+          // between its transactions: read, describe, redo from what the kernel holds.
+          const kernel = await readKernel();
+          lastVerified = now();
+          if (expected !== undefined) drift = describeDrift(expected, kernel);
+          before = kernel.services;
+          plan = planFrom(kernel, next);
+          operations = await run(plan);
+        }
       }
+    } catch (e) {
+      // Whatever reached the kernel, the next apply starts from a fresh reading of it.
+      lastVerified = -Infinity;
+      throw e;
     }
-    expected = next;
+    expected = { ...next, live: plan.live };
+    await forgetClosed(goneTargets(before, next));
     cache.commit();
     specs = new Map(desired.services.map((s) => [s.id, s]));
     if (drift.length > 0) log?.warn({ table, drift }, 'nftables: table changed behind lvsd\'s back; restored');
-    return { operations: cmds.length, drift, durationMs: now() - t0 };
+    return { operations, drift, durationMs: now() - t0 };
   }
 
   function serialize<T>(fn: () => Promise<T>): Promise<T> {

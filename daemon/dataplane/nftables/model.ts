@@ -37,11 +37,20 @@ export interface NftService {
   slots: NftSlot[];
 }
 
+/**
+ * Each service has a dispatch chain (the vmap's goto target, named by chainName) holding one rule that
+ * jumps to one of two slot chains, "-a" or "-b", which holds the DNAT map. A change fills the other one
+ * first and then moves the jump (render.ts says why).
+ */
+export type SlotSide = 'a' | 'b';
+
 export interface NftTableModel {
   table: string;
   masquerade: boolean;
-  /** Keyed by chain name. */
+  /** Keyed by (dispatch) chain name. */
   services: Map<string, NftService>;
+  /** The slot chain each service's dispatch chain jumps to now; absent = not known (not written yet, or an older layout). */
+  live: Map<string, SlotSide>;
 }
 
 export interface ModelOptions {
@@ -78,6 +87,10 @@ export function canonicalAddress(address: string): string {
 export function chainName(match: NftMatch, family: Family): string {
   if (match.kind === 'fwmark') return `svc-fwmark${family}-${match.mark}`;
   return `svc-${match.protocol}-${match.address.replace(/:/g, '_')}-${match.port}`;
+}
+
+export function slotChainName(chain: string, side: SlotSide): string {
+  return `${chain}-${side}`;
 }
 
 export function serviceIdOf(match: NftMatch, family: Family): string {
@@ -163,7 +176,9 @@ export function serviceModel(spec: ServiceSpec): NftService {
     slots.push({ from: next, to: next + n - 1, address: canonicalAddress(rs.address), port: rs.port });
     next += n;
   });
-  return { id: spec.id, chain: chainName(match, spec.family), family: spec.family, match, dispatch: dispatchFor(spec), mod: next, slots };
+  // Without a map nothing is dispatched: one form for every scheduler, the one the kernel listing reads back.
+  const dispatch: NftDispatch = next === 0 ? { kind: 'numgen' } : dispatchFor(spec);
+  return { id: spec.id, chain: chainName(match, spec.family), family: spec.family, match, dispatch, mod: next, slots };
 }
 
 /** Field-by-field equality of everything that shapes a model (no allocation: this runs 1,000× per apply). */
@@ -220,7 +235,7 @@ export function tableModel(desired: DesiredTable, opts: ModelOptions = {}, cache
     if (clash !== undefined) throw new UnsupportedByDataplane('nftables', spec.id, `same address, protocol and port as ${clash.id}`);
     services.set(svc.chain, svc);
   }
-  return { table: opts.table ?? DEFAULT_TABLE, masquerade: opts.masquerade ?? false, services };
+  return { table: opts.table ?? DEFAULT_TABLE, masquerade: opts.masquerade ?? false, services, live: new Map() };
 }
 
 const prints = new WeakMap<NftService, string>();

@@ -2,7 +2,7 @@
 // Lenient about the forms nft prints (it folds dependency matches away, prints single slots as numbers
 // and ranges as {"range": [a, b]}); strict about what reaches the data path.
 import type { Family } from '../types.js';
-import { chainName, serviceIdOf, type HashField, type NftDispatch, type NftMatch, type NftService, type NftSlot } from './model.js';
+import { chainName, serviceIdOf, slotChainName, type HashField, type NftDispatch, type NftMatch, type NftService, type NftSlot, type SlotSide } from './model.js';
 
 type J = Record<string, unknown>;
 
@@ -11,6 +11,10 @@ export interface ParsedTable {
   services: Map<string, NftService>;
   /** New connections counted per service chain (nat chains see each connection's first packet only). */
   counters: Map<string, { packets: number; bytes: number }>;
+  /** The slot chain each service's dispatch chain jumps to (absent: the older one-chain layout, or unreadable). */
+  live: Map<string, SlotSide>;
+  /** Slot chains of a service that its dispatch chain does not reach (an update stopped between transactions). */
+  leftovers: string[];
   /** What is wrong with the fixed part (missing maps, chains, rules; orphan chains). Empty = fine. */
   problems: string[];
 }
@@ -131,6 +135,17 @@ function parseChainRules(rules: J[]): { dispatch: NftDispatch; mod: number; slot
   return counter === undefined ? base : { ...base, counter };
 }
 
+/** The slot side a dispatch chain's one rule goes to; undefined for anything else (e.g. the older layout, DNAT in the chain itself). */
+function dispatchSide(chain: string, rules: J[], chains: Map<string, J>): SlotSide | undefined {
+  const expr = rules.length === 1 ? rules[0]?.expr : undefined;
+  if (!Array.isArray(expr) || expr.length !== 1) return undefined;
+  const target = get(expr[0], 'goto', 'target');
+  for (const side of ['a', 'b'] as const) {
+    if (target === slotChainName(chain, side) && chains.has(target)) return side;
+  }
+  return undefined;
+}
+
 function matchOf(mapName: string, key: unknown): { match: NftMatch; family: Family } | undefined {
   const m = /^(svc|fwmark)([46])$/.exec(mapName);
   if (m === null) return undefined;
@@ -157,8 +172,10 @@ export function parseTable(doc: unknown, table: string, masquerade: boolean): Pa
   const problems: string[] = [];
   const services = new Map<string, NftService>();
   const counters = new Map<string, { packets: number; bytes: number }>();
+  const live = new Map<string, SlotSide>();
+  const leftovers: string[] = [];
   if (!items.tables.some((t) => t.name === table)) {
-    return { services, counters, problems: [`table inet ${table} missing`] };
+    return { services, counters, live, leftovers, problems: [`table inet ${table} missing`] };
   }
   const rulesOf = new Map<string, J[]>();
   for (const r of items.rules) {
@@ -213,7 +230,17 @@ export function parseTable(doc: unknown, table: string, masquerade: boolean): Pa
         continue;
       }
       referenced.add(target);
-      const parsed = parseChainRules(rulesOf.get(target) ?? []);
+      const side = dispatchSide(target, rulesOf.get(target) ?? [], chains);
+      for (const other of ['a', 'b'] as const) {
+        const name = slotChainName(target, other);
+        if (other === side) referenced.add(name);
+        else if (chains.has(name)) {
+          referenced.add(name);
+          leftovers.push(name);
+        }
+      }
+      if (side !== undefined) live.set(target, side);
+      const parsed = parseChainRules(rulesOf.get(side === undefined ? target : slotChainName(target, side)) ?? []);
       if (typeof parsed === 'string') {
         // A service chain lvsd cannot read is rewritten as a changed service: model it as empty + unknown seed.
         services.set(target, { id: serviceIdOf(m.match, m.family), chain: target, family: m.family, match: m.match, dispatch: { kind: 'jhash', fields: [], seed: -1 }, mod: -1, slots: [] });
@@ -243,5 +270,5 @@ export function parseTable(doc: unknown, table: string, masquerade: boolean): Pa
       if (have.size !== want.size || [...want].some((w) => !have.has(w))) problems.push(`set ${name} does not match the services`);
     }
   }
-  return { services, counters, problems };
+  return { services, counters, live, leftovers, problems };
 }

@@ -1,5 +1,4 @@
-// Model → nft JSON commands. Pure. Every change the backend makes is one list of commands sent as ONE
-// transaction: new SYNs between two separate nft commands would miss the map and be reset.
+// Model → nft JSON commands. Pure.
 //
 // The table (family inet, so one table serves IPv4 and IPv6):
 //   map svc4/svc6      VIP . l4proto . port → goto svc-… chain
@@ -8,8 +7,21 @@
 //   chain prerouting   nat hook prerouting (dstnat): jump services
 //   chain output       nat hook output (dstnat): jump services (clients on the director itself)
 //   chain postrouting  only with masquerade: SNAT what we DNATed (ct original daddr in @vips4/6, mark in @marks4/6)
-//   chain svc-…        counter; DNAT to numgen/jhash map of slot ranges → real server
-import type { NftService, NftTableModel } from './model.js';
+//   chain svc-…        the dispatch chain: one rule, goto svc-…-a or svc-…-b
+//   chain svc-…-a/-b   the slot chain: counter; DNAT to numgen/jhash map of slot ranges → real server
+//
+// Why a change takes three transactions (planUpdate), each of them atomic:
+// A rule's DNAT map is an anonymous set that lives and dies with its rule, and the kernel does not keep a
+// set lookup in step with the rule generation a packet is walking. Replacing the rule in one transaction
+// (flush chain + add rule) left a window at commit where a new connection's map lookup found nothing — in
+// the old rule, whose map the transaction had already deactivated, or in the new one, just created — and
+// the SYN went on un-NATed to the director itself, which refused it (measured: every stray refusal was a
+// SYN that fell through the service chain during a commit; ~1 in 20,000 requests at 50 updates/s).
+// So a changed service is written where no packet looks (stage), then reached by swapping a plain goto
+// rule (switch: no set created or removed in that transaction), and only then is the old map, which no
+// packet can reach any more, removed (retire). Splitting a change any other way loses connections by the
+// thousand: new SYNs between two transactions must always find a complete map.
+import { slotChainName, type NftService, type NftTableModel, type SlotSide } from './model.js';
 
 export type NftCommand = Record<string, unknown>;
 type Json = Record<string, unknown>;
@@ -43,8 +55,8 @@ export function vmapKey(svc: NftService): unknown {
   return { concat: [svc.match.address, svc.match.protocol, svc.match.port] };
 }
 
-/** The rule of a service chain: count new connections, then DNAT by the slot map (none when empty). */
-export function serviceRule(table: string, svc: NftService): NftCommand {
+/** The rule of a slot chain (default: side a): count new connections, then DNAT by the slot map (none when empty). */
+export function serviceRule(table: string, svc: NftService, chain = slotChainName(svc.chain, 'a')): NftCommand {
   const expr: Json[] = [{ counter: { packets: 0, bytes: 0 } }];
   if (svc.slots.length > 0) {
     const ipName = svc.family === 4 ? 'ip' : 'ip6';
@@ -67,7 +79,12 @@ export function serviceRule(table: string, svc: NftService): NftCommand {
     ]);
     expr.push({ dnat: { family: ipName, addr: { map: { key, data: { set: elems } } } } });
   }
-  return { add: { rule: obj(table, { chain: svc.chain, expr }) } };
+  return { add: { rule: obj(table, { chain, expr }) } };
+}
+
+/** The one rule of a dispatch chain: on to the slot chain of `side`. */
+export function dispatchRule(table: string, chain: string, side: SlotSide): NftCommand {
+  return { add: { rule: obj(table, { chain, expr: [{ goto: { target: slotChainName(chain, side) } }] }) } };
 }
 
 function vmapRule(table: string, family: 4 | 6, kind: 'tuple' | 'fwmark'): NftCommand {
@@ -105,7 +122,9 @@ export function baseCommands(m: NftTableModel): NftCommand[] {
     }
   }
   cmds.push({ add: { chain: obj(t, { name: 'services' }) } });
-  for (const svc of m.services.values()) cmds.push({ add: { chain: obj(t, { name: svc.chain }) } });
+  for (const svc of m.services.values()) {
+    cmds.push({ add: { chain: obj(t, { name: svc.chain }) } }, { add: { chain: obj(t, { name: slotChainName(svc.chain, 'a') }) } });
+  }
   cmds.push({ add: { chain: obj(t, { name: 'prerouting', type: 'nat', hook: 'prerouting', prio: -100, policy: 'accept' }) } });
   cmds.push({ add: { chain: obj(t, { name: 'output', type: 'nat', hook: 'output', prio: -100, policy: 'accept' }) } });
   if (m.masquerade) {
@@ -134,11 +153,15 @@ function elementCmd(verb: 'add' | 'delete', table: string, set: string, elem: un
   return { [verb]: { element: obj(table, { name: set, elem }) } };
 }
 
-function addService(t: string, svc: NftService): NftCommand[] {
-  return [serviceRule(t, svc), elementCmd('add', t, vmapName(svc), [[vmapKey(svc), { goto: { target: svc.chain } }]])];
+function chainCmd(verb: 'add' | 'flush' | 'delete', table: string, name: string): NftCommand {
+  return { [verb]: { chain: obj(table, { name }) } };
 }
 
-/** Everything, from nothing: `replace` deletes the old table in the same transaction. */
+function vmapElement(verb: 'add' | 'delete', t: string, svc: NftService): NftCommand {
+  return elementCmd(verb, t, vmapName(svc), verb === 'add' ? [[vmapKey(svc), { goto: { target: svc.chain } }]] : [vmapKey(svc)]);
+}
+
+/** Everything, from nothing, every service on slot side a: `replace` deletes the old table in the same transaction. */
 export function fullCommands(m: NftTableModel, replace: boolean): NftCommand[] {
   const cmds: NftCommand[] = [];
   if (replace) {
@@ -146,7 +169,9 @@ export function fullCommands(m: NftTableModel, replace: boolean): NftCommand[] {
     cmds.push({ add: { table: { family: FAMILY, name: m.table } } }, { delete: { table: { family: FAMILY, name: m.table } } });
   }
   cmds.push(...baseCommands(m));
-  for (const svc of m.services.values()) cmds.push(...addService(m.table, svc));
+  for (const svc of m.services.values()) {
+    cmds.push(serviceRule(m.table, svc), dispatchRule(m.table, svc.chain, 'a'), vmapElement('add', m.table, svc));
+  }
   if (m.masquerade) {
     for (const [set, elems] of masqElements(m)) {
       if (elems.size > 0) cmds.push(elementCmd('add', m.table, set, [...elems]));
@@ -155,41 +180,83 @@ export function fullCommands(m: NftTableModel, replace: boolean): NftCommand[] {
   return cmds;
 }
 
+/** The slot side of every service once fullCommands(m) is in the kernel. */
+export function fullLive(m: NftTableModel): Map<string, SlotSide> {
+  return new Map([...m.services.keys()].map((chain) => [chain, 'a' as const]));
+}
+
+/** One change as three transactions, sent in this order; an empty one is skipped. */
+export interface UpdatePlan {
+  /** Fills slot chains no packet reaches yet (and the dispatch chains of new services). */
+  stage: NftCommand[];
+  /** The step packets see: dispatch rules swapped to the staged slot chains, vmap elements added and removed. */
+  switch: NftCommand[];
+  /** Removes what the switch left unreachable: old slot chains, removed services' chains, `leftovers`. */
+  retire: NftCommand[];
+  /** The slot side of every service once the plan is through. */
+  live: Map<string, SlotSide>;
+}
+
+export function planPhases(plan: UpdatePlan): NftCommand[][] {
+  return [plan.stage, plan.switch, plan.retire].filter((p) => p.length > 0);
+}
+
 /**
- * The commands that turn table `from` into table `to`, both with the same fixed part. Changed services
- * get their chain flushed and refilled in the same transaction: packets never see a half-built map.
+ * The plan that turns table `from` into table `to`, both with the same fixed part. A service keeps its
+ * slot chain only when it is unchanged and on a known side. `leftovers` are slot chains nothing reaches
+ * (a plan interrupted between its transactions); they are removed unless staging reuses them.
  */
-export function diffCommands(from: NftTableModel, to: NftTableModel, same: (a: NftService, b: NftService) => boolean): NftCommand[] {
+export function planUpdate(
+  from: NftTableModel,
+  to: NftTableModel,
+  same: (a: NftService, b: NftService) => boolean,
+  leftovers: readonly string[] = [],
+): UpdatePlan {
   const t = to.table;
-  const cmds: NftCommand[] = [];
-  const removals: NftCommand[] = [];
+  const plan: UpdatePlan = { stage: [], switch: [], retire: [], live: new Map() };
+  const staged = new Set<string>();
   for (const [chain, svc] of to.services) {
     const old = from.services.get(chain);
-    if (old === undefined) {
-      cmds.push({ add: { chain: obj(t, { name: chain }) } }, ...addService(t, svc));
-    } else if (!same(old, svc)) {
-      cmds.push({ flush: { chain: obj(t, { name: chain }) } }, serviceRule(t, svc));
+    const side = from.live.get(chain);
+    if (old !== undefined && side !== undefined && same(old, svc)) {
+      plan.live.set(chain, side);
+      continue;
     }
+    const next: SlotSide = side === 'a' ? 'b' : 'a';
+    const slot = slotChainName(chain, next);
+    staged.add(slot);
+    plan.stage.push(chainCmd('add', t, slot), chainCmd('flush', t, slot), serviceRule(t, svc, slot));
+    if (old === undefined) {
+      plan.stage.push(chainCmd('add', t, chain), chainCmd('flush', t, chain), dispatchRule(t, chain, next));
+      plan.switch.push(vmapElement('add', t, svc));
+    } else {
+      plan.switch.push(chainCmd('flush', t, chain), dispatchRule(t, chain, next));
+      if (side !== undefined) plan.retire.push(chainCmd('flush', t, slotChainName(chain, side)), chainCmd('delete', t, slotChainName(chain, side)));
+    }
+    plan.live.set(chain, next);
   }
   for (const [chain, svc] of from.services) {
     if (to.services.has(chain)) continue;
-    removals.push(
-      elementCmd('delete', t, vmapName(svc), [vmapKey(svc)]),
-      { flush: { chain: obj(t, { name: chain }) } },
-      { delete: { chain: obj(t, { name: chain }) } },
-    );
+    plan.switch.push(vmapElement('delete', t, svc));
+    plan.retire.push(chainCmd('flush', t, chain), chainCmd('delete', t, chain));
+    const side = from.live.get(chain);
+    if (side !== undefined) plan.retire.push(chainCmd('flush', t, slotChainName(chain, side)), chainCmd('delete', t, slotChainName(chain, side)));
+  }
+  for (const chain of leftovers) {
+    if (!staged.has(chain)) plan.retire.push(chainCmd('flush', t, chain), chainCmd('delete', t, chain));
   }
   if (to.masquerade) {
+    // Added before the switch and removed after it: SNAT is in place whenever a service is reachable.
     const before = masqElements(from);
     for (const [set, elems] of masqElements(to)) {
       const had = before.get(set) ?? new Set();
       const add = [...elems].filter((e) => !had.has(e));
       const del = [...had].filter((e) => !elems.has(e));
-      if (add.length > 0) cmds.push(elementCmd('add', t, set, add));
-      if (del.length > 0) removals.push(elementCmd('delete', t, set, del));
+      if (add.length > 0) plan.stage.push(elementCmd('add', t, set, add));
+      if (del.length > 0) plan.retire.push(elementCmd('delete', t, set, del));
     }
   }
-  return [...removals, ...cmds];
+  return plan;
 }
 
 export function transaction(cmds: NftCommand[]): string {
