@@ -135,10 +135,43 @@ function lvsdConfig(dir: string, withTargets: boolean): string {
 }
 
 /** user+system CPU seconds of a process (all its threads). */
+/** lvsd's main process and its children (the VRRP engine process). */
+function lvsdPids(pid: number): number[] {
+  let kids: number[] = [];
+  try {
+    kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter((x) => x !== '').map(Number);
+  } catch {
+    // gone: no children
+  }
+  return [pid, ...kids];
+}
+
 function cpuSeconds(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
-  return (Number(rest[11]) + Number(rest[12])) / 100;
+  let total = 0;
+  for (const p of lvsdPids(pid)) {
+    try {
+      const f = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+      total += (Number(rest[11]) + Number(rest[12])) / 100;
+    } catch {
+      // a child that just exited
+    }
+  }
+  return total;
+}
+
+/** RSS of each of lvsd's processes, MiB ("main 80.1 + 41.3"). */
+function rssMiB(pid: number): string {
+  return lvsdPids(pid)
+    .map((p) => {
+      try {
+        const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
+        return m === null ? '?' : (Number(m[1]) / 1024).toFixed(1);
+      } catch {
+        return '?'; // a short-lived helper (nft) that just exited
+      }
+    })
+    .join(' + ');
 }
 
 /** Asks the targets process for its connection count. */
@@ -212,7 +245,7 @@ async function main(): Promise<void> {
     if (NODE_FLAGS.length > 0) console.log(`lvsd runs with node ${NODE_FLAGS.join(' ')}`);
 
     console.log(`VRRP advert jitter on the wire (tcpdump kernel timestamps in a peer namespace), v3 advert_int ${ADVERT_S} s, ${SECONDS} s windows`);
-    console.log(`lvsd: \`lvsd run\` as master (VRRP in its worker thread, ${RT === undefined ? 'default scheduling' : `SCHED_RR ${RT}`}); keepalived ${(await k1.exec('keepalived', ['--version']).catch(() => ({ stdout: '', stderr: '' }))).stderr.split('\n')[0] ?? ''} VRRP-only, same interval${RT === undefined ? '' : `, vrrp_rt_priority ${RT}`}`);
+    console.log(`lvsd: \`lvsd run\` as master (VRRP in its own engine process, ${RT === undefined ? 'default scheduling' : `SCHED_RR ${RT}`}); keepalived ${(await k1.exec('keepalived', ['--version']).catch(() => ({ stdout: '', stderr: '' }))).stderr.split('\n')[0] ?? ''} VRRP-only, same interval${RT === undefined ? '' : `, vrrp_rt_priority ${RT}`}`);
 
     // Idle.
     const load0 = loadavg();
@@ -221,6 +254,7 @@ async function main(): Promise<void> {
     await sleep(SECONDS * 1000);
     const idleTo = Date.now();
     const cpuIdle = (cpuSeconds(pid) - cpuIdle0) / ((idleTo - idleFrom) / 1000);
+    const rssIdle = rssMiB(pid);
 
     // Loaded: reload to N real servers with TCP checks.
     writeFileSync(config, lvsdConfig(dir, true));
@@ -237,6 +271,7 @@ async function main(): Promise<void> {
     const loadTo = Date.now();
     const conns1 = await targetStats(targets, targetLines);
     const cpuLoaded = (cpuSeconds(pid) - cpu0) / ((loadTo - loadFrom) / 1000);
+    const rssLoaded = rssMiB(pid);
     const load2 = loadavg();
     const checksPerS = (conns1 - conns0) / ((loadTo - loadFrom) / 1000);
 
@@ -248,6 +283,7 @@ async function main(): Promise<void> {
     const mdi = masterDownIntervalMs(100, Math.round(ADVERT_MS / 10));
 
     console.log(`\nlvsd reload to ${TARGETS} real servers took ${reloadS.toFixed(1)} s; loaded window: ${Math.round(checksPerS)} checks/s (configured ${Math.round(TARGETS / (parseFloat(CHECK_INTERVAL) * (CHECK_INTERVAL.endsWith('ms') ? 0.001 : 1)))}), lvsd CPU ${cpuLoaded.toFixed(2)} cores (idle ${cpuIdle.toFixed(2)})`);
+    console.log(`lvsd RSS MiB, main process + VRRP engine process: idle ${rssIdle}, loaded ${rssLoaded}`);
     console.log(`host load average (1 min): ${load0[0]?.toFixed(1)} at idle start, ${load1[0]?.toFixed(1)} at loaded start, ${load2[0]?.toFixed(1)} at the end (2 shared cores)`);
     console.log(`\n  |interval − ${ADVERT_MS} ms| in ms; ~${expected} adverts expected per window; "> MDI" = gaps over ${mdi.toFixed(0)} ms (a prio-100 backup takes over)`);
     console.log(`  ${'sender, phase'.padEnd(38)} ${'adverts'.padStart(6)} ${'p50'.padStart(7)} ${'p99'.padStart(7)} ${'max'.padStart(7)} ${'> MDI'.padStart(8)}`);
