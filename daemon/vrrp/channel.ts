@@ -21,13 +21,19 @@ export interface EngineChannel {
 }
 
 /** Environment the engine must not see: systemd's notify/watchdog and socket-activation variables are the main process's. */
-const PRIVATE_ENV = /^(NOTIFY_SOCKET|WATCHDOG_USEC|WATCHDOG_PID|LISTEN_FDS|LISTEN_PID|LISTEN_FDNAMES)$/;
+const PRIVATE_ENV = /^(NOTIFY_SOCKET|WATCHDOG_USEC|WATCHDOG_PID|LISTEN_FDS|LISTEN_PID|LISTEN_FDNAMES|LVSD_VRRP_ENGINE_FLAGS)$/;
 
 /**
- * V8 flags of the engine process. Its heap holds a few instances' state and message objects: a small
- * young generation keeps each scavenge short. Measured against the defaults in docs/health.md.
+ * V8 flags of the engine process: none. A small young generation (--max-semi-space-size=1) made no
+ * measurable difference to its jitter or RSS (docs/health.md); $LVSD_VRRP_ENGINE_FLAGS sets some for
+ * bench/health-vrrp-jitter.ts --engine-flags. Not the main process's own flags (fork's default).
  */
-export const ENGINE_EXEC_ARGV = ['--max-semi-space-size=1'];
+const DEFAULT_EXEC_ARGV: string[] = [];
+
+function engineExecArgv(): string[] {
+  const flags = process.env.LVSD_VRRP_ENGINE_FLAGS;
+  return flags === undefined ? DEFAULT_EXEC_ARGV : flags.split(/\s+/).filter((f) => f !== '');
+}
 
 class ProcessChannel extends EventEmitter implements EngineChannel {
   private gone = false;
@@ -78,7 +84,7 @@ export function forkEngine(): EngineChannel {
     serialization: 'advanced',
     // Its logs travel as messages; stdout/stderr stay lvsd's own for what escapes them (a crash's stack).
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    execArgv: ENGINE_EXEC_ARGV,
+    execArgv: engineExecArgv(),
     env,
   });
   return new ProcessChannel(child);

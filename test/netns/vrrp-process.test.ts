@@ -4,7 +4,7 @@
 // reported instead of silently leaving VRRP unrun.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -70,8 +70,13 @@ function enginePid(run: LvsdRun): number {
 /** Waits up to `ms` for a process to be gone (a zombie counts as gone: it runs nothing). */
 async function gone(pid: number, ms: number): Promise<boolean> {
   for (const until = Date.now() + ms; Date.now() < until; ) {
-    if (!existsSync(`/proc/${pid}`)) return true;
-    if (/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'))) return true;
+    let status = '';
+    try {
+      status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    } catch {
+      // reaped
+    }
+    if (status === '' || /^State:\s+Z/m.test(status)) return true;
     await sleep(50);
   }
   return false;
