@@ -32,7 +32,7 @@ after(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function start(): LvsdRun {
+function start(env: Record<string, string> = {}): LvsdRun {
   const cfg = join(dir, 'lvsd.yaml');
   writeFileSync(
     cfg,
@@ -48,7 +48,7 @@ function start(): LvsdRun {
       '',
     ].join('\n'),
   );
-  return startRun(['--config', cfg], ['ip', 'netns', 'exec', d1.name]);
+  return startRun(['--config', cfg], ['ip', 'netns', 'exec', d1.name, 'env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`)]);
 }
 
 /** The VRRP engine process: the one child of lvsd's main process that runs engine-process.js. */
@@ -91,10 +91,14 @@ function adverts(capture: string): { src: string; prio: number }[] {
 
 test('SIGKILL of lvsd: its VRRP engine process stops as on shutdown (priority-0 advert, VIP released) and is gone; nothing keeps advertising', async () => {
   const cap = topo.capture('p1', 'eth0', 'ip proto 112');
-  const run = start();
+  // systemd's variables are the main process's: the engine must not see them (WATCHDOG_PID alone makes lvsd do nothing).
+  const run = start({ WATCHDOG_PID: '4242' });
   try {
     await run.waitFor(/MASTER/, 30_000);
     const engine = enginePid(run);
+    const environ = (pid: number): string[] => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    assert.ok(environ(run.child.pid ?? 0).includes('WATCHDOG_PID=4242'), 'lvsd got WATCHDOG_PID');
+    assert.ok(!environ(engine).some((e) => e.startsWith('WATCHDOG_PID=')), 'the engine process did not');
     assert.ok(await holdsVip(), 'the master holds its VIP');
 
     run.child.kill('SIGKILL');
