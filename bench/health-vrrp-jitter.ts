@@ -5,6 +5,8 @@
 // --rt N: both VRRP senders real-time (lvsd vrrp.realtimePriority N, keepalived vrrp_rt_priority N).
 // --node-flags "…": V8/Node flags for lvsd's process (e.g. --single-threaded-gc, to test whether the
 // checks reach the VRRP thread through V8's shared GC helper threads).
+// --engine-flags "…": V8/Node flags for lvsd's VRRP engine process instead of its defaults
+// (daemon/vrrp/channel.ts; "" for none).
 //
 // Three namespaces on one segment: d1 runs `lvsd run` (VRID 51, master, v3), k1 runs keepalived
 // VRRP-only (VRID 52, master, v3, same advert_int), tg runs the targets (bench/health-targets.ts: one
@@ -35,6 +37,8 @@ const SECONDS = Number(opt('seconds') ?? 20);
 const CHECK_INTERVAL = opt('interval') ?? '1s';
 const RT = opt('rt') === undefined ? undefined : Number(opt('rt'));
 const NODE_FLAGS = opt('node-flags')?.split(/\s+/).filter((f) => f !== '') ?? [];
+const ENGINE_FLAGS = opt('engine-flags');
+if (ENGINE_FLAGS !== undefined) process.env.LVSD_VRRP_ENGINE_FLAGS = ENGINE_FLAGS;
 const BASE_PORT = 20_000;
 const ADVERT_MS = ADVERT_S * 1000;
 const PRIORITY = 150;
@@ -135,10 +139,46 @@ function lvsdConfig(dir: string, withTargets: boolean): string {
 }
 
 /** user+system CPU seconds of a process (all its threads). */
+/** lvsd's main process and its children (the VRRP engine process). */
+function lvsdPids(pid: number): number[] {
+  let kids: number[] = [];
+  try {
+    kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter((x) => x !== '').map(Number);
+  } catch {
+    // gone: no children
+  }
+  return [pid, ...kids];
+}
+
 function cpuSeconds(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
-  return (Number(rest[11]) + Number(rest[12])) / 100;
+  let total = 0;
+  for (const p of lvsdPids(pid)) {
+    try {
+      const f = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+      total += (Number(rest[11]) + Number(rest[12])) / 100;
+    } catch {
+      // a child that just exited
+    }
+  }
+  return total;
+}
+
+/** RSS of each of lvsd's processes, MiB, named ("main 80.1, engine-process.js 41.3, nft 5.5"). */
+function rssMiB(pid: number): string {
+  return lvsdPids(pid)
+    .map((p) => {
+      try {
+        const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
+        const args = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+        const name = p === pid ? 'main' : (args.find((a) => a.endsWith('.js'))?.split('/').at(-1) ?? args[0]?.split('/').at(-1) ?? '?');
+        return `${name} ${m === null ? '?' : (Number(m[1]) / 1024).toFixed(1)}`;
+      } catch {
+        return ''; // a short-lived helper that just exited
+      }
+    })
+    .filter((x) => x !== '')
+    .join(', ');
 }
 
 /** Asks the targets process for its connection count. */
@@ -210,9 +250,10 @@ async function main(): Promise<void> {
     const rtLine = lvsd.lines.find((l) => /SCHED_RR|real-time scheduling/.test(l.msg));
     if (RT !== undefined) console.log(`lvsd says: ${rtLine?.msg ?? 'nothing about real-time scheduling'}`);
     if (NODE_FLAGS.length > 0) console.log(`lvsd runs with node ${NODE_FLAGS.join(' ')}`);
+    if (ENGINE_FLAGS !== undefined) console.log(`lvsd's VRRP engine process runs with node flags "${ENGINE_FLAGS}"`);
 
     console.log(`VRRP advert jitter on the wire (tcpdump kernel timestamps in a peer namespace), v3 advert_int ${ADVERT_S} s, ${SECONDS} s windows`);
-    console.log(`lvsd: \`lvsd run\` as master (VRRP in its worker thread, ${RT === undefined ? 'default scheduling' : `SCHED_RR ${RT}`}); keepalived ${(await k1.exec('keepalived', ['--version']).catch(() => ({ stdout: '', stderr: '' }))).stderr.split('\n')[0] ?? ''} VRRP-only, same interval${RT === undefined ? '' : `, vrrp_rt_priority ${RT}`}`);
+    console.log(`lvsd: \`lvsd run\` as master (VRRP in its own engine process, ${RT === undefined ? 'default scheduling' : `SCHED_RR ${RT}`}); keepalived ${(await k1.exec('keepalived', ['--version']).catch(() => ({ stdout: '', stderr: '' }))).stderr.split('\n')[0] ?? ''} VRRP-only, same interval${RT === undefined ? '' : `, vrrp_rt_priority ${RT}`}`);
 
     // Idle.
     const load0 = loadavg();
@@ -221,6 +262,7 @@ async function main(): Promise<void> {
     await sleep(SECONDS * 1000);
     const idleTo = Date.now();
     const cpuIdle = (cpuSeconds(pid) - cpuIdle0) / ((idleTo - idleFrom) / 1000);
+    const rssIdle = rssMiB(pid);
 
     // Loaded: reload to N real servers with TCP checks.
     writeFileSync(config, lvsdConfig(dir, true));
@@ -237,6 +279,7 @@ async function main(): Promise<void> {
     const loadTo = Date.now();
     const conns1 = await targetStats(targets, targetLines);
     const cpuLoaded = (cpuSeconds(pid) - cpu0) / ((loadTo - loadFrom) / 1000);
+    const rssLoaded = rssMiB(pid);
     const load2 = loadavg();
     const checksPerS = (conns1 - conns0) / ((loadTo - loadFrom) / 1000);
 
@@ -248,6 +291,7 @@ async function main(): Promise<void> {
     const mdi = masterDownIntervalMs(100, Math.round(ADVERT_MS / 10));
 
     console.log(`\nlvsd reload to ${TARGETS} real servers took ${reloadS.toFixed(1)} s; loaded window: ${Math.round(checksPerS)} checks/s (configured ${Math.round(TARGETS / (parseFloat(CHECK_INTERVAL) * (CHECK_INTERVAL.endsWith('ms') ? 0.001 : 1)))}), lvsd CPU ${cpuLoaded.toFixed(2)} cores (idle ${cpuIdle.toFixed(2)})`);
+    console.log(`lvsd RSS MiB by process: idle ${rssIdle}; loaded ${rssLoaded}`);
     console.log(`host load average (1 min): ${load0[0]?.toFixed(1)} at idle start, ${load1[0]?.toFixed(1)} at loaded start, ${load2[0]?.toFixed(1)} at the end (2 shared cores)`);
     console.log(`\n  |interval − ${ADVERT_MS} ms| in ms; ~${expected} adverts expected per window; "> MDI" = gaps over ${mdi.toFixed(0)} ms (a prio-100 backup takes over)`);
     console.log(`  ${'sender, phase'.padEnd(38)} ${'adverts'.padStart(6)} ${'p50'.padStart(7)} ${'p99'.padStart(7)} ${'max'.padStart(7)} ${'> MDI'.padStart(8)}`);

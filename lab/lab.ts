@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Topology, type Netns } from '../test/support/netns.js';
 import { startNginx, waitForPort, type NginxHandle } from '../test/support/nginx.js';
+import { crashTree } from '../test/support/crash.js';
 import { addUser, openStore } from '../daemon/state/store.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -177,11 +178,12 @@ export class Lab {
     }
   }
 
-  /** Graceful stop (SIGTERM: priority-0 advert, VIPs released) or crash (SIGKILL). */
+  /** Graceful stop (SIGTERM: priority-0 advert, VIPs released) or crash (SIGKILL to lvsd and its VRRP engine process). */
   async stopDirector(name: string, signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<number | null> {
     const d = this.director(name);
     if (d.process === null || d.exited === null) return null;
-    d.process.kill(signal);
+    if (signal === 'SIGKILL') crashTree(d.process.pid ?? 0);
+    else d.process.kill(signal);
     const code = await d.exited;
     d.process = null;
     d.exited = null;

@@ -226,7 +226,7 @@ export const VrrpSection = Obj(
       Type.Integer({
         minimum: 1,
         maximum: 99,
-        description: 'Run the VRRP thread with the SCHED_RR real-time policy at this priority (keepalived vrrp_rt_priority); keeps short advert intervals safe on a busy director.',
+        description: 'Run the VRRP engine process (all its threads) with the SCHED_RR real-time policy at this priority (keepalived vrrp_rt_priority); keeps short advert intervals safe on a busy director.',
       }),
     ),
   },

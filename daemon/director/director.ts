@@ -349,7 +349,7 @@ export class Director implements DirectorPort {
   }
 
   /**
-   * For the systemd watchdog: null while every part answers, else what does not — the VRRP worker has
+   * For the systemd watchdog: null while every part answers, else what does not — the VRRP engine process has
    * died, or did not answer a snapshot request within `timeoutMs` (a hung worker holds VIPs it no
    * longer defends; a restart is the cure).
    */
@@ -361,7 +361,7 @@ export class Director implements DirectorPort {
       vrrp.refresh().then(() => true),
       new Promise<false>((r) => setTimeout(() => { r(false); }, timeoutMs)),
     ]);
-    return answered ? null : `the VRRP worker did not answer within ${timeoutMs} ms`;
+    return answered ? null : `the VRRP engine process did not answer within ${timeoutMs} ms`;
   }
 
   /** Why VRRP is not running, when it is not. */

@@ -27,6 +27,8 @@ export interface NativeNet {
   unwatch(handle: object): void;
   /** SCHED_RR for the calling thread (needs CAP_SYS_NICE). */
   setRealtime(priority: number): boolean;
+  /** SCHED_RR for every thread of this process (needs CAP_SYS_NICE); returns how many were set. */
+  setRealtimeProcess(priority: number): number;
   /** One datagram to an AF_UNIX socket; `sunPath` is sun_path's bytes (see daemon/systemd/notify.ts). */
   sendUnixDatagram(sunPath: Buffer, data: Buffer): number;
 }

@@ -1,5 +1,6 @@
-// The main-thread facade of the VRRP engine. The engine itself runs in a worker thread (worker.ts) so
-// that a busy main loop (API, health checks, GC) cannot delay adverts or Master_Down_Timer; this side
+// The main-process facade of the VRRP engine. The engine itself runs in its own child process
+// (engine-process.ts, reached through channel.ts), as keepalived's VRRP child does, so that a busy
+// main process (API, health checks, their GC) cannot delay adverts or Master_Down_Timer; this side
 // runs what may block — notify hooks, track scripts and files — and relays logs to pino.
 //
 //   const vrrp = await startVrrp(options, logger);
@@ -8,7 +9,7 @@
 //   await vrrp.reconfigure(newOptions);    // reload: only the instances that changed are touched
 //   await vrrp.stop();                     // graceful: priority-0 adverts, VIPs released
 import { EventEmitter } from 'node:events';
-import { Worker } from 'node:worker_threads';
+import { forkEngine, type EngineChannel } from './channel.js';
 import { normalizeOptions, type NormalizedOptions, type VrrpOptions } from './options.js';
 import { NotifyRunner, type NotifyResult, type NotifyState } from './notify.js';
 import { FileTracker, ScriptTracker, unrunnable } from './track.js';
@@ -38,14 +39,14 @@ export interface NotifyEvent {
 export interface VrrpEngine {
   on(event: 'transition', fn: (e: TransitionEvent) => void): this;
   on(event: 'notify', fn: (e: NotifyEvent) => void): this;
-  /** The worker died unexpectedly (VIPs may still be configured). */
+  /** The engine process died unexpectedly (VIPs may still be configured). */
   on(event: 'error', fn: (e: Error) => void): this;
   off(event: 'transition', fn: (e: TransitionEvent) => void): this;
   off(event: 'notify', fn: (e: NotifyEvent) => void): this;
   off(event: 'error', fn: (e: Error) => void): this;
   /** Latest snapshot (refreshed on every transition and once a second). */
   snapshot(): VrrpSnapshot;
-  /** A fresh snapshot from the worker. */
+  /** A fresh snapshot from the engine process. */
   refresh(): Promise<VrrpSnapshot>;
   /** Operator override added to the tracked priority (keepalived has none; lvsd's panel/CLI use it). */
   setPriorityOffset(instance: string, offset: number): void;
@@ -80,13 +81,12 @@ class Engine extends EventEmitter implements VrrpEngine {
   private readonly refresher: NodeJS.Timeout;
   private stopped: Promise<void> | null = null;
   private exited = false;
-  private crashed = false;
 
-  /** Settles when the worker has started every instance (or failed to). */
+  /** Settles when the engine has started every instance (or failed to). */
   readonly ready: Promise<void>;
 
   constructor(
-    private readonly worker: Worker,
+    private readonly child: EngineChannel,
     private opts: NormalizedOptions,
     private readonly log: VrrpLogger,
   ) {
@@ -98,19 +98,13 @@ class Engine extends EventEmitter implements VrrpEngine {
     });
     // Node treats an unhandled 'error' event as fatal; the director subscribes, this keeps a crash logged only.
     this.on('error', () => undefined);
-    worker.on('error', (err) => {
-      this.crashed = true;
-      this.log.error({ err: err.message }, 'VRRP worker crashed');
-      this.emit('fatal', err);
-      this.emit('error', err);
-    });
-    worker.on('exit', (code) => {
+    child.on('exit', (how) => {
       this.markExited();
-      const err = new Error(`VRRP worker exited with code ${code}`);
+      const err = new Error(`VRRP engine process exited (${how})`);
       this.emit('fatal', err);
       // Not asked to stop: the director must know its VRRP engine is gone (VIPs may still be up).
-      if (this.stopped === null && !this.crashed) {
-        this.log.error({ code }, 'VRRP worker exited unexpectedly');
+      if (this.stopped === null) {
+        this.log.error({ how, pid: child.pid }, 'VRRP engine process exited unexpectedly');
         this.emit('error', err);
       }
     });
@@ -120,7 +114,7 @@ class Engine extends EventEmitter implements VrrpEngine {
       else this.log.warn({ ...fields, err: result.error }, 'notify hook failed');
       this.emit('notify', { object, result });
     });
-    worker.on('message', (m: FromWorker) => {
+    child.on('message', (m: FromWorker) => {
       this.onMessage(m);
     });
     this.refresher = setInterval(() => {
@@ -201,16 +195,16 @@ class Engine extends EventEmitter implements VrrpEngine {
     const reply = new Promise<Extract<FromWorker, { type: 'reconfigured' }>>((resolve, reject) => {
       const onMsg = (m: FromWorker): void => {
         if (m.type !== 'reconfigured' || m.id !== id) return;
-        this.worker.off('message', onMsg);
-        this.worker.off('exit', onExit);
+        this.child.off('message', onMsg);
+        this.child.off('exit', onExit);
         resolve(m);
       };
       const onExit = (): void => {
-        this.worker.off('message', onMsg);
-        reject(new Error('the VRRP worker exited during a reconfigure'));
+        this.child.off('message', onMsg);
+        reject(new Error('the VRRP engine process exited during a reconfigure'));
       };
-      this.worker.on('message', onMsg);
-      this.worker.once('exit', onExit);
+      this.child.on('message', onMsg);
+      this.child.once('exit', onExit);
     });
     this.previous = this.opts;
     this.opts = next;
@@ -238,7 +232,7 @@ class Engine extends EventEmitter implements VrrpEngine {
   }
 
   private post(m: ToWorker): void {
-    if (!this.exited) this.worker.postMessage(m);
+    if (!this.exited) this.child.post(m);
   }
 
   private onMessage(m: FromWorker): void {
@@ -317,19 +311,18 @@ class Engine extends EventEmitter implements VrrpEngine {
       this.stopTrackers();
       clearInterval(this.refresher);
       if (!this.exited) {
-        const done = new Promise<void>((resolve) => {
-          const onMsg = (m: FromWorker): void => {
-            if (m.type === 'stopped') resolve();
-          };
-          this.worker.on('message', onMsg);
-          this.worker.once('exit', () => {
+        // The engine answers `stopped` and exits on its own; only a stuck one is killed.
+        const exited = new Promise<void>((resolve) => {
+          this.child.once('exit', () => {
             resolve();
           });
         });
         this.post({ type: 'stop' });
         const timeout = new Promise<'timeout'>((r) => setTimeout(() => { r('timeout'); }, 5000).unref());
-        if ((await Promise.race([done, timeout])) === 'timeout') this.log.error({}, 'VRRP worker did not stop within 5 s; terminating it');
-        await this.worker.terminate();
+        if ((await Promise.race([exited, timeout])) === 'timeout') {
+          this.log.error({ pid: this.child.pid }, 'VRRP engine process did not stop within 5 s; killing it');
+          await this.child.kill();
+        }
       }
       await this.notify.idle();
     })();
@@ -344,13 +337,14 @@ class Engine extends EventEmitter implements VrrpEngine {
  */
 export async function startVrrp(options: VrrpOptions, logger: VrrpLogger, events: { transition?: (e: TransitionEvent) => void } = {}): Promise<VrrpEngine> {
   const opts = normalizeOptions(options);
-  const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { options }, name: 'lvsd-vrrp' });
+  const worker = forkEngine();
   const engine = new Engine(worker, opts, logger);
   if (events.transition !== undefined) engine.on('transition', events.transition);
+  worker.post({ type: 'start', options });
   try {
     await engine.ready;
   } catch (e) {
-    await worker.terminate();
+    await worker.kill();
     throw e;
   }
   engine.startTrackers();

@@ -1,4 +1,4 @@
-// keepalived-style notify hooks, run on the main thread (never inside the VRRP worker): for each
+// keepalived-style notify hooks, run on the main thread (never inside the VRRP engine process): for each
 // transition the specific hook (master/backup/fault/stop) runs first, then `any` with
 // `INSTANCE|GROUP name STATE priority` appended. One queue per instance or group, so the hooks of
 // one object run in order and never concurrently; different objects do not wait for each other.

@@ -95,7 +95,7 @@ export interface VrrpOptions {
   scripts?: Record<string, TrackScriptOptions>;
   /** Defaults for every instance (each may override). */
   garp?: GarpOptions;
-  /** keepalived vrrp_rt_priority: run the VRRP worker thread SCHED_RR at this priority (1..99); absent = normal. */
+  /** keepalived vrrp_rt_priority: run the VRRP engine process (all its threads) SCHED_RR at this priority (1..99); absent = normal. */
   realtimePriority?: number;
 }
 

@@ -1,4 +1,5 @@
-// Messages between the main-thread facade (index.ts) and the VRRP worker (worker.ts).
+// Messages between the facade in lvsd's main process (index.ts) and the VRRP engine process
+// (engine-process.ts), over the IPC channel of channel.ts.
 import type { VrrpState } from './machine.js';
 import type { VrrpOptions } from './options.js';
 
@@ -49,7 +50,7 @@ export interface InstanceSnapshot {
 
 export interface VrrpSnapshot {
   instances: InstanceSnapshot[];
-  /** Event-loop delay of the VRRP worker, ms (p99 and max since start). */
+  /** Event-loop delay of the VRRP engine process, ms (p99 and max since start). */
   loopDelayMs: { p99: number; max: number };
   at: number;
 }
@@ -57,6 +58,8 @@ export interface VrrpSnapshot {
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 export type ToWorker =
+  /** The first message: the options to run (already validated by the facade). */
+  | { type: 'start'; options: VrrpOptions }
   | { type: 'stop' }
   /** Apply new options (already validated by the facade) to the running instances. */
   | { type: 'reconfigure'; id: number; options: VrrpOptions }

@@ -1,5 +1,5 @@
 // The VRRP runtime: drives one pure machine per instance with real sockets, timers and addresses.
-// It runs inside the VRRP worker thread (worker.ts) so nothing else in lvsd can delay its timers;
+// It runs inside the VRRP engine process (engine-process.ts) so nothing else in lvsd can delay its timers;
 // everything that may block (notify hooks, track scripts, logging I/O) stays on the main thread.
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { createMachine, nextDeadline, step, type Action, type Machine, type MachineEvent } from './machine.js';

@@ -1,4 +1,4 @@
-// vrrp_script and track_file, run on the main thread; results go to the VRRP worker as messages.
+// vrrp_script and track_file, run on the main thread; results go to the VRRP engine process as messages.
 import { execFile } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';

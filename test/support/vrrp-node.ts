@@ -2,6 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
 import type { Netns } from './netns.js';
+import { crashTree } from './crash.js';
 import type { VrrpOptions } from '../../daemon/vrrp/options.js';
 import type { TransitionEvent, VrrpSnapshot } from '../../daemon/vrrp/protocol.js';
 
@@ -17,7 +18,7 @@ export interface LvsdNode {
   command(line: string): void;
   /** SIGTERM: graceful (priority 0, VIPs released); resolves on exit. */
   stop(): Promise<void>;
-  /** SIGKILL: a crash. */
+  /** SIGKILL to the node and its VRRP engine process at once: a crash. */
   kill(): Promise<void>;
   output(): string;
 }
@@ -110,7 +111,7 @@ export async function startLvsdNode(ns: Netns, options: VrrpOptions): Promise<Lv
     },
     kill: async () => {
       if (gone) return;
-      child.kill('SIGKILL');
+      crashTree(child.pid ?? 0);
       await exited;
     },
     output: () => raw,

@@ -154,17 +154,17 @@ test('director: a VRRP reconfigure that throws rolls VRRP back; the dataplane ne
   }
 });
 
-test('director: a refused SIGHUP is recorded in lastReload; liveness names a VRRP worker that does not answer', async () => {
+test('director: a refused SIGHUP is recorded in lastReload; liveness names a VRRP engine that does not answer', async () => {
   const t = await director();
   try {
     t.d.reloadRefused('refused: config is invalid (1 error): lvsd.yaml:3:5: vrrp: bad', 'SIGHUP');
     assert.deepEqual({ ...t.d.snapshot().config.lastReload, at: '' }, { at: '', ok: false, message: 'refused: config is invalid (1 error): lvsd.yaml:3:5: vrrp: bad', by: 'SIGHUP' });
     assert.equal(await t.d.liveness(50), null);
     t.engine().hang = true;
-    assert.equal(await t.d.liveness(50), 'the VRRP worker did not answer within 50 ms');
+    assert.equal(await t.d.liveness(50), 'the VRRP engine process did not answer within 50 ms');
     t.engine().hang = false;
-    t.engine().emit('error', new Error('VRRP worker exited with code 1'));
-    assert.equal(await t.d.liveness(50), 'VRRP engine failed: VRRP worker exited with code 1');
+    t.engine().emit('error', new Error('VRRP engine process exited (code 1)'));
+    assert.equal(await t.d.liveness(50), 'VRRP engine failed: VRRP engine process exited (code 1)');
   } finally {
     await t.cleanup();
   }

@@ -79,7 +79,7 @@ test('watchdog: pings while the check passes, withholds them while it names a pr
   };
   try {
     await until('two pings', () => sent.filter((m) => m === 'WATCHDOG=1\n').length >= 2);
-    problem = 'the VRRP worker did not answer within 3 ms';
+    problem = 'the VRRP engine process did not answer within 3 ms';
     await until('the problem logged', () => l.lines.includes(`warn watchdog ping withheld: ${problem ?? ''}`));
     const during = sent.length;
     await new Promise((r) => setTimeout(r, 100));

@@ -25,6 +25,7 @@
 #include <linux/if_packet.h>
 #include <pthread.h>
 #include <sched.h>
+#include <dirent.h>
 
 #define CHECK(call)                                                                  \
   do {                                                                               \
@@ -314,6 +315,38 @@ static napi_value set_realtime(napi_env env, napi_callback_info info) {
   return t;
 }
 
+// setRealtimeProcess(priority) → how many threads of this process now run SCHED_RR at that priority.
+// Every existing thread (/proc/self/task: the main thread and V8's GC and platform helpers) is set;
+// threads created later inherit the policy from their creator. Used by the VRRP engine process, whose
+// GC helpers must not wait behind normal-priority work the way a worker thread's shared ones did.
+static napi_value set_realtime_process(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!get_args(env, info, 1, argv)) return NULL;
+  struct sched_param sp;
+  memset(&sp, 0, sizeof sp);
+  sp.sched_priority = arg_i32(env, argv[0]);
+  DIR *d = opendir("/proc/self/task");
+  if (d == NULL) return throw_errno(env, "opendir(/proc/self/task)");
+  int set = 0, failed = 0, err = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    if (sched_setscheduler((pid_t)atoi(e->d_name), SCHED_RR, &sp) == 0) set++;
+    else if (errno != ESRCH) {
+      failed++;
+      err = errno;
+    }
+  }
+  closedir(d);
+  if (failed > 0) {
+    errno = err;
+    return throw_errno(env, "sched_setscheduler(SCHED_RR)");
+  }
+  napi_value n;
+  napi_create_int32(env, set, &n);
+  return n;
+}
+
 // sendUnixDatagram(sunPath, data) → bytes sent. sunPath holds sun_path's bytes as the address is to
 // be given: a path (NUL-terminated) or an abstract name (leading NUL); TypeScript builds it. Never
 // blocks: a receiver that does not read gets EAGAIN, not a stalled event loop.
@@ -437,6 +470,7 @@ NAPI_MODULE_INIT() {
       {"watch", NULL, watch, NULL, NULL, NULL, napi_default, NULL},
       {"unwatch", NULL, unwatch, NULL, NULL, NULL, napi_default, NULL},
       {"setRealtime", NULL, set_realtime, NULL, NULL, NULL, napi_default, NULL},
+      {"setRealtimeProcess", NULL, set_realtime_process, NULL, NULL, NULL, napi_default, NULL},
       {"sendUnixDatagram", NULL, send_unix_datagram, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
