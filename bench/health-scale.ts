@@ -18,6 +18,7 @@ import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Topology, type Netns } from '../test/support/netns.js';
+import { targetsBinary } from './targets-binary.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -103,10 +104,13 @@ class Proc {
 }
 
 function start(ns: Netns | undefined, script: string, args: string[]): Proc {
-  const argv = [...nodeFlags, join(here, script), ...args];
+  return startProgram(ns, process.execPath, [...nodeFlags, join(here, script), ...args]);
+}
+
+function startProgram(ns: Netns | undefined, program: string, argv: string[]): Proc {
   const child = ns === undefined
-    ? spawn(process.execPath, argv, { stdio: ['pipe', 'pipe', 'pipe'] })
-    : ns.spawn(process.execPath, argv, { stdio: ['pipe', 'pipe', 'pipe'] });
+    ? spawn(program, argv, { stdio: ['pipe', 'pipe', 'pipe'] })
+    : ns.spawn(program, argv, { stdio: ['pipe', 'pipe', 'pipe'] });
   return new Proc(child);
 }
 
@@ -125,6 +129,10 @@ interface Report {
   workerJitterMs: { ticks: number; p50: number; p99: number; max: number };
   lateStarts: number;
   maxLateMs: number;
+  nativeTargets: number;
+  timeouts: number;
+  /** Cores per thread name over the window (main = the event loop, lvsd-probe = the native engine). */
+  threads: Record<string, number>;
 }
 
 function percentiles(lat: number[]): { p50: number; p99: number; max: number } {
@@ -233,10 +241,14 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
     const killed = killsSince(targets, since);
     const lat: number[] = [];
     let falseDowns = 0;
-    for (const d of checker.all((j) => j.ev === 'down')) {
+    const falseReasons = new Map<string, number>();
+    for (const d of checker.all((j) => j.ev === 'down' && (j.t as number) >= since)) {
       const kt = killed.get(d.port as number);
-      if (kt === undefined) falseDowns++;
-      else lat.push((d.t as number) - kt);
+      if (kt === undefined || (d.t as number) < kt) {
+        if (falseDowns < 5) process.stdout.write(`  false down: port ${String(d.port)} at +${(d.t as number) - since} ms (${String(d.reason)})\n`);
+        falseDowns++;
+        falseReasons.set(String(d.reason), (falseReasons.get(String(d.reason)) ?? 0) + 1);
+      } else lat.push((d.t as number) - kt);
     }
     const d = percentiles(lat);
     const configured = (n * 1000) / intervalMs;
@@ -247,10 +259,11 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
     const line = [
       `lvsd ${type.padEnd(4)} ${String(n).padStart(6)}`,
       `checks/s ${f(achieved, 0)} of ${configured} (${f((100 * achieved) / configured, 1)}%; ${f(seen, 0)} seen by the targets)`,
-      `cpu ${f(rep.cpuCores)} cores (${f(idle.cpuCores)} idle, before loading: the bench's own 5 ms loop-delay sampler and worker timer)`,
+      `cpu ${f(rep.cpuCores)} cores, ${f(rep.cpuCores - idle.cpuCores)} net of the ${f(idle.cpuCores)} idle before loading (Node's baseline, the bench's 20 ms loop-delay sampler and worker timer); ${f((1e6 * Math.max(0, rep.cpuCores - idle.cpuCores)) / Math.max(achieved, 1e-9), 0)} µs per check net (${f((1e6 * rep.cpuCores) / Math.max(achieved, 1e-9), 0)} gross)`,
+      `checks on the native probe engine: ${rep.nativeTargets} of ${n} targets; cores by thread ${Object.entries(rep.threads).map(([k, v]) => `${k} ${f(v)}`).join(', ')} (idle ${Object.entries(idle.threads).map(([k, v]) => `${k} ${f(v)}`).join(', ')})`,
       `rss ${f(rep.rssMiB, 1)} MiB (${f(idle.rssMiB, 1)} MiB before loading the targets)`,
       `load ${f(loaded.ms as number, 0)} ms`,
-      `detect p50/p99/max ${f(d.p50 / 1000)}/${f(d.p99 / 1000)}/${f(d.max / 1000)} s of ${killed.size} killed (${lat.length} detected, bound ${bound} ms, false downs ${falseDowns})`,
+      `detect p50/p99/max ${f(d.p50 / 1000)}/${f(d.p99 / 1000)}/${f(d.max / 1000)} s of ${killed.size} killed (${lat.length} detected, bound ${bound} ms, false downs ${falseDowns}${falseDowns > 0 ? `: ${[...falseReasons].map(([r, c]) => `${r} ${c}`).join(', ')}` : ''}; ${rep.timeouts} timeouts)`,
       `checker event-loop delay p50/p99/max ${f(rep.eventLoopMs.p50)}/${f(rep.eventLoopMs.p99)}/${f(rep.eventLoopMs.max)} ms (idle ${f(idle.eventLoopMs.p50)}/${f(idle.eventLoopMs.p99)}/${f(idle.eventLoopMs.max)})`,
       `worker 20 ms timer lateness p50/p99/max ${f(rep.workerJitterMs.p50)}/${f(rep.workerJitterMs.p99)}/${f(rep.workerJitterMs.max)} ms (idle ${f(idle.workerJitterMs.p50)}/${f(idle.workerJitterMs.p99)}/${f(idle.workerJitterMs.max)}; p99 ratio ${f(rep.workerJitterMs.p99 / Math.max(idle.workerJitterMs.p99, 0.001), 1)}×)`,
       `late starts ${rep.lateStarts} (max ${f(rep.maxLateMs, 0)} ms)`,
@@ -258,7 +271,7 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
     ];
     const ka = kaFigures.get(`${type} ${n}`);
     if (ka !== undefined) {
-      line.push(`vs keepalived (same run): rate ×${f(achieved / ka.rate, 1)}, cpu ×${f(rep.cpuCores / ka.cores, 2)}, detection p50 ×${f(ka.p50 / d.p50, 1)} / p99 ×${f(ka.p99 / d.p99, 1)} faster`);
+      line.push(`vs keepalived (same run): rate ×${f(achieved / ka.rate, 1)}, cpu ×${f(rep.cpuCores / ka.cores, 2)} (gross), cpu per check ${f((1e6 * rep.cpuCores) / achieved, 0)} µs vs ${f((1e6 * ka.cores) / ka.rate, 0)} µs, detection p50 ×${f(ka.p50 / d.p50, 1)} / p99 ×${f(ka.p99 / d.p99, 1)} faster`);
     } else {
       const ref = KEEPALIVED_GUEST[`${type} ${n}`];
       if (ref !== undefined) {
@@ -266,7 +279,7 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
       }
     }
     process.stdout.write(line.join('\n    ') + '\n');
-    process.stdout.write(`JSON ${JSON.stringify({ checker: 'lvsd', type, n, configured, achieved, seen, cpuCores: rep.cpuCores, idleCpuCores: idle.cpuCores, rssMiB: rep.rssMiB, loadMs: loaded.ms, detectMs: { ...d, killed: killed.size, detected: lat.length, falseDowns }, eventLoopMs: rep.eventLoopMs, workerJitterMs: rep.workerJitterMs, idleWorkerJitterMs: idle.workerJitterMs, targetCores })}\n`);
+    process.stdout.write(`JSON ${JSON.stringify({ checker: 'lvsd', type, n, configured, achieved, seen, cpuCores: rep.cpuCores, idleCpuCores: idle.cpuCores, nativeTargets: rep.nativeTargets, rssMiB: rep.rssMiB, loadMs: loaded.ms, detectMs: { ...d, killed: killed.size, detected: lat.length, falseDowns }, eventLoopMs: rep.eventLoopMs, workerJitterMs: rep.workerJitterMs, idleWorkerJitterMs: idle.workerJitterMs, targetCores })}\n`);
   } finally {
     checker.send('quit');
     await sleep(300);
@@ -286,7 +299,7 @@ async function runOne(type: 'tcp' | 'http', n: number): Promise<void> {
     address = '10.79.0.2';
     await targetNs.sh('sysctl -qw net.core.somaxconn=4096 net.ipv4.tcp_max_syn_backlog=8192 || true');
   }
-  const targets = start(targetNs, 'health-targets.js', [address, String(BASE_PORT), String(n)]);
+  const targets = startProgram(targetNs, targetsBinary(), [address, String(BASE_PORT), String(n)]);
   try {
     await targets.wait((j) => j.ready !== undefined, 120_000, 'targets listening');
     if (withKeepalived) {

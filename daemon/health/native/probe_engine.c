@@ -399,6 +399,7 @@ static void take_submissions(engine_t* e) {
 
 static void* engine_main(void* arg) {
   engine_t* e = arg;
+  pthread_setname_np(pthread_self(), "lvsd-probe");
   struct epoll_event evs[MAX_EVENTS];
   for (;;) {
     int timeout = -1;
