@@ -226,7 +226,7 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
     checker.send(JSON.stringify({
       op: 'load', address, base: BASE_PORT, count: n, type, intervalMs, timeoutMs, fall, rise: 1, retry, delayBeforeRetryMs: 1000, concurrency,
     }));
-    const loaded = await checker.wait((j) => j.ev === 'loaded', 120_000, 'loaded');
+    const loaded = await checker.wait((j) => j.ev === 'loaded', 600_000, 'loaded');
     await sleep(Math.max(intervalMs * 1.5 + 500, warmupS * 1000));
     const s0 = await targetStats(targets);
     checker.send('mark');
