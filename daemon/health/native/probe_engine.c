@@ -418,6 +418,10 @@ static void* engine_main(void* arg) {
       int t = wait_ms(last_flush + FLUSH_NS, now);
       if (timeout < 0 || t < timeout) timeout = t;
     }
+    // Readiness that arrived before this instant is in what epoll_wait returns now; a deadline is
+    // judged against it, not against the time after the events were handled (which, on a slow CPU,
+    // can be long enough for answers to arrive unseen and be called timeouts).
+    int64_t polled_at = now_ns();
     int n = epoll_wait(e->epfd, evs, MAX_EVENTS, timeout);
     if (n < 0 && errno != EINTR) break;
     for (int i = 0; i < n; i++) {
@@ -431,11 +435,9 @@ static void* engine_main(void* arg) {
     int stop = e->stopping;
     pthread_mutex_unlock(&e->mu);
     if (stop) break;
-    // Timeouts only once every ready socket has been read: an answer waiting in a buffer is an
-    // answer, however late this thread got the CPU.
     now = now_ns();
     if (n < MAX_EVENTS) {
-      while (e->head != NULL && e->head->deadline <= now) {
+      while (e->head != NULL && e->head->deadline <= polled_at) {
         probe_t* p = e->head;
         emit(e, p, RES_TIMEOUT, 0);
         probe_end(e, p);
