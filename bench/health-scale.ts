@@ -214,7 +214,40 @@ async function keepalivedPhase(type: 'tcp' | 'http', n: number, ns: Netns, addre
   }
 }
 
-async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | undefined, address: string, targets: Proc): Promise<void> {
+/** Kernel counters that tell a dropped or slow handshake apart from a slow checker (per namespace, plus softnet). */
+async function netCounters(nss: (Netns | undefined)[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  const names = ['TcpExtListenDrops', 'TcpExtListenOverflows', 'TcpExtTCPSynRetrans', 'TcpExtTCPTimeouts', 'TcpAttemptFails'];
+  for (const ns of nss) {
+    if (ns === undefined) continue;
+    const { stdout } = await ns.exec('nstat', ['-asz', ...names]).catch(() => ({ stdout: '' }));
+    for (const line of stdout.split('\n')) {
+      const [k, v] = line.trim().split(/\s+/);
+      if (k !== undefined && v !== undefined && names.includes(k)) out.set(`${ns.name.split('-').at(-1) ?? ns.name}.${k}`, Number(v));
+    }
+  }
+  try {
+    // /proc/net/softnet_stat: per CPU, hex: processed, dropped, time_squeeze (budget ran out: work deferred to ksoftirqd).
+    let dropped = 0;
+    let squeezed = 0;
+    for (const row of (await import('node:fs')).readFileSync('/proc/net/softnet_stat', 'utf8').trim().split('\n')) {
+      const f = row.trim().split(/\s+/);
+      dropped += parseInt(f[1] ?? '0', 16);
+      squeezed += parseInt(f[2] ?? '0', 16);
+    }
+    out.set('softnet.dropped', dropped);
+    out.set('softnet.time_squeeze', squeezed);
+  } catch {
+    /* not Linux */
+  }
+  return out;
+}
+
+function counterDelta(a: Map<string, number>, b: Map<string, number>): string {
+  return [...b].map(([k, v]) => `${k} ${v - (a.get(k) ?? 0)}`).join(', ');
+}
+
+async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | undefined, address: string, targets: Proc, targetNs?: Netns): Promise<void> {
   const checker = start(checkerNs, 'health-checker.js', []);
   try {
     await checker.wait((j) => j.ev === 'ready', 60_000, 'checker ready');
@@ -229,6 +262,7 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
     const loaded = await checker.wait((j) => j.ev === 'loaded', 600_000, 'loaded');
     await sleep(Math.max(intervalMs * 1.5 + 500, warmupS * 1000));
     const s0 = await targetStats(targets);
+    const k0 = await netCounters([checkerNs, targetNs]);
     checker.send('mark');
     const since = Date.now();
     const timers = scheduleKills(targets, n);
@@ -236,6 +270,7 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
     checker.send('report');
     const rep = (await checker.wait((j) => j.ev === 'report', 60_000, 'report')) as unknown as Report;
     const s1 = await targetStats(targets);
+    const k1 = await netCounters([checkerNs, targetNs]);
     await sleep(intervalMs * (fall + retry) + timeoutMs + 2_000);
     timers.forEach(clearTimeout);
     const killed = killsSince(targets, since);
@@ -268,6 +303,7 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
       `worker 20 ms timer lateness p50/p99/max ${f(rep.workerJitterMs.p50)}/${f(rep.workerJitterMs.p99)}/${f(rep.workerJitterMs.max)} ms (idle ${f(idle.workerJitterMs.p50)}/${f(idle.workerJitterMs.p99)}/${f(idle.workerJitterMs.max)}; p99 ratio ${f(rep.workerJitterMs.p99 / Math.max(idle.workerJitterMs.p99, 0.001), 1)}×)`,
       `late starts ${rep.lateStarts} (max ${f(rep.maxLateMs, 0)} ms)`,
       `target process ${f(targetCores)} cores`,
+      `kernel counters over the window: ${counterDelta(k0, k1)}`,
     ];
     const ka = kaFigures.get(`${type} ${n}`);
     if (ka !== undefined) {
@@ -309,7 +345,7 @@ async function runOne(type: 'tcp' | 'http', n: number): Promise<void> {
       targets.send('revive');
       await targets.wait(() => targets.all((j) => j.revived !== undefined).length > before, 60_000, 'revive');
     }
-    await lvsdPhase(type, n, checkerNs, address, targets);
+    await lvsdPhase(type, n, checkerNs, address, targets, targetNs);
   } finally {
     targets.send('quit');
     await sleep(300);
