@@ -227,13 +227,15 @@ static void finish_errno(engine_t* e, probe_t* p, int err) {
   probe_end(e, p);
 }
 
-static void probe_start(engine_t* e, spec_t* s, int32_t token, int32_t gen, int64_t now) {
+static void probe_start(engine_t* e, spec_t* s, int32_t token, int32_t gen) {
   probe_t* p = calloc(1, sizeof *p);
   if (p == NULL) abort();
   p->spec = s;
   p->token = token;
   p->gen = gen;
-  p->deadline = now + s->timeout_ns;
+  // The clock starts at this probe's own connect(), not at the start of a burst: on a slow CPU the
+  // last of a thousand starts could otherwise be timed out before its SYN left.
+  p->deadline = now_ns() + s->timeout_ns;
   list_insert(e, p);
   p->fd = socket(s->dst.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (p->fd < 0) {
@@ -373,15 +375,23 @@ static void on_event(engine_t* e, probe_t* p, uint32_t events) {
 
 // ——— the thread ———
 
-static void take_submissions(engine_t* e) {
-  uint64_t v;
-  if (read(e->evfd, &v, sizeof v) < 0) { /* nothing: spurious wake-up */ }
+// Starts at most this many checks per loop iteration, so a burst (the event loop catching up after a
+// stall) never keeps answers that already arrived waiting behind a thousand connect() calls.
+#define STARTS_PER_TURN 128
+
+// Returns whether submissions are left for the next iteration.
+static int take_submissions(engine_t* e) {
   pthread_mutex_lock(&e->mu);
   e->woken = 0;
-  size_t n = e->nsub;
-  int32_t* sub = e->sub;
-  e->sub = NULL;
-  e->nsub = e->capsub = 0;
+  size_t n = e->nsub < STARTS_PER_TURN * 3 ? e->nsub : STARTS_PER_TURN * 3;
+  int32_t* sub = malloc((n > 0 ? n : 1) * sizeof *sub);
+  if (sub == NULL) abort();
+  if (n > 0) {
+    memcpy(sub, e->sub, n * sizeof *sub);
+    memmove(e->sub, e->sub + n, (e->nsub - n) * sizeof *sub);
+    e->nsub -= n;
+  }
+  int left = e->nsub > 0;
   // Pin each probe's spec while mu is held; removeSpec may run as soon as it is released.
   spec_t** pinned = n > 0 ? malloc((n / 3) * sizeof *pinned) : NULL;
   for (size_t i = 0; i + 2 < n; i += 3) {
@@ -391,13 +401,13 @@ static void take_submissions(engine_t* e) {
     pinned[i / 3] = s;
   }
   pthread_mutex_unlock(&e->mu);
-  int64_t now = now_ns();
   for (size_t i = 0; i + 2 < n; i += 3) {
     spec_t* s = pinned[i / 3];
-    if (s != NULL) probe_start(e, s, sub[i + 1], sub[i + 2], now);
+    if (s != NULL) probe_start(e, s, sub[i + 1], sub[i + 2]);
   }
   free(pinned);
   free(sub);
+  return left;
 }
 
 static int wait_ms(int64_t at, int64_t now) {
@@ -410,10 +420,11 @@ static void* engine_main(void* arg) {
   pthread_setname_np(pthread_self(), "lvsd-probe");
   struct epoll_event evs[MAX_EVENTS];
   int64_t last_flush = 0;
+  int backlog = 0;
   for (;;) {
     int64_t now = now_ns();
-    int timeout = -1;
-    if (e->head != NULL) timeout = wait_ms(e->head->deadline, now);
+    int timeout = backlog ? 0 : -1;
+    if (e->head != NULL && !backlog) timeout = wait_ms(e->head->deadline, now);
     if (e->local.n > 0) {
       int t = wait_ms(last_flush + FLUSH_NS, now);
       if (timeout < 0 || t < timeout) timeout = t;
@@ -424,13 +435,18 @@ static void* engine_main(void* arg) {
     int64_t polled_at = now_ns();
     int n = epoll_wait(e->epfd, evs, MAX_EVENTS, timeout);
     if (n < 0 && errno != EINTR) break;
+    int woken = 0;
     for (int i = 0; i < n; i++) {
       if (evs[i].data.ptr == NULL) {
-        take_submissions(e);
+        uint64_t v;
+        if (read(e->evfd, &v, sizeof v) < 0) { /* already drained */ }
+        woken = 1;
         continue;
       }
       on_event(e, evs[i].data.ptr, evs[i].events);
     }
+    // New checks after the answers of this round, so their connects never delay reading those.
+    if (woken || backlog) backlog = take_submissions(e);
     pthread_mutex_lock(&e->mu);
     int stop = e->stopping;
     pthread_mutex_unlock(&e->mu);
