@@ -4,6 +4,12 @@
       "target_name": "lvsd_net",
       "sources": ["daemon/net/native/vrrp_net.c"],
       "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"]
+    },
+    {
+      "target_name": "lvsd_probe",
+      "sources": ["daemon/health/native/probe_engine.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
+      "libraries": ["-lpthread"]
     }
   ]
 }

@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { targetsBinary } from './targets-binary.js';
 
 interface GuestResult {
   status: number;
@@ -26,6 +27,7 @@ if (!existsSync(harnessPath)) {
   process.exit(2);
 }
 const harness = (await import(pathToFileURL(harnessPath).href)) as Harness;
+targetsBinary(); // compiled here: the guest's view of the tree should not need a compiler run
 const args = process.argv.slice(2).map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
 const command = `ulimit -n 65536; node ${join(here, 'health-scale.js')} --keepalived ${args}`;
 process.stdout.write(`health-guest: ${command}\n`);

@@ -18,6 +18,7 @@ import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Topology, type Netns } from '../test/support/netns.js';
+import { targetsBinary } from './targets-binary.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -103,10 +104,13 @@ class Proc {
 }
 
 function start(ns: Netns | undefined, script: string, args: string[]): Proc {
-  const argv = [...nodeFlags, join(here, script), ...args];
+  return startProgram(ns, process.execPath, [...nodeFlags, join(here, script), ...args]);
+}
+
+function startProgram(ns: Netns | undefined, program: string, argv: string[]): Proc {
   const child = ns === undefined
-    ? spawn(process.execPath, argv, { stdio: ['pipe', 'pipe', 'pipe'] })
-    : ns.spawn(process.execPath, argv, { stdio: ['pipe', 'pipe', 'pipe'] });
+    ? spawn(program, argv, { stdio: ['pipe', 'pipe', 'pipe'] })
+    : ns.spawn(program, argv, { stdio: ['pipe', 'pipe', 'pipe'] });
   return new Proc(child);
 }
 
@@ -125,6 +129,10 @@ interface Report {
   workerJitterMs: { ticks: number; p50: number; p99: number; max: number };
   lateStarts: number;
   maxLateMs: number;
+  nativeTargets: number;
+  timeouts: number;
+  /** Cores per thread name over the window (main = the event loop, lvsd-probe = the native engine). */
+  threads: Record<string, number>;
 }
 
 function percentiles(lat: number[]): { p50: number; p99: number; max: number } {
@@ -206,7 +214,40 @@ async function keepalivedPhase(type: 'tcp' | 'http', n: number, ns: Netns, addre
   }
 }
 
-async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | undefined, address: string, targets: Proc): Promise<void> {
+/** Kernel counters that tell a dropped or slow handshake apart from a slow checker (per namespace, plus softnet). */
+async function netCounters(nss: (Netns | undefined)[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  const names = ['TcpExtListenDrops', 'TcpExtListenOverflows', 'TcpExtTCPSynRetrans', 'TcpExtTCPTimeouts', 'TcpAttemptFails'];
+  for (const ns of nss) {
+    if (ns === undefined) continue;
+    const { stdout } = await ns.exec('nstat', ['-asz', ...names]).catch(() => ({ stdout: '' }));
+    for (const line of stdout.split('\n')) {
+      const [k, v] = line.trim().split(/\s+/);
+      if (k !== undefined && v !== undefined && names.includes(k)) out.set(`${ns.name.split('-').at(-1) ?? ns.name}.${k}`, Number(v));
+    }
+  }
+  try {
+    // /proc/net/softnet_stat: per CPU, hex: processed, dropped, time_squeeze (budget ran out: work deferred to ksoftirqd).
+    let dropped = 0;
+    let squeezed = 0;
+    for (const row of (await import('node:fs')).readFileSync('/proc/net/softnet_stat', 'utf8').trim().split('\n')) {
+      const f = row.trim().split(/\s+/);
+      dropped += parseInt(f[1] ?? '0', 16);
+      squeezed += parseInt(f[2] ?? '0', 16);
+    }
+    out.set('softnet.dropped', dropped);
+    out.set('softnet.time_squeeze', squeezed);
+  } catch {
+    /* not Linux */
+  }
+  return out;
+}
+
+function counterDelta(a: Map<string, number>, b: Map<string, number>): string {
+  return [...b].map(([k, v]) => `${k} ${v - (a.get(k) ?? 0)}`).join(', ');
+}
+
+async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | undefined, address: string, targets: Proc, targetNs?: Netns): Promise<void> {
   const checker = start(checkerNs, 'health-checker.js', []);
   try {
     await checker.wait((j) => j.ev === 'ready', 60_000, 'checker ready');
@@ -218,9 +259,10 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
     checker.send(JSON.stringify({
       op: 'load', address, base: BASE_PORT, count: n, type, intervalMs, timeoutMs, fall, rise: 1, retry, delayBeforeRetryMs: 1000, concurrency,
     }));
-    const loaded = await checker.wait((j) => j.ev === 'loaded', 120_000, 'loaded');
+    const loaded = await checker.wait((j) => j.ev === 'loaded', 600_000, 'loaded');
     await sleep(Math.max(intervalMs * 1.5 + 500, warmupS * 1000));
     const s0 = await targetStats(targets);
+    const k0 = await netCounters([checkerNs, targetNs]);
     checker.send('mark');
     const since = Date.now();
     const timers = scheduleKills(targets, n);
@@ -228,15 +270,20 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
     checker.send('report');
     const rep = (await checker.wait((j) => j.ev === 'report', 60_000, 'report')) as unknown as Report;
     const s1 = await targetStats(targets);
+    const k1 = await netCounters([checkerNs, targetNs]);
     await sleep(intervalMs * (fall + retry) + timeoutMs + 2_000);
     timers.forEach(clearTimeout);
     const killed = killsSince(targets, since);
     const lat: number[] = [];
     let falseDowns = 0;
-    for (const d of checker.all((j) => j.ev === 'down')) {
+    const falseReasons = new Map<string, number>();
+    for (const d of checker.all((j) => j.ev === 'down' && (j.t as number) >= since)) {
       const kt = killed.get(d.port as number);
-      if (kt === undefined) falseDowns++;
-      else lat.push((d.t as number) - kt);
+      if (kt === undefined || (d.t as number) < kt) {
+        if (falseDowns < 5) process.stdout.write(`  false down: port ${String(d.port)} at +${(d.t as number) - since} ms (${String(d.reason)})\n`);
+        falseDowns++;
+        falseReasons.set(String(d.reason), (falseReasons.get(String(d.reason)) ?? 0) + 1);
+      } else lat.push((d.t as number) - kt);
     }
     const d = percentiles(lat);
     const configured = (n * 1000) / intervalMs;
@@ -247,18 +294,20 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
     const line = [
       `lvsd ${type.padEnd(4)} ${String(n).padStart(6)}`,
       `checks/s ${f(achieved, 0)} of ${configured} (${f((100 * achieved) / configured, 1)}%; ${f(seen, 0)} seen by the targets)`,
-      `cpu ${f(rep.cpuCores)} cores (${f(idle.cpuCores)} idle, before loading: the bench's own 5 ms loop-delay sampler and worker timer)`,
+      `cpu ${f(rep.cpuCores)} cores, ${f(rep.cpuCores - idle.cpuCores)} net of the ${f(idle.cpuCores)} idle before loading (Node's baseline, the bench's 20 ms loop-delay sampler and worker timer); ${f((1e6 * Math.max(0, rep.cpuCores - idle.cpuCores)) / Math.max(achieved, 1e-9), 0)} µs per check net (${f((1e6 * rep.cpuCores) / Math.max(achieved, 1e-9), 0)} gross)`,
+      `checks on the native probe engine: ${rep.nativeTargets} of ${n} targets; cores by thread ${Object.entries(rep.threads).map(([k, v]) => `${k} ${f(v)}`).join(', ')} (idle ${Object.entries(idle.threads).map(([k, v]) => `${k} ${f(v)}`).join(', ')})`,
       `rss ${f(rep.rssMiB, 1)} MiB (${f(idle.rssMiB, 1)} MiB before loading the targets)`,
       `load ${f(loaded.ms as number, 0)} ms`,
-      `detect p50/p99/max ${f(d.p50 / 1000)}/${f(d.p99 / 1000)}/${f(d.max / 1000)} s of ${killed.size} killed (${lat.length} detected, bound ${bound} ms, false downs ${falseDowns})`,
+      `detect p50/p99/max ${f(d.p50 / 1000)}/${f(d.p99 / 1000)}/${f(d.max / 1000)} s of ${killed.size} killed (${lat.length} detected, bound ${bound} ms, false downs ${falseDowns}${falseDowns > 0 ? `: ${[...falseReasons].map(([r, c]) => `${r} ${c}`).join(', ')}` : ''}; ${rep.timeouts} timeouts)`,
       `checker event-loop delay p50/p99/max ${f(rep.eventLoopMs.p50)}/${f(rep.eventLoopMs.p99)}/${f(rep.eventLoopMs.max)} ms (idle ${f(idle.eventLoopMs.p50)}/${f(idle.eventLoopMs.p99)}/${f(idle.eventLoopMs.max)})`,
       `worker 20 ms timer lateness p50/p99/max ${f(rep.workerJitterMs.p50)}/${f(rep.workerJitterMs.p99)}/${f(rep.workerJitterMs.max)} ms (idle ${f(idle.workerJitterMs.p50)}/${f(idle.workerJitterMs.p99)}/${f(idle.workerJitterMs.max)}; p99 ratio ${f(rep.workerJitterMs.p99 / Math.max(idle.workerJitterMs.p99, 0.001), 1)}×)`,
       `late starts ${rep.lateStarts} (max ${f(rep.maxLateMs, 0)} ms)`,
       `target process ${f(targetCores)} cores`,
+      `kernel counters over the window: ${counterDelta(k0, k1)}`,
     ];
     const ka = kaFigures.get(`${type} ${n}`);
     if (ka !== undefined) {
-      line.push(`vs keepalived (same run): rate ×${f(achieved / ka.rate, 1)}, cpu ×${f(rep.cpuCores / ka.cores, 2)}, detection p50 ×${f(ka.p50 / d.p50, 1)} / p99 ×${f(ka.p99 / d.p99, 1)} faster`);
+      line.push(`vs keepalived (same run): rate ×${f(achieved / ka.rate, 1)}, cpu ×${f(rep.cpuCores / ka.cores, 2)} (gross), cpu per check ${f((1e6 * rep.cpuCores) / achieved, 0)} µs vs ${f((1e6 * ka.cores) / ka.rate, 0)} µs, detection p50 ×${f(ka.p50 / d.p50, 1)} / p99 ×${f(ka.p99 / d.p99, 1)} faster`);
     } else {
       const ref = KEEPALIVED_GUEST[`${type} ${n}`];
       if (ref !== undefined) {
@@ -266,7 +315,7 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
       }
     }
     process.stdout.write(line.join('\n    ') + '\n');
-    process.stdout.write(`JSON ${JSON.stringify({ checker: 'lvsd', type, n, configured, achieved, seen, cpuCores: rep.cpuCores, idleCpuCores: idle.cpuCores, rssMiB: rep.rssMiB, loadMs: loaded.ms, detectMs: { ...d, killed: killed.size, detected: lat.length, falseDowns }, eventLoopMs: rep.eventLoopMs, workerJitterMs: rep.workerJitterMs, idleWorkerJitterMs: idle.workerJitterMs, targetCores })}\n`);
+    process.stdout.write(`JSON ${JSON.stringify({ checker: 'lvsd', type, n, configured, achieved, seen, cpuCores: rep.cpuCores, idleCpuCores: idle.cpuCores, nativeTargets: rep.nativeTargets, rssMiB: rep.rssMiB, loadMs: loaded.ms, detectMs: { ...d, killed: killed.size, detected: lat.length, falseDowns }, eventLoopMs: rep.eventLoopMs, workerJitterMs: rep.workerJitterMs, idleWorkerJitterMs: idle.workerJitterMs, targetCores })}\n`);
   } finally {
     checker.send('quit');
     await sleep(300);
@@ -286,7 +335,7 @@ async function runOne(type: 'tcp' | 'http', n: number): Promise<void> {
     address = '10.79.0.2';
     await targetNs.sh('sysctl -qw net.core.somaxconn=4096 net.ipv4.tcp_max_syn_backlog=8192 || true');
   }
-  const targets = start(targetNs, 'health-targets.js', [address, String(BASE_PORT), String(n)]);
+  const targets = startProgram(targetNs, targetsBinary(), [address, String(BASE_PORT), String(n)]);
   try {
     await targets.wait((j) => j.ready !== undefined, 120_000, 'targets listening');
     if (withKeepalived) {
@@ -296,7 +345,7 @@ async function runOne(type: 'tcp' | 'http', n: number): Promise<void> {
       targets.send('revive');
       await targets.wait(() => targets.all((j) => j.revived !== undefined).length > before, 60_000, 'revive');
     }
-    await lvsdPhase(type, n, checkerNs, address, targets);
+    await lvsdPhase(type, n, checkerNs, address, targets, targetNs);
   } finally {
     targets.send('quit');
     await sleep(300);

@@ -123,6 +123,11 @@ export interface HealthMonitorOptions {
   notifier?: Notifier;
   /** Builds a target's probe (default: the real checkers). Tests swap in fakes. */
   probeFactory?: (t: HealthTarget) => Probe;
+  /**
+   * Runs TCP and plain-HTTP checks in the native probe engine (daemon/health/native) when its addon
+   * is built (default: true, unless probeFactory is given). The other checks use the JS checkers.
+   */
+  nativeProbes?: boolean;
 }
 
 export interface TargetSnapshot {
@@ -175,4 +180,6 @@ export interface MonitorStats {
   /** Checks that started more than 50 ms after their due time (scheduler falling behind). */
   lateStarts: number;
   maxLateMs: number;
+  /** Targets checked by the native probe engine. */
+  nativeTargets: number;
 }

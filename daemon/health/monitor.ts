@@ -19,6 +19,7 @@ import type {
 } from './monitor-api.js';
 import { initialQuorum, nextQuorum } from './quorum.js';
 import { applyResult, firstDelayMs, forceDown, newHealth, nextDelayMs, type TargetHealth, type Transition } from './rise-fall.js';
+import { NativeProbeEngine, nativeSpecFor, probeAddon } from './native-probe.js';
 import { TimerHeap } from './timer-heap.js';
 import { fail, type CheckVerdict, type HealthState, type Reason } from './types.js';
 
@@ -40,6 +41,10 @@ interface Rec {
   gen: number;
   startedAt: number;
   ac: AbortController;
+  /** Spec id in the native probe engine, or -1: the JS probe runs the check. */
+  native: number;
+  /** This target's number in the native engine's results. */
+  token: number;
 }
 
 interface Svc {
@@ -50,9 +55,24 @@ interface Svc {
 }
 
 const LATE_MS = 50;
-/** Checks started per timer turn at most; the rest wait one loop iteration (I/O runs in between). */
-const MAX_STARTS_PER_TURN = 64;
+/**
+ * Checks started per timer turn at most; the rest wait one loop iteration (I/O runs in between). The
+ * time budget below is what usually ends a turn: a native start costs microseconds, and on a loaded
+ * machine every extra turn waits for the CPU again (64 per turn capped 10,000 targets at ~6,500/s).
+ */
+const MAX_STARTS_PER_TURN = 1024;
 const TURN_BUDGET_MS = 8;
+/**
+ * Checks due within this many ms start together, a little early: the timer wakes the loop at most
+ * ~100 times a second however many targets there are (one wake-up per check cost more than the
+ * check itself in the QEMU guest). Deadlines of running checks are never judged early.
+ */
+const START_QUANTUM_MS = 10;
+/**
+ * The native engine enforces a check's timeout itself; the monitor's own deadline is only a backstop
+ * against a lost result, late enough never to race the engine's verdict.
+ */
+const NATIVE_BACKSTOP_MS = 2000;
 
 /** JSON with sorted keys: equal configs give equal keys whatever order the loader built them in. */
 function stableKey(v: unknown): string {
@@ -85,6 +105,9 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
   private armedFor = Infinity;
   private closed = false;
   private readonly counters = { checksCompleted: 0, timeouts: 0, lateStarts: 0, maxLateMs: 0 };
+  private readonly engine: NativeProbeEngine | undefined;
+  private readonly byToken = new Map<number, Rec>();
+  private nextToken = 1;
 
   constructor(opts: HealthMonitorOptions = {}) {
     super();
@@ -94,6 +117,8 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     this.random = opts.random ?? Math.random;
     this.notifier = opts.notifier ?? shellNotifier(this.log);
     this.probeFactory = opts.probeFactory ?? ((t) => buildProbe(t.id, t.address, t.port, t.check));
+    const lib = (opts.nativeProbes ?? opts.probeFactory === undefined) ? probeAddon() : null;
+    this.engine = lib === null ? undefined : new NativeProbeEngine(lib, this.onNativeVerdict);
   }
 
   /** Adds or updates a virtual service's quorum settings. */
@@ -131,9 +156,11 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       const probe = this.probeFactory(t);
       const r: Rec = {
         target: t, key, name: t.name ?? t.id, probe, health: newHealth(t.check.type === 'none' ? { alpha: false } : t.check, now), due: 0, heapIndex: -1,
-        slot: 0, running: false, queued: false, gen: 0, startedAt: 0, ac: new AbortController(),
+        slot: 0, running: false, queued: false, gen: 0, startedAt: 0, ac: new AbortController(), native: -1, token: this.nextToken++,
       };
+      this.attachNative(r);
       this.recs.set(t.id, r);
+      this.byToken.set(r.token, r);
       this.join(r, t.service);
       this.scheduleFirst(r, now);
       this.evaluateQuorum(this.svc(t.service));
@@ -153,6 +180,8 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     if (reprobe) {
       rec.probe = probe;
       this.disown(rec);
+      this.detachNative(rec);
+      this.attachNative(rec);
       const h = rec.health;
       h.okStreak = 0;
       h.failStreak = 0;
@@ -181,8 +210,10 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     if (rec === undefined) return false;
     if (rec.target.omega === true) this.lifecycleDown(rec, 'removed', 'removed from the configuration');
     this.disown(rec);
+    this.detachNative(rec);
     this.heap.remove(rec);
     this.recs.delete(id);
+    this.byToken.delete(rec.token);
     this.leave(rec, rec.target.service);
     this.emit('removed', { id, service: rec.target.service, name: rec.name });
     this.evaluateQuorum(this.svc(rec.target.service));
@@ -253,7 +284,9 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
   }
 
   stats(): MonitorStats {
-    return { targets: this.recs.size, running: this.running, queued: this.queue.length - this.queueHead, ...this.counters };
+    let nativeTargets = 0;
+    for (const r of this.recs.values()) if (r.native >= 0) nativeTargets++;
+    return { targets: this.recs.size, running: this.running, queued: this.queue.length - this.queueHead, ...this.counters, nativeTargets };
   }
 
   /**
@@ -275,6 +308,8 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       }
     }
     this.recs.clear();
+    this.byToken.clear();
+    this.engine?.close();
     this.queue.length = 0;
     this.queueHead = 0;
   }
@@ -313,8 +348,9 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     const now = this.clock.now();
     let started = 0;
     // 1 ms of slack: timers fire on whole milliseconds.
-    for (let top = this.heap.peek(); top !== undefined && top.due <= now + 1; top = this.heap.peek()) {
+    for (let top = this.heap.peek(); top !== undefined && top.due <= now + START_QUANTUM_MS; top = this.heap.peek()) {
       if (top.running) {
+        if (top.due > now + 1) break;
         // Deadline passed. Decide after this loop iteration's I/O has been read (setImmediate runs
         // after the poll phase): a late event loop must not turn an answer already waiting in a
         // socket buffer into a false timeout.
@@ -348,7 +384,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     for (let i = 0; i < list.length; i += 2) {
       const rec = list[i] as Rec;
       const gen = list[i + 1] as number;
-      if (rec.running && rec.gen === gen) this.finish(rec, gen, fail('timeout', `no answer within ${rec.target.check.timeoutMs} ms`), true);
+      if (rec.running && rec.gen === gen) this.finish(rec, gen, this.timeoutVerdict(rec), true);
     }
   };
 
@@ -376,8 +412,14 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     this.running++;
     rec.running = true;
     rec.startedAt = now;
-    if (rec.ac.signal.aborted) rec.ac = new AbortController();
     const gen = rec.gen;
+    if (rec.native >= 0 && this.engine !== undefined) {
+      // No promise, closure or signal per check: the engine runs it and reports by token.
+      this.heap.update(rec, now + rec.target.check.timeoutMs + NATIVE_BACKSTOP_MS);
+      this.engine.start(rec.native, rec.token, gen);
+      return;
+    }
+    if (rec.ac.signal.aborted) rec.ac = new AbortController();
     this.heap.update(rec, now + rec.target.check.timeoutMs);
     let p: Promise<CheckVerdict>;
     try {
@@ -403,10 +445,9 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     this.running--;
     if (timedOut) {
       this.counters.timeouts++;
-      rec.ac.abort();
-    } else {
-      this.heap.remove(rec);
+      if (rec.native < 0) rec.ac.abort();
     }
+    this.heap.remove(rec);
     this.counters.checksCompleted++;
     const h = rec.health;
     const before = this.liveWeight(rec);
@@ -443,12 +484,36 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     this.arm();
   }
 
+  private readonly onNativeVerdict = (token: number, gen: number, v: CheckVerdict | null): void => {
+    const rec = this.byToken.get(token);
+    if (rec === undefined) return;
+    this.finish(rec, gen, v ?? this.timeoutVerdict(rec), v === null);
+  };
+
+  private timeoutVerdict(rec: Rec): CheckVerdict {
+    return fail('timeout', `no answer within ${rec.target.check.timeoutMs} ms`);
+  }
+
+  /** Puts a TCP or plain-HTTP check on the native engine when there is one. */
+  private attachNative(rec: Rec): void {
+    if (this.engine === undefined) return;
+    const t = rec.target;
+    const spec = nativeSpecFor(t.id, t.address, t.port, t.check);
+    if (spec !== undefined) rec.native = this.engine.add(spec);
+  }
+
+  private detachNative(rec: Rec): void {
+    if (rec.native < 0) return;
+    this.engine?.remove(rec.native);
+    rec.native = -1;
+  }
+
   /** Forgets a check in flight or a queued turn; the probe is aborted and its late verdict ignored. */
   private disown(rec: Rec): void {
     if (rec.running) {
       rec.running = false;
       this.running--;
-      rec.ac.abort();
+      if (rec.native < 0) rec.ac.abort();
     }
     rec.queued = false;
     rec.gen++;

@@ -4,7 +4,9 @@
 // (test/fixtures/health/driver.ts). Each failure mode is produced for real — nginx answering 503, the
 // wrong body or nothing at all (limit_rate 1), nft dropping packets, nginx/dnsmasq/echo stopped, a
 // certificate that does not verify — and each detection is timed against interval × fall + timeout.
-import { test, after } from 'node:test';
+// The scenario runs twice: with the native probe engine (TCP and plain-HTTP checks in C) and with
+// LVSD_HEALTH_NATIVE=0 (every check in the JS checkers): both must give the same verdicts.
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
@@ -29,14 +31,20 @@ function check(type: CheckOptions['type'], o: Partial<CheckOptions> = {}): Check
   return { ...CHECK_DEFAULTS, type, intervalMs: INTERVAL, timeoutMs: TIMEOUT, rise: RISE, fall: FALL, alpha: true, ...o };
 }
 
-test('checkers against real nginx, dnsmasq and a UDP echo: up, and every way down', async (t) => {
+for (const native of [true, false]) {
+  test(`checkers against real nginx, dnsmasq and a UDP echo: up, and every way down (${native ? 'native probe engine' : 'JS checkers only'})`, async (t) => {
+    await scenario(t, native);
+  });
+}
+
+async function scenario(t: TestContext, native: boolean): Promise<void> {
   requireRoot();
   requireCommands('ip', 'nginx', 'nft', 'dnsmasq', 'openssl', 'curl');
   const topo = await Topology.create('hchk');
   const tmp = tempDir('chk');
   const drivers: MonitorDriver[] = [];
   const nginxes: NginxHandle[] = [];
-  after(async () => {
+  t.after(async () => {
     for (const x of drivers) x.stop();
     for (const n of nginxes) await n.stop();
     topo.destroy();
@@ -107,15 +115,20 @@ test('checkers against real nginx, dnsmasq and a UDP echo: up, and every way dow
       check: check('http', { http: { path: '/check', digest: createHash('md5').update('healthy\n').digest('hex') } }),
     },
     { id: 'http6', service: 'web', address: 'fd77::11', port: 80, weight: 1, check: check('http', { http }) },
+    // Status-only HTTP: what the native engine runs (a body regex or digest stays in JS).
+    { id: 'http-status', service: 'web', address: '10.77.0.11', port: 80, weight: 1, check: check('http', { http: { path: '/check' } }) },
+    { id: 'http6-status', service: 'web', address: 'fd77::11', port: 80, weight: 1, check: check('http', { http: { path: '/check', status: ['200-204'] } }) },
     { id: 'tcp-bindto', service: 'web', address: '10.77.0.99', port: 1, weight: 1, check: check('tcp', { connectIp: '10.77.0.11', connectPort: 80, bindTo: '10.77.0.1' }) },
   ];
-  const d = await MonitorDriver.start(client);
+  const d = await MonitorDriver.start(client, native ? {} : { LVSD_HEALTH_NATIVE: '0' });
   drivers.push(d);
   const rec = await d.reconcile([], targets);
   assert.equal(rec.ev, 'reconciled', JSON.stringify(rec));
+  // tcp, tcp-bindto, http-status, http6-status: the checks the engine takes when it is built.
+  assert.equal(rec.nativeTargets, native ? 4 : 0, 'checks on the native engine');
 
   // alpha: every good target proves itself up within warmup + rise checks.
-  for (const id of ['tcp', 'http', 'https', 'https-verified', 'http-digest', 'http6', 'dns', 'dns-tcp', 'dns-truncated', 'udp', 'tcp-bindto']) {
+  for (const id of ['tcp', 'http', 'https', 'https-verified', 'http-digest', 'http6', 'dns', 'dns-tcp', 'dns-truncated', 'udp', 'tcp-bindto', 'http-status', 'http6-status']) {
     await d.transition(id, 'up', INTERVAL * (RISE + 1) + TIMEOUT + SLACK, 0);
   }
   const snap = await d.snapshot();
@@ -157,7 +170,7 @@ test('checkers against real nginx, dnsmasq and a UDP echo: up, and every way dow
     for (const id of downed) await d.transition(id, 'up', INTERVAL * RISE + TIMEOUT + SLACK, fixedAt);
   }
 
-  await outage('status 503', ['http', 'https', 'http-digest'], 'status', /^status 503$/,
+  await outage('status 503', ['http', 'https', 'http-digest', 'http-status', 'http6-status'], 'status', /^status 503$/,
     () => switchMode(web, nginx.process, modeFile, 'status503'), () => switchMode(web, nginx.process, modeFile, 'ok'));
   // The md5 target must see the changed body too before nginx is fixed, or the window can close on it.
   await outage('body mismatch', ['http', 'https-verified', 'http6'], 'regex-mismatch', /does not match/,
@@ -169,10 +182,11 @@ test('checkers against real nginx, dnsmasq and a UDP echo: up, and every way dow
     () => switchMode(web, nginx.process, modeFile, 'ok'));
   const digestDowns = d.transitionsOf('http-digest').filter((e) => e.to === 'down').map((e) => e.reason);
   assert.deepEqual(digestDowns, ['status', 'digest-mismatch'], 'the md5 check saw the 503 and the body change');
-  await outage('slow responses', ['http', 'https'], 'timeout', /^no answer within 300 ms$/,
+  assert.equal(d.transitionsOf('http-status').length, 3, 'status-only http stayed up through the body change');
+  await outage('slow responses', ['http', 'https', 'http-status'], 'timeout', /^no answer within 300 ms$/,
     () => switchMode(web, nginx.process, modeFile, 'slow'), () => switchMode(web, nginx.process, modeFile, 'ok'));
   assert.equal(d.transitionsOf('tcp').length, 1, 'tcp stayed up through HTTP-level failures');
-  await outage('nft drop', ['tcp', 'http', 'tcp-bindto'], 'timeout', /^no answer within 300 ms$/,
+  await outage('nft drop', ['tcp', 'http', 'tcp-bindto', 'http-status'], 'timeout', /^no answer within 300 ms$/,
     () => dropTcp(web, 80, true), () => dropTcp(web, 80, false));
 
   // Stopped servers answer with RST / ICMP port unreachable: "refused".
@@ -181,11 +195,11 @@ test('checkers against real nginx, dnsmasq and a UDP echo: up, and every way dow
   await nginx.stop();
   if (dnsmasq.pid !== undefined) process.kill(-dnsmasq.pid, 'SIGKILL');
   echo.kill('SIGKILL');
-  for (const id of ['tcp', 'http', 'https', 'dns', 'dns-tcp', 'udp']) {
+  for (const id of ['tcp', 'http', 'https', 'dns', 'dns-tcp', 'udp', 'http-status', 'http6-status']) {
     const e = await d.transition(id, 'down', BOUND + SLACK + 2_000, from);
     assert.equal(e.reason, 'refused', `${id}: ${e.reason} ${e.detail}`);
     t.diagnostic(`stopped: ${id} down after ${e.t - stoppedAt} ms (bound ${BOUND} ms + ${SLACK} ms slack)`);
     assert.ok(e.t - stoppedAt <= BOUND + SLACK, `${id}: ${e.t - stoppedAt} ms`);
     assert.ok(e.inPreviousStateMs > 0);
   }
-});
+}

@@ -319,7 +319,7 @@ export async function runInGuest(opts: GuestRunOptions): Promise<GuestResult> {
       '-display', 'none', '-nodefaults', '-no-user-config', '-no-reboot',
       ...(existsSync('/usr/share/qemu/qboot.rom') ? ['-bios', '/usr/share/qemu/qboot.rom'] : []),
       '-kernel', image.vmlinux, '-initrd', image.initramfs,
-      '-append', 'console=ttyS0 quiet loglevel=3 panic=-1 tsc=reliable mitigations=off rdinit=/init',
+      '-append', 'console=ttyS0 quiet loglevel=3 panic=-1 tsc=reliable no_timer_check mitigations=off rdinit=/init',
       '-virtfs', 'local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap',
       '-virtfs', `local,path=${REPO_ROOT},mount_tag=project,security_model=none,multidevs=remap`,
       '-virtfs', `local,path=${ctl},mount_tag=ctl,security_model=none,multidevs=remap`,

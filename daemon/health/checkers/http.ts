@@ -75,6 +75,22 @@ function judge(p: PreparedHttp, r: HttpResponseReader): CheckVerdict {
   return OK_VERDICT;
 }
 
+/** Feeds a chunk of the response; a verdict once the bytes so far settle the check. */
+export function verdictAfterData(p: PreparedHttp, reader: HttpResponseReader, chunk: Buffer): CheckVerdict | undefined {
+  reader.push(chunk);
+  if (reader.status !== 0 && !statusAccepted(reader.status, p.ranges)) return fail('status', `status ${reader.status}`);
+  if (reader.state === 'complete') return judge(p, reader);
+  if (reader.state === 'bad') return fail('protocol', reader.problem);
+  return undefined;
+}
+
+/** The verdict when the peer closed the connection. */
+export function verdictAtEnd(p: PreparedHttp, reader: HttpResponseReader): CheckVerdict {
+  reader.end();
+  if (reader.state === 'complete') return judge(p, reader);
+  return fail(reader.status === 0 ? 'reset' : 'protocol', reader.problem);
+}
+
 export function httpProbe(ep: Endpoint, p: PreparedHttp, timeoutMs: number): Probe {
   const needBody = p.regex !== undefined || p.digest !== undefined;
   const timedOut = fail('timeout', `no complete answer in ${timeoutMs} ms`);
@@ -100,15 +116,11 @@ export function httpProbe(ep: Endpoint, p: PreparedHttp, timeoutMs: number): Pro
         sock.write(p.request);
       });
       sock.on('data', (chunk: Buffer) => {
-        reader.push(chunk);
-        if (reader.status !== 0 && !statusAccepted(reader.status, p.ranges)) done(fail('status', `status ${reader.status}`));
-        else if (reader.state === 'complete') done(judge(p, reader));
-        else if (reader.state === 'bad') done(fail('protocol', reader.problem));
+        const v = verdictAfterData(p, reader, chunk);
+        if (v !== undefined) done(v);
       });
       sock.once('end', () => {
-        reader.end();
-        if (reader.state === 'complete') done(judge(p, reader));
-        else done(fail(reader.status === 0 ? 'reset' : 'protocol', reader.problem));
+        done(verdictAtEnd(p, reader));
       });
       sock.once('error', (e) => {
         done(verdictFromError(e));

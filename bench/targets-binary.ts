@@ -1,0 +1,23 @@
+// Builds bench/health-targets.c (the benchmark's epoll target server) into dist/bench/ with the C
+// compiler node-gyp uses anyway; rebuilt when the source is newer. Called on the host before the
+// QEMU guest boots, so the guest (which sees this tree over 9p) finds it ready.
+import { execFileSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export function targetsBinary(): string {
+  const out = join(here, 'health-targets');
+  const src = resolve(here, '..', '..', 'bench', 'health-targets.c');
+  if (!existsSync(src)) throw new Error(`health bench: target server source missing: ${src}`);
+  if (!existsSync(out) || statSync(out).mtimeMs < statSync(src).mtimeMs) {
+    try {
+      execFileSync(process.env.CC ?? 'cc', ['-O2', '-Wall', '-Wextra', '-o', out, src], { stdio: ['ignore', 'inherit', 'inherit'] });
+    } catch (e) {
+      throw new Error(`health bench: cannot compile ${src} (needs a C compiler, as node-gyp does): ${(e as Error).message}`);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,172 @@
+// The native probe engine (daemon/health/native/probe_engine.c, built by `npm ci` through binding.gyp
+// into build/Release/lvsd_probe.node): TCP and plain-HTTP checks run by one epoll thread, results
+// delivered in batches. This wrapper decides which checks it may run (nativeSpecFor), turns its
+// result codes into the same verdicts the JavaScript checkers give, and batches starts so one turn of
+// the monitor's timer costs one call into the addon.
+//
+// Verdicts stay identical to the JavaScript path: errors go through the same errno → reason table
+// (errors.ts), and an HTTP head the engine does not accept on its own (bad status, odd head, closed
+// early) comes back as bytes that the JavaScript checker's reader judges.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { constants } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { verdictFromError } from './checkers/errors.js';
+import { HttpResponseReader } from './checkers/http-response.js';
+import { prepareHttp, verdictAfterData, verdictAtEnd, type PreparedHttp } from './checkers/http.js';
+import { resolveEndpoint } from './checkers/index.js';
+import type { CheckOptions } from './options.js';
+import { fail, OK_VERDICT, type CheckVerdict } from './types.js';
+
+interface Addon {
+  open(onBatch: (records: Int32Array, bodies: Buffer[]) => void): object;
+  close(engine: object): void;
+  addSpec(engine: object, kind: number, host: string, port: number, bindTo: string | null, request: Buffer | null, ranges: Int32Array | null, timeoutMs: number): number;
+  removeSpec(engine: object, id: number): void;
+  start(engine: object, batch: Int32Array, count: number): void;
+}
+
+const KIND_TCP = 0;
+const KIND_HTTP = 1;
+const RES = { OK: 0, ERRNO: 1, TIMEOUT: 2, HEAD: 3, EOF: 4 } as const;
+
+/** What the engine needs to run one target's check, and what this side needs to judge its results. */
+export interface NativeSpec {
+  kind: typeof KIND_TCP | typeof KIND_HTTP;
+  host: string;
+  port: number;
+  bindTo: string | undefined;
+  timeoutMs: number;
+  http: PreparedHttp | undefined;
+}
+
+/**
+ * The native spec of a check, or undefined when the engine cannot run it: HTTPS (TLS), body regex or
+ * digest (the body is read by the JavaScript checker), an interface-scoped link-local target, and
+ * every other check type. Option errors are the JavaScript checker's to report (buildProbe runs first).
+ */
+export function nativeSpecFor(id: string, address: string, port: number, o: CheckOptions): NativeSpec | undefined {
+  if (o.type !== 'tcp' && o.type !== 'http') return undefined;
+  if (o.bindInterface !== undefined) return undefined;
+  const ep = resolveEndpoint(id, address, port, o);
+  const base = { host: ep.host, port: ep.port, bindTo: ep.localAddress, timeoutMs: o.timeoutMs };
+  if (o.type === 'tcp') return { kind: KIND_TCP, ...base, http: undefined };
+  const http = prepareHttp(ep, o.http ?? {}, false);
+  if (http.regex !== undefined || http.digest !== undefined) return undefined;
+  return { kind: KIND_HTTP, ...base, http };
+}
+
+let addon: Addon | null | undefined;
+
+/** The addon, or null when it is not built or LVSD_HEALTH_NATIVE=0 switches it off. */
+export function probeAddon(): Addon | null {
+  if (addon !== undefined) return addon;
+  addon = null;
+  if (process.env.LVSD_HEALTH_NATIVE === '0') return addon;
+  const found = ['../../../build/Release/lvsd_probe.node', '../../build/Release/lvsd_probe.node']
+    .map((p) => fileURLToPath(new URL(p, import.meta.url)))
+    .find((p) => existsSync(p));
+  if (found !== undefined) addon = createRequire(import.meta.url)(found) as Addon;
+  return addon;
+}
+
+const ERRNO_NAMES = new Map<number, string>(Object.entries(constants.errno).map(([name, n]) => [n, name]));
+
+/** Receives each verdict; null when the engine's timeout settled the check (the monitor words it). */
+export type NativeVerdictSink = (token: number, gen: number, verdict: CheckVerdict | null) => void;
+
+export class NativeProbeEngine {
+  private readonly engine: object;
+  private readonly specs: (NativeSpec | undefined)[] = [];
+  private pending = new Int32Array(3 * 256);
+  private npending = 0;
+  private flushQueued = false;
+  private closed = false;
+
+  constructor(
+    private readonly lib: Addon,
+    private readonly sink: NativeVerdictSink,
+  ) {
+    this.engine = lib.open(this.onBatch);
+  }
+
+  add(spec: NativeSpec): number {
+    const ranges = spec.http === undefined ? null : Int32Array.from(spec.http.ranges.flat());
+    const id = this.lib.addSpec(this.engine, spec.kind, spec.host, spec.port, spec.bindTo ?? null, spec.http?.request ?? null, ranges, spec.timeoutMs);
+    this.specs[id] = spec;
+    return id;
+  }
+
+  /** Forgets a spec; checks in flight finish on their own (their verdicts arrive and are ignored). */
+  remove(id: number): void {
+    this.specs[id] = undefined;
+    this.lib.removeSpec(this.engine, id);
+  }
+
+  /** Queues a check; the queue goes to the engine in one call once the current job is done. */
+  start(spec: number, token: number, gen: number): void {
+    if (this.npending * 3 === this.pending.length) {
+      const grown = new Int32Array(this.pending.length * 2);
+      grown.set(this.pending);
+      this.pending = grown;
+    }
+    const i = this.npending * 3;
+    this.pending[i] = spec;
+    this.pending[i + 1] = token;
+    this.pending[i + 2] = gen;
+    this.npending++;
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(this.flush);
+    }
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.lib.close(this.engine);
+  }
+
+  private readonly flush = (): void => {
+    this.flushQueued = false;
+    if (this.closed || this.npending === 0) return;
+    this.lib.start(this.engine, this.pending, this.npending);
+    this.npending = 0;
+  };
+
+  private readonly onBatch = (rec: Int32Array, bodies: Buffer[]): void => {
+    for (let i = 0; i + 4 < rec.length; i += 5) {
+      const spec = rec[i] ?? 0;
+      const token = rec[i + 1] ?? 0;
+      const gen = rec[i + 2] ?? 0;
+      const code = rec[i + 3] ?? 0;
+      const value = rec[i + 4] ?? 0;
+      if (code === RES.OK) this.sink(token, gen, OK_VERDICT);
+      else if (code === RES.TIMEOUT) this.sink(token, gen, null);
+      else this.sink(token, gen, this.slowVerdict(spec, code, value, bodies));
+    }
+  };
+
+  private slowVerdict(id: number, code: number, value: number, bodies: Buffer[]): CheckVerdict {
+    const spec = this.specs[id];
+    if (code === RES.ERRNO) {
+      const name = ERRNO_NAMES.get(value) ?? `errno ${value}`;
+      const where = spec === undefined ? '' : ` ${spec.host}:${spec.port}${spec.bindTo !== undefined ? ` - Local (${spec.bindTo})` : ''}`;
+      return verdictFromError({ code: name, message: `connect ${name}${where}` });
+    }
+    // Only HTTP specs produce bytes. A removed spec's verdict is ignored by the monitor (its
+    // generation moved on); a reused id may meet a stale result the same way.
+    return httpVerdict(spec?.http, bodies[value] ?? Buffer.alloc(0), code === RES.EOF);
+  }
+}
+
+/** Judges the response bytes the engine handed over, exactly as the JavaScript checker would. */
+export function httpVerdict(p: PreparedHttp | undefined, bytes: Buffer, eof: boolean): CheckVerdict {
+  if (p === undefined) return fail('error', 'check removed');
+  const reader = new HttpResponseReader(false);
+  if (bytes.length > 0) {
+    const v = verdictAfterData(p, reader, bytes);
+    if (v !== undefined) return v;
+  }
+  return eof ? verdictAtEnd(p, reader) : fail('protocol', 'incomplete response head');
+}

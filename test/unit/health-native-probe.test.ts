@@ -1,0 +1,234 @@
+// The native probe engine (daemon/health/native/probe_engine.c) against small servers on loopback,
+// each verdict compared with the JavaScript checker's on the same server: refused, bindTo (and a
+// source address that is not local), bad status, a response head split over many reads, a huge head,
+// a bad Content-Length, a close without an answer, a server that never answers (timeout enforced by
+// the engine, socket released), specs removed and the engine closed with checks in flight, and a
+// burst of checks delivered in batches. Real nginx meets both paths in test/netns/health-checkers.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { buildProbe } from '../../daemon/health/checkers/index.js';
+import { NativeProbeEngine, nativeSpecFor, probeAddon } from '../../daemon/health/native-probe.js';
+import { CHECK_DEFAULTS, type CheckOptions } from '../../daemon/health/options.js';
+import type { CheckVerdict } from '../../daemon/health/types.js';
+
+const lib = probeAddon();
+if (lib === null) throw new Error('native probe engine not built (build/Release/lvsd_probe.node): run `npm ci` or `npm rebuild`');
+
+const waiting = new Map<number, (v: CheckVerdict | null) => void>();
+const engine = new NativeProbeEngine(lib, (token, _gen, v) => {
+  const w = waiting.get(token);
+  waiting.delete(token);
+  w?.(v);
+});
+let nextToken = 1;
+
+const sockets = new Set<Socket>();
+const servers: Server[] = [];
+after(() => {
+  engine.close();
+  for (const s of sockets) s.destroy();
+  for (const s of servers) s.close();
+});
+
+function listen(handler: (s: Socket) => void, host = '127.0.0.1'): Promise<number> {
+  const server = createServer((s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => undefined);
+    handler(s);
+  });
+  servers.push(server);
+  return new Promise((resolve) => {
+    server.listen(0, host, () => {
+      const a = server.address();
+      resolve(typeof a === 'object' && a !== null ? a.port : 0);
+    });
+  });
+}
+
+/** A server that answers each request (once its head arrived) with `reply`, written in `pieces` parts. */
+function answering(reply: string, pieces = 1, gapMs = 0, host = '127.0.0.1'): Promise<number> {
+  return listen((s) => {
+    let got = '';
+    s.on('data', (d: Buffer) => {
+      got += d.toString('latin1');
+      if (!got.includes('\r\n\r\n')) return;
+      got = '';
+      const size = Math.ceil(reply.length / pieces);
+      let i = 0;
+      const next = (): void => {
+        if (s.destroyed) return;
+        const part = reply.slice(i * size, (i + 1) * size);
+        i++;
+        if (i >= pieces) s.end(part, 'latin1');
+        else {
+          s.write(part, 'latin1');
+          setTimeout(next, gapMs);
+        }
+      };
+      next();
+    });
+  }, host);
+}
+
+function opts(o: Partial<CheckOptions> & Pick<CheckOptions, 'type'>): CheckOptions {
+  return { ...CHECK_DEFAULTS, timeoutMs: 3000, ...o };
+}
+
+/** One check through the engine; a timeout comes back as the monitor words it. */
+function viaNative(o: CheckOptions, port: number, address = '127.0.0.1'): Promise<CheckVerdict> {
+  const spec = nativeSpecFor('t', address, port, o);
+  assert.ok(spec !== undefined, 'the engine takes this check');
+  const id = engine.add(spec);
+  const token = nextToken++;
+  return new Promise((resolve) => {
+    waiting.set(token, (v) => {
+      engine.remove(id);
+      resolve(v ?? { ok: false, reason: 'timeout', detail: `no answer within ${o.timeoutMs} ms` });
+    });
+    engine.start(id, token, 0);
+  });
+}
+
+function viaJs(o: CheckOptions, port: number, address = '127.0.0.1'): Promise<CheckVerdict> {
+  return buildProbe('t', address, port, o)(new AbortController().signal);
+}
+
+/** Both paths on the same server: the verdicts must be equal. */
+async function same(o: CheckOptions, port: number): Promise<CheckVerdict> {
+  const [n, j] = [await viaNative(o, port), await viaJs(o, port)];
+  assert.deepEqual({ ok: n.ok, reason: n.reason, detail: n.detail }, { ok: j.ok, reason: j.reason, detail: j.detail });
+  return n;
+}
+
+async function freePort(): Promise<number> {
+  const port = await listen(() => undefined);
+  const s = servers.pop();
+  await new Promise((r) => s?.close(r));
+  return port;
+}
+
+const HTTP = (o: CheckOptions['http'] = {}): CheckOptions => opts({ type: 'http', http: o });
+const OK_HEAD = 'HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n';
+
+test('eligibility: tcp and status-only http run natively; TLS, body checks, scoped link-local and others do not', () => {
+  assert.equal(nativeSpecFor('t', '127.0.0.1', 80, opts({ type: 'tcp' }))?.kind, 0);
+  assert.equal(nativeSpecFor('t', '::1', 80, HTTP({ path: '/x', status: [200, '300-399'] }))?.kind, 1);
+  assert.equal(nativeSpecFor('t', '127.0.0.1', 443, opts({ type: 'https' })), undefined);
+  assert.equal(nativeSpecFor('t', '127.0.0.1', 80, HTTP({ bodyRegex: 'ok' })), undefined);
+  assert.equal(nativeSpecFor('t', '127.0.0.1', 80, HTTP({ digest: '0'.repeat(32) })), undefined);
+  assert.equal(nativeSpecFor('t', 'fe80::1', 80, opts({ type: 'tcp', bindInterface: 'eth0' })), undefined);
+  assert.equal(nativeSpecFor('t', '127.0.0.1', 53, opts({ type: 'dns', dns: { name: 'x' } })), undefined);
+});
+
+test('tcp: up when it connects, refused when nothing listens (as the JS checker)', async () => {
+  const port = await listen((s) => s.end());
+  assert.equal((await same(opts({ type: 'tcp' }), port)).reason, 'ok');
+  const v = await same(opts({ type: 'tcp' }), await freePort());
+  assert.deepEqual([v.reason, v.detail], ['refused', 'ECONNREFUSED']);
+});
+
+test('tcp and http over IPv6 loopback', async () => {
+  const port = await answering(OK_HEAD, 1, 0, '::1');
+  const v = await viaNative(HTTP(), port, '::1');
+  assert.equal(v.reason, 'ok');
+  assert.equal((await viaNative(opts({ type: 'tcp' }), port, '::1')).reason, 'ok');
+});
+
+test('bindTo sets the source address; a source that is not local fails as in JS', async () => {
+  let peer = '';
+  const port = await listen((s) => {
+    peer = s.remoteAddress ?? '';
+    s.once('data', () => s.end(OK_HEAD));
+  });
+  assert.equal((await viaNative({ ...HTTP(), bindTo: '127.0.0.2' }, port)).reason, 'ok');
+  assert.equal(peer, '127.0.0.2');
+  assert.equal((await viaNative(opts({ type: 'tcp', bindTo: '127.0.0.3' }), port)).reason, 'ok');
+  const n = await viaNative(opts({ type: 'tcp', bindTo: '192.0.2.123' }), port);
+  const j = await viaJs(opts({ type: 'tcp', bindTo: '192.0.2.123' }), port);
+  assert.deepEqual([n.ok, n.reason], [j.ok, j.reason]);
+  assert.match(n.detail, /^EADDRNOTAVAIL/);
+});
+
+test('http: accepted and rejected statuses, custom ranges', async () => {
+  assert.equal((await same(HTTP(), await answering(OK_HEAD))).reason, 'ok');
+  const busy = await answering('HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n');
+  assert.equal((await same(HTTP(), busy)).detail, 'status 503');
+  assert.equal((await same(HTTP({ status: ['500-503'] }), busy)).reason, 'ok');
+  assert.equal((await same(HTTP(), await answering('HTTP/1.0 204 No Content\r\n\r\n'))).reason, 'ok');
+});
+
+test('http: a response head split over many reads', async () => {
+  const head = 'HTTP/1.1 200 OK\r\nServer: split\r\nX-Padding: ' + 'p'.repeat(200) + '\r\nContent-Length: 3\r\n\r\nok\n';
+  assert.equal((await same(HTTP(), await answering(head, 40, 2))).reason, 'ok');
+  const bad = 'HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n';
+  assert.equal((await same(HTTP(), await answering(bad, bad.length, 1))).detail, 'status 404');
+});
+
+test('http: a large head passes, a head without end beyond 64 KiB is a protocol error', async () => {
+  const big = `HTTP/1.1 200 OK\r\nX-Big: ${'b'.repeat(40_000)}\r\nContent-Length: 0\r\n\r\n`;
+  assert.equal((await same(HTTP(), await answering(big))).reason, 'ok');
+  // 70,000 bytes of head and no blank line, the connection left open.
+  const endless = await listen((s) => s.once('data', () => s.write(`HTTP/1.1 200 OK\r\nX-Big: ${'b'.repeat(70_000)}`)));
+  const v = await same(HTTP(), endless);
+  assert.deepEqual([v.reason, v.detail], ['protocol', 'response head larger than 64 KiB']);
+});
+
+test('http: odd answers give the JS reader\'s verdicts', async () => {
+  const badLength = await same(HTTP(), await answering('HTTP/1.1 200 OK\r\nContent-Length: 12abc\r\n\r\n'));
+  assert.deepEqual([badLength.reason, badLength.detail], ['protocol', 'bad Content-Length "12abc"']);
+  const notHttp = await same(HTTP(), await answering('SSH-2.0-OpenSSH_9.2\r\n\r\n'));
+  assert.equal(notHttp.reason, 'protocol');
+  const closed = await same(HTTP(), await listen((s) => s.once('data', () => s.end())));
+  assert.deepEqual([closed.reason, closed.detail], ['reset', 'connection closed without a response']);
+  const cut = await same(HTTP(), await answering('HTTP/1.1 200 OK\r\nContent-Le'));
+  assert.deepEqual([cut.reason, cut.detail], ['reset', 'connection closed inside the response head']);
+});
+
+function openFds(): number {
+  return readdirSync('/proc/self/fd').length;
+}
+
+test('http: a server that accepts and never answers times out in the engine, socket released', async () => {
+  const port = await listen(() => undefined);
+  const before = openFds();
+  const t0 = performance.now();
+  const v = await viaNative({ ...HTTP(), timeoutMs: 300 }, port);
+  const took = performance.now() - t0;
+  assert.deepEqual([v.reason, v.detail], ['timeout', 'no answer within 300 ms']);
+  assert.ok(took >= 295, `settled after ${took} ms, before its timeout`);
+  assert.ok(openFds() <= before, 'the engine closed the socket');
+});
+
+test('a burst of 300 checks, all up', async () => {
+  const port = await answering(OK_HEAD);
+  const results = await Promise.all(Array.from({ length: 300 }, () => viaNative(HTTP(), port)));
+  assert.equal(results.filter((v) => v.reason === 'ok').length, 300);
+});
+
+test('removing a spec or closing an engine with checks in flight is safe and silent', async () => {
+  const port = await listen(() => undefined);
+  const spec = nativeSpecFor('t', '127.0.0.1', port, { ...HTTP(), timeoutMs: 200 });
+  assert.ok(spec !== undefined);
+  let late = 0;
+  const other = new NativeProbeEngine(lib, () => {
+    late++;
+  });
+  const id = other.add(spec);
+  for (let i = 0; i < 20; i++) other.start(id, i, 0);
+  await new Promise((r) => setTimeout(r, 20));
+  other.remove(id);
+  // The removed spec's checks still finish (timeout) and report; the engine then closes mid-flight.
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(late, 20);
+  const id2 = other.add(spec);
+  for (let i = 0; i < 20; i++) other.start(id2, i, 0);
+  await new Promise((r) => setTimeout(r, 20));
+  other.close();
+  other.close();
+  other.start(id2, 99, 0);
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(late, 20, 'no result after close');
+});
