@@ -47,7 +47,8 @@ export interface NativeSpec {
  */
 export function nativeSpecFor(id: string, address: string, port: number, o: CheckOptions): NativeSpec | undefined {
   if (o.type !== 'tcp' && o.type !== 'http') return undefined;
-  if (o.bindInterface !== undefined) return undefined;
+  // An agent beside the check rides on the JS probe that also asks the agent (checkers/index.ts).
+  if (o.bindInterface !== undefined || o.agent !== undefined) return undefined;
   const ep = resolveEndpoint(id, address, port, o);
   const base = { host: ep.host, port: ep.port, bindTo: ep.localAddress, timeoutMs: o.timeoutMs };
   if (o.type === 'tcp') return { kind: KIND_TCP, ...base, http: undefined };

@@ -113,7 +113,7 @@ async function freePort(): Promise<number> {
 const HTTP = (o: CheckOptions['http'] = {}): CheckOptions => opts({ type: 'http', http: o });
 const OK_HEAD = 'HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n';
 
-test('eligibility: tcp and status-only http run natively; TLS, body checks, scoped link-local and others do not', () => {
+test('eligibility: tcp and status-only http run natively; TLS, body checks, scoped link-local, an agent beside the check and others do not', () => {
   assert.equal(nativeSpecFor('t', '127.0.0.1', 80, opts({ type: 'tcp' }))?.kind, 0);
   assert.equal(nativeSpecFor('t', '::1', 80, HTTP({ path: '/x', status: [200, '300-399'] }))?.kind, 1);
   assert.equal(nativeSpecFor('t', '127.0.0.1', 443, opts({ type: 'https' })), undefined);
@@ -121,6 +121,7 @@ test('eligibility: tcp and status-only http run natively; TLS, body checks, scop
   assert.equal(nativeSpecFor('t', '127.0.0.1', 80, HTTP({ digest: '0'.repeat(32) })), undefined);
   assert.equal(nativeSpecFor('t', 'fe80::1', 80, opts({ type: 'tcp', bindInterface: 'eth0' })), undefined);
   assert.equal(nativeSpecFor('t', '127.0.0.1', 53, opts({ type: 'dns', dns: { name: 'x' } })), undefined);
+  assert.equal(nativeSpecFor('t', '127.0.0.1', 80, opts({ type: 'tcp', agent: { port: 9999 } })), undefined, 'an agent beside the check needs the JS probe');
 });
 
 test('tcp: up when it connects, refused when nothing listens (as the JS checker)', async () => {
