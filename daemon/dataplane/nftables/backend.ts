@@ -128,31 +128,29 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
       throw e;
     }
     let drift: string[] = [];
-    let plan: UpdatePlan;
-    let operations: number;
     let before: ReadonlyMap<string, NftService> = expected?.services ?? new Map();
+    /** Plans from what the kernel holds (first apply, periodic check, or a stale record) and runs it. */
+    const fromKernel = async (): Promise<{ plan: UpdatePlan; operations: number }> => {
+      const kernel = await readKernel();
+      lastVerified = now();
+      if (expected !== undefined) drift = describeDrift(expected, kernel);
+      before = kernel.services;
+      const p = planFrom(kernel, next);
+      return { plan: p, operations: await run(p) };
+    };
+    let done: { plan: UpdatePlan; operations: number };
     const verify = expected === undefined || now() - lastVerified >= interval;
     try {
       if (verify) {
-        const kernel = await readKernel();
-        lastVerified = now();
-        if (expected !== undefined) drift = describeDrift(expected, kernel);
-        before = kernel.services;
-        plan = planFrom(kernel, next);
-        operations = await run(plan);
+        done = await fromKernel();
       } else {
-        plan = planUpdate(expected ?? next, next, sameService);
+        const p = planUpdate(expected ?? next, next, sameService);
         try {
-          operations = await run(plan);
+          done = { plan: p, operations: await run(p) };
         } catch {
           // Our record was stale (someone changed the table since the last check), or the plan stopped
           // between its transactions: read, describe, redo from what the kernel holds.
-          const kernel = await readKernel();
-          lastVerified = now();
-          if (expected !== undefined) drift = describeDrift(expected, kernel);
-          before = kernel.services;
-          plan = planFrom(kernel, next);
-          operations = await run(plan);
+          done = await fromKernel();
         }
       }
     } catch (e) {
@@ -160,6 +158,7 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
       lastVerified = -Infinity;
       throw e;
     }
+    const { plan, operations } = done;
     expected = { ...next, live: plan.live };
     await forgetClosed(goneTargets(before, next));
     cache.commit();
