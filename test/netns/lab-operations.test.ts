@@ -38,6 +38,17 @@ after(async () => {
   await lab.down();
 });
 
+/** A second VRRP instance (its own VRID and VIP) that reload tests add to d1's vrrp.instances. */
+const EXTRA_INSTANCE = `    - name: VI_EXTRA
+      interface: eth0
+      virtualRouterId: 61
+      priority: 120
+      version: 3
+      advertInterval: 100ms
+      virtualIpaddresses:
+        - 10.77.0.101/24
+`;
+
 test('drain through the API of the running director: the real server leaves the dataplane, then returns', async () => {
   const base = `http://127.0.0.1:${PORT}`;
   const login = await fetch(`${base}/api/v1/session`, {
@@ -177,16 +188,7 @@ test('a reload that adds a VRRP instance starts it while the running one stays M
   await sleep(1000);
   await until('d1 to hold the VIP', async () => JSON.stringify(await lab.vipHolders()) === '["d1"]');
   const original = readFileSync(d1.configPath, 'utf8');
-  const extra = `    - name: VI_EXTRA
-      interface: eth0
-      virtualRouterId: 61
-      priority: 120
-      version: 3
-      advertInterval: 100ms
-      virtualIpaddresses:
-        - 10.77.0.101/24
-`;
-  const withExtra = original.replace('virtualServers:\n', `${extra}virtualServers:\n`);
+  const withExtra = original.replace('virtualServers:\n', `${EXTRA_INSTANCE}virtualServers:\n`);
   assert.notEqual(withExtra, original);
   const webBefore = entering('VI_WEB');
   await reload(withExtra);
@@ -225,16 +227,7 @@ test('a reload that fails half-way (VRRP applied, then nftables refuses a DR ser
   // a new instance VI_EXTRA) applies first, then nftables refuses direct routing, which only IPVS does.
   const failing = `${original
     .replace('priority: 150', 'priority: 140')
-    .replace('virtualServers:\n', `    - name: VI_EXTRA
-      interface: eth0
-      virtualRouterId: 61
-      priority: 120
-      version: 3
-      advertInterval: 100ms
-      virtualIpaddresses:
-        - 10.77.0.101/24
-virtualServers:
-`)}  - name: direct
+    .replace('virtualServers:\n', `${EXTRA_INSTANCE}virtualServers:\n`)}  - name: direct
     address: ${LAB.vip}
     port: 8080
     protocol: tcp
