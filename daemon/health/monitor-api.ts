@@ -182,4 +182,9 @@ export interface MonitorStats {
   maxLateMs: number;
   /** Targets checked by the native probe engine. */
   nativeTargets: number;
+  /** Checks allowed in flight now (adaptive, at most the configured `concurrency`; see admission.ts). */
+  concurrencyLimit: number;
+  /** Times the limit was cut (congestion seen) and raised (clean and saturated). */
+  concurrencyCuts: number;
+  concurrencyRaises: number;
 }

@@ -9,6 +9,7 @@
 // timeout needs no timer of its own.
 import { EventEmitter } from 'node:events';
 import { pino, type Logger } from 'pino';
+import { AdmissionLimit } from './admission.js';
 import { scaledWeight } from './checkers/agent-line.js';
 import { buildProbe, type Probe } from './checkers/index.js';
 import { shellNotifier, type Notifier } from './notify.js';
@@ -45,6 +46,8 @@ interface Rec {
   native: number;
   /** This target's number in the native engine's results. */
   token: number;
+  /** Its last check got an answer (or it has had none): a timeout now may be congestion, not a dead server. */
+  answered: boolean;
 }
 
 interface Svc {
@@ -90,7 +93,8 @@ function probeKey(t: HealthTarget): string {
 
 export class HealthMonitor extends EventEmitter<MonitorEvents> {
   private readonly log: Logger;
-  private readonly concurrency: number;
+  /** Checks allowed in flight: adapts between a floor and the configured `concurrency`. */
+  private readonly admission: AdmissionLimit;
   private readonly clock: MonitorClock;
   private readonly random: () => number;
   private readonly notifier: Notifier;
@@ -112,7 +116,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
   constructor(opts: HealthMonitorOptions = {}) {
     super();
     this.log = opts.logger ?? pino({ level: 'silent' });
-    this.concurrency = Math.max(1, opts.concurrency ?? 1000);
+    this.admission = new AdmissionLimit({ ceiling: Math.max(1, opts.concurrency ?? 1000) });
     this.clock = opts.clock ?? realClock;
     this.random = opts.random ?? Math.random;
     this.notifier = opts.notifier ?? shellNotifier(this.log);
@@ -156,7 +160,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       const probe = this.probeFactory(t);
       const r: Rec = {
         target: t, key, name: t.name ?? t.id, probe, health: newHealth(t.check.type === 'none' ? { alpha: false } : t.check, now), due: 0, heapIndex: -1,
-        slot: 0, running: false, queued: false, gen: 0, startedAt: 0, ac: new AbortController(), native: -1, token: this.nextToken++,
+        slot: 0, running: false, queued: false, gen: 0, startedAt: 0, ac: new AbortController(), native: -1, token: this.nextToken++, answered: true,
       };
       this.attachNative(r);
       this.recs.set(t.id, r);
@@ -258,7 +262,8 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
 
   private batch = false;
 
-  snapshot(): { targets: TargetSnapshot[]; services: ServiceSnapshot[] } {
+  /** Targets and services; `concurrencyLimit` is the adaptive limit of checks in flight now. */
+  snapshot(): { targets: TargetSnapshot[]; services: ServiceSnapshot[]; concurrencyLimit: number } {
     const now = this.clock.now();
     const toWall = (ms: number): number => this.clock.wall() - (now - ms);
     const targets = [...this.recs.values()].map((r): TargetSnapshot => {
@@ -275,7 +280,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       name: s.spec.name, quorumUp: s.quorumUp ?? true, sorryServer: s.quorumUp === false, aliveWeight: this.aliveWeight(s),
       quorum: s.spec.quorum, hysteresis: s.spec.hysteresis, since: toWall(s.sinceMs), targets: s.members.size,
     }));
-    return { targets, services };
+    return { targets, services, concurrencyLimit: this.admission.limit };
   }
 
   /** One target's state, or undefined. */
@@ -286,7 +291,11 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
   stats(): MonitorStats {
     let nativeTargets = 0;
     for (const r of this.recs.values()) if (r.native >= 0) nativeTargets++;
-    return { targets: this.recs.size, running: this.running, queued: this.queue.length - this.queueHead, ...this.counters, nativeTargets };
+    const a = this.admission;
+    return {
+      targets: this.recs.size, running: this.running, queued: this.queue.length - this.queueHead, ...this.counters, nativeTargets,
+      concurrencyLimit: a.limit, concurrencyCuts: a.cuts, concurrencyRaises: a.raises,
+    };
   }
 
   /**
@@ -395,7 +404,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
   }
 
   private dispatch(rec: Rec, now: number): void {
-    if (this.running < this.concurrency) {
+    if (this.running < this.admission.limit) {
       this.start(rec, now);
       return;
     }
@@ -449,6 +458,11 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     }
     this.heap.remove(rec);
     this.counters.checksCompleted++;
+    this.admission.record(
+      { latencyMs: now - rec.startedAt, timeoutMs: rec.target.check.timeoutMs, timedOut, answeredBefore: rec.answered, saturated: this.queueHead < this.queue.length },
+      now,
+    );
+    rec.answered = !timedOut;
     const h = rec.health;
     const before = this.liveWeight(rec);
     const t = applyResult(h, rec.target.check, { ...v, latencyMs: now - rec.startedAt }, now);
@@ -470,7 +484,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       this.emit('weight', ev);
       this.evaluateQuorum(this.svc(rec.target.service));
     }
-    while (this.running < this.concurrency && this.queueHead < this.queue.length) {
+    while (this.running < this.admission.limit && this.queueHead < this.queue.length) {
       const next = this.queue[this.queueHead++];
       if (next?.queued === true && this.recs.get(next.target.id) === next) {
         next.queued = false;

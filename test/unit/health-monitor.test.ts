@@ -359,3 +359,39 @@ test('monitor: switching a down server\'s check to "none" brings it up and stops
   await r.clock.advance(5_000);
   assert.equal(r.starts.length, n);
 });
+
+test('monitor: the limit of checks in flight adapts — slow answers cut it, fast answers raise it again', async () => {
+  const r = rig(200);
+  for (let i = 0; i < 400; i++) r.mon.upsert(target(`rs${i}`, {}, { timeoutMs: 500 }));
+  // Every answer takes 80 % of its timeout: the time goes into queues, the servers are alive.
+  for (let i = 0; i < 400; i++) r.behave.set(`rs${i}`, { verdict: OK_VERDICT, delayMs: 400 });
+  assert.equal(r.mon.stats().concurrencyLimit, 200);
+  await r.clock.advance(8_000);
+  const cut = r.mon.stats();
+  assert.equal(cut.concurrencyLimit, 16);
+  assert.equal(r.mon.snapshot().concurrencyLimit, 16);
+  assert.ok(cut.concurrencyCuts >= 7, `cuts ${cut.concurrencyCuts}`);
+  await r.clock.advance(1_000);
+  r.maxInFlight.total = 0;
+  await r.clock.advance(3_000);
+  assert.ok(r.maxInFlight.total <= 16, `in flight ${r.maxInFlight.total} with a limit of 16`);
+  for (let i = 0; i < 400; i++) r.behave.set(`rs${i}`, { verdict: OK_VERDICT, delayMs: 10 });
+  await r.clock.advance(10_000);
+  const back = r.mon.stats();
+  assert.ok(back.concurrencyLimit > 16 && back.concurrencyRaises > 0, `limit ${back.concurrencyLimit}, raises ${back.concurrencyRaises}`);
+  assert.equal(r.transitions.filter((e) => e.to === 'down').length, 0, 'slow but alive servers are never marked down');
+});
+
+test('monitor: hung targets do not throttle the others (their repeated timeouts are not congestion)', async () => {
+  const r = rig(100);
+  for (let i = 0; i < 100; i++) r.mon.upsert(target(`rs${i}`, {}, { timeoutMs: 500 }));
+  for (let i = 0; i < 50; i++) r.behave.set(`rs${i}`, 'hang');
+  await r.clock.advance(30_000);
+  const s = r.mon.stats();
+  assert.equal(s.concurrencyLimit, 100);
+  assert.equal(s.concurrencyCuts, 0);
+  assert.ok(s.timeouts >= 500, `timeouts ${s.timeouts}`);
+  const down = new Set(r.transitions.filter((e) => e.to === 'down').map((e) => e.id));
+  assert.equal(down.size, 50);
+  for (let i = 50; i < 100; i++) assert.equal(r.mon.state(`rs${i}`), 'up');
+});
