@@ -79,7 +79,7 @@ test('admission: a few slow answers stay under the cut share; timeouts beside sl
   assert.equal(a.limit, 1000);
   // Answers mostly slow and some checks timing out: congestion, even though the slow share alone is small.
   run(a, 3, (i) => (i < 20 ? slow : i < 35 ? fast : freshTimeout), clock);
-  assert.ok(a.limit < 1000, `limit ${a.limit}`);
+  assert.ok(a.cuts > 0, `cuts ${a.cuts}`);
 });
 
 test('admission: the floor never exceeds the ceiling', () => {
