@@ -116,6 +116,8 @@ async function report(kind: string): Promise<void> {
     maxLateMs: st?.maxLateMs ?? 0,
     timeouts: (st?.timeouts ?? 0) - mark.timeouts,
     nativeTargets: st?.nativeTargets ?? 0,
+    concurrencyLimit: st?.concurrencyLimit ?? 0,
+    concurrencyCuts: st?.concurrencyCuts ?? 0,
     threads,
   });
 }

@@ -130,6 +130,9 @@ interface Report {
   lateStarts: number;
   maxLateMs: number;
   nativeTargets: number;
+  /** The monitor's adaptive limit of checks in flight at the end of the window, and its cuts so far. */
+  concurrencyLimit: number;
+  concurrencyCuts: number;
   timeouts: number;
   /** Cores per thread name over the window (main = the event loop, lvsd-probe = the native engine). */
   threads: Record<string, number>;
@@ -301,7 +304,7 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
       `detect p50/p99/max ${f(d.p50 / 1000)}/${f(d.p99 / 1000)}/${f(d.max / 1000)} s of ${killed.size} killed (${lat.length} detected, bound ${bound} ms, false downs ${falseDowns}${falseDowns > 0 ? `: ${[...falseReasons].map(([r, c]) => `${r} ${c}`).join(', ')}` : ''}; ${rep.timeouts} timeouts)`,
       `checker event-loop delay p50/p99/max ${f(rep.eventLoopMs.p50)}/${f(rep.eventLoopMs.p99)}/${f(rep.eventLoopMs.max)} ms (idle ${f(idle.eventLoopMs.p50)}/${f(idle.eventLoopMs.p99)}/${f(idle.eventLoopMs.max)})`,
       `worker 20 ms timer lateness p50/p99/max ${f(rep.workerJitterMs.p50)}/${f(rep.workerJitterMs.p99)}/${f(rep.workerJitterMs.max)} ms (idle ${f(idle.workerJitterMs.p50)}/${f(idle.workerJitterMs.p99)}/${f(idle.workerJitterMs.max)}; p99 ratio ${f(rep.workerJitterMs.p99 / Math.max(idle.workerJitterMs.p99, 0.001), 1)}×)`,
-      `late starts ${rep.lateStarts} (max ${f(rep.maxLateMs, 0)} ms)`,
+      `late starts ${rep.lateStarts} (max ${f(rep.maxLateMs, 0)} ms); checks in flight allowed ${rep.concurrencyLimit} (${rep.concurrencyCuts} cuts)`,
       `target process ${f(targetCores)} cores`,
       `kernel counters over the window: ${counterDelta(k0, k1)}`,
     ];
