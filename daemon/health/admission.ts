@@ -7,8 +7,9 @@
 //
 // The signal must tell local congestion from dead servers. A dead server times out on every check,
 // whatever the limit, so only these count as congestion:
-//   - an answer (success or refusal) that took more than `slowFraction` of its timeout: the time went
-//     into our own queues, the server answered;
+//   - an answer (success or refusal) that took more than `slowFraction` of its timeout and more than
+//     twice the target's usual answer time: the time went into our own queues, the server answered (a
+//     server slow by nature is judged against itself);
 //   - a "fresh" timeout (the target answered its previous check, or has had none), but only in a window
 //     where the answers that did come back were mostly slow, or none came back at all (collapse).
 //     Timeouts beside fast answers are dead servers, not us. A target that keeps timing out is dead or
@@ -36,6 +37,8 @@ export interface AdmissionSample {
   /** Start to verdict, ms. */
   latencyMs: number;
   timeoutMs: number;
+  /** The target's usual answer time (0: not known yet); an answer is slow only past twice this too. */
+  baselineMs: number;
   /** The check hit its deadline with no answer. */
   timedOut: boolean;
   /** The target answered its previous check (or this is its first). */
@@ -85,7 +88,7 @@ export class AdmissionLimit {
     if (this.windowStart === -Infinity) this.windowStart = now;
     if (s.timedOut) {
       if (s.answeredBefore) this.freshTimeouts++;
-    } else if (s.latencyMs > s.timeoutMs * this.slowFraction) this.slow++;
+    } else if (s.latencyMs > Math.max(s.timeoutMs * this.slowFraction, 2 * s.baselineMs)) this.slow++;
     else this.fast++;
     if (s.saturated) this.saturated = true;
     // A window lasts about one timeout: long enough for a cut to show in the next samples.

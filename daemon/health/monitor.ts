@@ -48,6 +48,8 @@ interface Rec {
   token: number;
   /** Its last check got an answer (or it has had none): a timeout now may be congestion, not a dead server. */
   answered: boolean;
+  /** Its usual answer time, ms (0: none yet): follows faster answers at once, slower ones slowly. */
+  baselineMs: number;
 }
 
 interface Svc {
@@ -160,7 +162,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       const probe = this.probeFactory(t);
       const r: Rec = {
         target: t, key, name: t.name ?? t.id, probe, health: newHealth(t.check.type === 'none' ? { alpha: false } : t.check, now), due: 0, heapIndex: -1,
-        slot: 0, running: false, queued: false, gen: 0, startedAt: 0, ac: new AbortController(), native: -1, token: this.nextToken++, answered: true,
+        slot: 0, running: false, queued: false, gen: 0, startedAt: 0, ac: new AbortController(), native: -1, token: this.nextToken++, answered: true, baselineMs: 0,
       };
       this.attachNative(r);
       this.recs.set(t.id, r);
@@ -458,11 +460,13 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     }
     this.heap.remove(rec);
     this.counters.checksCompleted++;
+    const latencyMs = now - rec.startedAt;
     this.admission.record(
-      { latencyMs: now - rec.startedAt, timeoutMs: rec.target.check.timeoutMs, timedOut, answeredBefore: rec.answered, saturated: this.queueHead < this.queue.length },
+      { latencyMs, baselineMs: rec.baselineMs, timeoutMs: rec.target.check.timeoutMs, timedOut, answeredBefore: rec.answered, saturated: this.queueHead < this.queue.length },
       now,
     );
     rec.answered = !timedOut;
+    if (!timedOut) rec.baselineMs = rec.baselineMs === 0 ? latencyMs : Math.min(latencyMs, rec.baselineMs + (latencyMs - rec.baselineMs) / 16);
     const h = rec.health;
     const before = this.liveWeight(rec);
     const t = applyResult(h, rec.target.check, { ...v, latencyMs: now - rec.startedAt }, now);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { AdmissionLimit, type AdmissionSample } from '../../daemon/health/admission.js';
 
 const TIMEOUT = 1000;
-const fast: AdmissionSample = { latencyMs: 20, timeoutMs: TIMEOUT, timedOut: false, answeredBefore: true, saturated: true };
+const fast: AdmissionSample = { latencyMs: 20, baselineMs: 20, timeoutMs: TIMEOUT, timedOut: false, answeredBefore: true, saturated: true };
 const slow: AdmissionSample = { ...fast, latencyMs: 800 };
 const freshTimeout: AdmissionSample = { ...fast, latencyMs: TIMEOUT, timedOut: true };
 const deadTimeout: AdmissionSample = { ...freshTimeout, answeredBefore: false };
@@ -80,6 +80,15 @@ test('admission: a few slow answers stay under the cut share; timeouts beside sl
   // Answers mostly slow and some checks timing out: congestion, even though the slow share alone is small.
   run(a, 3, (i) => (i < 20 ? slow : i < 35 ? fast : freshTimeout), clock);
   assert.ok(a.cuts > 0, `cuts ${a.cuts}`);
+});
+
+test('admission: servers slow by nature (answers near their usual time) are not congestion', () => {
+  const a = new AdmissionLimit({ ceiling: 1000 });
+  const clock = { t: 0 };
+  run(a, 10, () => ({ ...slow, baselineMs: 700 }), clock);
+  assert.equal(a.limit, 1000);
+  run(a, 3, () => ({ ...slow, latencyMs: 900, baselineMs: 300 }), clock);
+  assert.ok(a.cuts > 0, 'three times its usual time is congestion');
 });
 
 test('admission: the floor never exceeds the ceiling', () => {

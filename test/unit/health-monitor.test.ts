@@ -363,9 +363,11 @@ test('monitor: switching a down server\'s check to "none" brings it up and stops
 test('monitor: the limit of checks in flight adapts — slow answers cut it, fast answers raise it again', async () => {
   const r = rig(200);
   for (let i = 0; i < 400; i++) r.mon.upsert(target(`rs${i}`, {}, { timeoutMs: 500 }));
-  // Every answer takes 80 % of its timeout: the time goes into queues, the servers are alive.
-  for (let i = 0; i < 400; i++) r.behave.set(`rs${i}`, { verdict: OK_VERDICT, delayMs: 400 });
+  for (let i = 0; i < 400; i++) r.behave.set(`rs${i}`, { verdict: OK_VERDICT, delayMs: 10 });
+  await r.clock.advance(3_000);
   assert.equal(r.mon.stats().concurrencyLimit, 200);
+  // Now every answer takes 80 % of its timeout, 40× its usual: the time goes into queues, the servers are alive.
+  for (let i = 0; i < 400; i++) r.behave.set(`rs${i}`, { verdict: OK_VERDICT, delayMs: 400 });
   await r.clock.advance(8_000);
   const cut = r.mon.stats();
   assert.equal(cut.concurrencyLimit, 16);
