@@ -98,40 +98,29 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
   let family: 4 | 6 | undefined;
   const addressOf = (v: VipOut): string => (typeof v === 'string' ? v : v.address).split('/')[0] ?? '';
   const isDuplicate = (v: VipOut): boolean => vips.some((x) => addressOf(x) === addressOf(v));
-  for (const block of r.all('virtual_ipaddress')) {
-    for (const line of block.block ?? []) {
-      const vip = mapVip(ctx, line);
-      if (vip === undefined) continue;
-      // keepalived: the first VIP sets the instance's family; others are ignored ("address family must match").
-      family ??= familyOf(vip);
-      if (isDuplicate(vip)) {
-        pendingNotes.push(`${line.keyword} (${ctx.displayPos(line.pos)}) listed twice; kept once`);
-        continue;
+  // virtual_ipaddress_excluded becomes ordinary VIPs (said per line); its other-family addresses need
+  // an instance of their own rather than keepalived's silent drop.
+  for (const keyword of ['virtual_ipaddress', 'virtual_ipaddress_excluded'] as const) {
+    const excluded = keyword === 'virtual_ipaddress_excluded';
+    for (const block of r.all(keyword)) {
+      for (const line of block.block ?? []) {
+        const vip = mapVip(ctx, line);
+        if (vip === undefined) continue;
+        // keepalived: the first VIP sets the instance's family; others are ignored ("address family must match").
+        family ??= familyOf(vip);
+        if (isDuplicate(vip)) {
+          pendingNotes.push(`${line.keyword} (${ctx.displayPos(line.pos)}) listed twice; kept once`);
+          continue;
+        }
+        if (familyOf(vip) !== family) {
+          if (excluded) ctx.reportDirective(line, 'an lvsd instance holds one address family; put this address in an instance of its own');
+          else pendingNotes.push(`${line.keyword} (${ctx.displayPos(line.pos)}) dropped: keepalived ignores a VIP of the other address family`);
+          continue;
+        }
+        vips.push(vip);
+        vipSource.set(vip, line);
+        if (excluded) ctx.reportDirective(line, 'lvsd has no excluded-address list: this address is carried over as a normal VIP and appears in the adverts');
       }
-      if (familyOf(vip) !== family) {
-        pendingNotes.push(`${line.keyword} (${ctx.displayPos(line.pos)}) dropped: keepalived ignores a VIP of the other address family`);
-        continue;
-      }
-      vips.push(vip);
-      vipSource.set(vip, line);
-    }
-  }
-  for (const block of r.all('virtual_ipaddress_excluded')) {
-    for (const line of block.block ?? []) {
-      const vip = mapVip(ctx, line);
-      if (vip === undefined) continue;
-      family ??= familyOf(vip);
-      if (isDuplicate(vip)) {
-        pendingNotes.push(`${line.keyword} (${ctx.displayPos(line.pos)}) listed twice; kept once`);
-        continue;
-      }
-      if (familyOf(vip) !== family) {
-        ctx.reportDirective(line, 'an lvsd instance holds one address family; put this address in an instance of its own');
-        continue;
-      }
-      vips.push(vip);
-      vipSource.set(vip, line);
-      ctx.reportDirective(line, 'lvsd has no excluded-address list: this address is carried over as a normal VIP and appears in the adverts');
     }
   }
 
