@@ -8,17 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { targetsBinary } from './targets-binary.js';
 
-interface GuestResult {
-  status: number;
-  stdout: string;
-  stderr: string;
-  console: string;
-  timedOut: boolean;
-  durationMs: number;
-}
-interface Harness {
-  runInGuest(o: { command: string; timeoutMs?: number; cpus?: number; memoryMb?: number; modules?: string[] }): Promise<GuestResult>;
-}
+type Harness = Pick<typeof import('../test/vm/harness.js'), 'runInGuest'>;
 
 const here = dirname(fileURLToPath(import.meta.url));
 const harnessPath = process.env.LVSD_VM_HARNESS ?? resolve(here, '..', 'test', 'vm', 'harness.js');
