@@ -6,7 +6,7 @@
 //          d1 .1 / d2 .2 ┤
 //                        └ back 10.77.1.0/24, gateway VIP 10.77.1.254 ── rs1 .11, rs2 .12, rs3 .13
 import type { ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -250,6 +250,19 @@ export class Lab {
         });
       },
     };
+  }
+
+  /** The last `lines` lines of each director's log, for a failing scenario to show what lvsd saw. */
+  logTails(lines = 25): string {
+    return this.directors.map((d) => {
+      let log = '';
+      try {
+        log = readFileSync(join(d.dir, 'lvsd.log'), 'utf8');
+      } catch {
+        log = '(no log)';
+      }
+      return `--- ${d.name}: ${join(d.dir, 'lvsd.log')}\n${log.trimEnd().split('\n').slice(-lines).join('\n')}`;
+    }).join('\n');
   }
 
   async down(): Promise<void> {

@@ -1,7 +1,7 @@
 // Operating the real lab the way an operator does: through the API of a running lvsd (drain a real
 // server and see it leave the nftables map; restore it), `lvsd status` over the admin socket, and 100
 // reloads with alternating configs under continuous traffic — no failed request, no VRRP transition.
-import { after, before, test } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -10,12 +10,14 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { directorConfig, Lab, LAB } from '../../lab/lab.js';
 import { requireCommands, requireRoot } from '../support/prereq.js';
+import { labScenario } from '../support/lab-scenario.js';
 
 const run = promisify(execFile);
 const BIN = fileURLToPath(new URL('../../daemon/cli/main.js', import.meta.url));
 const PORT = 19281;
 const SERVICE = `tcp:${LAB.vip}:80`;
 let lab: Lab;
+const scenario = labScenario(() => lab);
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
@@ -49,7 +51,7 @@ const EXTRA_INSTANCE = `    - name: VI_EXTRA
         - 10.77.0.101/24
 `;
 
-test('drain through the API of the running director: the real server leaves the dataplane, then returns', async () => {
+scenario('drain through the API of the running director: the real server leaves the dataplane, then returns', async () => {
   const base = `http://127.0.0.1:${PORT}`;
   const login = await fetch(`${base}/api/v1/session`, {
     method: 'POST',
@@ -85,7 +87,7 @@ test('drain through the API of the running director: the real server leaves the 
   await until('rs1 to come back', async () => (await nftTable()).includes(LAB.realServers[0]), 5_000);
 });
 
-test('lvsd status over the admin socket shows this director as MASTER with its real servers', async () => {
+scenario('lvsd status over the admin socket shows this director as MASTER with its real servers', async () => {
   const { stdout } = await run(process.execPath, [BIN, 'status', '--config', lab.director('d1').configPath]);
   assert.match(stdout, /^node d1 · lvsd /m);
   assert.match(stdout, /^dataplane nftables /m);
@@ -93,7 +95,7 @@ test('lvsd status over the admin socket shows this director as MASTER with its r
   for (const a of LAB.realServers) assert.match(stdout, new RegExp(`^ {4}${a.replace(/\./g, '\\.')}:80 +UP `, 'm'));
 });
 
-test('lvsd reload and lvsd user add talk to the running director over its admin socket', async (t) => {
+scenario('lvsd reload and lvsd user add talk to the running director over its admin socket', async (t) => {
   const d1 = lab.director('d1');
   const original = readFileSync(d1.configPath, 'utf8');
   t.after(() => {
@@ -132,7 +134,7 @@ test('lvsd reload and lvsd user add talk to the running director over its admin 
   assert.equal(((await login.json()) as { role: string }).role, 'viewer');
 });
 
-test('100 reloads with alternating configs under continuous traffic: no failed request, no VRRP transition', async (t) => {
+scenario('100 reloads with alternating configs under continuous traffic: no failed request, no VRRP transition', async (t) => {
   const d1 = lab.director('d1');
   const log = (): string => readFileSync(join(d1.dir, 'lvsd.log'), 'utf8');
   const transitions = (): number => log().split('\n').filter((l) => l.includes('"msg":"Entering ')).length;
@@ -172,7 +174,7 @@ test('100 reloads with alternating configs under continuous traffic: no failed r
   d1.process?.kill('SIGHUP');
 });
 
-test('a reload that adds a VRRP instance starts it while the running one stays MASTER (no transition); removing it releases its VIP', async () => {
+scenario('a reload that adds a VRRP instance starts it while the running one stays MASTER (no transition); removing it releases its VIP', async () => {
   const d1 = lab.director('d1');
   const log = (): string[] => readFileSync(join(d1.dir, 'lvsd.log'), 'utf8').split('\n');
   const entering = (instance: string): number => log().filter((l) => l.includes('"msg":"Entering ') && l.includes(`"instance":"${instance}"`)).length;
@@ -205,7 +207,7 @@ test('a reload that adds a VRRP instance starts it while the running one stays M
   assert.deepEqual(await lab.vipHolders(), ['d1']);
 });
 
-test('a reload that fails half-way (VRRP applied, then nftables refuses a DR service) is rolled back while traffic flows, and reported', async (t) => {
+scenario('a reload that fails half-way (VRRP applied, then nftables refuses a DR service) is rolled back while traffic flows, and reported', async (t) => {
   const d1 = lab.director('d1');
   const logLines = (): string[] => readFileSync(join(d1.dir, 'lvsd.log'), 'utf8').split('\n').filter(Boolean);
   const entering = (instance: string): number => logLines().filter((l) => l.includes('"msg":"Entering ') && l.includes(`"instance":"${instance}"`)).length;

@@ -1,14 +1,16 @@
 // The HA lab under continuous client traffic: two lvsd directors (VRRP v3 at 100 ms, nftables
 // dataplane), three nginx real servers. Each scenario reports requests sent, failed and the longest
 // gap without a successful response, and checks the outcome an operator cares about.
-import { after, before, test, type TestContext } from 'node:test';
+import { after, before, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Lab, LAB, type TrafficStats } from '../../lab/lab.js';
 import { startNginx } from '../support/nginx.js';
 import { requireCommands, requireRoot } from '../support/prereq.js';
+import { labScenario } from '../support/lab-scenario.js';
 
 let lab: Lab;
+const scenario = labScenario(() => lab);
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -54,13 +56,13 @@ after(async () => {
   await lab.down();
 });
 
-test('steady state: round robin over the three real servers through the VIP', async (t) => {
+scenario('steady state: round robin over the three real servers through the VIP', async (t) => {
   const stats = await withTraffic(t, () => sleep(500), 0);
   noFailures(stats);
   assert.deepEqual(Object.keys(stats.byServer).sort(), ['rs1', 'rs2', 'rs3']);
 });
 
-test('config reload (weight change, SIGHUP): no failed request, no VRRP transition', async (t) => {
+scenario('config reload (weight change, SIGHUP): no failed request, no VRRP transition', async (t) => {
   const d1 = lab.director('d1');
   const before = transitionsIn('d1');
   const original = readFileSync(d1.configPath, 'utf8');
@@ -75,7 +77,7 @@ test('config reload (weight change, SIGHUP): no failed request, no VRRP transiti
   d1.process?.kill('SIGHUP');
 });
 
-test('real server crash: health check takes it out, then back in when it returns', async (t) => {
+scenario('real server crash: health check takes it out, then back in when it returns', async (t) => {
   const rs2 = lab.realServers[1];
   assert.ok(rs2?.nginx);
   let detectedMs = 0;
@@ -100,7 +102,7 @@ test('real server crash: health check takes it out, then back in when it returns
   assert.ok((back.byServer.rs2 ?? 0) > 0, 'rs2 serves again');
 });
 
-test('master crash (SIGKILL): the backup takes the VIP and traffic resumes', async (t) => {
+scenario('master crash (SIGKILL): the backup takes the VIP and traffic resumes', async (t) => {
   let tookMs = 0;
   const stats = await withTraffic(t, async () => {
     await lab.stopDirector('d1', 'SIGKILL');
@@ -116,7 +118,7 @@ test('master crash (SIGKILL): the backup takes the VIP and traffic resumes', asy
   await until('d1 to be the only VIP holder again', holders(['d1']), 20_000);
 });
 
-test('master graceful stop (SIGTERM): priority-0 advert, the backup takes over at once', async (t) => {
+scenario('master graceful stop (SIGTERM): priority-0 advert, the backup takes over at once', async (t) => {
   let tookMs = 0;
   const stats = await withTraffic(t, async () => {
     await lab.stopDirector('d1', 'SIGTERM');
@@ -128,7 +130,7 @@ test('master graceful stop (SIGTERM): priority-0 advert, the backup takes over a
   await until('d1 to be the only VIP holder again', holders(['d1']), 20_000);
 });
 
-test('lvsd restart on the master: traffic keeps flowing through the restart', async (t) => {
+scenario('lvsd restart on the master: traffic keeps flowing through the restart', async (t) => {
   const stats = await withTraffic(t, async () => {
     await lab.stopDirector('d1', 'SIGTERM');
     await lab.startDirector('d1');

@@ -6,7 +6,9 @@
 // burst of checks delivered in batches. Real nginx meets both paths in test/netns/health-checkers.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { createServer, type Server, type Socket } from 'node:net';
 import { buildProbe } from '../../daemon/health/checkers/index.js';
 import { NativeProbeEngine, nativeSpecFor, probeAddon } from '../../daemon/health/native-probe.js';
@@ -232,4 +234,21 @@ test('removing a spec or closing an engine with checks in flight is safe and sil
   other.start(id2, 99, 0);
   await new Promise((r) => setTimeout(r, 400));
   assert.equal(late, 20, 'no result after close');
+});
+
+test('checks run safely while Node forks children (nft, hooks): a closed socket never reports to a freed probe', async () => {
+  // A forked child shares every descriptor until it execs; close() alone then left the socket in the
+  // epoll set, which reported events for freed probes (seen: lvsd crashed in the 100-reloads test).
+  const stress = fileURLToPath(new URL('../support/probe-fork-stress.js', import.meta.url));
+  const { code, signal, out } = await new Promise<{ code: number | null; signal: string | null; out: string }>((resolve) => {
+    const child = spawn(process.execPath, [stress, '1500'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    child.on('exit', (c, s) => { resolve({ code: c, signal: s, out }); });
+  });
+  assert.equal(signal, null, `the engine's process died of ${String(signal)}`);
+  assert.equal(code, 0);
+  const r = JSON.parse(out) as { checks: number; spawns: number; failed: number };
+  assert.ok(r.checks > 1000 && r.spawns > 50, `too little happened to tell: ${out}`);
+  assert.equal(r.failed, 0, out);
 });

@@ -211,9 +211,13 @@ static void list_insert(engine_t* e, probe_t* p) {
 static void probe_end(engine_t* e, probe_t* p) {
   list_unlink(e, p);
   if (p->fd >= 0) {
+    // close() alone leaves the epoll set only when no other descriptor shares the socket, and a
+    // child that Node forks (nft, notify hooks, exec checks) holds a copy of every descriptor until
+    // it execs: the set would go on reporting events for this probe after it is freed.
+    epoll_ctl(e->epfd, EPOLL_CTL_DEL, p->fd, NULL);
     struct linger lg = {1, 0};
     setsockopt(p->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
-    close(p->fd);  // also leaves the epoll set
+    close(p->fd);
   }
   free(p->buf);
   pthread_mutex_lock(&e->mu);
@@ -552,8 +556,12 @@ static void stop_engine(engine_t* e) {
   e->nspecs = 0;
 }
 
+static void cleanup_hook(void* arg);
+
 static void finalize_engine(napi_env env, void* data, void* hint) {
   engine_t* e = data;
+  // An engine collected without close() must not leave a hook that would stop it again at exit.
+  napi_remove_env_cleanup_hook(env, cleanup_hook, e);
   stop_engine(e);
   free(e->specs);
   free(e->free_ids);
