@@ -153,7 +153,11 @@ test('masquerade: real servers without a route back through the director still a
     await dp.apply(table(http4([1, 1, 1], 'rr')));
     await masq.apply(table(svc));
     const r = await probe(lab.client, `http://${VIP4}:9000/`, ['--count', '30']);
-    assert.equal(r.failed, 0, JSON.stringify(r.errors));
+    if (r.failed > 0) {
+      // Seen once in CI (one timeout of 30) and never here since: keep what the kernel held.
+      const ct = await lab.director.sh(`conntrack -L -p tcp --orig-port-dst 9000 2>&1; nft list table inet lvsdmasq`);
+      assert.fail(`${JSON.stringify(r.errors)}\n${ct.stdout}`);
+    }
     assert.deepEqual(Object.keys(r.bodies).sort(), lab.rsNames);
   } finally {
     for (const host of lab.rs) await host.sh('ip route add default via 10.10.0.1');
