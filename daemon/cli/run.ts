@@ -26,6 +26,8 @@ export interface RunContext {
   capabilities: Capabilities;
   /** The dataplane `dataplane:` asks for on this machine (auto resolved). */
   dataplane: DataplanePlan;
+  /** The service manager, for reloads that come through the API rather than SIGHUP. */
+  notifier?: ServiceNotifier | null;
 }
 
 /**
@@ -124,7 +126,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   const dataplane = planDataplane(current.dataplane, capabilities);
   log.info({ dataplane: dataplane.kind }, `dataplane: ${dataplane.kind} (${dataplane.reason})`);
 
-  const ctx: RunContext = { log, configPath, stateFile: opts.statePath ?? current.stateFile, stateFromEmpty: opts.stateFromEmpty === true, capabilities, dataplane };
+  const ctx: RunContext = { log, configPath, stateFile: opts.statePath ?? current.stateFile, stateFromEmpty: opts.stateFromEmpty === true, capabilities, dataplane, notifier };
   const daemon = (opts.factory ?? createDaemon)(ctx);
   log.info({ file: configPath, node: current.node.name, instances: current.vrrp.instances.length, virtualServers: current.virtualServers.length, stateFile: ctx.stateFile }, 'starting');
   try {

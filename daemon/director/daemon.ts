@@ -33,6 +33,10 @@ export class DirectorDaemon implements Daemon {
       store,
       version: packageVersion(),
       openDataplane: (c) => openDataplane(this.ctx.dataplane, c, dirname(this.ctx.stateFile), log),
+      applyNotices: {
+        begin: (by) => this.ctx.notifier?.reloading(`applying a config from ${by}`),
+        end: () => this.ctx.notifier?.ready(this.status()),
+      },
     });
     try {
       this.api = await startApi(

@@ -65,6 +65,8 @@ export interface DirectorOptions {
   startVrrp?: typeof realStartVrrp;
   /** How often connection counts and rates are read from the dataplane (default 2 s). */
   statsIntervalMs?: number;
+  /** Around a config applied through the API (`lvsd reload`, the panel): the service manager hears it as a reload. */
+  applyNotices?: { begin(by: string): void; end(): void };
 }
 
 const HISTORY = 50;
@@ -443,6 +445,15 @@ export class Director implements DirectorPort {
   async applyConfig(text: string, by: string): Promise<ApplyResult> {
     const { config, check } = this.check(text);
     if (config === null) return { ok: false, errors: check.errors, hash: sha256(this.configText), changes: [] };
+    this.opts.applyNotices?.begin(by);
+    try {
+      return await this.applyChecked(config, text, by);
+    } finally {
+      this.opts.applyNotices?.end();
+    }
+  }
+
+  private async applyChecked(config: Config, text: string, by: string): Promise<ApplyResult> {
     // The file on disk is the source of truth for restarts: write it (atomically) before reloading —
     // unless it already says this (`lvsd reload` sends the file's own text), so its mode stays the operator's.
     const onDisk = await readFile(this.config.source, 'utf8').catch(() => null);

@@ -95,7 +95,7 @@ after(() => {
 const localise = (text: string): string =>
   text.replace('/run/lvsd/lvsd.sock', join(dir, 'lvsd.sock')).replace('/var/lib/lvsd/state.json', join(dir, 'state.json')).replace('dataplane: auto', 'dataplane: nftables');
 
-test('lvsd run notifies READY after the API answers, pings the watchdog, frames a reload, says STOPPING', async () => {
+test('lvsd run notifies READY after the API answers, pings the watchdog, frames a reload (SIGHUP or API), says STOPPING', async () => {
   const socket = join(dir, 'notify.sock');
   const listener = new Listener(socket);
   await listener.ready;
@@ -133,6 +133,19 @@ test('lvsd run notifies READY after the API answers, pings the watchdog, frames 
     // Same clock as the receiver's CLOCK_MONOTONIC (a wall-clock value would be decades off).
     assert.ok(Number.isFinite(mono) && Math.abs((reloading?.usec ?? 0) - mono) < 10_000_000, `MONOTONIC_USEC ${String(mono)} vs receiver ${String(reloading?.usec)}`);
     assert.match(reloading?.fields.STATUS ?? '', /^reloading /);
+
+    // The same frame around a config applied over the admin socket (`lvsd reload`, the panel).
+    const viaApi = listener.got.length;
+    const applied = await localRequest<{ ok: boolean }>(join(dir, 'lvsd.sock'), 'POST', '/api/v1/config/apply', {
+      text: localise(EXAMPLE_TEXT).replace('{ address: 10.0.1.12, port: 80, weight: 100 }', '{ address: 10.0.1.12, port: 80, weight: 20 }'),
+    });
+    assert.equal(applied.body.ok, true);
+    await listener.until('READY=1 after RELOADING=1 around an API apply', (g) => {
+      const since = g.slice(viaApi);
+      const r = since.findIndex((d) => d.fields.RELOADING === '1');
+      return r >= 0 && since.slice(r + 1).some((d) => d.fields.READY === '1');
+    });
+    assert.match(listener.got.slice(viaApi).find((d) => d.fields.RELOADING === '1')?.fields.STATUS ?? '', /^applying a config from /);
 
     run.child.kill('SIGTERM');
     assert.equal(await run.exit, 0);
