@@ -94,6 +94,7 @@ export const SnapshotSchema = Type.Object(
     at: Iso,
     dataplane: Type.Object({ kind: Type.String(), reason: Type.String() }),
     vrrp: Type.Array(VrrpInstanceSchema),
+    vrrpProblem: Nullable(Type.String()),
     virtualServices: Type.Array(VirtualServiceSchema),
     config: Type.Object({
       path: Type.String(),

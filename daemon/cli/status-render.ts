@@ -27,6 +27,7 @@ export function renderSnapshot(s: DirectorSnapshot): string {
   const reload = s.config.lastReload === null ? '' : ` · last reload ${s.config.lastReload.ok ? 'ok' : 'FAILED'}: ${s.config.lastReload.message}`;
   out.push(`config ${s.config.path} (sha256 ${s.config.hash.slice(0, 12)}) · reloads ${s.config.reloads}${reload}`);
   out.push('', s.vrrp.length === 0 ? 'VRRP: no instances' : 'VRRP');
+  if (s.vrrpProblem !== null) out.push(`  NOT RUNNING: ${s.vrrpProblem}${s.vrrp.length > 0 ? ' (the roles below are the last it reported)' : ''}`);
   for (const i of s.vrrp) {
     const forced = i.forced === null ? '' : `  [forced: ${i.forced}]`;
     out.push(

@@ -341,6 +341,7 @@ export class Director implements DirectorPort {
         lastReload: this.lastReload,
       },
       vrrp,
+      vrrpProblem: this.vrrpError,
       transitions: this.transitions,
       forced: this.forced,
       health: this.health.snapshot(),

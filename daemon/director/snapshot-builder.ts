@@ -25,6 +25,7 @@ export interface SnapshotParts {
   config: Config;
   configInfo: DirectorSnapshot['config'];
   vrrp: VrrpSnapshot | null;
+  vrrpProblem: string | null;
   /** Transition history per instance, newest last. */
   transitions: ReadonlyMap<string, VrrpTransition[]>;
   forced: ReadonlyMap<string, 'lower-priority' | 'maintenance'>;
@@ -128,6 +129,7 @@ export function buildSnapshot(parts: SnapshotParts): DirectorSnapshot {
     at: parts.now.toISOString(),
     dataplane: parts.dataplane,
     vrrp: (parts.vrrp?.instances ?? []).map((i) => instanceSnapshot(i, parts)),
+    vrrpProblem: parts.vrrpProblem,
     virtualServices: parts.config.virtualServers.map((vs) => serviceSnapshot(vs, parts, observed.get(vs.id), targets, services)),
     config: parts.configInfo,
   };

@@ -127,6 +127,8 @@ export interface DirectorSnapshot {
   at: string;
   dataplane: { kind: DataplaneKind | 'none'; reason: string };
   vrrp: VrrpInstanceSnapshot[];
+  /** Why VRRP is not running (no raw sockets, the engine process died), else null; `vrrp` then holds the last roles it reported. */
+  vrrpProblem: string | null;
   virtualServices: VirtualServiceSnapshot[];
   config: {
     path: string;

@@ -7,7 +7,7 @@ const SHOWN_INSTANCES = 3;
 export function statusLine(s: DirectorSnapshot): string {
   const roles = s.vrrp.slice(0, SHOWN_INSTANCES).map((i) => `${i.name} ${i.state}`);
   if (s.vrrp.length > SHOWN_INSTANCES) roles.push(`+${s.vrrp.length - SHOWN_INSTANCES} more`);
-  const vrrp = roles.length === 0 ? 'no VRRP' : roles.join(', ');
+  const vrrp = s.vrrpProblem !== null ? `VRRP FAILED: ${s.vrrpProblem}` : roles.length === 0 ? 'no VRRP' : roles.join(', ');
   const real = s.virtualServices.flatMap((v) => v.realServers);
   const inTable = real.filter((r) => r.weight.effective !== null && r.weight.effective > 0).length;
   const n = s.virtualServices.length;

@@ -4,13 +4,19 @@
 // reported instead of silently leaving VRRP unrun.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Topology, type Netns } from '../support/netns.js';
 import { requireCommands, requireRoot } from '../support/prereq.js';
 import { startRun, type LvsdRun } from '../support/lvsd-run.js';
+
+const CLI = fileURLToPath(new URL('../../daemon/cli/main.js', import.meta.url));
+const runCli = async (args: string[]): Promise<string> => (await promisify(execFile)(process.execPath, [CLI, ...args])).stdout;
 
 const D1 = '10.82.0.2';
 const VIP = '10.82.0.100';
@@ -129,6 +135,9 @@ test('a VRRP engine process that dies is reported: lvsd logs it with the signal,
     const failed = await run.waitFor(/^VRRP engine failed: /, 10_000);
     assert.match(failed.msg, /signal SIGKILL/);
     assert.equal(run.child.exitCode, null, 'lvsd keeps running (the systemd watchdog decides on a restart)');
+    // The operator sees it in `lvsd status` (and systemd's status line), not only in the log.
+    const status = await runCli(['status', '--socket', join(dir, 'lvsd.sock')]);
+    assert.match(status, /^ {2}NOT RUNNING: VRRP engine process exited \(signal SIGKILL\) \(the roles below are the last it reported\)$/m);
     run.child.kill('SIGTERM');
     assert.equal(await run.exit, 0);
   } finally {

@@ -381,6 +381,7 @@ export class FakeDirector implements DirectorPort {
       at: this.#iso(),
       dataplane: { kind: 'userspace', reason: 'fake director: no kernel dataplane in tests' },
       vrrp,
+      vrrpProblem: null,
       virtualServices,
       config: { path: this.configPath, hash: sha(this.#text), loadedAt: this.#loadedAt, reloads: this.#reloads, lastReload: this.#lastReload },
     };

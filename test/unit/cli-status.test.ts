@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { statusCommand } from '../../daemon/cli/status.js';
 import { renderSnapshot } from '../../daemon/cli/status-render.js';
+import { statusLine } from '../../daemon/director/status-line.js';
 import { FakeDirector } from '../support/fake-director.js';
 import type { Io } from '../../daemon/cli/command.js';
 
@@ -84,4 +85,12 @@ test('status: an API error is reported with its code, exit 1', async () => {
     assert.equal(await statusCommand.run(['--socket', socket], c.io), 1);
     assert.match(c.err.join('\n'), /GET \/api\/v1\/status: 500 \{"error":"boom"\}/);
   });
+});
+
+test('a VRRP engine that is not running shows in lvsd status and in systemd\'s status line', () => {
+  const down = { ...STATUS, vrrpProblem: 'VRRP engine process exited (signal SIGKILL)' };
+  assert.match(renderSnapshot(down), /^VRRP\n {2}NOT RUNNING: VRRP engine process exited \(signal SIGKILL\) \(the roles below are the last it reported\)$/m);
+  assert.doesNotMatch(renderSnapshot(STATUS), /NOT RUNNING/);
+  assert.match(statusLine(down), /^VRRP FAILED: VRRP engine process exited \(signal SIGKILL\) · /);
+  assert.match(statusLine(STATUS), /^VI_1 /);
 });

@@ -93,6 +93,7 @@ export function Overview({ role }: { role: Role }) {
       </section>
 
       <h2 class="section-h">VRRP instances</h2>
+      {snap.vrrpProblem !== null && <p class="error" role="alert">VRRP is not running: {snap.vrrpProblem}{snap.vrrp.length > 0 ? ' — the roles below are the last it reported.' : ''}</p>}
       {snap.vrrp.length === 0 ? <p class="muted">No VRRP instances configured.</p> : (
         <div class="grid">{snap.vrrp.map((i) => <Instance key={i.name} i={i} role={role} />)}</div>
       )}
