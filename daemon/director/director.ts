@@ -67,7 +67,12 @@ export interface DirectorOptions {
   statsIntervalMs?: number;
   /** Around a config applied through the API (`lvsd reload`, the panel): the service manager hears it as a reload. */
   applyNotices?: { begin(by: string): void; end(): void };
+  /** Restart delays after the VRRP engine process dies (default 1 s, doubling up to 30 s). */
+  vrrpRespawn?: { firstMs: number; maxMs: number };
 }
+
+/** An engine that ran this long before it died was healthy: the next restart waits the first delay again. */
+const VRRP_STABLE_MS = 60_000;
 
 const HISTORY = 50;
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
@@ -89,6 +94,8 @@ export class Director implements DirectorPort {
   private readonly overrides: Map<string, Override>;
   private vrrp: VrrpEngine | null = null;
   private vrrpError: string | null = null;
+  private vrrpRespawnTimer: NodeJS.Timeout | null = null;
+  private vrrpRespawnDelayMs: number;
   private readonly transitions = new Map<string, VrrpTransition[]>();
   private readonly forced = new Map<string, 'lower-priority' | 'maintenance'>();
   private dataplane: OpenedDataplane = { dataplane: null, kind: 'none', reason: 'not started' };
@@ -104,6 +111,7 @@ export class Director implements DirectorPort {
   private constructor(private readonly opts: DirectorOptions) {
     this.config = opts.config;
     this.configText = opts.configText;
+    this.vrrpRespawnDelayMs = opts.vrrpRespawn?.firstMs ?? 1000;
     this.overrides = opts.store.overrideMap();
     this.bus.setMaxListeners(0);
     this.health = new HealthMonitor({ logger: opts.logger.child({ component: 'health' }) });
@@ -257,12 +265,51 @@ export class Director implements DirectorPort {
       this.log.error({ err: e }, `VRRP not running: ${this.vrrpError}`);
       return this.vrrpError;
     }
-    this.vrrp.on('error', (e) => {
+    const engine = this.vrrp;
+    const startedAt = Date.now();
+    engine.on('error', (e) => {
+      if (this.vrrp !== engine) return;
       this.vrrpError = e.message;
       this.log.error({ err: e }, `VRRP engine failed: ${e.message}`);
+      this.scheduleVrrpRespawn(Date.now() - startedAt >= VRRP_STABLE_MS);
     });
     await this.updateSyncRole();
     return null;
+  }
+
+  /** The engine object is still held but its process died (its 'error' set vrrpError). */
+  private vrrpEngineDead(): boolean {
+    return this.vrrp !== null && this.vrrpError !== null;
+  }
+
+  /**
+   * keepalived's parent restarts a VRRP child that died; so does lvsd, without waiting for systemd's
+   * watchdog (which may not be there). The backup takes over meanwhile; the new engine clears VIPs the
+   * dead one left behind and runs the election again. Repeated deaths back off up to `maxMs`.
+   */
+  private scheduleVrrpRespawn(stable: boolean): void {
+    if (this.stopping) return;
+    const first = this.opts.vrrpRespawn?.firstMs ?? 1000;
+    if (stable) this.vrrpRespawnDelayMs = first;
+    const delay = this.vrrpRespawnDelayMs;
+    this.vrrpRespawnDelayMs = Math.min(delay * 2, this.opts.vrrpRespawn?.maxMs ?? 30_000);
+    this.log.warn({ inMs: delay }, `restarting the VRRP engine in ${delay} ms`);
+    if (this.vrrpRespawnTimer !== null) clearTimeout(this.vrrpRespawnTimer);
+    this.vrrpRespawnTimer = setTimeout(() => {
+      this.vrrpRespawnTimer = null;
+      // After any reload in progress, which may have brought the engine back already.
+      this.reloading = this.reloading.then(() => this.respawnVrrp()).catch((e: unknown) => {
+        this.log.error({ err: e }, 'restarting the VRRP engine failed');
+      });
+    }, delay);
+  }
+
+  private async respawnVrrp(): Promise<void> {
+    if (this.stopping || !this.vrrpEngineDead()) return;
+    this.vrrp = null;
+    const problem = await this.startVrrpEngine(this.config);
+    if (problem === null) this.log.info('VRRP engine restarted');
+    else this.scheduleVrrpRespawn(false);
   }
 
   /**
@@ -280,8 +327,9 @@ export class Director implements DirectorPort {
       await this.updateSyncRole();
       return;
     }
-    if (this.vrrp === null) {
+    if (this.vrrp === null || this.vrrpEngineDead()) {
       const wasDown = this.vrrpError !== null;
+      this.vrrp = null;
       const problem = await this.startVrrpEngine(config);
       if (problem !== null && !wasDown) throw new Error(`VRRP engine did not start: ${problem}`);
       return;
@@ -564,6 +612,9 @@ export class Director implements DirectorPort {
   /** Graceful stop: priority-0 adverts and VIPs released; the dataplane keeps its entries. */
   async stop(): Promise<void> {
     this.stopping = true;
+    if (this.vrrpRespawnTimer !== null) clearTimeout(this.vrrpRespawnTimer);
+    // A reload or an engine restart in progress finishes first, so no engine starts after this stop.
+    await this.reloading;
     if (this.statsTimer !== null) clearInterval(this.statsTimer);
     this.health.close();
     await this.vrrp?.stop();

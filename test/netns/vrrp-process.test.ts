@@ -1,7 +1,7 @@
 // The VRRP engine runs in a child process of `lvsd run` (daemon/vrrp/channel.ts). Two promises of that
 // design, with a real lvsd in a test namespace and a peer capturing the wire: the child never outlives
 // its parent (an orphan master would keep the VIP's traffic after lvsd is gone), and a dead child is
-// reported instead of silently leaving VRRP unrun.
+// reported and restarted instead of silently leaving VRRP unrun.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -123,7 +123,7 @@ test('SIGKILL of lvsd: its VRRP engine process stops as on shutdown (priority-0 
   }
 });
 
-test('a VRRP engine process that dies is reported: lvsd logs it with the signal, keeps serving and still shuts down cleanly', async () => {
+test('a VRRP engine process that dies is reported and restarted: lvsd keeps serving, a new engine is MASTER again, lvsd still stops cleanly', async () => {
   const run = start();
   try {
     await run.waitFor(/MASTER/, 30_000);
@@ -134,10 +134,21 @@ test('a VRRP engine process that dies is reported: lvsd logs it with the signal,
     assert.equal(exited.how, 'signal SIGKILL');
     const failed = await run.waitFor(/^VRRP engine failed: /, 10_000);
     assert.match(failed.msg, /signal SIGKILL/);
-    assert.equal(run.child.exitCode, null, 'lvsd keeps running (the systemd watchdog decides on a restart)');
-    // The operator sees it in `lvsd status` (and systemd's status line), not only in the log.
-    const status = await runCli(['status', '--socket', join(dir, 'lvsd.sock')]);
-    assert.match(status, /^ {2}NOT RUNNING: VRRP engine process exited \(signal SIGKILL\) \(the roles below are the last it reported\)$/m);
+    assert.equal(run.child.exitCode, null, 'lvsd keeps running');
+    // As keepalived's parent restarts its VRRP child: after a second, a new engine, which wins again.
+    assert.equal((await run.waitFor(/^restarting the VRRP engine in \d+ ms$/, 10_000)).inMs, 1000);
+    await run.waitFor(/^VRRP engine restarted$/, 30_000);
+    assert.notEqual(enginePid(run), engine);
+    const sock = join(dir, 'lvsd.sock');
+    const deadline = Date.now() + 20_000;
+    let status = '';
+    while (!/^ {2}VI_1 +MASTER /m.test(status)) {
+      if (Date.now() > deadline) assert.fail(`VI_1 not MASTER again:\n${status}`);
+      await sleep(200);
+      status = await runCli(['status', '--socket', sock]);
+    }
+    assert.doesNotMatch(status, /NOT RUNNING/);
+    assert.ok((await d1.addresses('eth0')).includes(`${VIP}/24`), 'the new engine holds the VIP');
     run.child.kill('SIGTERM');
     assert.equal(await run.exit, 0);
   } finally {

@@ -9,7 +9,7 @@ import pino from 'pino';
 import { loadConfigText } from '../../daemon/config/load.js';
 import type { Config } from '../../daemon/config/types.js';
 import { UnsupportedByDataplane, type ApplyReport, type Dataplane, type DesiredTable } from '../../daemon/dataplane/types.js';
-import { Director } from '../../daemon/director/director.js';
+import { Director, type DirectorOptions } from '../../daemon/director/director.js';
 import { openStore } from '../../daemon/state/store.js';
 import type { ReconfigureSummary, VrrpEngine, VrrpOptions, VrrpSnapshot } from '../../daemon/vrrp/index.js';
 
@@ -51,8 +51,14 @@ export class FakeEngine extends EventEmitter implements VrrpEngine {
     this.options = options;
     return Promise.resolve({ unchanged: [], updated: options.instances.map((i) => i.name), restarted: [], added: [], removed: [] });
   }
+  stopped = false;
   stop(): Promise<void> {
+    this.stopped = true;
     return Promise.resolve();
+  }
+  /** What the real engine does when its process dies unexpectedly. */
+  die(how = 'signal SIGKILL'): void {
+    this.emit('error', new Error(`VRRP engine process exited (${how})`));
   }
 }
 
@@ -76,13 +82,13 @@ export class FakeDataplane implements Dataplane {
 }
 
 /** Starts a Director on `text` (written to a fresh lvsd.yaml); `cleanup` stops it and removes the files. */
-export async function startFakeDirector(text: string) {
+export async function startFakeDirector(text: string, extra: Pick<DirectorOptions, 'vrrpRespawn'> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'lvsd-director-'));
   const file = join(dir, 'lvsd.yaml');
   writeFileSync(file, text);
   const { store } = await openStore(join(dir, 'state.json'));
   const dataplane = new FakeDataplane();
-  const started: { engine?: FakeEngine } = {};
+  const started: { engine?: FakeEngine; all: FakeEngine[] } = { all: [] };
   const d = await Director.start({
     config: loadConfig(text, file),
     configText: text,
@@ -92,8 +98,10 @@ export async function startFakeDirector(text: string) {
     openDataplane: () => Promise.resolve({ dataplane, kind: 'nftables', reason: 'test' }),
     startVrrp: (o) => {
       started.engine = new FakeEngine(o);
+      started.all.push(started.engine);
       return Promise.resolve(started.engine);
     },
+    ...extra,
   });
   const cleanup = async (): Promise<void> => {
     await d.stop();
@@ -103,6 +111,6 @@ export async function startFakeDirector(text: string) {
     if (started.engine === undefined) throw new Error('no VRRP engine started: the config has no instances');
     return started.engine;
   };
-  return { d, dataplane, engine, file, cleanup };
+  return { d, dataplane, engine, engines: started.all, file, cleanup };
 }
 

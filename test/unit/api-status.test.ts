@@ -22,6 +22,15 @@ test('GET /api/v1/status is the director snapshot, serialised through its schema
   assert.equal(s.config.path, '/etc/lvsd/lvsd.yaml');
 });
 
+test('a VRRP engine that is not running travels in the snapshot (vrrpProblem)', async (t) => {
+  const h = await harness();
+  t.after(() => h.close());
+  const orig = h.director.snapshot.bind(h.director);
+  h.director.snapshot = () => ({ ...orig(), vrrpProblem: 'VRRP engine process exited (signal SIGKILL)' });
+  const res = await h.call(await h.as('viewer'), 'GET', '/api/v1/status');
+  assert.equal(res.json<DirectorSnapshot>().vrrpProblem, 'VRRP engine process exited (signal SIGKILL)');
+});
+
 test('the serialiser drops what the schema does not declare', async (t) => {
   const h = await harness();
   t.after(() => h.close());
