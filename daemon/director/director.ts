@@ -305,7 +305,8 @@ export class Director implements DirectorPort {
   }
 
   private async respawnVrrp(): Promise<void> {
-    if (this.stopping || !this.vrrpEngineDead()) return;
+    // Nothing to do when a reload brought it back; still down (dead, or a reload's start failed): try.
+    if (this.stopping || this.vrrpError === null || this.config.vrrp.instances.length === 0) return;
     this.vrrp = null;
     const problem = await this.startVrrpEngine(this.config);
     if (problem === null) this.log.info('VRRP engine restarted');
