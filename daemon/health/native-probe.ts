@@ -28,11 +28,13 @@ interface Addon {
 
 const KIND_TCP = 0;
 const KIND_HTTP = 1;
+/** HTTP whose body is judged (regex or digest): the engine reads the whole response, JavaScript judges it. */
+const KIND_HTTP_BODY = 2;
 const RES = { OK: 0, ERRNO: 1, TIMEOUT: 2, HEAD: 3, EOF: 4 } as const;
 
 /** What the engine needs to run one target's check, and what this side needs to judge its results. */
 export interface NativeSpec {
-  kind: typeof KIND_TCP | typeof KIND_HTTP;
+  kind: typeof KIND_TCP | typeof KIND_HTTP | typeof KIND_HTTP_BODY;
   host: string;
   port: number;
   bindTo: string | undefined;
@@ -41,9 +43,10 @@ export interface NativeSpec {
 }
 
 /**
- * The native spec of a check, or undefined when the engine cannot run it: HTTPS (TLS), body regex or
- * digest (the body is read by the JavaScript checker), an interface-scoped link-local target, and
- * every other check type. Option errors are the JavaScript checker's to report (buildProbe runs first).
+ * The native spec of a check, or undefined when the engine cannot run it: HTTPS (TLS), an
+ * interface-scoped link-local target, and every other check type. A body regex or digest runs natively
+ * too: the engine reads the response to the end of its body and this side judges the bytes.
+ * Option errors are the JavaScript checker's to report (buildProbe runs first).
  */
 export function nativeSpecFor(id: string, address: string, port: number, o: CheckOptions): NativeSpec | undefined {
   if (o.type !== 'tcp' && o.type !== 'http') return undefined;
@@ -53,8 +56,7 @@ export function nativeSpecFor(id: string, address: string, port: number, o: Chec
   const base = { host: ep.host, port: ep.port, bindTo: ep.localAddress, timeoutMs: o.timeoutMs };
   if (o.type === 'tcp') return { kind: KIND_TCP, ...base, http: undefined };
   const http = prepareHttp(ep, o.http ?? {}, false);
-  if (http.regex !== undefined || http.digest !== undefined) return undefined;
-  return { kind: KIND_HTTP, ...base, http };
+  return { kind: http.regex !== undefined || http.digest !== undefined ? KIND_HTTP_BODY : KIND_HTTP, ...base, http };
 }
 
 let addon: Addon | null | undefined;
@@ -164,7 +166,7 @@ export class NativeProbeEngine {
 /** Judges the response bytes the engine handed over, exactly as the JavaScript checker would. */
 export function httpVerdict(p: PreparedHttp | undefined, bytes: Buffer, eof: boolean): CheckVerdict {
   if (p === undefined) return fail('error', 'check removed');
-  const reader = new HttpResponseReader(false);
+  const reader = new HttpResponseReader(p.regex !== undefined || p.digest !== undefined);
   if (bytes.length > 0) {
     const v = verdictAfterData(p, reader, bytes);
     if (v !== undefined) return v;

@@ -7,6 +7,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -115,12 +116,12 @@ async function freePort(): Promise<number> {
 const HTTP = (o: CheckOptions['http'] = {}): CheckOptions => opts({ type: 'http', http: o });
 const OK_HEAD = 'HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n';
 
-test('eligibility: tcp and status-only http run natively; TLS, body checks, scoped link-local, an agent beside the check and others do not', () => {
+test('eligibility: tcp and http (status only, or with a body regex / digest) run natively; TLS, scoped link-local, an agent beside the check and others do not', () => {
   assert.equal(nativeSpecFor('t', '127.0.0.1', 80, opts({ type: 'tcp' }))?.kind, 0);
   assert.equal(nativeSpecFor('t', '::1', 80, HTTP({ path: '/x', status: [200, '300-399'] }))?.kind, 1);
   assert.equal(nativeSpecFor('t', '127.0.0.1', 443, opts({ type: 'https' })), undefined);
-  assert.equal(nativeSpecFor('t', '127.0.0.1', 80, HTTP({ bodyRegex: 'ok' })), undefined);
-  assert.equal(nativeSpecFor('t', '127.0.0.1', 80, HTTP({ digest: '0'.repeat(32) })), undefined);
+  assert.equal(nativeSpecFor('t', '127.0.0.1', 80, HTTP({ bodyRegex: 'ok' }))?.kind, 2);
+  assert.equal(nativeSpecFor('t', '127.0.0.1', 80, HTTP({ digest: '0'.repeat(32) }))?.kind, 2);
   assert.equal(nativeSpecFor('t', 'fe80::1', 80, opts({ type: 'tcp', bindInterface: 'eth0' })), undefined);
   assert.equal(nativeSpecFor('t', '127.0.0.1', 53, opts({ type: 'dns', dns: { name: 'x' } })), undefined);
   assert.equal(nativeSpecFor('t', '127.0.0.1', 80, opts({ type: 'tcp', agent: { port: 9999 } })), undefined, 'an agent beside the check needs the JS probe');
@@ -193,6 +194,53 @@ test('http: odd answers give the JS reader\'s verdicts', async () => {
 function openFds(): number {
   return readdirSync('/proc/self/fd').length;
 }
+
+const md5 = (s: string | Buffer): string => createHash('md5').update(s).digest('hex');
+const BODY = 'status: healthy\n';
+const withLength = (body: string, extra = ''): string => `HTTP/1.1 200 OK\r\nContent-Length: ${Buffer.byteLength(body, 'latin1')}\r\n${extra}\r\n${body}`;
+const chunked = (parts: string[], extra = ''): string =>
+  `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n${extra}\r\n${parts.map((p) => `${Buffer.byteLength(p, 'latin1').toString(16)}\r\n${p}\r\n`).join('')}0\r\n\r\n`;
+
+test('http body checks: regex and digest, matched and not, give the JS checker\'s verdicts', async () => {
+  const port = await answering(withLength(BODY), 3, 5);
+  assert.equal((await same(HTTP({ bodyRegex: 'healthy' }), port)).reason, 'ok');
+  assert.equal((await same(HTTP({ bodyRegex: '^down' }), port)).reason, 'regex-mismatch');
+  assert.equal((await same(HTTP({ digest: md5(BODY) }), port)).reason, 'ok');
+  assert.equal((await same(HTTP({ digest: md5('other') }), port)).reason, 'digest-mismatch');
+  assert.equal((await same(HTTP({ digest: md5(BODY), status: [500] }), port)).reason, 'status');
+});
+
+test('http body checks: every way a body ends — length, chunked over many reads, the close; 204; odd and oversized bodies', async () => {
+  const big = 'x'.repeat(200_000);
+  const cases: [string, string, number, string][] = [
+    ['length, in 40 pieces', withLength(big + BODY), 40, 'ok'],
+    ['chunked, in 25 pieces', chunked(['status: ', 'healthy', '\n', big]), 25, 'ok'],
+    ['chunked with an extension and a trailer', chunked(['status: healthy\n']).replace('10\r\n', '10;ext=1\r\n').replace(/0\r\n\r\n$/, '0\r\nX-T: 1\r\n\r\n'), 1, 'ok'],
+    ['no length: ends at the close', `HTTP/1.0 200 OK\r\n\r\n${BODY}`, 3, 'ok'],
+    ['Content-Length after chunked is ignored', chunked([BODY], 'Content-Length: abc\r\n'), 1, 'ok'],
+    ['a bad Content-Length', `HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\n${BODY}`, 1, 'protocol'],
+    ['a chunk size that is not hex', `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n`, 1, 'protocol'],
+    ['closed inside the body', `HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n${BODY}`, 2, 'protocol'],
+    ['a Content-Length over 1 MiB', `HTTP/1.1 200 OK\r\nContent-Length: 2000000\r\n\r\n${BODY}`, 1, 'protocol'],
+    ['a body over 1 MiB without a length', `HTTP/1.0 200 OK\r\n\r\n${'y'.repeat(1_200_000)}`, 4, 'protocol'],
+    ['204: no body', 'HTTP/1.1 204 No Content\r\n\r\n', 1, 'regex-mismatch'],
+  ];
+  for (const [what, reply, pieces, reason] of cases) {
+    const port = await answering(reply, pieces, 2);
+    const v = await same({ ...HTTP({ bodyRegex: 'healthy', status: ['200-299'] }), timeoutMs: 3000 }, port);
+    assert.equal(v.reason, reason, `${what}: ${v.detail}`);
+  }
+});
+
+test('http body checks: a server that keeps the connection open after a whole body is not waited for', async () => {
+  const port = await listen((s) => {
+    s.once('data', () => s.write(withLength(BODY)));
+  });
+  const t0 = performance.now();
+  const v = await same({ ...HTTP({ digest: md5(BODY) }), timeoutMs: 2000 }, port);
+  assert.equal(v.reason, 'ok');
+  assert.ok(performance.now() - t0 < 1500, 'settled at the end of the body, not at the timeout');
+});
 
 test('http: a server that accepts and never answers times out in the engine, socket released', async () => {
   const port = await listen(() => undefined);

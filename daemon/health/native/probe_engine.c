@@ -13,7 +13,9 @@
 //   RES_TIMEOUT no verdict within the spec's timeout (the thread enforces it)
 //   RES_HEAD    value = index into bodies[]: the bytes of a complete head (or of a head larger than
 //               64 KiB) that JavaScript must judge: the slow path keeps every verdict identical to the
-//               JavaScript checker's, which reads the same bytes with the same reader
+//               JavaScript checker's, which reads the same bytes with the same reader. For a check of
+//               the body (KIND_HTTP_BODY: regex or digest) the bytes go on to the end of the body, and
+//               JavaScript always judges them: the engine only decides when the response is whole
 //   RES_EOF     value = index into bodies[]: the peer closed before the head was complete
 // Completions are handed over in batches through one napi_threadsafe_function call, at most every
 // 5 ms; while a call is pending, further results join the same batch.
@@ -40,13 +42,16 @@
 #define IP_BIND_ADDRESS_NO_PORT 24
 #endif
 
-enum { KIND_TCP = 0, KIND_HTTP = 1 };
+enum { KIND_TCP = 0, KIND_HTTP = 1, KIND_HTTP_BODY = 2 };
+enum { BODY_EOF = 0, BODY_LENGTH = 1, BODY_CHUNKED = 2 };
 enum { RES_OK = 0, RES_ERRNO = 1, RES_TIMEOUT = 2, RES_HEAD = 3, RES_EOF = 4 };
 enum { ST_CONNECTING = 0, ST_SENDING = 1, ST_READING = 2 };
 
 // The JavaScript reader gives up on a head without its blank line beyond 64 KiB; one byte more is
 // enough to hand it the same verdict.
 #define HEAD_LIMIT (64 * 1024)
+// The JavaScript reader's body limit (HttpResponseReader's maxBytes) and the slack it allows past it.
+#define BODY_LIMIT ((1 << 20) + 64)
 #define MAX_EVENTS 512
 // Results wait up to this long to share one crossing into JavaScript: every crossing wakes the event
 // loop, and under QEMU TCG a wake-up costs more than a check.
@@ -80,6 +85,11 @@ typedef struct probe {
   size_t sent;
   char* buf;
   size_t len, cap;
+  // KIND_HTTP_BODY, once the head is in: where the body starts, how it ends, where the chunk walk is.
+  size_t body_at;
+  int body_mode;
+  size_t body_length;
+  size_t chunk_at;
 } probe_t;
 
 typedef struct {
@@ -296,6 +306,112 @@ static int lengths_plain(const char* b, size_t n) {
   return 1;
 }
 
+// Walks the header lines of a head b[0..n) (after the status line): returns 1 with the next line's
+// name and value, trimmed as the JavaScript reader trims them; 0 at the end. *at is the cursor.
+static int next_header(const char* b, size_t n, size_t* at, const char** k, size_t* klen, const char** v, size_t* vlen) {
+  const char* end = b + n;
+  for (;;) {
+    const char* nl = memchr(b + *at, '\n', n - *at);
+    if (nl == NULL || nl + 1 >= end) return 0;
+    const char* s = nl + 1;
+    const char* eol = memchr(s, '\r', (size_t)(end - s));
+    if (eol == NULL) eol = end;
+    *at = (size_t)(eol - b);
+    const char* colon = memchr(s, ':', (size_t)(eol - s));
+    if (colon == NULL || colon == s) continue;
+    const char* ke = colon;
+    while (s < ke && (*s == ' ' || *s == '\t')) s++;
+    while (ke > s && (ke[-1] == ' ' || ke[-1] == '\t')) ke--;
+    const char* vs = colon + 1;
+    const char* ve = eol;
+    while (vs < ve && (*vs == ' ' || *vs == '\t')) vs++;
+    while (ve > vs && (ve[-1] == ' ' || ve[-1] == '\t')) ve--;
+    *k = s;
+    *klen = (size_t)(ke - s);
+    *v = vs;
+    *vlen = (size_t)(ve - vs);
+    return 1;
+  }
+}
+
+// Whether a Transfer-Encoding value lists "chunked" as one of its comma-separated codings.
+static int lists_chunked(const char* v, size_t n) {
+  size_t i = 0;
+  while (i <= n) {
+    size_t j = i;
+    while (j < n && v[j] != ',') j++;
+    size_t a = i, z = j;
+    while (a < z && (v[a] == ' ' || v[a] == '\t')) a++;
+    while (z > a && (v[z - 1] == ' ' || v[z - 1] == '\t')) z--;
+    if (z - a == 7 && strncasecmp(v + a, "chunked", 7) == 0) return 1;
+    i = j + 1;
+  }
+  return 0;
+}
+
+// How the JavaScript reader will find the end of this body, header by header in its order: a
+// Content-Length (digits only, or the reader calls the response bad) unless chunked was already
+// named; chunked from any Transfer-Encoding that lists it; else the close. 1xx, 204 and 304 carry none.
+// Returns 0 when the reader will call the head bad.
+static int body_framing(probe_t* p, size_t head, int status) {
+  p->body_at = head + 4;
+  p->chunk_at = p->body_at;
+  p->body_mode = BODY_EOF;
+  size_t at = 0, klen, vlen;
+  const char *k, *v;
+  while (next_header(p->buf, head, &at, &k, &klen, &v, &vlen)) {
+    if (klen == 14 && strncasecmp(k, "content-length", 14) == 0 && p->body_mode != BODY_CHUNKED) {
+      if (vlen == 0) return 0;
+      size_t len = 0;
+      for (size_t i = 0; i < vlen; i++) {
+        if (v[i] < '0' || v[i] > '9') return 0;
+        if (len <= BODY_LIMIT) len = len * 10 + (size_t)(v[i] - '0');
+      }
+      if (len > BODY_LIMIT - 64) return 0;
+      p->body_mode = BODY_LENGTH;
+      p->body_length = len;
+    } else if (klen == 17 && strncasecmp(k, "transfer-encoding", 17) == 0 && lists_chunked(v, vlen)) {
+      p->body_mode = BODY_CHUNKED;
+    }
+  }
+  if (status == 204 || status == 304 || (status >= 100 && status < 200)) {
+    p->body_mode = BODY_LENGTH;
+    p->body_length = 0;
+  }
+  return 1;
+}
+
+// Whether the bytes so far settle the check for the JavaScript reader: the body is whole (or its last
+// chunk came), or the reader will call it bad (past its limit, a chunk size that is not hex).
+static int body_settled(probe_t* p) {
+  size_t got = p->len - p->body_at;
+  if (got > BODY_LIMIT) return 1;
+  if (p->body_mode == BODY_LENGTH) return got >= p->body_length;
+  if (p->body_mode == BODY_EOF) return 0;
+  for (;;) {
+    const char* at = p->buf + p->chunk_at;
+    const char* end = p->buf + p->len;
+    const char* eol = memmem(at, (size_t)(end - at), "\r\n", 2);
+    if (eol == NULL) return 0;
+    const char* se = memchr(at, ';', (size_t)(eol - at));
+    if (se == NULL) se = eol;
+    while (at < se && (*at == ' ' || *at == '\t')) at++;
+    while (se > at && (se[-1] == ' ' || se[-1] == '\t')) se--;
+    if (at == se) return 1;
+    size_t size = 0;
+    for (const char* c = at; c < se; c++) {
+      int d = (*c >= '0' && *c <= '9') ? *c - '0' : (*c >= 'a' && *c <= 'f') ? *c - 'a' + 10 : (*c >= 'A' && *c <= 'F') ? *c - 'A' + 10 : -1;
+      if (d < 0) return 1;
+      // A chunk larger than the limit: the reader waits for it until the body passes the limit.
+      if (size <= BODY_LIMIT) size = size * 16 + (size_t)d;
+    }
+    if (size == 0) return 1;
+    size_t start = (size_t)(eol + 2 - p->buf);
+    if (p->len < start + size + 2) return 0;
+    p->chunk_at = start + size + 2;
+  }
+}
+
 static int accepted(const spec_t* s, int status) {
   for (int i = 0; i < s->nranges; i++)
     if (status >= s->ranges[2 * i] && status <= s->ranges[2 * i + 1]) return 1;
@@ -320,12 +436,27 @@ static void on_readable(engine_t* e, probe_t* p) {
     }
     size_t from = p->len >= 3 ? p->len - 3 : 0;
     p->len += (size_t)r;
+    if (p->body_at > 0) {
+      if (body_settled(p)) {
+        emit_bytes(e, p, RES_HEAD);
+        probe_end(e, p);
+        return;
+      }
+      continue;
+    }
     void* end = memmem(p->buf + from, p->len - from, "\r\n\r\n", 4);
     if (end != NULL) {
       int status = parse_status(p->buf, (size_t)((char*)end - p->buf));
       size_t head = (size_t)((char*)end - p->buf);
-      if (status >= 0 && accepted(p->spec, status) && lengths_plain(p->buf, head)) emit(e, p, RES_OK, status);
-      else emit_bytes(e, p, RES_HEAD);
+      if (p->spec->kind == KIND_HTTP_BODY && status >= 0 && accepted(p->spec, status)) {
+        // The status is fine; the body decides, so read on until it is whole (JavaScript judges it).
+        if (body_framing(p, head, status) && !body_settled(p)) continue;
+        emit_bytes(e, p, RES_HEAD);
+      } else if (status >= 0 && accepted(p->spec, status) && lengths_plain(p->buf, head)) {
+        emit(e, p, RES_OK, status);
+      } else {
+        emit_bytes(e, p, RES_HEAD);
+      }
       probe_end(e, p);
       return;
     }
@@ -655,7 +786,7 @@ static napi_value add_spec(napi_env env, napi_callback_info info) {
     napi_throw_error(env, NULL, "out of memory");
     return NULL;
   }
-  s->kind = kind == KIND_HTTP ? KIND_HTTP : KIND_TCP;
+  s->kind = kind == KIND_HTTP || kind == KIND_HTTP_BODY ? kind : KIND_TCP;
   s->refs = 1;
   s->timeout_ns = (int64_t)timeout_ms * 1000000LL;
   char host[64];
