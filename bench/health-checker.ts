@@ -9,13 +9,14 @@ import { createInterface } from 'node:readline';
 import { Worker } from 'node:worker_threads';
 import { HealthMonitor, type HealthTarget } from '../daemon/health/monitor.js';
 import { CHECK_DEFAULTS, type CheckOptions } from '../daemon/health/options.js';
+import { TARGET_BODY_MD5, type BenchCheck } from './targets-binary.js';
 
 interface LoadOptions {
   op: 'load';
   address: string;
   base: number;
   count: number;
-  type: 'tcp' | 'http';
+  type: BenchCheck;
   intervalMs: number;
   timeoutMs: number;
   fall: number;
@@ -140,8 +141,9 @@ createInterface({ input: process.stdin }).on('line', (line) => {
         if (e.to === 'down') out('down', { port: e.port, t: e.at, reason: e.reason });
       });
       const check: CheckOptions = {
-        ...CHECK_DEFAULTS, type: o.type, intervalMs: o.intervalMs, timeoutMs: o.timeoutMs, fall: o.fall, rise: o.rise,
-        retry: o.retry, delayBeforeRetryMs: o.delayBeforeRetryMs, ...(o.type === 'http' ? { http: { path: '/' } } : {}),
+        ...CHECK_DEFAULTS, type: o.type === 'tcp' ? 'tcp' : 'http', intervalMs: o.intervalMs, timeoutMs: o.timeoutMs, fall: o.fall, rise: o.rise,
+        retry: o.retry, delayBeforeRetryMs: o.delayBeforeRetryMs,
+        ...(o.type === 'tcp' ? {} : { http: { path: '/', ...(o.type === 'digest' ? { digest: TARGET_BODY_MD5 } : {}) } }),
       };
       const targets: HealthTarget[] = [];
       for (let i = 0; i < o.count; i++) {

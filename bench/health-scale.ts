@@ -10,7 +10,7 @@
 // the same targets and settings) runs in the QEMU guest (bench/health-guest.ts). Without it the
 // figures from notes/health.md are printed as a reference, not as a same-run anchor.
 //
-//   node dist/bench/health-scale.js [--sizes 100,1000,10000] [--types tcp,http] [--seconds 10]
+//   node dist/bench/health-scale.js [--sizes 100,1000,10000] [--types tcp,http,digest] [--seconds 10]
 //        [--kills 20] [--interval 1000] [--timeout 1000] [--fall 1] [--retry 0] [--concurrency 1000] [--loopback]
 //        [--warmup 2] [--node-flags '--jitless'] [--keepalived [--keepalived-detect-wait 30]]   (keepalived first, same targets: needs IPVS, i.e. the guest)
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -18,7 +18,7 @@ import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Topology, type Netns } from '../test/support/netns.js';
-import { targetsBinary } from './targets-binary.js';
+import { targetsBinary, type BenchCheck } from './targets-binary.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -27,7 +27,7 @@ function arg(name: string, def: string): string {
   return i >= 0 ? (process.argv[i + 1] ?? def) : def;
 }
 const sizes = arg('sizes', '100,1000,10000').split(',').map(Number);
-const types = arg('types', 'tcp,http').split(',') as ('tcp' | 'http')[];
+const types = arg('types', 'tcp,http').split(',') as BenchCheck[];
 const seconds = Number(arg('seconds', '10'));
 const kills = Number(arg('kills', '20'));
 const intervalMs = Number(arg('interval', '1000'));
@@ -163,7 +163,7 @@ async function targetStats(targets: Proc): Promise<{ connections: number; cpuUs:
   return { connections: j.connections as number, cpuUs: j.cpuUs as number };
 }
 
-async function keepalivedPhase(type: 'tcp' | 'http', n: number, ns: Netns, address: string, targets: Proc): Promise<void> {
+async function keepalivedPhase(type: BenchCheck, n: number, ns: Netns, address: string, targets: Proc): Promise<void> {
   const { mkdtempSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { keepalivedConf, startKeepalived, keepalivedUsage } = await import('./health-keepalived.js');
@@ -250,7 +250,7 @@ function counterDelta(a: Map<string, number>, b: Map<string, number>): string {
   return [...b].map(([k, v]) => `${k} ${v - (a.get(k) ?? 0)}`).join(', ');
 }
 
-async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | undefined, address: string, targets: Proc, targetNs?: Netns): Promise<void> {
+async function lvsdPhase(type: BenchCheck, n: number, checkerNs: Netns | undefined, address: string, targets: Proc, targetNs?: Netns): Promise<void> {
   const checker = start(checkerNs, 'health-checker.js', []);
   try {
     await checker.wait((j) => j.ev === 'ready', 60_000, 'checker ready');
@@ -326,7 +326,7 @@ async function lvsdPhase(type: 'tcp' | 'http', n: number, checkerNs: Netns | und
   }
 }
 
-async function runOne(type: 'tcp' | 'http', n: number): Promise<void> {
+async function runOne(type: BenchCheck, n: number): Promise<void> {
   let topo: Topology | undefined;
   let checkerNs: Netns | undefined;
   let targetNs: Netns | undefined;

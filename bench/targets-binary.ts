@@ -2,11 +2,19 @@
 // compiler node-gyp uses anyway; rebuilt when the source is newer. Called on the host before the
 // QEMU guest boots, so the guest (which sees this tree over 9p) finds it ready.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
+
+/** What every target answers (health-targets.c's RESPONSE): the `digest` checks compare its md5. */
+export const TARGET_BODY = 'ok\n';
+export const TARGET_BODY_MD5 = createHash('md5').update(TARGET_BODY).digest('hex');
+
+/** The benchmark's check kinds: TCP connect, HTTP status, HTTP status + md5 of the body (keepalived's `digest`). */
+export type BenchCheck = 'tcp' | 'http' | 'digest';
 
 export function targetsBinary(): string {
   const out = join(here, 'health-targets');
