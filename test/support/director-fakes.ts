@@ -13,6 +13,17 @@ import { Director, type DirectorOptions } from '../../daemon/director/director.j
 import { openStore } from '../../daemon/state/store.js';
 import type { ReconfigureSummary, VrrpEngine, VrrpOptions, VrrpSnapshot } from '../../daemon/vrrp/index.js';
 
+/** One VRRP instance and one NAT virtual server: enough for a Director to have every part running. */
+export const ONE_OF_EACH = `
+dataplane: nftables
+api: { listen: 127.0.0.1:9180, socket: /tmp/none.sock }
+vrrp:
+  instances:
+    - { name: VI_1, interface: eth0, virtualRouterId: 51, priority: 150, virtualIpaddresses: [192.0.2.10/24] }
+virtualServers:
+  - { name: web, address: 192.0.2.10, port: 80, method: nat, realServers: [{ address: 10.0.1.11, port: 80 }] }
+`;
+
 export function loadConfig(text: string, file = '<inline>'): Config {
   const r = loadConfigText(text, file);
   if (!r.ok) throw new Error(r.errors.map((e) => e.message).join('\n'));

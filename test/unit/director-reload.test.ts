@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { diffConfig } from '../../daemon/config/diff.js';
 import { describeOutcome, partsToReload, runReload, type ReloadPart } from '../../daemon/director/reload-transaction.js';
 import { statusLine } from '../../daemon/director/status-line.js';
-import { loadConfig, startFakeDirector } from '../support/director-fakes.js';
+import { loadConfig, ONE_OF_EACH, startFakeDirector } from '../support/director-fakes.js';
 
 // ---- the pure runner -----------------------------------------------------------------------------
 
@@ -66,15 +66,7 @@ test('a rollback that fails too is reported part by part, and the other parts st
   assert.match(describeOutcome(out, []), /; rollback FAILED for vrrp \(vrrp says no to old\): those parts may hold a mix of both configs/);
 });
 
-const BASE = `
-dataplane: nftables
-api: { listen: 127.0.0.1:9180, socket: /tmp/none.sock }
-vrrp:
-  instances:
-    - { name: VI_1, interface: eth0, virtualRouterId: 51, priority: 150, virtualIpaddresses: [192.0.2.10/24] }
-virtualServers:
-  - { name: web, address: 192.0.2.10, port: 80, method: nat, realServers: [{ address: 10.0.1.11, port: 80 }] }
-`;
+const BASE = ONE_OF_EACH;
 const load = loadConfig;
 
 test('partsToReload: the parts a difference touches, in apply order', () => {

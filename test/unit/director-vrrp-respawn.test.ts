@@ -6,17 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { statusLine } from '../../daemon/director/status-line.js';
-import { startFakeDirector } from '../support/director-fakes.js';
+import { ONE_OF_EACH, startFakeDirector } from '../support/director-fakes.js';
 
-const CONFIG = `
-dataplane: nftables
-api: { listen: 127.0.0.1:9180, socket: /tmp/none.sock }
-vrrp:
-  instances:
-    - { name: VI_1, interface: eth0, virtualRouterId: 51, priority: 150, virtualIpaddresses: [192.0.2.10/24] }
-virtualServers:
-  - { name: web, address: 192.0.2.10, port: 80, method: nat, realServers: [{ address: 10.0.1.11, port: 80 }] }
-`;
+const CONFIG = ONE_OF_EACH;
 
 async function until(what: string, ok: () => boolean, timeoutMs = 5000): Promise<number> {
   const t0 = Date.now();
