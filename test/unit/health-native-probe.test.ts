@@ -224,6 +224,9 @@ test('http body checks: every way a body ends — length, chunked over many read
     ['a Content-Length over 1 MiB', `HTTP/1.1 200 OK\r\nContent-Length: 2000000\r\n\r\n${BODY}`, 1, 'protocol'],
     ['a body over 1 MiB without a length', `HTTP/1.0 200 OK\r\n\r\n${'y'.repeat(1_200_000)}`, 4, 'protocol'],
     ['204: no body', 'HTTP/1.1 204 No Content\r\n\r\n', 1, 'regex-mismatch'],
+    ['chunked as the last of two codings, odd spacing', chunked([BODY]).replace('Transfer-Encoding: chunked', 'transfer-encoding:\tgzip ,  CHUNKED '), 1, 'ok'],
+    ['a header line folded by a bare LF (one line to the reader)', withLength(BODY, 'X-A: 1\nContent-Length: 999\r\n'), 1, 'ok'],
+    ['a chunk size with spaces around it', chunked([BODY]).replace('10\r\n', ' 10 \r\n'), 1, 'ok'],
   ];
   for (const [what, reply, pieces, reason] of cases) {
     const port = await answering(reply, pieces, 2);

@@ -306,26 +306,37 @@ static int lengths_plain(const char* b, size_t n) {
   return 1;
 }
 
-// Walks the header lines of a head b[0..n) (after the status line): returns 1 with the next line's
-// name and value, trimmed as the JavaScript reader trims them; 0 at the end. *at is the cursor.
+// What JavaScript's String.prototype.trim removes, among the bytes the reader decodes as latin1.
+static int js_space(char c) {
+  unsigned char u = (unsigned char)c;
+  return u == ' ' || (u >= '\t' && u <= '\r') || u == 0xA0;
+}
+
+// Trims [*s, *e) as the JavaScript reader's trim() does.
+static void js_trim(const char** s, const char** e) {
+  while (*s < *e && js_space(**s)) (*s)++;
+  while (*e > *s && js_space((*e)[-1])) (*e)--;
+}
+
+// Walks the header lines of a head b[0..n) as the JavaScript reader splits it (on CRLF, after the
+// status line): returns 1 with the next line's name and value, trimmed as it trims them; 0 at the end.
+// *at is the cursor (start at 0).
 static int next_header(const char* b, size_t n, size_t* at, const char** k, size_t* klen, const char** v, size_t* vlen) {
   const char* end = b + n;
   for (;;) {
-    const char* nl = memchr(b + *at, '\n', n - *at);
-    if (nl == NULL || nl + 1 >= end) return 0;
-    const char* s = nl + 1;
-    const char* eol = memchr(s, '\r', (size_t)(end - s));
+    const char* sep = memmem(b + *at, n - *at, "\r\n", 2);
+    if (sep == NULL) return 0;
+    const char* s = sep + 2;
+    const char* eol = memmem(s, (size_t)(end - s), "\r\n", 2);
     if (eol == NULL) eol = end;
     *at = (size_t)(eol - b);
     const char* colon = memchr(s, ':', (size_t)(eol - s));
     if (colon == NULL || colon == s) continue;
     const char* ke = colon;
-    while (s < ke && (*s == ' ' || *s == '\t')) s++;
-    while (ke > s && (ke[-1] == ' ' || ke[-1] == '\t')) ke--;
+    js_trim(&s, &ke);
     const char* vs = colon + 1;
     const char* ve = eol;
-    while (vs < ve && (*vs == ' ' || *vs == '\t')) vs++;
-    while (ve > vs && (ve[-1] == ' ' || ve[-1] == '\t')) ve--;
+    js_trim(&vs, &ve);
     *k = s;
     *klen = (size_t)(ke - s);
     *v = vs;
@@ -340,10 +351,10 @@ static int lists_chunked(const char* v, size_t n) {
   while (i <= n) {
     size_t j = i;
     while (j < n && v[j] != ',') j++;
-    size_t a = i, z = j;
-    while (a < z && (v[a] == ' ' || v[a] == '\t')) a++;
-    while (z > a && (v[z - 1] == ' ' || v[z - 1] == '\t')) z--;
-    if (z - a == 7 && strncasecmp(v + a, "chunked", 7) == 0) return 1;
+    const char* a = v + i;
+    const char* z = v + j;
+    js_trim(&a, &z);
+    if (z - a == 7 && strncasecmp(a, "chunked", 7) == 0) return 1;
     i = j + 1;
   }
   return 0;
@@ -395,8 +406,7 @@ static int body_settled(probe_t* p) {
     if (eol == NULL) return 0;
     const char* se = memchr(at, ';', (size_t)(eol - at));
     if (se == NULL) se = eol;
-    while (at < se && (*at == ' ' || *at == '\t')) at++;
-    while (se > at && (se[-1] == ' ' || se[-1] == '\t')) se--;
+    js_trim(&at, &se);
     if (at == se) return 1;
     size_t size = 0;
     for (const char* c = at; c < se; c++) {
