@@ -3,41 +3,24 @@
 // TCP (length prefix, split writes) and the retry over TCP of a truncated UDP answer.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server, type Socket } from 'node:net';
-import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import { createSocket } from 'node:dgram';
 import { buildProbe } from '../../daemon/health/checkers/index.js';
 import { frameTcp, unframeTcp } from '../../daemon/health/checkers/dns.js';
 import { decodeResponse, encodeQuery } from '../../daemon/health/checkers/dns-codec.js';
 import { CHECK_DEFAULTS, HealthOptionError, type CheckOptions } from '../../daemon/health/options.js';
 import type { CheckVerdict } from '../../daemon/health/types.js';
+import { freePort, LoopbackServers, runProbe } from '../support/loopback-servers.js';
 
-const open: (Server | UdpSocket)[] = [];
-const conns = new Set<Socket>();
+const servers = new LoopbackServers();
 after(() => {
-  for (const c of conns) c.destroy();
-  for (const s of open) s.close();
+  servers.closeAll();
 });
-
-/** A TCP server on 127.0.0.1; returns its port. */
-function tcpServer(onConn: (s: Socket) => void): Promise<number> {
-  const server = createServer((s) => {
-    conns.add(s);
-    s.on('close', () => conns.delete(s));
-    s.on('error', () => undefined);
-    onConn(s);
-  });
-  open.push(server);
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
-    const a = server.address();
-    resolve(typeof a === 'object' && a !== null ? a.port : 0);
-  }));
-}
 
 /** An agent answering whatever `say` holds now, and recording what it was sent. */
 async function agent(): Promise<{ port: number; say: { line: string | null }; heard: string[] }> {
   const say: { line: string | null } = { line: '100%\n' };
   const heard: string[] = [];
-  const port = await tcpServer((s) => {
+  const port = await servers.listen((s) => {
     s.on('data', (d: Buffer) => heard.push(d.toString('latin1')));
     if (say.line !== null) s.end(say.line);
   });
@@ -50,15 +33,7 @@ function opts(o: Partial<CheckOptions> & Pick<CheckOptions, 'type'>): CheckOptio
 
 function runner(o: CheckOptions, port: number): () => Promise<CheckVerdict> {
   const p = buildProbe('web/127.0.0.1', '127.0.0.1', port, o);
-  return async () => {
-    const ac = new AbortController();
-    const t = setTimeout(() => { ac.abort(); }, o.timeoutMs);
-    try {
-      return await p(ac.signal);
-    } finally {
-      clearTimeout(t);
-    }
-  };
+  return () => runProbe(p, o.timeoutMs);
 }
 
 test('agent alone: percentage, drain, maint, down with its reason, garbage naming the agent, silence fails', async () => {
@@ -90,7 +65,7 @@ test('agent alone: percentage, drain, maint, down with its reason, garbage namin
 });
 
 test('agent: the send line reaches the agent', async () => {
-  const port = await tcpServer((s) => {
+  const port = await servers.listen((s) => {
     s.on('data', (d: Buffer) => {
       s.end(d.toString('latin1') === 'status web\n' ? '42%\n' : 'down #bad request\n');
     });
@@ -99,7 +74,7 @@ test('agent: the send line reaches the agent', async () => {
 });
 
 test('agent beside a tcp check: the tcp check decides up/down, the agent adds its weight and its down', async () => {
-  const service = await tcpServer((s) => s.end());
+  const service = await servers.listen((s) => s.end());
   const a = await agent();
   const check = runner(opts({ type: 'tcp', agent: { port: a.port } }), service);
   a.say.line = '30%\n';
@@ -118,13 +93,6 @@ test('agent beside a tcp check: the tcp check decides up/down, the agent adds it
   assert.throws(() => buildProbe('web/rs1', '127.0.0.1', 80, opts({ type: 'tcp', agent: {} })), (e: unknown) => e instanceof HealthOptionError && e.message === 'web/rs1: healthCheck.agent.port: required beside another check (the agent listens on its own port)');
 });
 
-async function freePort(): Promise<number> {
-  const port = await tcpServer(() => undefined);
-  const s = open.pop() as Server;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 /** A DNS answer for the query `q`: rcode, flags and A records (as 4-byte strings). */
 function answer(q: Buffer, opts: { tc?: boolean; a?: number[][] } = {}): Buffer {
   const r = decodeResponse(q);
@@ -139,7 +107,7 @@ test('dns over tcp: the 2-byte length prefix, an answer split across writes, rco
   assert.deepEqual([...frameTcp(Buffer.from([1, 2, 3]))], [0, 3, 1, 2, 3]);
   assert.equal(unframeTcp(Buffer.from([0, 3, 1, 2])), null, 'incomplete');
   assert.deepEqual([...(unframeTcp(Buffer.from([0, 2, 9, 8, 7])) ?? [])], [9, 8]);
-  const port = await tcpServer((s) => {
+  const port = await servers.listen((s) => {
     let buf = Buffer.alloc(0);
     s.on('data', (d: Buffer) => {
       buf = Buffer.concat([buf, d]);
@@ -153,13 +121,13 @@ test('dns over tcp: the 2-byte length prefix, an answer split across writes, rco
   const dns = (o: Partial<NonNullable<CheckOptions['dns']>>): Promise<CheckVerdict> => runner(opts({ type: 'dns', dns: { name: 'www.example.com', protocol: 'tcp', ...o } }), port)();
   assert.deepEqual(await dns({ expectAnswer: '192.0.2.53' }), { ok: true, reason: 'ok', detail: 'ok' });
   assert.deepEqual(await dns({ expectAnswer: '192.0.2.54' }), { ok: false, reason: 'answer-mismatch', detail: 'no answer 192.0.2.54 (got A 192.0.2.53) (tcp)' });
-  const closed = await tcpServer((s) => s.end(Buffer.from([0, 40, 1])));
+  const closed = await servers.listen((s) => s.end(Buffer.from([0, 40, 1])));
   assert.deepEqual(await runner(opts({ type: 'dns', dns: { name: 'x.example', protocol: 'tcp' } }), closed)(), { ok: false, reason: 'reset', detail: 'connection closed before a whole DNS message (tcp)' });
 });
 
 test('dns over udp: a truncated answer is asked again over tcp (unless told not to)', async () => {
   const udp = createSocket('udp4');
-  open.push(udp);
+  servers.adopt(udp);
   let udpQueries = 0;
   udp.on('message', (m, from) => {
     udpQueries++;
@@ -168,15 +136,12 @@ test('dns over udp: a truncated answer is asked again over tcp (unless told not 
   await new Promise<void>((r) => udp.bind(0, '127.0.0.1', r));
   const port = (udp.address()).port;
   // The same port over TCP: the full answer.
-  const server = createServer((s) => {
-    conns.add(s);
+  await servers.listen((s) => {
     s.on('data', (d: Buffer) => {
       const q = unframeTcp(d);
       if (q !== null) s.end(frameTcp(answer(q, { a: [[192, 0, 2, 1], [192, 0, 2, 2]] })));
     });
-  });
-  open.push(server);
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  }, '127.0.0.1', port);
   const ok = await runner(opts({ type: 'dns', dns: { name: 'big.example', expectAnswer: '192.0.2.2' } }), port)();
   assert.deepEqual(ok, { ok: true, reason: 'ok', detail: 'ok' });
   assert.equal(udpQueries, 1);

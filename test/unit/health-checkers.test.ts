@@ -4,41 +4,23 @@
 // The same checkers meet real nginx and dnsmasq in test/netns/health-*.test.ts.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server, type Socket } from 'node:net';
-import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import { createSocket } from 'node:dgram';
 import { createHash } from 'node:crypto';
 import { buildProbe } from '../../daemon/health/checkers/index.js';
 import { CHECK_DEFAULTS, HealthOptionError, type CheckOptions } from '../../daemon/health/options.js';
 import { encodeQuery, decodeResponse } from '../../daemon/health/checkers/dns-codec.js';
 import type { CheckVerdict } from '../../daemon/health/types.js';
+import { freePort, LoopbackServers, runProbe } from '../support/loopback-servers.js';
 
-const sockets = new Set<Socket>();
-function listen(handler: (s: Socket) => void): Promise<{ server: Server; port: number }> {
-  const server = createServer((s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-    s.on('error', () => undefined);
-    handler(s);
-  });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      const addr = server.address();
-      resolve({ server, port: typeof addr === 'object' && addr !== null ? addr.port : 0 });
-    });
-  });
-}
-const servers: Server[] = [];
-const udps: UdpSocket[] = [];
+const servers = new LoopbackServers();
 after(() => {
-  for (const s of sockets) s.destroy();
-  for (const s of servers) s.close();
-  for (const u of udps) u.close();
+  servers.closeAll();
 });
 
 /** An HTTP server answering every request with the given status and body; records the request heads. */
 async function http(status: number, body: string, opts: { chunked?: boolean; hang?: boolean } = {}): Promise<{ port: number; heads: string[] }> {
   const heads: string[] = [];
-  const { server, port } = await listen((s) => {
+  const port = await servers.listen((s) => {
     let buf = '';
     s.on('data', (d: Buffer) => {
       buf += d.toString('latin1');
@@ -50,7 +32,6 @@ async function http(status: number, body: string, opts: { chunked?: boolean; han
       s.end(head);
     });
   });
-  servers.push(server);
   return { port, heads };
 }
 
@@ -58,26 +39,12 @@ function opts(o: Partial<CheckOptions> & Pick<CheckOptions, 'type'>): CheckOptio
   return { ...CHECK_DEFAULTS, timeoutMs: 3000, ...o };
 }
 
-async function probe(o: CheckOptions, port: number, address = '127.0.0.1'): Promise<CheckVerdict> {
-  const p = buildProbe('test-rs', address, port, o);
-  const ac = new AbortController();
-  const t = setTimeout(() => { ac.abort(); }, o.timeoutMs);
-  try {
-    return await p(ac.signal);
-  } finally {
-    clearTimeout(t);
-  }
-}
-
-async function freePort(): Promise<number> {
-  const { server, port } = await listen(() => undefined);
-  await new Promise((r) => server.close(r));
-  return port;
+function probe(o: CheckOptions, port: number, address = '127.0.0.1'): Promise<CheckVerdict> {
+  return runProbe(buildProbe('test-rs', address, port, o), o.timeoutMs);
 }
 
 test('tcp: up when it connects, refused when nothing listens', async () => {
-  const { server, port } = await listen((s) => s.end());
-  servers.push(server);
+  const port = await servers.listen((s) => s.end());
   assert.equal((await probe(opts({ type: 'tcp' }), port)).reason, 'ok');
   const v = await probe(opts({ type: 'tcp' }), await freePort());
   assert.deepEqual([v.ok, v.reason, v.detail], [false, 'refused', 'ECONNREFUSED']);
@@ -85,8 +52,7 @@ test('tcp: up when it connects, refused when nothing listens', async () => {
 
 test('tcp: connectPort overrides the real server port and bindTo sets the source', async () => {
   let peer = '';
-  const { server, port } = await listen((s) => { peer = s.remoteAddress ?? ''; s.end(); });
-  servers.push(server);
+  const port = await servers.listen((s) => { peer = s.remoteAddress ?? ''; s.end(); });
   const v = await probe(opts({ type: 'tcp', connectPort: port, bindTo: '127.0.0.2' }), 1);
   assert.equal(v.reason, 'ok');
   assert.equal(peer, '127.0.0.2');
@@ -128,7 +94,7 @@ test('http: a server that accepts and never answers times out at the deadline, s
   assert.equal(v.reason, 'timeout');
   assert.ok(took >= 290 && took < 2_000, `took ${took} ms`);
   await new Promise((r) => setTimeout(r, 50));
-  assert.equal(sockets.size, 0, 'the checker closed its connection');
+  assert.equal(servers.connections.size, 0, 'the checker closed its connection');
 });
 
 test('http: bad options are named by target and field', () => {
@@ -142,7 +108,7 @@ test('http: bad options are named by target and field', () => {
 
 async function udpServer(onMsg: (msg: Buffer, reply: (b: Buffer) => void) => void): Promise<number> {
   const s = createSocket('udp4');
-  udps.push(s);
+  servers.adopt(s);
   s.on('message', (msg, rinfo) => {
     onMsg(msg, (b) => { s.send(b, rinfo.port, rinfo.address); });
   });

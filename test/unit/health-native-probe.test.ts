@@ -10,11 +10,12 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createServer, type Server, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { buildProbe } from '../../daemon/health/checkers/index.js';
 import { NativeProbeEngine, nativeSpecFor, probeAddon } from '../../daemon/health/native-probe.js';
 import { CHECK_DEFAULTS, type CheckOptions } from '../../daemon/health/options.js';
 import type { CheckVerdict } from '../../daemon/health/types.js';
+import { freePort, LoopbackServers, runProbe } from '../support/loopback-servers.js';
 
 const lib = probeAddon();
 if (lib === null) throw new Error('native probe engine not built (build/Release/lvsd_probe.node): run `npm ci` or `npm rebuild`');
@@ -27,29 +28,13 @@ const engine = new NativeProbeEngine(lib, (token, _gen, v) => {
 });
 let nextToken = 1;
 
-const sockets = new Set<Socket>();
-const servers: Server[] = [];
+const servers = new LoopbackServers();
 after(() => {
   engine.close();
-  for (const s of sockets) s.destroy();
-  for (const s of servers) s.close();
+  servers.closeAll();
 });
 
-function listen(handler: (s: Socket) => void, host = '127.0.0.1'): Promise<number> {
-  const server = createServer((s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-    s.on('error', () => undefined);
-    handler(s);
-  });
-  servers.push(server);
-  return new Promise((resolve) => {
-    server.listen(0, host, () => {
-      const a = server.address();
-      resolve(typeof a === 'object' && a !== null ? a.port : 0);
-    });
-  });
-}
+const listen = (handler: (s: Socket) => void, host = '127.0.0.1'): Promise<number> => servers.listen(handler, host);
 
 /** A server that answers each request (once its head arrived) with `reply`, written in `pieces` parts. */
 function answering(reply: string, pieces = 1, gapMs = 0, host = '127.0.0.1'): Promise<number> {
@@ -96,7 +81,7 @@ function viaNative(o: CheckOptions, port: number, address = '127.0.0.1'): Promis
 }
 
 function viaJs(o: CheckOptions, port: number, address = '127.0.0.1'): Promise<CheckVerdict> {
-  return buildProbe('t', address, port, o)(new AbortController().signal);
+  return runProbe(buildProbe('t', address, port, o), o.timeoutMs);
 }
 
 /** Both paths on the same server: the verdicts must be equal. */
@@ -104,13 +89,6 @@ async function same(o: CheckOptions, port: number): Promise<CheckVerdict> {
   const [n, j] = [await viaNative(o, port), await viaJs(o, port)];
   assert.deepEqual({ ok: n.ok, reason: n.reason, detail: n.detail }, { ok: j.ok, reason: j.reason, detail: j.detail });
   return n;
-}
-
-async function freePort(): Promise<number> {
-  const port = await listen(() => undefined);
-  const s = servers.pop();
-  await new Promise((r) => s?.close(r));
-  return port;
 }
 
 const HTTP = (o: CheckOptions['http'] = {}): CheckOptions => opts({ type: 'http', http: o });
