@@ -662,9 +662,11 @@ static int get_args(napi_env env, napi_callback_info info, size_t n, napi_value*
   return 1;
 }
 
-static engine_t* get_engine(napi_env env, napi_value v) {
+// The n arguments of a call whose first is the engine; NULL (with a JavaScript error thrown) if not.
+static engine_t* engine_args(napi_env env, napi_callback_info info, size_t n, napi_value* argv) {
   engine_t* e = NULL;
-  if (napi_get_value_external(env, v, (void**)&e) != napi_ok || e == NULL) {
+  if (!get_args(env, info, n, argv)) return NULL;
+  if (napi_get_value_external(env, argv[0], (void**)&e) != napi_ok || e == NULL) {
     napi_throw_type_error(env, NULL, "not a probe engine");
     return NULL;
   }
@@ -749,8 +751,7 @@ static napi_value engine_open(napi_env env, napi_callback_info info) {
 
 static napi_value engine_close(napi_env env, napi_callback_info info) {
   napi_value argv[1];
-  if (!get_args(env, info, 1, argv)) return NULL;
-  engine_t* e = get_engine(env, argv[0]);
+  engine_t* e = engine_args(env, info, 1, argv);
   if (e == NULL) return NULL;
   napi_remove_env_cleanup_hook(env, cleanup_hook, e);
   stop_engine(e);
@@ -784,8 +785,7 @@ static int get_string(napi_env env, napi_value v, char* out, size_t cap) {
 // addSpec(engine, kind, host, port, bindTo|null, request|null, ranges|null, timeoutMs) → id
 static napi_value add_spec(napi_env env, napi_callback_info info) {
   napi_value argv[8], result;
-  if (!get_args(env, info, 8, argv)) return NULL;
-  engine_t* e = get_engine(env, argv[0]);
+  engine_t* e = engine_args(env, info, 8, argv);
   if (e == NULL) return NULL;
   int32_t kind = 0, port = 0, timeout_ms = 0;
   napi_get_value_int32(env, argv[1], &kind);
@@ -857,8 +857,7 @@ static napi_value add_spec(napi_env env, napi_callback_info info) {
 
 static napi_value remove_spec(napi_env env, napi_callback_info info) {
   napi_value argv[2];
-  if (!get_args(env, info, 2, argv)) return NULL;
-  engine_t* e = get_engine(env, argv[0]);
+  engine_t* e = engine_args(env, info, 2, argv);
   if (e == NULL) return NULL;
   int32_t id = -1;
   napi_get_value_int32(env, argv[1], &id);
@@ -878,8 +877,7 @@ static napi_value remove_spec(napi_env env, napi_callback_info info) {
 // start(engine, Int32Array [spec, token, gen]…, count)
 static napi_value start(napi_env env, napi_callback_info info) {
   napi_value argv[3];
-  if (!get_args(env, info, 3, argv)) return NULL;
-  engine_t* e = get_engine(env, argv[0]);
+  engine_t* e = engine_args(env, info, 3, argv);
   if (e == NULL) return NULL;
   napi_typedarray_type tt;
   size_t len;
