@@ -268,7 +268,7 @@ async function main(): Promise<void> {
     writeFileSync(config, lvsdConfig(dir, true));
     const reloadAt = Date.now();
     lvsd.child.kill('SIGHUP');
-    await lvsd.waitFor(/^reload done$/, 300_000);
+    await lvsd.waitFor(/^reload done: /, 300_000);
     const reloadS = (Date.now() - reloadAt) / 1000;
     await sleep(5_000);
     const load1 = loadavg();

@@ -4,7 +4,8 @@
 //   node dist/bench/ipvs-apply.js
 import { IpvsClient } from '../daemon/ipvs/client.js';
 import type { IpvsRequest, IpvsTransport } from '../daemon/ipvs/transport.js';
-import { createIpvsDataplane, memoryOwnership } from '../daemon/dataplane/ipvs.js';
+import { createIpvsDataplane } from '../daemon/dataplane/ipvs/backend.js';
+import { memoryOwnership } from '../daemon/dataplane/ipvs/ownership.js';
 import type { DesiredTable } from '../daemon/dataplane/types.js';
 
 // The kernel's side is free here: every change is acked at once, every dump is empty.

@@ -22,7 +22,8 @@ if (process.env.LVSD_IN_GUEST !== '1') {
   process.exit(r.status);
 }
 
-const { createIpvsDataplane, memoryOwnership } = await import('../daemon/dataplane/ipvs.js');
+const { createIpvsDataplane } = await import('../daemon/dataplane/ipvs/backend.js');
+const { memoryOwnership } = await import('../daemon/dataplane/ipvs/ownership.js');
 type Desired = import('../daemon/dataplane/types.js').DesiredTable;
 
 const vip = (i: number): string => `10.${100 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;

@@ -8,7 +8,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { buildApi, connectEvents } from './server.js';
 import { EventLog } from './event-log.js';
 import { SessionTable } from './sessions.js';
-import type { DirectorPort } from './director-port.js';
+import type { DirectorPort } from '../director/port.js';
 import type { StateStore } from '../state/store.js';
 import type { Api } from './types.js';
 

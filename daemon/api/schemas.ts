@@ -16,16 +16,10 @@ export const ErrorSchema = Type.Object(
   { $id: 'Error' },
 );
 
-export const RoleSchema = Type.Union([Type.Literal('viewer'), Type.Literal('operator'), Type.Literal('admin')]);
+// The state file's own schemas: one definition of a role and of an override for the store, the API and the panel.
+import { OverrideSchema, RoleSchema } from '../state/schema.js';
 
-export const OverrideSchema = Type.Object(
-  {
-    drain: Type.Optional(Type.Boolean({ description: 'weight 0; established connections continue' })),
-    maintenance: Type.Optional(Type.Boolean({ description: 'out of the table (gracefully drained)' })),
-    weight: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, description: 'operator weight over the configured one' })),
-  },
-  { additionalProperties: false },
-);
+export { OverrideSchema, RoleSchema };
 
 const VrrpStateSchema = Type.Union([Type.Literal('INIT'), Type.Literal('BACKUP'), Type.Literal('MASTER'), Type.Literal('FAULT')]);
 
@@ -101,7 +95,7 @@ export const SnapshotSchema = Type.Object(
       hash: Type.String(),
       loadedAt: Iso,
       reloads: Type.Integer(),
-      lastReload: Nullable(Type.Object({ at: Iso, ok: Type.Boolean(), message: Type.String(), by: Type.String() })),
+      lastReload: Nullable(Type.Object({ at: Iso, ok: Type.Boolean(), message: Type.String(), by: Type.String(), restartNeeded: Type.Array(Type.String(), { description: 'settings this reload changed that take effect at the next restart' }) })),
     }),
   },
   { description: 'The director as it is now: VRRP instances, virtual services, real servers, dataplane, config.' },
@@ -141,7 +135,10 @@ export const ConfigChangeSchema = Type.Object({
   change: Type.Union([Type.Literal('added'), Type.Literal('removed'), Type.Literal('changed')]),
   name: Type.String(),
   detail: Type.Optional(Type.String()),
+  restart: Type.Optional(Type.Boolean({ description: 'a setting no reload applies: it takes effect at the next restart' })),
 });
+
+const RestartNeeded = Type.Array(Type.String(), { description: 'Changed settings that take effect at the next restart only' });
 
 export const ConfigTextSchema = Type.Object(
   { text: Type.String({ maxLength: 4 * 1024 * 1024, description: 'The whole YAML config file' }) },
@@ -154,6 +151,7 @@ export const ConfigDiffSchema = Type.Object({
   ok: Type.Boolean(),
   errors: Type.Array(ConfigProblemSchema),
   changes: Type.Array(ConfigChangeSchema),
+  restartNeeded: Type.Optional(RestartNeeded),
   lines: Type.Array(Type.Object({ op: Type.Union([Type.Literal(' '), Type.Literal('+'), Type.Literal('-')]), text: Type.String() }), {
     description: 'Line diff of the running config against the candidate',
   }),
@@ -164,6 +162,7 @@ export const ApplyResultSchema = Type.Object({
   errors: Type.Array(ConfigProblemSchema),
   hash: Type.String(),
   changes: Type.Array(ConfigChangeSchema),
+  restartNeeded: RestartNeeded,
 });
 
 export const RunningConfigSchema = Type.Object({ path: Type.String(), hash: Type.String(), text: Type.String(), canRollback: Type.Boolean() });

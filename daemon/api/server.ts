@@ -20,7 +20,7 @@ import metricsRoutes from './routes/metrics.js';
 import { EventLog } from './event-log.js';
 import { SessionTable } from './sessions.js';
 import { createMetrics } from './metrics.js';
-import type { DirectorPort } from './director-port.js';
+import type { DirectorPort } from '../director/port.js';
 import type { StateStore } from '../state/store.js';
 import type { Api } from './types.js';
 

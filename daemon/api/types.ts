@@ -2,7 +2,7 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { StateStore, Role } from '../state/store.js';
-import type { DirectorPort } from './director-port.js';
+import type { DirectorPort } from '../director/port.js';
 import type { EventLog } from './event-log.js';
 
 export type Api = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;

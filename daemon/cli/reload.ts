@@ -1,9 +1,9 @@
 // `lvsd reload`: like `systemctl reload lvsd` without systemd. Checks the config file here first (every
-// error with its FILE:LINE:COL, nothing sent), then asks the running daemon to apply it over the admin
-// socket; lvsd applies only the difference and says what changed — or, when a part of the reload failed
-// and lvsd rolled it back, which part and why (exit 1).
-import { readFile } from 'node:fs/promises';
-import type { ApplyResult } from '../api/director-port.js';
+// error with its FILE:LINE:COL, nothing sent), then asks the running daemon over the admin socket to re-read
+// its file, exactly as SIGHUP does; lvsd applies only the difference and says what changed, which changed
+// settings wait for a restart — or, when a part of the reload failed and lvsd rolled it back, which part
+// and why (exit 1).
+import type { ApplyResult } from '../director/port.js';
 import { LocalApiError, localRequest } from '../api/local-client.js';
 import { formatError } from '../config/errors.js';
 import { loadConfig } from '../config/load.js';
@@ -25,12 +25,12 @@ export const reloadCommand: Command = {
       io.err(`${configPath}: not reloaded (${checked.errors.length} error${checked.errors.length === 1 ? '' : 's'}); lvsd keeps running its current config`);
       return EXIT.failed;
     }
-    const where = { configPath, socket: values.socket ?? checked.config.api.socket };
-    const text = await readFile(where.configPath, 'utf8');
+    const socket = values.socket ?? checked.config.api.socket;
     try {
-      const { body } = await localRequest<ApplyResult>(where.socket, 'POST', '/api/v1/config/apply', { text });
+      const { body } = await localRequest<ApplyResult>(socket, 'POST', '/api/v1/config/reload');
       if (body.changes.length === 0) io.out('reloaded: no changes');
-      for (const c of body.changes) io.out(`${c.change} ${c.kind} ${c.name}${c.detail === undefined ? '' : `: ${c.detail}`}`);
+      for (const c of body.changes) io.out(`${c.change} ${c.kind} ${c.name}${c.detail === undefined ? '' : `: ${c.detail}`}${c.restart === true ? ' (takes effect at the next restart)' : ''}`);
+      if (body.restartNeeded.length > 0) io.err(`restart lvsd for these to take effect: ${body.restartNeeded.join(', ')}`);
       return EXIT.ok;
     } catch (e) {
       if (e instanceof LocalApiError && e.status === 0) {

@@ -1,57 +1,18 @@
 // `lvsd run --config FILE [--state FILE]`: the foreground daemon lifecycle.
 //   start:   load + validate the config (exit 1 with every error if invalid), log what this machine
 //            can do (IPVS, nftables, raw sockets, CAP_NET_ADMIN) and keep running what it can;
-//   SIGHUP:  reload — validate first; an invalid config logs every error and the old one stays;
-//            a valid one is diffed against the running one and only the difference is applied;
+//   SIGHUP:  reload — the daemon re-reads the file and applies only the difference (an invalid file or a
+//            failed part changes nothing); SIGHUPs during a reload coalesce into one more;
 //   SIGTERM / SIGINT: graceful stop, exit 0 (a second signal exits at once).
-// The director plugs in behind the Daemon seam below (daemon/director/daemon.ts).
+// The daemon plugs in behind the seam in daemon.ts (director-daemon.ts in production).
 import { loadConfig } from '../config/load.js';
 import { formatError, type ConfigError } from '../config/errors.js';
-import { describeDiff, diffConfig, isEmptyDiff, type ConfigDiff } from '../config/diff.js';
-import type { Config } from '../config/types.js';
 import { createLogger, isLogLevel, type Logger } from '../log.js';
-import { describeCapabilities, planDataplane, probeCapabilities, type Capabilities, type DataplanePlan } from './capabilities.js';
+import { describeCapabilities, planDataplane, probeCapabilities, type Capabilities } from './capabilities.js';
 import { EXIT, UsageError, parse, type Command } from './command.js';
-import { DirectorDaemon } from '../director/daemon.js';
+import type { Daemon, DaemonFactory, RunContext } from './daemon.js';
+import { DirectorDaemon } from './director-daemon.js';
 import { SystemdNotifier, type ServiceNotifier } from '../systemd/notifier.js';
-
-/** What a daemon implementation is given once, at construction. */
-export interface RunContext {
-  log: Logger;
-  configPath: string;
-  /** --state, else the config's stateFile. */
-  stateFile: string;
-  /** --state-from-empty: a corrupt or wrong-shaped state file is moved aside instead of stopping the start. */
-  stateFromEmpty: boolean;
-  capabilities: Capabilities;
-  /** The dataplane `dataplane:` asks for on this machine (auto resolved). */
-  dataplane: DataplanePlan;
-  /** The service manager, for reloads that come through the API rather than SIGHUP. */
-  notifier?: ServiceNotifier | null;
-}
-
-/**
- * The seam between the CLI lifecycle and the director. The CLI owns config loading, validation,
- * diffing, signals and logging of those; the daemon owns everything it does with a Config.
- * - start: bring up what the config describes; resolves when running. It should not throw for a
- *   missing capability (log it and run the rest); a throw is fatal (exit 1).
- * - reload: apply `diff` (old → next); a throw is logged and the daemon keeps `next` as its config
- *   for the next diff only if it did not throw (the director rolls a failed reload back, then throws).
- * - stop: graceful shutdown (VRRP priority-0 advert, VIPs released, IPVS entries left in place).
- */
-export interface Daemon {
-  start(config: Config): Promise<void>;
-  reload(next: Config, diff: ConfigDiff): Promise<void>;
-  stop(): Promise<void>;
-  /** A SIGHUP reload the CLI refused (invalid file): the daemon records it where operators look. */
-  reloadRefused?(message: string): void;
-  /** One line on how things are, for systemd's STATUS=. */
-  status?(): string;
-  /** For the watchdog: null while every part answers within `timeoutMs`, else what does not. */
-  liveness?(timeoutMs: number): Promise<string | null>;
-}
-
-export type DaemonFactory = (ctx: RunContext) => Daemon;
 
 /** The daemon `lvsd run` starts: the director (tests pass their own factory in RunOptions). */
 export const createDaemon: DaemonFactory = (ctx) => new DirectorDaemon(ctx);
@@ -73,13 +34,6 @@ export interface RunOptions {
   stopTimeoutMs?: number;
   /** Readiness/watchdog reports to the service manager; default: systemd's, when $NOTIFY_SOCKET asks. */
   notifier?: ServiceNotifier | null;
-}
-
-/** "config is invalid (2 errors): FILE:L:C: …; …" — what lastReload says about a refused SIGHUP. */
-function refusal(errors: readonly ConfigError[]): string {
-  const shown = errors.slice(0, 3).map(formatError).join('; ');
-  const more = errors.length > 3 ? `; and ${errors.length - 3} more` : '';
-  return `refused: config is invalid (${errors.length} error${errors.length === 1 ? '' : 's'}): ${shown}${more}`;
 }
 
 /** Runs until SIGTERM/SIGINT; resolves with the exit code. */
@@ -119,7 +73,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     log.fatal({ file: configPath, errors: first.errors.length }, `config is invalid (${first.errors.length} error${first.errors.length === 1 ? '' : 's'}); not starting`);
     return EXIT.failed;
   }
-  let current = first.config;
+  const current = first.config;
 
   const capabilities = (opts.probe ?? probeCapabilities)();
   for (const c of describeCapabilities(capabilities)) log[c.ok ? 'info' : 'warn']({ capability: true }, c.text);
@@ -130,7 +84,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   const daemon = (opts.factory ?? createDaemon)(ctx);
   log.info({ file: configPath, node: current.node.name, instances: current.vrrp.instances.length, virtualServers: current.virtualServers.length, stateFile: ctx.stateFile }, 'starting');
   try {
-    await daemon.start(current);
+    await daemon.start({ config: current, text: first.text });
   } catch (e) {
     detachEarly();
     notifier?.close();
@@ -145,42 +99,17 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
   // Reloads run one at a time; a SIGHUP during a reload schedules one more afterwards.
   let reloading: Promise<void> | undefined;
   const pending = { again: false };
-  const reloadOnce = async (): Promise<void> => {
-    log.info({ file: configPath }, 'SIGHUP: reloading config');
-    const r = await loadConfig(configPath);
-    logConfigErrors(log, r.warnings, 'warn');
-    if (!r.ok) {
-      logConfigErrors(log, r.errors, 'error');
-      log.error({ file: configPath, errors: r.errors.length }, `reload rejected: config is invalid (${r.errors.length} error${r.errors.length === 1 ? '' : 's'}); keeping the running config`);
-      daemon.reloadRefused?.(refusal(r.errors));
-      return;
-    }
-    const diff = diffConfig(current, r.config);
-    if (isEmptyDiff(diff)) {
-      log.info('reload: no changes');
-      current = r.config;
-      return;
-    }
-    for (const line of describeDiff(diff)) log.info({ change: line }, `reload: ${line}`);
-    try {
-      await daemon.reload(r.config, diff);
-      current = r.config;
-      log.info('reload done');
-    } catch (e) {
-      log.error({ err: e, reason: e instanceof Error ? e.message : String(e) }, 'reload failed; keeping the running config');
-    }
-  };
   const onHup = (): void => {
     pending.again = true;
     if (reloading) return;
     reloading = (async () => {
       while (pending.again) {
         pending.again = false;
-        notifier?.reloading(`reloading ${configPath}`);
+        log.info({ file: configPath }, 'SIGHUP: reloading config');
         try {
-          await reloadOnce();
-        } finally {
-          notifier?.ready(status());
+          await daemon.reload();
+        } catch (e) {
+          log.error({ err: e, reason: e instanceof Error ? e.message : String(e) }, 'reload failed; keeping the running config');
         }
       }
     })().finally(() => {

@@ -12,7 +12,7 @@ import type { ConfigFile } from './schema.js';
 import type { Config } from './types.js';
 
 export type LoadResult =
-  | { ok: true; config: Config; warnings: ConfigError[] }
+  | { ok: true; config: Config; warnings: ConfigError[]; /** The text it was parsed from. */ text: string }
   | { ok: false; errors: ConfigError[]; warnings: ConfigError[] };
 
 function placed(doc: Document, lc: LineCounter, file: string, issues: Issue[]): ConfigError[] {
@@ -78,7 +78,7 @@ export function loadConfigText(text: string, file = '<inline>'): LoadResult {
     const sem = checkSemantics(cfgFile);
     const warnings = placed(doc, lc, file, sem.warnings);
     if (sem.errors.length) return { ok: false, errors: placed(doc, lc, file, sem.errors), warnings };
-    return { ok: true, config: normalise(cfgFile, file), warnings };
+    return { ok: true, config: normalise(cfgFile, file), warnings, text };
   }
   // Shape errors: still report the semantic errors of the rest of the file, so the operator sees
   // every problem in one run. Drop the offending optional keys; if what is left has the right

@@ -1,6 +1,7 @@
 // Turns the config module's diff into the flat change list the API and the panel show.
 import type { ConfigDiff, SetDiff } from '../config/diff.js';
-import type { ConfigChange } from '../api/director-port.js';
+import type { ConfigChange } from './port.js';
+import { partFor } from './reload-parts.js';
 
 function set<T>(kind: ConfigChange['kind'], d: SetDiff<T>, name: (t: T) => string, prefix: string, out: ConfigChange[]): void {
   for (const t of d.added) out.push({ kind, change: 'added', name: prefix + name(t) });
@@ -9,7 +10,7 @@ function set<T>(kind: ConfigChange['kind'], d: SetDiff<T>, name: (t: T) => strin
 }
 
 export function configChanges(d: ConfigDiff): ConfigChange[] {
-  const out: ConfigChange[] = d.settings.map((s) => ({ kind: 'setting', change: 'changed', name: s }));
+  const out: ConfigChange[] = d.settings.map((s) => (partFor(s) === undefined ? { kind: 'setting', change: 'changed', name: s, restart: true } : { kind: 'setting', change: 'changed', name: s }));
   set('instance', d.instances, (i) => i.name, '', out);
   set('syncGroup', d.syncGroups, (g) => g.name, '', out);
   set('setting', d.scripts, (s) => s.name, 'vrrp.scripts.', out);

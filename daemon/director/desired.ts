@@ -3,9 +3,9 @@
 // Pure: the Director calls it on every event and hands the result to the dataplane, which changes only
 // what differs. Removal is not graceful here — the drain policy wraps this output with the observed table.
 import type { DesiredTable, RealServerSpec, ServiceSpec } from '../dataplane/types.js';
-import type { Override } from './snapshot.js';
-
-export type { Override };
+import type { HealthView } from '../health/monitor-api.js';
+import type { Override } from '../state/schema.js';
+import { targetKey } from '../state/target-key.js';
 
 /** A real server as configured, before health and overrides. */
 export interface RealServerPlan extends RealServerSpec {
@@ -22,26 +22,14 @@ export interface ServicePlan extends Omit<ServiceSpec, 'realServers'> {
   quorum: number;
 }
 
-export interface HealthView {
-  /** false once the checker declared the server down; true when up or unchecked. */
-  up: boolean;
-  /** A weight the checker reported (MISC_CHECK dynamic weight, agent), overriding the configured one. */
-  dynamicWeight?: number;
-}
-
-
 export interface DesiredInputs {
   services: readonly ServicePlan[];
-  /** Health keyed by `${serviceId}/${realServerId}`; absent = not checked = up. */
-  health: ReadonlyMap<string, HealthView>;
+  /** Health by target key (state/target-key.ts); absent = not checked = up. The health monitor's own view. */
+  health: { get(key: string): HealthView | undefined };
   /** Overrides keyed by service id (the whole service) or `${serviceId}/${realServerId}`. */
   overrides: ReadonlyMap<string, Override>;
-  /** Services whose quorum is currently lost (hysteresis is applied by the health module). */
-  quorumLost: ReadonlySet<string>;
-}
-
-export function healthKey(serviceId: string, realServerId: string): string {
-  return `${serviceId}/${realServerId}`;
+  /** Virtual servers whose quorum is currently lost (hysteresis is applied by the health module). */
+  quorumLost: { has(serviceId: string): boolean };
 }
 
 /** The weight a real server gets, or undefined when it must leave the table. */
@@ -70,14 +58,14 @@ export function desiredService(plan: ServicePlan, inputs: DesiredInputs): Servic
   const serviceOverride = inputs.overrides.get(plan.id);
   const live: RealServerSpec[] = [];
   for (const rs of realServers) {
-    const key = healthKey(plan.id, rs.id);
+    const key = targetKey({ service: plan.id, realServer: rs.id });
     const weight = effectiveWeight(rs, inputs.health.get(key), serviceOverride, inputs.overrides.get(key));
     if (weight !== undefined) live.push(toSpec(rs, weight));
   }
   // keepalived: with quorum lost, the sorry server takes the service and the servers still alive leave
   // it; those inhibited on failure stay beside it at weight 0, as they were.
   if (inputs.quorumLost.has(plan.id) && sorryServer !== undefined) {
-    const inhibited = live.filter((spec) => inputs.health.get(healthKey(plan.id, spec.id))?.up === false);
+    const inhibited = live.filter((spec) => inputs.health.get(targetKey({ service: plan.id, realServer: spec.id }))?.up === false);
     return { ...service, realServers: [...inhibited, toSpec(sorryServer, sorryServer.weight)] };
   }
   return { ...service, realServers: live };
@@ -91,7 +79,7 @@ export function desiredTable(inputs: DesiredInputs): DesiredTable {
 export function liveWeight(plan: ServicePlan, inputs: Pick<DesiredInputs, 'health'>): number {
   let sum = 0;
   for (const rs of plan.realServers) {
-    const h = inputs.health.get(healthKey(plan.id, rs.id));
+    const h = inputs.health.get(targetKey({ service: plan.id, realServer: rs.id }));
     if (h === undefined || h.up) sum += h?.dynamicWeight ?? rs.weight;
   }
   return sum;

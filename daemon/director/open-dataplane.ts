@@ -4,40 +4,59 @@
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
-import type { DataplaneKind } from '../dataplane/types.js';
-import { createIpvsDataplane } from '../dataplane/ipvs.js';
+import type { Dataplane, DataplaneKind } from '../dataplane/types.js';
+import { createIpvsDataplane, type IpvsDataplane } from '../dataplane/ipvs/backend.js';
 import { createNftablesDataplane } from '../dataplane/nftables/backend.js';
 import { createUserspaceDataplane } from '../dataplane/userspace/backend.js';
-import type { OpenedDataplane } from './director.js';
 import { drainPolicy } from './plan.js';
+import type { SyncDaemonPort } from './vrrp-supervisor.js';
+
+export interface OpenedDataplane {
+  dataplane: Dataplane | null;
+  kind: DataplaneKind | 'none';
+  reason: string;
+  /** The IPVS connection sync daemon (null on other dataplanes). */
+  sync: SyncDaemonPort | null;
+  /** Applies a reload's backend settings (IPVS: removal policy and timeouts) to the open backend. */
+  retune(config: Config): Promise<void>;
+}
+
+type Opened = Pick<OpenedDataplane, 'dataplane' | 'sync' | 'retune'>;
+const nothingToRetune = (): Promise<void> => Promise.resolve();
 
 const ORDER: DataplaneKind[] = ['ipvs', 'nftables', 'userspace'];
 
-async function open(kind: DataplaneKind, config: Config, stateDir: string, log: Logger): Promise<OpenedDataplane['dataplane']> {
+/** ipvsadm --set: only the timeouts the config names; the rest keep the kernel's values. */
+async function retuneIpvs(dp: IpvsDataplane, config: Config): Promise<void> {
+  dp.setDrainPolicy(drainPolicy(config));
+  const t = config.ipvs.timeouts;
+  const secs = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : Math.round(ms / 1000));
+  const set = Object.fromEntries(Object.entries({ tcp: secs(t.tcpMs), tcpFin: secs(t.tcpFinMs), udp: secs(t.udpMs) }).filter(([, v]) => v !== undefined));
+  if (Object.keys(set).length > 0) await dp.setTimeouts(set);
+}
+
+async function open(kind: DataplaneKind, config: Config, stateDir: string, log: Logger): Promise<Opened> {
   switch (kind) {
     case 'ipvs': {
       const dp = await createIpvsDataplane({ stateDir, drain: drainPolicy(config), logger: log.child({ dataplane: 'ipvs' }) });
-      // ipvsadm --set: only the timeouts the config names; the rest keep the kernel's values.
-      const t = config.ipvs.timeouts;
-      const secs = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : Math.round(ms / 1000));
-      const set = Object.fromEntries(Object.entries({ tcp: secs(t.tcpMs), tcpFin: secs(t.tcpFinMs), udp: secs(t.udpMs) }).filter(([, v]) => v !== undefined));
-      if (Object.keys(set).length > 0) await dp.setTimeouts(set);
-      return dp;
+      await retuneIpvs(dp, config);
+      return { dataplane: dp, sync: dp, retune: (c) => retuneIpvs(dp, c) };
     }
     case 'nftables': {
       warnWithoutForwarding(config, log);
       const dp = createNftablesDataplane({ table: config.nftables.table, masquerade: config.nftables.masquerade, logger: log.child({ dataplane: 'nftables' }) });
       // nft is started lazily; an observe() proves it works before we promise anything.
       await dp.observe();
-      return dp;
+      return { dataplane: dp, sync: null, retune: nothingToRetune };
     }
     case 'userspace': {
       const pp = config.userspace.proxyProtocol;
-      return createUserspaceDataplane({
+      const dp = createUserspaceDataplane({
         idleTimeoutMs: config.userspace.idleTimeoutMs,
         ...(pp === 'none' ? {} : { proxyProtocol: pp === 'v1' ? 1 : 2 }),
         logger: log.child({ dataplane: 'userspace' }),
       });
+      return { dataplane: dp, sync: null, retune: nothingToRetune };
     }
   }
 }
@@ -61,14 +80,14 @@ export async function openDataplane(planned: { kind: DataplaneKind; reason: stri
   const failures: string[] = [];
   for (const kind of ORDER.slice(ORDER.indexOf(planned.kind))) {
     try {
-      const dataplane = await open(kind, config, stateDir, log);
+      const opened = await open(kind, config, stateDir, log);
       const reason = failures.length === 0 ? planned.reason : `${failures.join('; ')}; fell back to ${kind}`;
-      return { dataplane, kind, reason };
+      return { ...opened, kind, reason };
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);
       failures.push(`${kind} failed to open (${why})`);
       log.error({ dataplane: kind, err: e }, `${kind} dataplane failed to open: ${why}`);
     }
   }
-  return { dataplane: null, kind: 'none', reason: failures.join('; ') };
+  return { dataplane: null, kind: 'none', reason: failures.join('; '), sync: null, retune: nothingToRetune };
 }

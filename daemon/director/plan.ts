@@ -2,16 +2,13 @@
 // monitor's services and targets, and the VRRP engine's options. Pure; the one place where config
 // vocabulary meets component vocabulary, so the components never import the config module.
 import type { Config, HealthCheck, RealServer, VirtualServer } from '../config/types.js';
-import type { DrainPolicy } from '../dataplane/drain.js';
+import type { DrainPolicy } from '../dataplane/ipvs/drain.js';
 import type { CheckOptions, HttpCheckOptions, UdpCheckOptions } from '../health/options.js';
 import type { HealthService, HealthTarget } from '../health/monitor.js';
 import type { VrrpOptions } from '../vrrp/index.js';
+import { targetKey } from '../state/target-key.js';
 import type { RealServerPlan, ServicePlan } from './desired.js';
 
-/** The health monitor's target id for a real server of a service: the same key overrides use. */
-export function targetId(serviceId: string, realServerId: string): string {
-  return `${serviceId}/${realServerId}`;
-}
 
 export function servicePlan(vs: VirtualServer): ServicePlan {
   const plan: ServicePlan = {
@@ -113,7 +110,7 @@ export function healthPlan(config: Config): HealthPlan {
     for (const rs of vs.realServers) {
       if (rs.healthCheck.type === 'none') continue;
       const t: HealthTarget = {
-        id: targetId(vs.id, rs.id),
+        id: targetKey({ service: vs.id, realServer: rs.id }),
         service: vs.id,
         name: `${vs.name}/${rs.id}`,
         address: rs.address,

@@ -5,12 +5,7 @@
 // reached yet may have moved anyway (a health event mid-reload runs a dataplane pass with the new
 // config). Each part is a reconcile, so putting an untouched one back changes nothing. The parts themselves are injected, so
 // the order, the rollback and the report are tested with fakes (test/unit/director-reload.test.ts).
-import type { ConfigDiff } from '../config/diff.js';
-
-export type ReloadPart = 'health' | 'vrrp' | 'dataplane';
-
-/** The order parts are applied in: checks first (new real servers count as up until checked), the VIPs, then the table. */
-export const RELOAD_ORDER: readonly ReloadPart[] = ['health', 'vrrp', 'dataplane'];
+import type { ReloadPart } from './reload-parts.js';
 
 export interface PartFailure {
   part: ReloadPart;
@@ -35,14 +30,6 @@ export interface ReloadActions<C> {
   adopt(config: C): void;
   /** Brings one part in line with `config`; throws with the reason when it cannot. */
   apply(part: ReloadPart, config: C): Promise<void>;
-}
-
-/** The parts a config difference touches (health and dataplane follow the virtual servers). */
-export function partsToReload(diff: ConfigDiff): ReloadPart[] {
-  const size = (s: { added: unknown[]; removed: unknown[]; changed: unknown[] }): number => s.added.length + s.removed.length + s.changed.length;
-  const services = size(diff.virtualServers) > 0;
-  const vrrp = size(diff.instances) + size(diff.syncGroups) + size(diff.scripts) > 0 || diff.settings.some((s) => s.startsWith('vrrp.'));
-  return RELOAD_ORDER.filter((p) => (p === 'vrrp' ? vrrp : services));
 }
 
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
@@ -76,13 +63,25 @@ export async function runReload<C>(parts: readonly ReloadPart[], from: C, to: C,
   return { ok: false, applied, failed, rolledBack, rollbackFailures };
 }
 
-/** One line for the log, the API and the snapshot's lastReload. */
-export function describeOutcome(outcome: ReloadOutcome, changes: readonly string[]): string {
-  if (outcome.ok) return changes.length === 0 ? 'no changes' : changes.join('; ');
+/** One line for the log, the API and the snapshot's lastReload; `restartNeeded`: settings that wait for a restart. */
+export function describeOutcome(outcome: ReloadOutcome, changes: readonly string[], restartNeeded: readonly string[] = []): string {
+  const waits = restartNeeded.length === 0 ? '' : `; takes effect at the next restart: ${restartNeeded.join(', ')}`;
+  if (outcome.ok) return (changes.length === 0 ? 'no changes' : changes.join('; ')) + waits;
   const { failed, rolledBack, rollbackFailures } = outcome;
   const head = `reload failed at ${failed.part}: ${failed.error}`;
   const back = rolledBack.length > 0 ? `; rolled back ${rolledBack.join(', ')}` : '';
   if (rollbackFailures.length === 0) return `${head}${back}; running the previous config`;
   const broken = rollbackFailures.map((f) => `${f.part} (${f.error})`).join(', ');
   return `${head}${back}; rollback FAILED for ${broken}: those parts may hold a mix of both configs — fix the cause and reload`;
+}
+
+/** What the API answers about a failed reload (the port's ReloadFailure). */
+export function failureOf(outcome: Extract<ReloadOutcome, { ok: false }>): { part: ReloadPart; error: string; rolledBack: ReloadPart[]; rollbackFailures: string[] } {
+  return { part: outcome.failed.part, error: outcome.failed.error, rolledBack: outcome.rolledBack, rollbackFailures: outcome.rollbackFailures.map((f) => `${f.part}: ${f.error}`) };
+}
+
+/** A reload refused before any part ran: the file does not validate (the first three errors, and how many more). */
+export function describeRefusal(errors: readonly string[]): string {
+  const more = errors.length > 3 ? `; and ${errors.length - 3} more` : '';
+  return `refused: config is invalid (${errors.length} error${errors.length === 1 ? '' : 's'}): ${errors.slice(0, 3).join('; ')}${more}`;
 }

@@ -4,7 +4,7 @@ import type { Config, VirtualServer } from '../config/types.js';
 import type { Counters, ObservedService, ObservedTable } from '../dataplane/types.js';
 import type { ServiceSnapshot, TargetSnapshot } from '../health/monitor.js';
 import type { InstanceSnapshot, VrrpSnapshot } from '../vrrp/index.js';
-import { targetId } from './plan.js';
+import { targetKey } from '../state/target-key.js';
 import type {
   DirectorSnapshot,
   HealthSnapshot,
@@ -32,7 +32,7 @@ export interface SnapshotParts {
   health: { targets: TargetSnapshot[]; services: ServiceSnapshot[] };
   observed: ObservedTable;
   overrides: ReadonlyMap<string, Override>;
-  quorumLost: ReadonlySet<string>;
+  quorumLost: { has(serviceId: string): boolean };
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -94,8 +94,8 @@ function serviceSnapshot(vs: VirtualServer, parts: SnapshotParts, observed: Obse
       port: rs.port,
       method: rs.method,
       weight: { configured: rs.weight, effective: o?.weight ?? null },
-      health: healthOf(targets.get(targetId(vs.id, rs.id))),
-      override: parts.overrides.get(targetId(vs.id, rs.id)) ?? null,
+      health: healthOf(targets.get(targetKey({ service: vs.id, realServer: rs.id }))),
+      override: parts.overrides.get(targetKey({ service: vs.id, realServer: rs.id })) ?? null,
       connections: { active: o?.activeConns ?? 0, inactive: o?.inactiveConns ?? 0 },
       counters: rates(o?.counters),
     };

@@ -7,26 +7,10 @@ import type { Counters, DataplaneKind, Protocol, ForwardMethod, Scheduler } from
 export type VrrpState = 'INIT' | 'BACKUP' | 'MASTER' | 'FAULT';
 export const VRRP_STATES: readonly VrrpState[] = ['INIT', 'BACKUP', 'MASTER', 'FAULT'];
 
-/** Operator override of one real server or a whole virtual service (kept in the state store). */
-export interface Override {
-  /** Quiesce: weight 0, established connections continue. */
-  drain?: boolean;
-  /** Out of the table altogether (gracefully drained by the dataplane's removal policy). */
-  maintenance?: boolean;
-  /** Operator's weight, over the configured and dynamic ones. */
-  weight?: number;
-}
+import type { Override } from '../state/schema.js';
+import type { OverrideTarget } from '../state/target-key.js';
 
-/** A whole virtual service (realServer absent) or one of its real servers. */
-export interface OverrideTarget {
-  service: string;
-  realServer?: string;
-}
-
-/** The key the director and the store use: service id, or `${serviceId}/${realServerId}`. */
-export function overrideKey(t: OverrideTarget): string {
-  return t.realServer === undefined ? t.service : `${t.service}/${t.realServer}`;
-}
+export type { Override, OverrideTarget };
 
 export interface VrrpTransition {
   at: string;
@@ -136,7 +120,8 @@ export interface DirectorSnapshot {
     hash: string;
     loadedAt: string;
     reloads: number;
-    lastReload: { at: string; ok: boolean; message: string; by: string } | null;
+    /** `restartNeeded`: settings that reload changed in the file but take effect at the next restart. */
+    lastReload: { at: string; ok: boolean; message: string; by: string; restartNeeded: string[] } | null;
   };
 }
 
@@ -172,3 +157,7 @@ export type DirectorEventType = DirectorEvent['type'];
 
 /** How an operator forces a failover: lower our priority, go to FAULT-like maintenance, or undo. */
 export type FailoverHow = 'lower-priority' | 'maintenance' | 'restore';
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** An event as a part of the director raises it; the bus stamps `at`. */
+export type DirectorEventInput = DistributiveOmit<DirectorEvent, 'at'>;

@@ -37,6 +37,14 @@ export interface HealthService {
   omega?: boolean;
 }
 
+/** What the director reads of one target to build the desired table (HealthMonitor.view()). */
+export interface HealthView {
+  /** false once the checker declared the server down; true when up. */
+  up: boolean;
+  /** A weight the checker reported (MISC_CHECK dynamic weight, agent), over the configured one. */
+  dynamicWeight?: number;
+}
+
 export interface TransitionEvent {
   id: string;
   service: string;

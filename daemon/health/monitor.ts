@@ -15,6 +15,7 @@ import { buildProbe, type Probe } from './checkers/index.js';
 import { shellNotifier, type Notifier } from './notify.js';
 import { realClock } from './monitor-api.js';
 import type {
+  HealthView,
   HealthMonitorOptions, HealthService, HealthTarget, MonitorClock, MonitorEvents, MonitorStats, QuorumEvent, ReconcileResult,
   ServiceSnapshot, TargetSnapshot, TransitionEvent, WeightEvent,
 } from './monitor-api.js';
@@ -288,6 +289,20 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
   /** One target's state, or undefined. */
   state(id: string): HealthState | undefined {
     return this.recs.get(id)?.health.state;
+  }
+
+  /** What the director reads of one target (undefined: not checked here, so up). Read-only: a view, not a copy. */
+  view(id: string): HealthView | undefined {
+    const r = this.recs.get(id);
+    if (r === undefined) return undefined;
+    const h = r.health;
+    const up = h.state === 'up';
+    return h.dynamicWeight === undefined && h.weightPercent === undefined ? { up } : { up, dynamicWeight: this.liveWeight(r) };
+  }
+
+  /** Whether a virtual server's quorum is lost now (its sorry server serves). */
+  quorumLost(service: string): boolean {
+    return this.services.get(service)?.quorumUp === false;
   }
 
   stats(): MonitorStats {

@@ -2,7 +2,6 @@
 // The wire forms follow the kernel's ip_vs_genl_parse_* / ip_vs_genl_fill_* (include/uapi/linux/ip_vs.h).
 import { endianness } from 'node:os';
 import { bytesToIp, ipToBytes } from './addr.js';
-import type { Counters } from '../dataplane/types.js';
 import {
   AF_INET, AF_INET6, CmdAttr, DaemonAttr, DestAttr, FWD_MASK, Fwd, InfoAttr, IPPROTO_SCTP, IPPROTO_TCP, IPPROTO_UDP,
   NAME_MAXLEN, StatsAttr, SvcAttr, SyncState, TunType,
@@ -20,8 +19,19 @@ export type ServiceKey =
   | { family: Family; protocol: Protocol; address: string; port: number; fwmark?: undefined }
   | { family: Family; fwmark: number; protocol?: undefined; address?: undefined; port?: undefined };
 
-/** The kernel's counters and rates are the dataplane contract's Counters, field for field. */
-export type Stats = Counters;
+/** IPVS_STATS_ATTR_*: the kernel's counters and its rate estimates (per second). */
+export interface Stats {
+  conns: number;
+  inPackets: number;
+  outPackets: number;
+  inBytes: number;
+  outBytes: number;
+  cps: number;
+  inPps: number;
+  outPps: number;
+  inBps: number;
+  outBps: number;
+}
 
 /** A virtual service as the kernel holds it. */
 export interface IpvsService {

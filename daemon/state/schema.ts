@@ -8,14 +8,16 @@ export const RoleSchema = Type.Union([Type.Literal('viewer'), Type.Literal('oper
 export type Role = Static<typeof RoleSchema>;
 export const ROLES: readonly Role[] = ['viewer', 'operator', 'admin'];
 
+/** Operator override of one real server or a whole virtual server: the state file's, the API's and the panel's. */
 export const OverrideSchema = Type.Object(
   {
-    drain: Type.Optional(Type.Boolean()),
-    maintenance: Type.Optional(Type.Boolean()),
-    weight: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+    drain: Type.Optional(Type.Boolean({ description: 'weight 0; established connections continue' })),
+    maintenance: Type.Optional(Type.Boolean({ description: 'out of the table (gracefully drained)' })),
+    weight: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, description: 'operator weight over the configured one' })),
   },
   { additionalProperties: false },
 );
+export type Override = Static<typeof OverrideSchema>;
 
 export const StoredOverrideSchema = Type.Object(
   {

@@ -6,8 +6,8 @@ import { dirname } from 'node:path';
 import { Low } from 'lowdb';
 import { CheckedJsonFile, StateFileError } from './file-adapter.js';
 import { hashPassword, passwordProblem, verifyPassword } from './password.js';
-import { STATE_VERSION, ROLES, type AuditEntry, type Role, type State, type StoredOverride, type User } from './schema.js';
-import { overrideKey, type Override, type OverrideTarget } from '../director/snapshot.js';
+import { STATE_VERSION, ROLES, type AuditEntry, type Override, type Role, type State, type StoredOverride, type User } from './schema.js';
+import { targetKey, type OverrideTarget } from './target-key.js';
 
 export { StateFileError } from './file-adapter.js';
 export type { AuditEntry, Role, StoredOverride, User } from './schema.js';
@@ -175,20 +175,20 @@ export class StateStore {
 
   /** Keyed as the director's desired() wants them: service id or `${service}/${realServer}`. */
   overrideMap(): Map<string, Override> {
-    return new Map(this.db.data.overrides.map((o) => [overrideKey(o), o.override]));
+    return new Map(this.db.data.overrides.map((o) => [targetKey(o), o.override]));
   }
 
   getOverride(target: OverrideTarget): Override | null {
-    const key = overrideKey(target);
-    return this.db.data.overrides.find((o) => overrideKey(o) === key)?.override ?? null;
+    const key = targetKey(target);
+    return this.db.data.overrides.find((o) => targetKey(o) === key)?.override ?? null;
   }
 
   /** Sets (or, with an empty or null override, clears) the override of a target. */
   async setOverride(target: OverrideTarget, override: Override | null, who: string, action = 'override.set'): Promise<AuditEntry | null> {
-    const key = overrideKey(target);
+    const key = targetKey(target);
     const wanted = override === null ? null : clean(override);
     return this.#commit(who, action, key, (s) => {
-      const i = s.overrides.findIndex((o) => overrideKey(o) === key);
+      const i = s.overrides.findIndex((o) => targetKey(o) === key);
       const before = i >= 0 ? (s.overrides[i]?.override ?? null) : null;
       if (i >= 0) s.overrides.splice(i, 1);
       let after: Override | null = null;

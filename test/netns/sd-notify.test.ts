@@ -122,7 +122,7 @@ test('lvsd run notifies READY after the API answers, pings the watchdog, frames 
     writeFileSync(cfg, localise(EXAMPLE_TEXT).replace('{ address: 10.0.1.12, port: 80, weight: 100 }', '{ address: 10.0.1.12, port: 80, weight: 10 }'));
     const before = listener.got.length;
     run.child.kill('SIGHUP');
-    await run.waitFor(/^reload done$/);
+    await run.waitFor(/^reload done: /);
     await listener.until('READY=1 after RELOADING=1', (g) => {
       const since = g.slice(before);
       const r = since.findIndex((d) => d.fields.RELOADING === '1');

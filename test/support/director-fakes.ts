@@ -101,12 +101,11 @@ export async function startFakeDirector(text: string, extra: Pick<DirectorOption
   const dataplane = new FakeDataplane();
   const started: { engine?: FakeEngine; all: FakeEngine[] } = { all: [] };
   const d = await Director.start({
-    config: loadConfig(text, file),
-    configText: text,
+    loaded: { config: loadConfig(text, file), text },
     logger: pino({ level: 'silent' }),
     store,
     version: 'test',
-    openDataplane: () => Promise.resolve({ dataplane, kind: 'nftables', reason: 'test' }),
+    openDataplane: () => Promise.resolve({ dataplane, kind: 'nftables', reason: 'test', sync: null, retune: () => Promise.resolve() }),
     startVrrp: (o) => {
       started.engine = new FakeEngine(o);
       started.all.push(started.engine);

@@ -12,9 +12,8 @@ import {
   type ConfigProblem,
   type DirectorPort,
   type RunningConfig,
-} from '../../daemon/api/director-port.js';
+} from '../../daemon/director/port.js';
 import {
-  overrideKey,
   type DirectorEvent,
   type DirectorSnapshot,
   type FailoverHow,
@@ -25,6 +24,7 @@ import {
   type VrrpState,
   type VirtualServiceSnapshot,
 } from '../../daemon/director/snapshot.js';
+import { targetKey } from '../../daemon/state/target-key.js';
 
 interface FakeInstance { name: string; interface: string; vrid: number; priority: number; vips: string[] }
 interface FakeRealServer { address: string; port: number; weight: number }
@@ -397,16 +397,16 @@ export class FakeDirector implements DirectorPort {
 
   setOverride(target: OverrideTarget, override: Override, by: string): Promise<void> {
     this.#mustTarget(target);
-    this.calls.push(`setOverride ${overrideKey(target)} ${JSON.stringify(override)}`);
-    this.#overrides.set(overrideKey(target), { ...override });
+    this.calls.push(`setOverride ${targetKey(target)} ${JSON.stringify(override)}`);
+    this.#overrides.set(targetKey(target), { ...override });
     this.#emit({ type: 'override', at: this.#iso(), target, override, by });
     return Promise.resolve();
   }
 
   clearOverride(target: OverrideTarget, by: string): Promise<void> {
     this.#mustTarget(target);
-    this.calls.push(`clearOverride ${overrideKey(target)}`);
-    this.#overrides.delete(overrideKey(target));
+    this.calls.push(`clearOverride ${targetKey(target)}`);
+    this.#overrides.delete(targetKey(target));
     this.#emit({ type: 'override', at: this.#iso(), target, override: null, by });
     return Promise.resolve();
   }
@@ -437,7 +437,7 @@ export class FakeDirector implements DirectorPort {
 
   #load(text: string, by: string, what: string): ApplyResult {
     const { config, errors } = parseFakeConfig(this.configPath, text);
-    if (!config) return { ok: false, errors, hash: sha(this.#text), changes: [] };
+    if (!config) return { ok: false, errors, hash: sha(this.#text), changes: [], restartNeeded: [] };
     const changes = diffConfigs(this.#config, config);
     this.#previous = this.#text;
     this.#text = text;
@@ -448,14 +448,23 @@ export class FakeDirector implements DirectorPort {
     this.#reloads++;
     const at = this.#iso();
     this.#loadedAt = at;
-    this.#lastReload = { at, ok: true, message: `${what}: ${changes.length} change(s)`, by };
+    const message = `${what}: ${changes.length} change(s)`;
+    this.#lastReload = { at, ok: true, message, by, restartNeeded: [] };
     this.calls.push(`${what} ${sha(text).slice(0, 8)}`);
-    this.#emit({ type: 'config.reload', at, ok: true, hash: sha(text), by, message: this.#lastReload.message });
-    return { ok: true, errors: [], hash: sha(text), changes };
+    this.#emit({ type: 'config.reload', at, ok: true, hash: sha(text), by, message });
+    return { ok: true, errors: [], hash: sha(text), changes, restartNeeded: [] };
   }
 
-  applyConfig(text: string, by: string): Promise<ApplyResult> {
+  applyConfig(text: string, by: string, expectedHash?: string): Promise<ApplyResult> {
+    if (expectedHash !== undefined && expectedHash !== sha(this.#text)) {
+      return Promise.reject(new DirectorRejection(409, 'the running config changed since you loaded it; reload the page and apply again'));
+    }
     return Promise.resolve(this.#load(text, by, 'apply'));
+  }
+
+  /** `lvsd reload`: the fake has no file on disk; it reloads the text it runs. */
+  reloadFile(by: string): Promise<ApplyResult> {
+    return Promise.resolve(this.#load(this.#text, by, 'reload'));
   }
 
   rollbackConfig(by: string): Promise<ApplyResult> {

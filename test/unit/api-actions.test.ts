@@ -102,7 +102,7 @@ test('unknown service or real server → 404 naming it; nothing changes', async 
 test('the director refusing → its status and message; the store is untouched', async (t) => {
   const h = await harness();
   t.after(() => h.close());
-  const { DirectorRejection } = await import('../../daemon/api/director-port.js');
+  const { DirectorRejection } = await import('../../daemon/director/port.js');
   h.director.setOverride = () => Promise.reject(new DirectorRejection(409, 'dataplane busy'));
   const res = await h.call(await h.as('operator'), 'PUT', rsUrl, { weight: 2 });
   assert.equal(res.statusCode, 409);

@@ -3,14 +3,14 @@ import assert from 'node:assert/strict';
 import {
   desiredTable,
   effectiveWeight,
-  healthKey,
   liveWeight,
   type DesiredInputs,
-  type HealthView,
-  type Override,
   type RealServerPlan,
   type ServicePlan,
 } from '../../daemon/director/desired.js';
+import type { HealthView } from '../../daemon/health/monitor-api.js';
+import type { Override } from '../../daemon/state/schema.js';
+import { targetKey } from '../../daemon/state/target-key.js';
 
 const rs = (n: number, extra: Partial<RealServerPlan> = {}): RealServerPlan => ({
   id: `10.0.1.${n}:80`,
@@ -48,8 +48,8 @@ test('configured weights pass through when everything is healthy and nothing is 
 
 test('a failed server leaves the table, unless inhibit_on_failure keeps it at weight 0', () => {
   const health = new Map<string, HealthView>([
-    [healthKey(web.id, '10.0.1.1:80'), { up: false }],
-    [healthKey(web.id, '10.0.1.3:80'), { up: false }],
+    [targetKey({ service: web.id, realServer: '10.0.1.1:80' }), { up: false }],
+    [targetKey({ service: web.id, realServer: '10.0.1.3:80' }), { up: false }],
   ]);
   assert.deepEqual(weights(inputs({ health })), { '10.0.1.2:80': 2, '10.0.1.3:80': 0 });
 });
@@ -76,7 +76,7 @@ test('precedence: maintenance > health down > drain > operator weight > dynamic 
 });
 
 test('overrides apply to one real server or to the whole service', () => {
-  const one = new Map<string, Override>([[healthKey(web.id, '10.0.1.2:80'), { drain: true }]]);
+  const one = new Map<string, Override>([[targetKey({ service: web.id, realServer: '10.0.1.2:80' }), { drain: true }]]);
   assert.deepEqual(weights(inputs({ overrides: one })), { '10.0.1.1:80': 1, '10.0.1.2:80': 0, '10.0.1.3:80': 3 });
   const all = new Map<string, Override>([[web.id, { drain: true }]]);
   assert.deepEqual(weights(inputs({ overrides: all })), { '10.0.1.1:80': 0, '10.0.1.2:80': 0, '10.0.1.3:80': 0 });
@@ -103,8 +103,8 @@ test('the service keeps its identity and configuration; plan-only fields do not 
 
 test('live weight counts only servers that are up, with their dynamic weight', () => {
   const health = new Map<string, HealthView>([
-    [healthKey(web.id, '10.0.1.1:80'), { up: false }],
-    [healthKey(web.id, '10.0.1.2:80'), { up: true, dynamicWeight: 10 }],
+    [targetKey({ service: web.id, realServer: '10.0.1.1:80' }), { up: false }],
+    [targetKey({ service: web.id, realServer: '10.0.1.2:80' }), { up: true, dynamicWeight: 10 }],
   ]);
   assert.equal(liveWeight(web, { health }), 13);
 });

@@ -2,9 +2,10 @@
 // Director with a fake VRRP engine and a fake dataplane that refuses DR like the nftables backend does.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { diffConfig } from '../../daemon/config/diff.js';
-import { describeOutcome, partsToReload, runReload, type ReloadPart } from '../../daemon/director/reload-transaction.js';
+import { describeOutcome, runReload } from '../../daemon/director/reload-transaction.js';
+import { partsToReload, type ReloadPart } from '../../daemon/director/reload-parts.js';
 import { statusLine } from '../../daemon/director/status-line.js';
 import { loadConfig, ONE_OF_EACH, startFakeDirector } from '../support/director-fakes.js';
 
@@ -80,13 +81,19 @@ test('partsToReload: the parts a difference touches, in apply order', () => {
 // ---- the Director, with a fake engine and a fake dataplane ---------------------------------------
 
 const director = () => startFakeDirector(BASE);
+/** What an operator does: edit the file, then SIGHUP. */
+const sighup = (t: Awaited<ReturnType<typeof director>>, text: string) => {
+  writeFileSync(t.file, text);
+  return t.d.reloadFile('SIGHUP');
+};
 
 test('director: a reload the dataplane refuses puts VRRP and the table back, keeps the old config, and says why', async () => {
   const t = await director();
   try {
     const bad = BASE.replace('priority: 150', 'priority: 140').replace('method: nat', 'method: dr');
-    const out = await t.d.reload(load(bad, t.file), bad, 'SIGHUP');
+    const out = await sighup(t, bad);
     assert.equal(out.ok, false);
+    assert.equal(out.failure?.part, 'dataplane');
     // VRRP went to 140 and back to 150.
     assert.deepEqual(t.engine().reconfigured.map((o) => o.instances[0]?.priority), [140, 150]);
     // The table was never handed the DR service; the rollback re-applied the NAT one.
@@ -104,7 +111,7 @@ test('director: a reload the dataplane refuses puts VRRP and the table back, kee
 
     // The next good reload is diffed against the config really running.
     const good = BASE.replace('priority: 150', 'priority: 130');
-    assert.equal((await t.d.reload(load(good, t.file), good, 'SIGHUP')).ok, true);
+    assert.equal((await sighup(t, good)).ok, true);
     assert.equal(t.d.snapshot().config.lastReload?.message, '~ instance VI_1: priority');
     assert.equal(t.d.snapshot().config.reloads, 1);
   } finally {
@@ -135,9 +142,9 @@ test('director: a VRRP reconfigure that throws rolls VRRP back; the dataplane ne
     const next = BASE.replace('priority: 150', 'priority: 140').replace('port: 80 }]', 'port: 80, weight: 5 }]');
     const appliesBefore = t.dataplane.applied.length;
     t.engine().failNext = true;
-    const out = await t.d.reload(load(next, t.file), next, 'SIGHUP');
+    const out = await sighup(t, next);
     assert.ok(!out.ok);
-    assert.deepEqual(out.failed, { part: 'vrrp', error: 'VRRP reconfigure failed: interface eth9 does not exist' });
+    assert.deepEqual({ part: out.failure?.part, error: out.failure?.error }, { part: 'vrrp', error: 'VRRP reconfigure failed: interface eth9 does not exist' });
     assert.deepEqual(t.engine().reconfigured.map((o) => o.instances[0]?.priority), [140, 150]);
     // The dataplane never saw weight 5: it was only handed the running table again.
     assert.ok(t.dataplane.applied.slice(appliesBefore).every((d) => d.services.every((sv) => sv.realServers.every((rs) => rs.weight === 1))));
@@ -149,8 +156,13 @@ test('director: a VRRP reconfigure that throws rolls VRRP back; the dataplane ne
 test('director: a refused SIGHUP is recorded in lastReload; liveness names a VRRP engine that does not answer', async () => {
   const t = await director();
   try {
-    t.d.reloadRefused('refused: config is invalid (1 error): lvsd.yaml:3:5: vrrp: bad', 'SIGHUP');
-    assert.deepEqual({ ...t.d.snapshot().config.lastReload, at: '' }, { at: '', ok: false, message: 'refused: config is invalid (1 error): lvsd.yaml:3:5: vrrp: bad', by: 'SIGHUP' });
+    const r = await sighup(t, BASE.replace('virtualRouterId: 51', 'virtualRouterId: 0'));
+    assert.equal(r.ok, false);
+    const last = t.d.snapshot().config.lastReload;
+    assert.equal(last?.ok, false);
+    assert.equal(last.by, 'SIGHUP');
+    assert.match(last.message, new RegExp(`^refused: config is invalid \\(1 error\\): ${t.file.replace(/[.]/g, '\\.')}:\\d+:\\d+: vrrp\\.instances\\[0\\]\\.virtualRouterId: `));
+    assert.equal((await t.d.runningConfig()).text, BASE, 'the running config stays');
     assert.equal(await t.d.liveness(50), null);
     t.engine().hang = true;
     assert.equal(await t.d.liveness(50), 'the VRRP engine process did not answer within 50 ms');

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applyDrain, drainKey, type DrainPolicy } from '../../daemon/dataplane/drain.js';
+import { applyDrain, drainKey, type DrainPolicy } from '../../daemon/dataplane/ipvs/drain.js';
 import type { ObservedRealServer, ObservedService, ServiceSpec } from '../../daemon/dataplane/types.js';
 
 const rs = (n: number, weight: number): ObservedRealServer => ({ id: `10.0.1.${n}:80`, address: `10.0.1.${n}`, port: 80, weight, method: 'nat', activeConns: 0, inactiveConns: 0, persistConns: 0 });

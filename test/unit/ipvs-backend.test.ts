@@ -8,8 +8,9 @@ import { decodeDest, decodeService, destText, encodeDest, serviceKeyText, servic
 import { Cmd, CmdAttr, SvcFlag } from '../../daemon/ipvs/constants.js';
 import { Attrs, nest } from '../../daemon/ipvs/nlattr.js';
 import { NetlinkErrno, type IpvsRequest, type IpvsTransport } from '../../daemon/ipvs/transport.js';
-import { InvalidServiceSpec } from '../../daemon/ipvs/spec.js';
-import { createIpvsDataplane, memoryOwnership, type IpvsDataplane } from '../../daemon/dataplane/ipvs.js';
+import { InvalidServiceSpec } from '../../daemon/dataplane/ipvs/spec.js';
+import { createIpvsDataplane, type IpvsDataplane } from '../../daemon/dataplane/ipvs/backend.js';
+import { memoryOwnership } from '../../daemon/dataplane/ipvs/ownership.js';
 import type { DesiredTable, ServiceSpec } from '../../daemon/dataplane/types.js';
 
 const EEXIST = 17, ESRCH = 3, ENOENT = 2;

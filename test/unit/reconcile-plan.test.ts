@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { applyPlan, plan, type PlanOp } from '../../daemon/dataplane/reconcile.js';
+import { applyPlan, plan, type PlanOp } from '../../daemon/dataplane/ipvs/reconcile.js';
 import type { DesiredTable, RealServerSpec, ServiceSpec } from '../../daemon/dataplane/types.js';
 
 // A small id space so desired and actual overlap often.

@@ -9,7 +9,7 @@ export type {
   VrrpState,
   FailoverHow,
 } from '../../daemon/director/snapshot.js';
-export type { ConfigChange, ConfigProblem, RunningConfig, ApplyResult } from '../../daemon/api/director-port.js';
+export type { ConfigChange, ConfigProblem, RunningConfig, ApplyResult } from '../../daemon/director/port.js';
 
 export type Role = 'viewer' | 'operator' | 'admin';
 

@@ -3,7 +3,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyError } from 'fastify';
 import { StoreError } from '../../state/store.js';
-import { DirectorRejection } from '../director-port.js';
+import { DirectorRejection } from '../../director/port.js';
 import type { Api } from '../types.js';
 
 const STATUS_TEXT: Record<number, string> = {

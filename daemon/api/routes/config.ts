@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { HttpError } from '../plugins/errors.js';
 import { lineDiff } from '../line-diff.js';
 import { ApplyResultSchema, ConfigCheckSchema, ConfigDiffSchema, ConfigTextSchema, ErrorSchema, RunningConfigSchema } from '../schemas.js';
-import type { ApplyResult } from '../director-port.js';
+import type { ApplyResult } from '../../director/port.js';
 import type { Api, ApiDeps } from '../types.js';
 
 const Errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema };
@@ -48,12 +48,26 @@ export default function configRoutes(app: Api, { director, store, events }: ApiD
   }, async (req) => {
     const who = req.principal?.name ?? 'unknown';
     const before = await director.runningConfig();
-    if (req.body.expectedHash !== undefined && req.body.expectedHash !== before.hash) {
-      throw new HttpError(409, 'the running config changed since you loaded it; reload the page and apply again');
-    }
-    const r = await director.applyConfig(req.body.text, who);
+    // The hash is checked again inside the director's reload queue: an apply that waited behind another sees its result.
+    const r = await director.applyConfig(req.body.text, who, req.body.expectedHash);
     if (!r.ok) throw new HttpError(422, `config not applied: ${notApplied(r)}`, r.errors.map((e) => e.message));
     await record(who, 'config.apply', before.hash, r);
+    return r;
+  });
+
+  app.post('/api/v1/config/reload', {
+    schema: {
+      summary: 'Re-read the config file on disk and apply the difference, as SIGHUP does (422 when invalid or rolled back)',
+      tags: ['config'],
+      response: { 200: ApplyResultSchema, ...Errors, 409: ErrorSchema, 422: ErrorSchema },
+    },
+    config: { access: 'admin' },
+  }, async (req) => {
+    const who = req.principal?.name ?? 'unknown';
+    const before = await director.runningConfig();
+    const r = await director.reloadFile(who);
+    if (!r.ok) throw new HttpError(422, `config not reloaded: ${notApplied(r)}`, r.errors.map((e) => e.message));
+    await record(who, 'config.reload', before.hash, r);
     return r;
   });
 

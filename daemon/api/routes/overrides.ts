@@ -4,7 +4,8 @@
 import { Type } from 'typebox';
 import { HttpError } from '../plugins/errors.js';
 import { AuditEntrySchema, ErrorSchema, OverrideSchema } from '../schemas.js';
-import { overrideKey, type Override, type OverrideTarget } from '../../director/snapshot.js';
+import type { Override } from '../../state/schema.js';
+import { targetKey, type OverrideTarget } from '../../state/target-key.js';
 import type { AuditEntry } from '../../state/store.js';
 import type { Api, ApiDeps } from '../types.js';
 
@@ -42,7 +43,7 @@ export default function overrideRoutes(app: Api, deps: ApiDeps): void {
       throw e;
     }
     if (entry !== null) events.push({ ...entry, type: 'audit', action: entry.action });
-    return { target: overrideKey(t), override: next, audit: entry };
+    return { target: targetKey(t), override: next, audit: entry };
   };
 
   const SvcParams = Type.Object({ service: Type.String({ minLength: 1 }) });

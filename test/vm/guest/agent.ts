@@ -4,8 +4,8 @@
 // Applies DESIRED.json and prints one JSON line per apply ({"report": ApplyReport}). With --stay it
 // keeps running: SIGHUP re-reads DESIRED.json and applies it, SIGTERM closes (leaving the kernel table).
 import { readFileSync } from 'node:fs';
-import { createIpvsDataplane } from '../../../daemon/dataplane/ipvs.js';
-import type { DrainMode } from '../../../daemon/dataplane/drain.js';
+import { createIpvsDataplane } from '../../../daemon/dataplane/ipvs/backend.js';
+import type { DrainMode } from '../../../daemon/dataplane/ipvs/drain.js';
 import type { DesiredTable } from '../../../daemon/dataplane/types.js';
 
 const [file, stateDir, mode = 'graceful'] = process.argv.slice(2);

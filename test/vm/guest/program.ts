@@ -9,8 +9,9 @@ import { spawn } from 'node:child_process';
 import { IpvsClient } from '../../../daemon/ipvs/client.js';
 import { IpvsError } from '../../../daemon/ipvs/errors.js';
 import { SvcFlag } from '../../../daemon/ipvs/constants.js';
-import { canonicalizeDesired } from '../../../daemon/ipvs/spec.js';
-import { createIpvsDataplane, fileOwnership, probeIpvs } from '../../../daemon/dataplane/ipvs.js';
+import { canonicalizeDesired } from '../../../daemon/dataplane/ipvs/spec.js';
+import { createIpvsDataplane, probeIpvs } from '../../../daemon/dataplane/ipvs/backend.js';
+import { fileOwnership } from '../../../daemon/dataplane/ipvs/ownership.js';
 import type { DesiredTable, ObservedTable, RealServerSpec, Scheduler, ServiceSpec } from '../../../daemon/dataplane/types.js';
 import { Checks, ipvsadmSave, sh } from './checks.js';
 

@@ -3,11 +3,11 @@
 // compares like with like (canonical ids and addresses, DR/TUN ports, default netmasks, tunnels).
 import type {
   Counters, DesiredTable, ObservedRealServer, ObservedService, RealServerSpec, SchedulerFlag, ServiceSpec, TunnelChecksum,
-} from '../dataplane/types.js';
-import { canonicalIp, ipFamily } from './addr.js';
-import type { IpvsServiceWithDests } from './client.js';
-import { defaultNetmask, destText, serviceKeyText, type IpvsDest, type IpvsService, type ServiceKey, type Stats } from './codec.js';
-import { SvcFlag, TunFlag } from './constants.js';
+} from '../types.js';
+import { canonicalIp, ipFamily } from '../../ipvs/addr.js';
+import type { IpvsServiceWithDests } from '../../ipvs/client.js';
+import { defaultNetmask, destText, serviceKeyText, type IpvsDest, type IpvsService, type ServiceKey, type Stats } from '../../ipvs/codec.js';
+import { SvcFlag, TunFlag } from '../../ipvs/constants.js';
 
 const CSUM_NUM: Record<TunnelChecksum, number> = { none: TunFlag.NOCSUM, csum: TunFlag.CSUM, remcsum: TunFlag.REMCSUM };
 

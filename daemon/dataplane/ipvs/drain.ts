@@ -8,7 +8,7 @@
 // 'immediate' deletes at once. 'inhibit' is keepalived's inhibit_on_failure: the server stays at
 // weight 0 for as long as its service exists, and comes back with its weight when desired again.
 // A whole service that leaves the desired table is deleted at once in every mode.
-import type { DesiredTable, ObservedTable, RealServerSpec, ServiceSpec } from './types.js';
+import type { DesiredTable, ObservedTable, RealServerSpec, ServiceSpec } from '../types.js';
 
 export type DrainMode = 'graceful' | 'immediate' | 'inhibit';
 

@@ -1,7 +1,7 @@
 // What the API needs from the director — and nothing more. The Director implements this port; the tests
 // and the panel's e2e run against test/support/fake-director.ts. Methods that change things validate
 // first and either apply completely or throw DirectorRejection (→ 4xx) with nothing changed.
-import type { DirectorEvent, DirectorSnapshot, FailoverHow, Override, OverrideTarget } from '../director/snapshot.js';
+import type { DirectorEvent, DirectorSnapshot, FailoverHow, Override, OverrideTarget } from './snapshot.js';
 
 export interface ConfigProblem {
   /** "FILE:LINE:COL: path: message", as `lvsd check-config` prints it. */
@@ -23,10 +23,14 @@ export interface ConfigChange {
   name: string;
   /** What changed, for people: "priority 150 → 100". */
   detail?: string;
+  /** A setting no reload part applies: it takes effect at the next restart. */
+  restart?: boolean;
 }
 
 export interface ConfigDiff extends ConfigCheck {
   changes: ConfigChange[];
+  /** Changed settings that would take effect at the next restart only. */
+  restartNeeded?: string[];
 }
 
 /** A valid config whose reload failed in one part and was rolled back. */
@@ -47,6 +51,8 @@ export interface ApplyResult {
   hash: string;
   /** What changed, or (with `failure`) what the reload tried to change. */
   changes: ConfigChange[];
+  /** Changed settings that take effect at the next restart (the rest of the change runs now). */
+  restartNeeded: string[];
   failure?: ReloadFailure;
 }
 
@@ -82,8 +88,11 @@ export interface DirectorPort {
   /**
    * Validates, writes the config file, reloads; on any error nothing changes (ok: false): an invalid
    * config never reaches the parts, a part that fails is rolled back with `failure` saying which and why.
+   * With `expectedHash`, refuses (409) unless the running config still has that hash when its turn comes.
    */
-  applyConfig(text: string, by: string): Promise<ApplyResult>;
+  applyConfig(text: string, by: string, expectedHash?: string): Promise<ApplyResult>;
+  /** Re-reads the config file and applies it, as SIGHUP does (`lvsd reload`). */
+  reloadFile(by: string): Promise<ApplyResult>;
   /** Back to the last config that applied cleanly before the running one. */
   rollbackConfig(by: string): Promise<ApplyResult>;
   runningConfig(): Promise<RunningConfig>;

@@ -11,7 +11,7 @@
 //     desired spec says `takeOver: true` — then it is adopted, reconciled and owned from then on;
 //   - an actual service that is owned but no longer desired is deleted;
 //   - an actual service that is not owned and not desired is never touched. Nothing is ever flushed.
-import type { DesiredTable, RealServerSpec, ServiceSpec } from './types.js';
+import type { DesiredTable, RealServerSpec, ServiceSpec } from '../types.js';
 
 export type PlanOp =
   | { kind: 'add-service'; service: ServiceSpec }

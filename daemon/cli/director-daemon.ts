@@ -1,17 +1,15 @@
-// Plugs the Director into `lvsd run`: opens the state store, starts the director and the API, and maps
-// the CLI's reload/stop lifecycle onto them.
-import { readFile } from 'node:fs/promises';
+// The composition root of `lvsd run`: opens the state store, starts the director and the API, and maps the
+// CLI's reload/stop lifecycle onto them.
 import { dirname } from 'node:path';
-import type { ConfigDiff } from '../config/diff.js';
-import type { Config } from '../config/types.js';
-import type { Daemon, RunContext } from '../cli/run.js';
 import { startApi, type RunningApi } from '../api/listen.js';
 import { announceBootstrapToken } from '../api/bootstrap.js';
+import type { LoadedConfig } from '../director/config-file.js';
+import { Director } from '../director/director.js';
+import { openDataplane } from '../director/open-dataplane.js';
+import { statusLine } from '../director/status-line.js';
 import { openStore } from '../state/store.js';
-import { Director } from './director.js';
-import { openDataplane } from './open-dataplane.js';
-import { statusLine } from './status-line.js';
-import { packageVersion } from '../cli/version.js';
+import type { Daemon, RunContext } from './daemon.js';
+import { packageVersion } from './version.js';
 
 export class DirectorDaemon implements Daemon {
   private director: Director | null = null;
@@ -19,22 +17,21 @@ export class DirectorDaemon implements Daemon {
 
   constructor(private readonly ctx: RunContext) {}
 
-  async start(config: Config): Promise<void> {
+  async start(loaded: LoadedConfig): Promise<void> {
     const { log } = this.ctx;
+    const { config } = loaded;
     // A corrupt state file stops the start here, with the file named (the store never replaces it silently).
     const { store, created, movedAside } = await openStore(this.ctx.stateFile, { startEmpty: this.ctx.stateFromEmpty });
     if (movedAside !== null) log.warn({ stateFile: this.ctx.stateFile, movedAside }, `the state file was unreadable: moved aside to ${movedAside}; starting from an empty state`);
     else if (created) log.info({ stateFile: this.ctx.stateFile }, 'created an empty state file');
-    const text = await readFile(this.ctx.configPath, 'utf8');
     this.director = await Director.start({
-      config,
-      configText: text,
+      loaded,
       logger: log,
       store,
       version: packageVersion(),
       openDataplane: (c) => openDataplane(this.ctx.dataplane, c, dirname(this.ctx.stateFile), log),
-      applyNotices: {
-        begin: (by) => this.ctx.notifier?.reloading(`applying a config from ${by}`),
+      reloadNotices: {
+        begin: (why) => this.ctx.notifier?.reloading(why),
         end: () => this.ctx.notifier?.ready(this.status()),
       },
     });
@@ -51,16 +48,9 @@ export class DirectorDaemon implements Daemon {
     await announceBootstrapToken(store, this.api?.url ?? config.api.listen, (line) => process.stderr.write(`${line}\n`));
   }
 
-  async reload(next: Config, _diff: ConfigDiff): Promise<void> {
-    if (this.director === null) return;
-    const text = await readFile(this.ctx.configPath, 'utf8');
-    const outcome = await this.director.reload(next, text, 'SIGHUP');
-    // The director logged the detail and rolled back; the CLI keeps the running config for the next diff.
-    if (!outcome.ok) throw new Error(this.director.snapshot().config.lastReload?.message ?? `reload failed at ${outcome.failed.part}`);
-  }
-
-  reloadRefused(message: string): void {
-    this.director?.reloadRefused(message, 'SIGHUP');
+  async reload(): Promise<void> {
+    // The director reads the file, logs and records the outcome; a refused or rolled-back reload changes nothing.
+    await this.director?.reloadFile('SIGHUP');
   }
 
   status(): string {

@@ -5,64 +5,18 @@
 //   const probe = await probeIpvs();                 // { available: true, version } | { available: false, reason }
 //   const dp = await createIpvsDataplane({ stateDir: '/var/lib/lvsd', drain: { mode: 'graceful', timeoutMs: 60_000 }, logger });
 //   await dp.apply(desired); await dp.observe(); await dp.setSyncRole('master', { interface: 'eth0', syncId: 51 });
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { IpvsClient, probeIpvs, type IpvsOp } from '../ipvs/client.js';
-import type { IpvsDaemon, IpvsInfo, IpvsTimeouts, SyncRole } from '../ipvs/codec.js';
-import { SYNC_DEFAULT_GROUP, SYNC_DEFAULT_PORT } from '../ipvs/constants.js';
-import { canonicalizeDesired, fromIpvs, observedDest, serviceKeyOf, toIpvsDest, toIpvsService } from '../ipvs/spec.js';
-import { IpvsError } from '../ipvs/errors.js';
+import { join } from 'node:path';
+import { IpvsClient, probeIpvs, type IpvsOp } from '../../ipvs/client.js';
+import type { IpvsDaemon, IpvsInfo, IpvsTimeouts, SyncRole } from '../../ipvs/codec.js';
+import { SYNC_DEFAULT_GROUP, SYNC_DEFAULT_PORT } from '../../ipvs/constants.js';
+import { canonicalizeDesired, fromIpvs, observedDest, serviceKeyOf, toIpvsDest, toIpvsService } from './spec.js';
+import { IpvsError } from '../../ipvs/errors.js';
 import { applyDrain, DEFAULT_DRAIN_POLICY, type DrainEntry, type DrainPolicy } from './drain.js';
 import { applyPlan, opText, plan, type PlanOp } from './reconcile.js';
-import type { ApplyReport, Dataplane, DesiredTable, ObservedTable, RealServerSpec, ServiceSpec } from './types.js';
+import { fileOwnership, type OwnershipStore } from './ownership.js';
+import type { ApplyReport, Dataplane, DesiredTable, ObservedTable, RealServerSpec, ServiceSpec } from '../types.js';
 
 export { probeIpvs };
-
-/** Where lvsd records which kernel services it owns, so a restart adopts them and leaves others alone. */
-export interface OwnershipStore {
-  load(): Set<string>;
-  save(ids: ReadonlySet<string>): void;
-}
-
-/** JSON file `{ "services": [...] }`, written to a temp file then renamed. */
-export function fileOwnership(path: string): OwnershipStore {
-  return {
-    load: () => {
-      let text: string;
-      try {
-        text = readFileSync(path, 'utf8');
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return new Set();
-        throw e;
-      }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch (e) {
-        throw new Error(`${path}: not JSON: ${(e as Error).message}`);
-      }
-      const services = (parsed as { services?: unknown }).services;
-      if (!Array.isArray(services) || !services.every((s) => typeof s === 'string')) throw new Error(`${path}: expected { "services": [string, ...] }`);
-      return new Set(services);
-    },
-    save: (ids) => {
-      mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(`${path}.tmp`, JSON.stringify({ services: [...ids].sort() }, null, 1) + '\n');
-      renameSync(`${path}.tmp`, path);
-    },
-  };
-}
-
-export function memoryOwnership(initial: Iterable<string> = []): OwnershipStore & { ids: Set<string> } {
-  const store = {
-    ids: new Set(initial),
-    load: () => new Set(store.ids),
-    save: (ids: ReadonlySet<string>) => {
-      store.ids = new Set(ids);
-    },
-  };
-  return store;
-}
 
 /** The subset of pino's Logger this backend uses. */
 export interface Log {
@@ -127,7 +81,7 @@ export class IpvsDataplane implements Dataplane {
   private closed = false;
   private readonly log: Log;
   private readonly now: () => number;
-  private readonly drainPolicy: DrainPolicy;
+  private drainPolicy: DrainPolicy;
 
   constructor(
     readonly client: IpvsClient,
@@ -141,6 +95,11 @@ export class IpvsDataplane implements Dataplane {
   }
 
   /** Services lvsd owns now (ids). */
+  /** A reload's new removal policy: servers leaving from now on drain by it (those draining keep their deadline). */
+  setDrainPolicy(policy: DrainPolicy): void {
+    this.drainPolicy = policy;
+  }
+
   ownedServices(): ReadonlySet<string> {
     return this.owned;
   }

@@ -1,0 +1,98 @@
+// The director's dataplane peer: the backend open-dataplane.ts opened, the apply loop that hands it the desired
+// table (one apply in flight, bursts coalesced), what it reports (drift repaired, refusals, conflicts: logged
+// here once), a reload's dataplane part, and the counters polled for the snapshot.
+import type { Logger } from 'pino';
+import type { Config } from '../config/types.js';
+import type { DesiredTable, ObservedTable } from '../dataplane/types.js';
+import { ApplyLoop } from './apply-loop.js';
+import type { OpenedDataplane } from './open-dataplane.js';
+import type { DirectorEventInput } from './snapshot.js';
+
+export interface DataplaneSupervisorOptions {
+  logger: Logger;
+  emit(e: DirectorEventInput): void;
+  /** The desired table as of now (recomputed on every pass). */
+  desired(): DesiredTable;
+  /** How often connection counts and rates are read (default 2 s). */
+  statsIntervalMs?: number;
+}
+
+export class DataplaneSupervisor {
+  private readonly loop: ApplyLoop | null;
+  private statsTimer: NodeJS.Timeout | null = null;
+  private observedTable: ObservedTable = { services: [] };
+  /** What the latest apply refused: a reload fails only on refusals it caused. */
+  private refusals: readonly string[] = [];
+
+  constructor(
+    readonly opened: OpenedDataplane,
+    private readonly opts: DataplaneSupervisorOptions,
+  ) {
+    const log = opts.logger;
+    const dp = opened.dataplane;
+    this.loop = dp === null ? null : new ApplyLoop(dp, {
+      desired: () => opts.desired(),
+      applied: (report) => {
+        this.refusals = report.failures ?? [];
+        if (report.drift.length > 0) log.warn({ drift: report.drift }, 'dataplane drift repaired: entries changed behind lvsd’s back were put back');
+        if (report.operations > 0 || report.drift.length > 0) opts.emit({ type: 'dataplane.apply', operations: report.operations, drift: report.drift, durationMs: report.durationMs });
+        for (const c of report.conflicts ?? []) log.warn({ virtualServer: c }, `not taking over ${c}: the dataplane holds it and lvsd does not own it`);
+        for (const f of report.failures ?? []) log.error({ failure: f }, `dataplane refused: ${f}`);
+      },
+      failed: (e) => {
+        log.error({ err: e }, `dataplane apply failed: ${e.message}`);
+        opts.emit({ type: 'dataplane.error', message: e.message });
+      },
+    });
+  }
+
+  /** The first apply, then counters every statsIntervalMs. */
+  async start(config: Config): Promise<void> {
+    if (this.loop === null) return;
+    await this.loop.request();
+    for (const vs of config.virtualServers) {
+      this.opts.logger.info({ virtualServer: vs.name, id: vs.id, scheduler: vs.scheduler, realServers: vs.realServers.map((r) => r.id) }, `virtual server ${vs.name} programmed in ${this.opened.kind}`);
+    }
+    this.statsTimer = setInterval(() => void this.pollStats(), this.opts.statsIntervalMs ?? 2000);
+    this.statsTimer.unref();
+  }
+
+  /** The desired table changed: apply it (resolves once an apply started after this call has finished). */
+  request(): Promise<void> {
+    return this.loop?.request() ?? Promise.resolve();
+  }
+
+  /** Refusals the backend holds now (before a reload: those it must not be blamed for). */
+  get currentRefusals(): ReadonlySet<string> {
+    return new Set(this.refusals);
+  }
+
+  /** A reload's dataplane part: backend settings, then the table; throws on what the backend newly refused. */
+  async applyReload(config: Config, known: ReadonlySet<string>): Promise<void> {
+    if (this.loop === null) return;
+    await this.opened.retune(config);
+    const r = await this.loop.settle();
+    if (!r.ok) throw r.error;
+    const refused = (r.report.failures ?? []).filter((f) => !known.has(f));
+    if (refused.length > 0) throw new Error(`${this.opened.kind} refused: ${refused.join('; ')}`);
+  }
+
+  get observed(): ObservedTable {
+    return this.observedTable;
+  }
+
+  private async pollStats(): Promise<void> {
+    try {
+      this.observedTable = (await this.opened.dataplane?.observe()) ?? this.observedTable;
+    } catch (e) {
+      this.opts.logger.warn({ err: e }, 'reading dataplane counters failed');
+    }
+  }
+
+  /** Waits for the apply in flight; the dataplane keeps its entries (nothing is flushed on stop). */
+  async close(): Promise<void> {
+    if (this.statsTimer !== null) clearInterval(this.statsTimer);
+    await this.loop?.idle();
+    await this.opened.dataplane?.close();
+  }
+}
