@@ -1,7 +1,8 @@
 // Run by test/unit/health-native-probe.test.ts in a process of its own, so that a crash is a failed
 // test rather than a dead test runner: the native engine runs HTTP checks back to back against a
 // loopback server while Node forks a child every 3 ms, as lvsd forks nft, notify hooks and exec checks
-// beside its probes. Prints one JSON line {checks, spawns, failed} and exits 0 if it survived.
+// beside its probes. Runs at least `ms`, and on until 1,000 checks and 50 forks have happened (a loaded machine
+// gets there later; 60 s at most). Prints one JSON line {checks, spawns, failed} and exits 0 if it survived.
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { NativeProbeEngine, nativeSpecFor, probeAddon } from '../../daemon/health/native-probe.js';
@@ -41,10 +42,14 @@ let spawns = 0;
 const forks = setInterval(() => {
   spawn('true', { stdio: 'ignore' }).on('exit', () => spawns++);
 }, 3);
-setTimeout(() => {
+const startedAt = Date.now();
+const done = setInterval(() => {
+  const enough = checks > 1000 && spawns > 50;
+  if (Date.now() - startedAt < ms || (!enough && Date.now() - startedAt < 60_000)) return;
+  clearInterval(done);
   clearInterval(forks);
   engine.close();
   server.close();
   console.log(JSON.stringify({ checks, spawns, failed }));
   process.exit(0);
-}, ms);
+}, 50);
