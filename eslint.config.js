@@ -1,8 +1,10 @@
-// Flat config: typescript-eslint's strict type-checked rules over the daemon, tests and benchmarks.
+// Flat config: typescript-eslint's strict type-checked rules over the daemon, tests and benchmarks, and the
+// house's import rules over the daemon (eslint/floors.js: imports run down the floors; no circles).
 import tseslint from 'typescript-eslint';
+import lvsd from './eslint/floors.js';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'webui/dist/**', '.cache/**', 'eslint.config.js', 'webui/vite.config.*'] },
+  { ignores: ['dist/**', 'node_modules/**', 'webui/dist/**', '.cache/**', 'eslint.config.js', 'eslint/**', 'webui/vite.config.*'] },
   ...tseslint.configs.strictTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
@@ -15,5 +17,10 @@ export default tseslint.config(
     // node:test's test()/describe() return promises the runner already awaits.
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-floating-promises': 'off' },
+  },
+  {
+    files: ['daemon/**/*.ts'],
+    plugins: { lvsd },
+    rules: { 'lvsd/floors': 'error', 'lvsd/no-cycle': 'error' },
   },
 );
