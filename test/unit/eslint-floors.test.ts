@@ -22,7 +22,7 @@ async function lint(files: Record<string, string>): Promise<string[]> {
     const eslint = new ESLint({
       cwd: dir,
       overrideConfigFile: true,
-      overrideConfig: [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser as Linter.Parser }, plugins: { lvsd: plugin }, rules: { 'lvsd/floors': 'error', 'lvsd/no-cycle': 'error' } }],
+      overrideConfig: [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser }, plugins: { lvsd: plugin }, rules: { 'lvsd/floors': 'error', 'lvsd/no-cycle': 'error' } }],
     });
     const results = await eslint.lintFiles(['daemon/**/*.ts']);
     return results.flatMap((r) => r.messages.map((m) => `${r.filePath.slice(dir.length + 1)}:${m.line}: ${m.message}`)).sort();
