@@ -140,7 +140,7 @@ export function createMetrics(source: MetricsSource, opts: { processMetrics?: bo
   });
   new Gauge({
     name: 'lvsd_service_quorum_up',
-    help: 'Virtual service quorum: 1 met, 0 lost',
+    help: 'Virtual server quorum: 1 met, 0 lost',
     labelNames: ['service'],
     registers,
     collect() {

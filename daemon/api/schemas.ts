@@ -1,7 +1,7 @@
 // TypeBox schemas of everything the API takes and returns. One schema validates input, serialises output
 // (fast-json-stringify drops anything not declared) and documents the route in /api/v1/openapi.json.
 import { Type, type Static, type TSchema } from 'typebox';
-import type { DirectorEvent, DirectorSnapshot } from '../director/snapshot.js';
+import type { DirectorEvent, DirectorSnapshot, VrrpState } from '../director/snapshot.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const Iso = Type.String({ description: 'ISO-8601 time, UTC' });
@@ -22,6 +22,8 @@ import { OverrideSchema, RoleSchema } from '../state/schema.js';
 export { OverrideSchema, RoleSchema };
 
 const VrrpStateSchema = Type.Union([Type.Literal('INIT'), Type.Literal('BACKUP'), Type.Literal('MASTER'), Type.Literal('FAULT')]);
+/** The schema spells the one VrrpState (vrrp/machine.ts): this stops compiling the day they differ. */
+const _sameStates: [Static<typeof VrrpStateSchema>] extends [VrrpState] ? ([VrrpState] extends [Static<typeof VrrpStateSchema>] ? true : never) : never = true;
 
 const RatesSchema = Type.Object({
   conns: Type.Number(), inPackets: Type.Number(), outPackets: Type.Number(), inBytes: Type.Number(), outBytes: Type.Number(),
@@ -98,7 +100,7 @@ export const SnapshotSchema = Type.Object(
       lastReload: Nullable(Type.Object({ at: Iso, ok: Type.Boolean(), message: Type.String(), by: Type.String(), restartNeeded: Type.Array(Type.String(), { description: 'settings this reload changed that take effect at the next restart' }) })),
     }),
   },
-  { description: 'The director as it is now: VRRP instances, virtual services, real servers, dataplane, config.' },
+  { description: 'The director as it is now: VRRP instances, virtual servers, real servers, dataplane, config.' },
 );
 
 // Compile-time proof that every DirectorSnapshot fits the wire schema (tsc fails when they drift apart).

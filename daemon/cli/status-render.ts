@@ -1,8 +1,8 @@
 // The human view of `lvsd status`: the director's snapshot as an operator scans it, in the spirit of
 // `ipvsadm -Ln` — one line per VRRP instance, per virtual service and per real server.
-import type { DirectorSnapshot, RealServerSnapshot, VirtualServiceSnapshot } from '../director/snapshot.js';
+import type { DirectorSnapshot, RealServerSnapshot, VirtualServerSnapshot } from '../director/snapshot.js';
 
-function serviceAddress(v: VirtualServiceSnapshot): string {
+function serviceAddress(v: VirtualServerSnapshot): string {
   if (v.fwmark !== null) return `fwmark ${v.fwmark}`;
   const host = v.address?.includes(':') === true ? `[${v.address}]` : (v.address ?? '-');
   return `${v.protocol} ${host}:${v.port ?? '-'}`;

@@ -13,7 +13,7 @@ export interface RealServerPlan extends RealServerSpec {
   inhibitOnFailure: boolean;
 }
 
-/** A virtual service as configured. */
+/** A virtual server as configured. */
 export interface ServicePlan extends Omit<ServiceSpec, 'realServers'> {
   name: string;
   realServers: RealServerPlan[];

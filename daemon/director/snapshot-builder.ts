@@ -11,7 +11,7 @@ import type {
   Override,
   RateCounters,
   RealServerSnapshot,
-  VirtualServiceSnapshot,
+  VirtualServerSnapshot,
   VrrpInstanceSnapshot,
   VrrpTransition,
 } from './snapshot.js';
@@ -84,7 +84,7 @@ function healthOf(t: TargetSnapshot | undefined): HealthSnapshot {
   };
 }
 
-function serviceSnapshot(vs: VirtualServer, parts: SnapshotParts, observed: ObservedService | undefined, targets: Map<string, TargetSnapshot>, services: Map<string, ServiceSnapshot>): VirtualServiceSnapshot {
+function serviceSnapshot(vs: VirtualServer, parts: SnapshotParts, observed: ObservedService | undefined, targets: Map<string, TargetSnapshot>, services: Map<string, ServiceSnapshot>): VirtualServerSnapshot {
   const held = new Map((observed?.realServers ?? []).map((r) => [r.id, r]));
   const realServers: RealServerSnapshot[] = vs.realServers.map((rs) => {
     const o = held.get(rs.id);

@@ -3,14 +3,12 @@
 // DirectorEvents on its bus. Plain JSON data only (no Maps, no Dates) so it crosses worker threads,
 // sockets and JSON serialisers unchanged. Times are ISO-8601 strings in UTC.
 import type { Counters, DataplaneKind, Protocol, ForwardMethod, Scheduler } from '../dataplane/types.js';
-
-export type VrrpState = 'INIT' | 'BACKUP' | 'MASTER' | 'FAULT';
-export const VRRP_STATES: readonly VrrpState[] = ['INIT', 'BACKUP', 'MASTER', 'FAULT'];
-
 import type { Override } from '../state/schema.js';
 import type { OverrideTarget } from '../state/target-key.js';
+import { VRRP_STATES, type VrrpState } from '../vrrp/state.js';
 
-export type { Override, OverrideTarget };
+export type { Override, OverrideTarget, VrrpState };
+export { VRRP_STATES };
 
 export interface VrrpTransition {
   at: string;
@@ -27,6 +25,10 @@ export interface AdvertCounters {
   dropped: Record<string, number>;
 }
 
+/**
+ * One VRRP instance as operators see it (the API, the panel, `lvsd status`). The engine's own report of it is
+ * vrrp/protocol.ts InstanceSnapshot, its internal shape; snapshot-builder.ts is the one translator between them.
+ */
 export interface VrrpInstanceSnapshot {
   name: string;
   interface: string;
@@ -87,7 +89,7 @@ export interface RealServerSnapshot {
   counters: RateCounters | null;
 }
 
-export interface VirtualServiceSnapshot {
+export interface VirtualServerSnapshot {
   /** Canonical key "tcp:10.0.0.1:80", "fwmark:4:7". */
   id: string;
   name: string;
@@ -113,7 +115,7 @@ export interface DirectorSnapshot {
   vrrp: VrrpInstanceSnapshot[];
   /** Why VRRP is not running (no raw sockets, the engine process died), else null; `vrrp` then holds the last roles it reported. */
   vrrpProblem: string | null;
-  virtualServices: VirtualServiceSnapshot[];
+  virtualServices: VirtualServerSnapshot[];
   config: {
     path: string;
     /** sha256 of the file text, hex. */

@@ -10,7 +10,7 @@ import type { HealthState, Reason } from './types.js';
 export interface HealthTarget {
   /** Unique and stable, e.g. "web/10.0.1.11:80". */
   id: string;
-  /** Name of the virtual service it belongs to (quorum group). */
+  /** Name of the virtual server it belongs to (quorum group). */
   service: string;
   /** Display name for logs and events (default: id). */
   name?: string;

@@ -128,7 +128,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     this.engine = lib === null ? undefined : new NativeProbeEngine(lib, this.onNativeVerdict);
   }
 
-  /** Adds or updates a virtual service's quorum settings. */
+  /** Adds or updates a virtual server's quorum settings. */
   upsertService(s: HealthService): void {
     const spec = { ...s, quorum: s.quorum ?? 1, hysteresis: s.hysteresis ?? 0 };
     const svc = this.services.get(s.name);

@@ -1,5 +1,5 @@
 // keepalived-style notify hooks: a shell command run (not awaited) on a real server's up/down or a
-// virtual service's quorum change. The event rides in environment variables; a hook that hangs is
+// virtual server's quorum change. The event rides in environment variables; a hook that hangs is
 // killed after 30 s so hooks never accumulate.
 import { spawn } from 'node:child_process';
 import type { Logger } from 'pino';

@@ -1,4 +1,4 @@
-// Quorum per virtual service with keepalived's hysteresis. Pure.
+// Quorum per virtual server with keepalived's hysteresis. Pure.
 // keepalived: the service is "up" while the summed weight of live real servers is at least `quorum`;
 // once down it comes back only at quorum + hysteresis, and once up it goes down only below
 // quorum - hysteresis. Below quorum the sorry server takes over.

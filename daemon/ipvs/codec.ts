@@ -14,7 +14,7 @@ export type FwdMethod = 'nat' | 'dr' | 'tun' | 'local' | 'bypass';
 export type TunnelType = 'ipip' | 'gue' | 'gre';
 export type SyncRole = 'master' | 'backup';
 
-/** What identifies a virtual service: protocol + address + port, or a firewall mark. */
+/** What identifies a virtual server: protocol + address + port, or a firewall mark. */
 export type ServiceKey =
   | { family: Family; protocol: Protocol; address: string; port: number; fwmark?: undefined }
   | { family: Family; fwmark: number; protocol?: undefined; address?: undefined; port?: undefined };
@@ -33,7 +33,7 @@ export interface Stats {
   outBps: number;
 }
 
-/** A virtual service as the kernel holds it. */
+/** A virtual server as the kernel holds it. */
 export interface IpvsService {
   key: ServiceKey;
   scheduler: string;

@@ -4,7 +4,9 @@
 // OS timer for nextDeadline() and feeds { type: 'timer' } when it fires. Every rule below names the
 // paragraph of RFC 5798 §6.4 it implements (RFC 3768 §6.4 says the same for v2).
 
-export type VrrpState = 'INIT' | 'BACKUP' | 'MASTER' | 'FAULT';
+import type { VrrpState } from './state.js';
+
+export type { VrrpState };
 
 /** Priority of the address owner, and the one a master sends when it stops (RFC 5798 §5.2.4). */
 export const PRIORITY_OWNER = 255;

@@ -22,7 +22,7 @@ import {
   type RateCounters,
   type VrrpInstanceSnapshot,
   type VrrpState,
-  type VirtualServiceSnapshot,
+  type VirtualServerSnapshot,
 } from '../../daemon/director/snapshot.js';
 import { targetKey } from '../../daemon/state/target-key.js';
 
@@ -331,7 +331,7 @@ export class FakeDirector implements DirectorPort {
         syncGroup: null,
       };
     });
-    const virtualServices: VirtualServiceSnapshot[] = this.#config.services.map((s) => {
+    const virtualServices: VirtualServerSnapshot[] = this.#config.services.map((s) => {
       const sid = serviceId(s);
       let live = 0;
       const sum = zeroRates();
@@ -367,7 +367,7 @@ export class FakeDirector implements DirectorPort {
         port: s.port,
         fwmark: null,
         method: s.method,
-        scheduler: s.scheduler as VirtualServiceSnapshot['scheduler'],
+        scheduler: s.scheduler as VirtualServerSnapshot['scheduler'],
         quorum: { required: s.quorum, liveWeight: live, up: live >= s.quorum, sorryServerActive: false },
         override: this.#overrides.get(sid) ?? null,
         counters: this.#counters.size > 0 ? sum : null,
@@ -389,9 +389,9 @@ export class FakeDirector implements DirectorPort {
 
   #mustTarget(t: OverrideTarget): void {
     const s = this.#config.services.find((x) => serviceId(x) === t.service);
-    if (!s) throw new DirectorRejection(404, `no virtual service "${t.service}"`);
+    if (!s) throw new DirectorRejection(404, `no virtual server "${t.service}"`);
     if (t.realServer !== undefined && !s.realServers.some((r) => rsId(r) === t.realServer)) {
-      throw new DirectorRejection(404, `virtual service "${t.service}" has no real server "${t.realServer}"`);
+      throw new DirectorRejection(404, `virtual server "${t.service}" has no real server "${t.realServer}"`);
     }
   }
 

@@ -54,7 +54,7 @@ test('set a weight, then enable (DELETE) restores the configured weight', async 
   assert.equal(h.store.overrides().length, 0);
 });
 
-test('a whole virtual service can be drained or put in maintenance', async (t) => {
+test('a whole virtual server can be drained or put in maintenance', async (t) => {
   const h = await harness();
   t.after(() => h.close());
   const op = await h.as('operator');
@@ -91,10 +91,10 @@ test('unknown service or real server → 404 naming it; nothing changes', async 
   const op = await h.as('operator');
   const a = await h.call(op, 'PUT', `/api/v1/services/${WEB_ENC}/real-servers/10.9.9.9%3A80/override`, { drain: true });
   assert.equal(a.statusCode, 404);
-  assert.equal(a.json<{ message: string }>().message, `virtual service "${WEB}" has no real server "10.9.9.9:80"`);
+  assert.equal(a.json<{ message: string }>().message, `virtual server "${WEB}" has no real server "10.9.9.9:80"`);
   const b = await h.call(op, 'PUT', '/api/v1/services/udp%3A1.1.1.1%3A53/override', { drain: true });
   assert.equal(b.statusCode, 404);
-  assert.match(b.json<{ message: string }>().message, /no virtual service "udp:1\.1\.1\.1:53"/);
+  assert.match(b.json<{ message: string }>().message, /no virtual server "udp:1\.1\.1\.1:53"/);
   assert.deepEqual(h.director.calls, []);
   assert.equal(h.store.overrides().length, 0);
 });

@@ -57,7 +57,7 @@ test('one VRRP instance, one service; unknown ones are 404 naming them', async (
   assert.equal(byName.json<{ id: string }>().id, WEB);
   const ns = await h.call(v, 'GET', '/api/v1/services/tcp%3A1.2.3.4%3A80');
   assert.equal(ns.statusCode, 404);
-  assert.match(ns.json<{ message: string }>().message, /no virtual service "tcp:1\.2\.3\.4:80"/);
+  assert.match(ns.json<{ message: string }>().message, /no virtual server "tcp:1\.2\.3\.4:80"/);
   const nr = await h.call(v, 'GET', '/api/v1/nothing');
   assert.equal(nr.statusCode, 404);
   assert.match(nr.json<{ message: string }>().message, /no route GET \/api\/v1\/nothing/);

@@ -3,7 +3,7 @@ export type {
   DirectorSnapshot,
   DirectorEvent,
   VrrpInstanceSnapshot,
-  VirtualServiceSnapshot,
+  VirtualServerSnapshot,
   RealServerSnapshot,
   Override,
   VrrpState,
@@ -11,7 +11,8 @@ export type {
 } from '../../daemon/director/snapshot.js';
 export type { ConfigChange, ConfigProblem, RunningConfig, ApplyResult } from '../../daemon/director/port.js';
 
-export type Role = 'viewer' | 'operator' | 'admin';
+export type { Role } from '../../daemon/state/schema.js';
+import type { Role } from '../../daemon/state/schema.js';
 
 export interface Session {
   user: string;

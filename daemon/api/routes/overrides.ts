@@ -1,4 +1,4 @@
-// Operator overrides: drain / enable / weight / maintenance of a real server or a whole virtual service.
+// Operator overrides: drain / enable / weight / maintenance of a real server or a whole virtual server.
 // Order matters for "nothing half-applied": check the target, apply in the director, persist with its
 // audit entry; if persisting fails, put the director back as it was.
 import { Type } from 'typebox';
@@ -21,9 +21,9 @@ export default function overrideRoutes(app: Api, deps: ApiDeps): void {
 
   const checkTarget = (t: OverrideTarget): void => {
     const s = director.snapshot().virtualServices.find((x) => x.id === t.service);
-    if (s === undefined) throw new HttpError(404, `no virtual service "${t.service}"`);
+    if (s === undefined) throw new HttpError(404, `no virtual server "${t.service}"`);
     if (t.realServer !== undefined && !s.realServers.some((r) => r.id === t.realServer)) {
-      throw new HttpError(404, `virtual service "${t.service}" has no real server "${t.realServer}"`);
+      throw new HttpError(404, `virtual server "${t.service}" has no real server "${t.realServer}"`);
     }
   };
 
@@ -51,12 +51,12 @@ export default function overrideRoutes(app: Api, deps: ApiDeps): void {
   const who = (p: { name: string } | null): string => p?.name ?? 'unknown';
 
   app.put('/api/v1/services/:service/override', {
-    schema: { summary: 'Drain / weight / maintenance for a whole virtual service (replaces its override; {} clears)', tags: ['actions'], params: SvcParams, body: OverrideSchema, response: { 200: Result, ...Errors } },
+    schema: { summary: 'Drain / weight / maintenance for a whole virtual server (replaces its override; {} clears)', tags: ['actions'], params: SvcParams, body: OverrideSchema, response: { 200: Result, ...Errors } },
     config: { access: 'operator' },
   }, (req) => change({ service: req.params.service }, req.body, who(req.principal)));
 
   app.delete('/api/v1/services/:service/override', {
-    schema: { summary: 'Enable: clear the override of a virtual service', tags: ['actions'], params: SvcParams, response: { 200: Result, ...Errors } },
+    schema: { summary: 'Enable: clear the override of a virtual server', tags: ['actions'], params: SvcParams, response: { 200: Result, ...Errors } },
     config: { access: 'operator' },
   }, (req) => change({ service: req.params.service }, null, who(req.principal)));
 

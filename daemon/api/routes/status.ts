@@ -1,4 +1,4 @@
-// Read routes: the whole snapshot (what `lvsd status` prints), one VRRP instance, one virtual service.
+// Read routes: the whole snapshot (what `lvsd status` prints), one VRRP instance, one virtual server.
 import { Type } from 'typebox';
 import { HttpError } from '../plugins/errors.js';
 import { ErrorSchema, SnapshotSchema, VirtualServiceSchema, VrrpInstanceSchema } from '../schemas.js';
@@ -21,7 +21,7 @@ export default function statusRoutes(app: Api, { director }: ApiDeps): void {
 
   app.get('/api/v1/services/:service', {
     schema: {
-      summary: 'One virtual service with its real servers',
+      summary: 'One virtual server with its real servers',
       tags: ['status'],
       params: Type.Object({ service: Type.String({ description: 'service id, e.g. tcp:192.168.77.100:80 (URL-encoded)' }) }),
       response: { 200: VirtualServiceSchema, 401: ErrorSchema, 404: ErrorSchema },
@@ -29,7 +29,7 @@ export default function statusRoutes(app: Api, { director }: ApiDeps): void {
     config: { access: 'viewer' },
   }, (req) => {
     const s = director.snapshot().virtualServices.find((x) => x.id === req.params.service || x.name === req.params.service);
-    if (s === undefined) throw new HttpError(404, `no virtual service "${req.params.service}"`);
+    if (s === undefined) throw new HttpError(404, `no virtual server "${req.params.service}"`);
     return s;
   });
 }

@@ -1,5 +1,5 @@
 // The nftables dataplane's own picture of its table: what a DesiredTable becomes once it is expressed
-// in nft terms (one chain per virtual service, a DNAT map chosen by numgen or jhash). Pure: no I/O.
+// in nft terms (one chain per virtual server, a DNAT map chosen by numgen or jhash). Pure: no I/O.
 // The renderer turns a model into nft JSON commands, the parser turns `nft -j list table` back into a
 // model, and the diff compares two models — so "what we want" and "what the kernel holds" meet in
 // one shape.
@@ -132,7 +132,7 @@ function dispatchFor(spec: ServiceSpec): NftDispatch {
   }
 }
 
-/** Expresses one virtual service in nft terms; throws UnsupportedByDataplane for what NAT-by-nft cannot do. */
+/** Expresses one virtual server in nft terms; throws UnsupportedByDataplane for what NAT-by-nft cannot do. */
 export function serviceModel(spec: ServiceSpec): NftService {
   for (const rs of spec.realServers) {
     if (rs.method !== 'nat') {

@@ -1,4 +1,4 @@
-// One TCP virtual service of the userspace proxy: a listener on VIP:port and a relay per connection.
+// One TCP virtual server of the userspace proxy: a listener on VIP:port and a relay per connection.
 //
 // Speed (the notes: a naive pipe() proxy reached 0.82× HAProxy on keepalive and 0.54× on new
 // connections): no stream pipe() machinery — 'data' → write() with pause/resume on backpressure; Nagle

@@ -1,4 +1,4 @@
-// One UDP virtual service of the userspace proxy. A "connection" is a client address:port: its first
+// One UDP virtual server of the userspace proxy. A "connection" is a client address:port: its first
 // datagram picks a real server and opens a connected socket to it; replies come back through the VIP
 // socket. Sessions expire after idleTimeoutMs without traffic (one sweep timer per service, not one
 // timer per session). A connected UDP socket learns of ICMP port-unreachable as ECONNREFUSED: the

@@ -77,7 +77,7 @@ export function Overview({ role }: { role: Role }) {
     <>
       <section class="summary" aria-label="Summary">
         <div class="stat"><span class="stat-n">{masters}/{snap.vrrp.length}</span><span class="stat-l">instances MASTER here</span></div>
-        <div class="stat"><span class="stat-n">{snap.virtualServices.length}</span><span class="stat-l">virtual services</span></div>
+        <div class="stat"><span class="stat-n">{snap.virtualServices.length}</span><span class="stat-l">virtual servers</span></div>
         <div class={`stat${rsUp < rsTotal ? ' stat-warn' : ''}`}><span class="stat-n">{rsUp}/{rsTotal}</span><span class="stat-l">real servers healthy</span></div>
         <div class="stat"><span class="stat-n">{snap.dataplane.kind}</span><span class="stat-l">dataplane</span></div>
       </section>

@@ -1,13 +1,13 @@
-// Virtual services and their real servers: health, weights, connections, a rate chart; drain / enable /
+// Virtual servers and their real servers: health, weights, connections, a rate chart; drain / enable /
 // weight / maintenance with confirmation. The effect arrives over SSE within a second.
 import { api, enc, errorText } from '../api.js';
 import { live, useLive } from '../live.js';
 import { HealthBadge, OverrideChips, Sparkline, ago, ask, fmtBytes, fmtNum, toast } from '../ui.js';
-import { allows, type Override, type RealServerSnapshot, type Role, type VirtualServiceSnapshot } from '../types.js';
+import { allows, type Override, type RealServerSnapshot, type Role, type VirtualServerSnapshot } from '../types.js';
 
 type Act = 'drain' | 'enable' | 'weight' | 'maintenance';
 
-async function act(svc: VirtualServiceSnapshot, rs: RealServerSnapshot | null, what: Act): Promise<void> {
+async function act(svc: VirtualServerSnapshot, rs: RealServerSnapshot | null, what: Act): Promise<void> {
   const name = rs === null ? `${svc.name} (whole service)` : `${rs.id} in ${svc.name}`;
   const current: Override = (rs === null ? svc.override : rs.override) ?? {};
   const texts: Record<Act, { title: string; body: string; confirm: string; danger: boolean }> = {
@@ -39,7 +39,7 @@ async function act(svc: VirtualServiceSnapshot, rs: RealServerSnapshot | null, w
   }
 }
 
-function Actions({ svc, rs }: { svc: VirtualServiceSnapshot; rs: RealServerSnapshot | null }) {
+function Actions({ svc, rs }: { svc: VirtualServerSnapshot; rs: RealServerSnapshot | null }) {
   const o = rs === null ? svc.override : rs.override;
   const label = rs === null ? svc.name : rs.id;
   return (
@@ -54,7 +54,7 @@ function Actions({ svc, rs }: { svc: VirtualServiceSnapshot; rs: RealServerSnaps
   );
 }
 
-function RealServerRow({ svc, rs, canAct }: { svc: VirtualServiceSnapshot; rs: RealServerSnapshot; canAct: boolean }) {
+function RealServerRow({ svc, rs, canAct }: { svc: VirtualServerSnapshot; rs: RealServerSnapshot; canAct: boolean }) {
   const lc = rs.health.lastCheck;
   const eff = rs.weight.effective;
   return (
@@ -76,7 +76,7 @@ function RealServerRow({ svc, rs, canAct }: { svc: VirtualServiceSnapshot; rs: R
   );
 }
 
-function Service({ svc, rates, canAct }: { svc: VirtualServiceSnapshot; rates: number[]; canAct: boolean }) {
+function Service({ svc, rates, canAct }: { svc: VirtualServerSnapshot; rates: number[]; canAct: boolean }) {
   const c = svc.counters;
   const where = svc.fwmark !== null ? `fwmark ${svc.fwmark}` : `${svc.protocol.toUpperCase()} ${svc.address ?? ''}:${svc.port ?? ''}`;
   return (
@@ -112,7 +112,7 @@ function Service({ svc, rates, canAct }: { svc: VirtualServiceSnapshot; rates: n
 export function Services({ role }: { role: Role }) {
   const { snap, rates } = useLive();
   if (snap === null) return <p class="muted">Loading…</p>;
-  if (snap.virtualServices.length === 0) return <p class="muted">No virtual services configured.</p>;
+  if (snap.virtualServices.length === 0) return <p class="muted">No virtual servers configured.</p>;
   const canAct = allows(role, 'operator');
   return <>{snap.virtualServices.map((s) => <Service key={s.id} svc={s} rates={rates.get(s.id) ?? []} canAct={canAct} />)}</>;
 }
