@@ -39,7 +39,7 @@ export const reloadCommand: Command = {
       }
       // 422: the running lvsd could not apply it (a part failed and was rolled back): say which and why.
       if (e instanceof LocalApiError && e.status === 422) {
-        io.err(`${configPath}: not reloaded: ${e.message.replace(/^.*?: 422 config not applied: /, '')}`);
+        io.err(`${configPath}: not reloaded: ${e.message.replace(/^.*?: 422 config not (?:applied|reloaded): /, '')}`);
         return EXIT.failed;
       }
       throw e;

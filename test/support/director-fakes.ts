@@ -11,7 +11,8 @@ import type { Config } from '../../daemon/config/types.js';
 import { UnsupportedByDataplane, type ApplyReport, type Dataplane, type DesiredTable } from '../../daemon/dataplane/types.js';
 import { Director, type DirectorOptions } from '../../daemon/director/director.js';
 import { openStore } from '../../daemon/state/store.js';
-import type { ReconfigureSummary, VrrpEngine, VrrpOptions, VrrpSnapshot } from '../../daemon/vrrp/index.js';
+import type { SyncDaemonPort } from '../../daemon/director/vrrp-supervisor.js';
+import type { ReconfigureSummary, TransitionEvent, VrrpEngine, VrrpOptions, VrrpSnapshot, VrrpState } from '../../daemon/vrrp/index.js';
 
 /** One VRRP instance and one NAT virtual server: enough for a Director to have every part running. */
 export const ONE_OF_EACH = `
@@ -34,15 +35,26 @@ export class FakeEngine extends EventEmitter implements VrrpEngine {
   readonly reconfigured: VrrpOptions[] = [];
   failNext = false;
   hang = false;
-  constructor(private options: VrrpOptions) {
+  /** What snapshot() reports; the real engine's snapshot lags a transition it is announcing. */
+  reportedState: VrrpState = 'MASTER';
+  /** How long reconfigure() takes. */
+  reconfigureMs = 0;
+  constructor(
+    private options: VrrpOptions,
+    private readonly onTransition: (e: TransitionEvent) => void = () => undefined,
+  ) {
     super();
+  }
+  /** A transition as the engine announces it (through the callback startVrrp was given). */
+  transition(instance: string, from: VrrpState, to: VrrpState): void {
+    this.onTransition({ instance, from, to, reason: 'test', at: Date.now() } as TransitionEvent);
   }
   snapshot(): VrrpSnapshot {
     return {
       at: Date.now(),
       loopDelayMs: { p99: 0, max: 0 },
       instances: this.options.instances.map((i) => ({
-        name: i.name, interface: i.interface, vrid: i.vrid, version: 3, family: 4, state: 'MASTER', basePriority: i.priority, priority: i.priority,
+        name: i.name, interface: i.interface, vrid: i.vrid, version: 3, family: 4, state: this.reportedState, basePriority: i.priority, priority: i.priority,
         faultReasons: [], advertIntervalMs: 1000, masterAdvertIntervalMs: 1000, sourceAddress: null, masterAddress: null, masterPriority: null,
         vips: i.vips.map((v) => (typeof v === 'string' ? v : v.address)), vipsHeld: true, counters: { advertsSent: 0, advertsReceived: 0, sendErrors: 0, drops: {} }, peers: [],
       })),
@@ -53,14 +65,15 @@ export class FakeEngine extends EventEmitter implements VrrpEngine {
   }
   setPriorityOffset(): void {}
   forceFault(): void {}
-  reconfigure(options: VrrpOptions): Promise<ReconfigureSummary> {
+  async reconfigure(options: VrrpOptions): Promise<ReconfigureSummary> {
     this.reconfigured.push(options);
+    if (this.reconfigureMs > 0) await new Promise((r) => setTimeout(r, this.reconfigureMs));
     if (this.failNext) {
       this.failNext = false;
-      return Promise.reject(new Error('VRRP reconfigure failed: interface eth9 does not exist'));
+      throw new Error('VRRP reconfigure failed: interface eth9 does not exist');
     }
     this.options = options;
-    return Promise.resolve({ unchanged: [], updated: options.instances.map((i) => i.name), restarted: [], added: [], removed: [] });
+    return { unchanged: [], updated: options.instances.map((i) => i.name), restarted: [], added: [], removed: [] };
   }
   stopped = false;
   stop(): Promise<void> {
@@ -93,25 +106,28 @@ export class FakeDataplane implements Dataplane {
 }
 
 /** Starts a Director on `text` (written to a fresh lvsd.yaml); `cleanup` stops it and removes the files. */
-export async function startFakeDirector(text: string, extra: Pick<DirectorOptions, 'vrrpRespawn'> = {}) {
+export async function startFakeDirector(text: string, extra: Pick<DirectorOptions, 'vrrpRespawn'> & { sync?: SyncDaemonPort } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'lvsd-director-'));
   const file = join(dir, 'lvsd.yaml');
   writeFileSync(file, text);
   const { store } = await openStore(join(dir, 'state.json'));
   const dataplane = new FakeDataplane();
   const started: { engine?: FakeEngine; all: FakeEngine[] } = { all: [] };
+  /** The configs a reload's dataplane part retuned the backend with. */
+  const retuned: Config[] = [];
+  const { sync = null, ...options } = extra;
   const d = await Director.start({
     loaded: { config: loadConfig(text, file), text },
     logger: pino({ level: 'silent' }),
     store,
     version: 'test',
-    openDataplane: () => Promise.resolve({ dataplane, kind: 'nftables', reason: 'test', sync: null, retune: () => Promise.resolve() }),
-    startVrrp: (o) => {
-      started.engine = new FakeEngine(o);
+    openDataplane: () => Promise.resolve({ dataplane, kind: 'nftables', reason: 'test', sync, retune: (c) => { retuned.push(c); return Promise.resolve(); } }),
+    startVrrp: (o, _log, events) => {
+      started.engine = new FakeEngine(o, events?.transition);
       started.all.push(started.engine);
       return Promise.resolve(started.engine);
     },
-    ...extra,
+    ...options,
   });
   const cleanup = async (): Promise<void> => {
     await d.stop();
@@ -121,6 +137,6 @@ export async function startFakeDirector(text: string, extra: Pick<DirectorOption
     if (started.engine === undefined) throw new Error('no VRRP engine started: the config has no instances');
     return started.engine;
   };
-  return { d, dataplane, engine, engines: started.all, file, cleanup };
+  return { d, dataplane, engine, engines: started.all, file, retuned, cleanup };
 }
 

@@ -25,6 +25,7 @@ function Changes({ changes }: { changes: ConfigChange[] }) {
       {changes.map((c) => (
         <li key={`${c.kind}-${c.name}-${c.change}`} class={`chg-${c.change}`}>
           <span class="chip">{c.change}</span> {c.kind} <code>{c.name}</code>{c.detail !== undefined && <span class="muted"> — {c.detail}</span>}
+          {c.restart === true && <span class="error"> — takes effect at the next restart</span>}
         </li>
       ))}
     </ul>
@@ -80,7 +81,7 @@ export function ConfigPage({ role }: { role: Role }) {
     if (!ok) return;
     const r = await api<ApplyResult>('POST', '/api/v1/config/apply', { text, expectedHash: running?.hash });
     setResult({ kind: 'applied', what: 'Applied', r });
-    toast(`config applied (${r.changes.length} change(s))`);
+    toast(r.restartNeeded.length === 0 ? `config applied (${r.changes.length} change(s))` : `config applied; restart lvsd for ${r.restartNeeded.join(', ')}`, r.restartNeeded.length === 0 ? undefined : 'error');
     await load();
     live.soon();
   });

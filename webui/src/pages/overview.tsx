@@ -87,7 +87,7 @@ export function Overview({ role }: { role: Role }) {
         <dl class="facts cols">
           <div><dt>Dataplane</dt><dd><strong>{snap.dataplane.kind}</strong> <span class="muted">— {snap.dataplane.reason}</span></dd></div>
           <div><dt>Config</dt><dd><code>{snap.config.path}</code> <span class="muted">sha256 {snap.config.hash.slice(0, 12)}</span></dd></div>
-          <div><dt>Reloads</dt><dd>{snap.config.reloads}{snap.config.lastReload !== null && <span class={snap.config.lastReload.ok ? 'muted' : 'error'}> · last {snap.config.lastReload.ok ? 'ok' : 'FAILED'} by {snap.config.lastReload.by}, {ago(snap.config.lastReload.at)}</span>}</dd></div>
+          <div><dt>Reloads</dt><dd>{snap.config.reloads}{snap.config.lastReload !== null && <span class={snap.config.lastReload.ok ? 'muted' : 'error'}> · last {snap.config.lastReload.ok ? 'ok' : 'FAILED'} by {snap.config.lastReload.by}, {ago(snap.config.lastReload.at)}</span>}{snap.config.lastReload !== null && snap.config.lastReload.restartNeeded.length > 0 && <span class="error"> · restart needed for {snap.config.lastReload.restartNeeded.join(', ')}</span>}</dd></div>
           <div><dt>Running since</dt><dd>{fmtTime(snap.startedAt)} <span class="muted">· lvsd {snap.version}</span></dd></div>
         </dl>
       </section>
