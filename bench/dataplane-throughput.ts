@@ -6,7 +6,9 @@
 //   haproxy   Debian HAProxy, mode tcp, roundrobin, same real servers (the anchor for userspace)
 // keepalive req/s, new connections/s (`Connection: close`) and p99 latency; then nft reprogramming:
 // 1,000 services × 10 real servers in one transaction, and one service change (median).
-// Prints figures and ratios; never fails on a timing.
+// Prints figures and ratios; never fails on a timing. Every wrk round is bounded (wrk-round.ts): one that
+// hangs is killed and counted as failed, its setup's figure is the median of the rounds that worked, and
+// a round that went wrong prints the lab's conntrack, redirect and client-port counters beside it.
 //
 //   node dist/bench/dataplane-throughput.js            (BENCH_SECONDS=10 BENCH_REPEATS=3 by default)
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -20,6 +22,7 @@ import { NftShell } from '../daemon/dataplane/nftables/nft-shell.js';
 import { sameService, tableModel } from '../daemon/dataplane/nftables/model.js';
 import { fullCommands, planPhases, planUpdate, transaction } from '../daemon/dataplane/nftables/render.js';
 import type { DesiredTable, ServiceSpec } from '../daemon/dataplane/types.js';
+import { describeState, labState, labTrouble, wrkRound, type WrkResult } from './wrk-round.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -29,32 +32,26 @@ const USERSPACE_PORT = 8000;
 const USERSPACE1_PORT = 8002;
 const HAPROXY_PORT = 8001;
 
-interface WrkResult {
-  rps: number;
-  p99ms: number;
-  errors: number;
-}
-
-function parseWrk(out: string): WrkResult {
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
-  const p99 = /99%\s+([\d.]+)(us|ms|s)/.exec(out);
-  const unit = p99?.[2] === 'us' ? 0.001 : p99?.[2] === 's' ? 1000 : 1;
-  const p99ms = Number(p99?.[1] ?? NaN) * unit;
-  const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
-  const errors = (sock === null ? 0 : sock.slice(1).reduce((n, x) => n + Number(x), 0)) + non2xx;
-  return { rps, p99ms, errors };
-}
-
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)] ?? NaN;
 }
 
-async function wrk(lab: DataplaneLab, url: string, close: boolean): Promise<WrkResult> {
-  const args = ['-t2', `-c${CONNS}`, `-d${SECONDS}s`, '--latency', ...(close ? ['-H', 'Connection: close'] : []), url];
-  const { stdout } = await lab.client.exec('wrk', args, { timeoutMs: (SECONDS + 30) * 1000 });
-  return parseWrk(stdout);
+/** One bounded round; undefined when it failed (said on stdout with the lab's counters). */
+async function wrk(lab: DataplaneLab, name: string, url: string, close: boolean): Promise<WrkResult | undefined> {
+  // --timeout: a response slower than this counts as a timeout error instead of stretching the latency tail.
+  const args = ['-t2', `-c${CONNS}`, `-d${SECONDS}s`, '--timeout', '5s', '--latency', ...(close ? ['-H', 'Connection: close'] : []), url];
+  const before = await labState(lab.director, lab.client);
+  const r = await wrkRound(lab.client, args, SECONDS);
+  const after = await labState(lab.director, lab.client);
+  const trouble = labTrouble(before, after);
+  const what = `${name} ${close ? 'new connections' : 'keepalive'}`;
+  if (!r.ok) {
+    console.log(`  round FAILED: ${what}: ${r.reason} | ${describeState(after)}${trouble.length > 0 ? ` | ${trouble.join('; ')}` : ''}`);
+    return undefined;
+  }
+  if (trouble.length > 0) console.log(`  round ${what} (${r.rps.toFixed(0)}/s): ${trouble.join('; ')}`);
+  return r;
 }
 
 function service(lab: DataplaneLab, port: number): ServiceSpec {
@@ -78,6 +75,9 @@ function bigTable(services: number, servers: number, bump = -1): DesiredTable {
 async function main(): Promise<void> {
   removeStaleNamespaces();
   const lab = await createDataplaneLab('bench', { clientRouteToBack: true, nginxWorkers: 1 });
+  // Headroom for the `Connection: close` rounds (~15,000 new connections/s at best here): all ports, and the
+  // client's own TIME_WAIT ports reusable. Measured before this: at most 3,836 of 28,232 ports in TIME_WAIT.
+  await lab.client.sh('sysctl -qw net.ipv4.ip_local_port_range="1024 65535" net.ipv4.tcp_tw_reuse=1');
   const dir = mkdtempSync(join(tmpdir(), 'lvsd-bench-'));
   const nft = createNftablesDataplane({ netns: lab.director.name });
   // Two processes by default: HAProxy runs one thread per CPU (two here), so this is the like-for-like setup.
@@ -116,13 +116,18 @@ ${lab.rs4.map((a, i) => `  server rs${i + 1} ${a}:80`).join('\n')}
       ['haproxy', `http://${VIP4}:${HAPROXY_PORT}/`],
     ];
     console.log(`wrk -t2 -c${CONNS} -d${SECONDS}s, median of ${REPEATS} rounds; each round runs every setup once (interleaved, so load from other processes hits all alike)`);
-    const samples = new Map<string, { keep: WrkResult[]; close: WrkResult[] }>();
+    console.log(`lab at start: ${describeState(await labState(lab.director, lab.client))}`);
+    const samples = new Map<string, { keep: WrkResult[]; close: WrkResult[]; failed: number }>();
     for (let round = 0; round < REPEATS; round++) {
       for (const [name, url] of targets) {
         if (!ONLY.includes(name)) continue;
-        const s = samples.get(name) ?? { keep: [], close: [] };
-        s.keep.push(await wrk(lab, url, false));
-        s.close.push(await wrk(lab, url, true));
+        const s = samples.get(name) ?? { keep: [], close: [], failed: 0 };
+        const keep = await wrk(lab, name, url, false);
+        const close = await wrk(lab, name, url, true);
+        if (keep === undefined) s.failed++;
+        else s.keep.push(keep);
+        if (close === undefined) s.failed++;
+        else s.close.push(close);
         samples.set(name, s);
       }
     }
@@ -131,7 +136,8 @@ ${lab.rs4.map((a, i) => `  server rs${i + 1} ${a}:80`).join('\n')}
       const keep = combine(s.keep);
       const close = combine(s.close);
       rows.push({ name, keep, close });
-      console.log(`${name.padEnd(11)} keepalive ${keep.rps.toFixed(0).padStart(7)} req/s p99 ${keep.p99ms.toFixed(2)} ms  |  new conn ${close.rps.toFixed(0).padStart(6)} conn/s p99 ${close.p99ms.toFixed(2)} ms  |  errors ${keep.errors + close.errors}`);
+      console.log(`${name.padEnd(11)} keepalive ${keep.rps.toFixed(0).padStart(7)} req/s p99 ${keep.p99ms.toFixed(2)} ms  |  new conn ${close.rps.toFixed(0).padStart(6)} conn/s p99 ${close.p99ms.toFixed(2)} ms  |  errors ${keep.errors + close.errors}` +
+        (s.failed > 0 ? `  |  ${s.failed} of ${2 * REPEATS} rounds FAILED (median of the rest)` : ''));
     }
     const get = (n: string): { keep: WrkResult; close: WrkResult } | undefined => rows.find((r) => r.name === n);
     const ratio = (a: string, b: string): void => {
