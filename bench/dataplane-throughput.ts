@@ -4,8 +4,8 @@
 //   userspace lvsd's Node proxy (round robin over three nginx), two processes (HAProxy runs two threads here)
 //   userspace-1 the same proxy in one process
 //   haproxy   Debian HAProxy, mode tcp, roundrobin, same real servers (the anchor for userspace)
-// keepalive req/s, new connections/s (`Connection: close`) and p99 latency; then nft reprogramming:
-// 1,000 services × 10 real servers in one transaction, and one service change (median).
+// keepalive req/s, new connections/s (`Connection: close`) and p99 latency. nft reprogramming has its own
+// benchmark, nft-change.ts.
 // Prints figures and ratios; never fails on a timing. Every wrk round is bounded (wrk-round.ts): one that
 // hangs is killed and counted as failed, its setup's figure is the median of the rounds that worked, and
 // a round that went wrong prints the lab's conntrack, redirect and client-port counters beside it.
@@ -18,10 +18,7 @@ import { createDataplaneLab, startUserspaceRunner, VIP4, type DataplaneLab } fro
 import { waitForPort } from '../test/support/nginx.js';
 import { removeStaleNamespaces } from '../test/support/netns.js';
 import { createNftablesDataplane } from '../daemon/dataplane/nftables/backend.js';
-import { NftShell } from '../daemon/dataplane/nftables/nft-shell.js';
-import { sameService, tableModel } from '../daemon/dataplane/nftables/model.js';
-import { fullCommands, planPhases, planUpdate, transaction } from '../daemon/dataplane/nftables/render.js';
-import type { DesiredTable, ServiceSpec } from '../daemon/dataplane/types.js';
+import type { ServiceSpec } from '../daemon/dataplane/types.js';
 import { describeState, labState, labTrouble, wrkRound, type WrkResult } from './wrk-round.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -58,17 +55,6 @@ function service(lab: DataplaneLab, port: number): ServiceSpec {
   return {
     id: `tcp:${VIP4}:${port}`, family: 4, protocol: 'tcp', address: VIP4, port, scheduler: 'rr',
     realServers: lab.rs4.map((a) => ({ id: `${a}:80`, address: a, port: 80, weight: 1, method: 'nat' as const })),
-  };
-}
-
-function bigTable(services: number, servers: number, bump = -1): DesiredTable {
-  return {
-    services: Array.from({ length: services }, (_, i) => ({
-      id: `tcp:10.200.${i >> 8}.${i & 255}:80`, family: 4 as const, protocol: 'tcp' as const, address: `10.200.${i >> 8}.${i & 255}`, port: 80, scheduler: 'wrr' as const,
-      realServers: Array.from({ length: servers }, (_, j) => ({
-        id: `10.201.${j >> 8}.${(j & 255) + 1}:80`, address: `10.201.${j >> 8}.${(j & 255) + 1}`, port: 80, weight: i === 0 && j === 0 ? 2 + bump : 1, method: 'nat' as const,
-      })),
-    })),
   };
 }
 
@@ -151,34 +137,6 @@ ${lab.rs4.map((a, i) => `  server rs${i + 1} ${a}:80`).join('\n')}
     ratio('userspace-1', 'haproxy');
     ratio('haproxy', 'direct');
 
-    // Reprogramming, on a table of its own so the traffic table above is not touched.
-    const big = createNftablesDataplane({ netns: lab.director.name, table: 'lvsdbench', driftCheckIntervalMs: 3_600_000 });
-    const full = await big.apply(bigTable(1000, 10));
-    const again = await big.apply(bigTable(1000, 10));
-    const one: number[] = [];
-    for (let i = 0; i < 21; i++) one.push((await big.apply(bigTable(1000, 10, i))).durationMs);
-    const check = await big.checkDrift();
-    console.log(`nft reprogramming: 1,000 services × 10 real servers in one transaction ${full.durationMs.toFixed(0)} ms (${full.operations} commands); ` +
-      `unchanged re-apply ${again.durationMs.toFixed(1)} ms; one service change median ${median(one).toFixed(1)} ms (min ${Math.min(...one).toFixed(1)}, max ${Math.max(...one).toFixed(1)}); drift after: ${check.length}`);
-    // The kernel side alone: the same one-service transaction back and forth through the long-lived nft.
-    const shell = new NftShell({ netns: lab.director.name });
-    const a = tableModel(bigTable(1000, 10, 0), { table: 'lvsdbench' });
-    const b = tableModel(bigTable(1000, 10, 1), { table: 'lvsdbench' });
-    // Every change moves a service to its other slot chain, so a→b and back are the same two plans each time.
-    const thereLive = planUpdate({ ...a, live: new Map([...a.services.keys()].map((k) => [k, 'a' as const])) }, b, sameService);
-    const there = planPhases(thereLive).map(transaction);
-    const back = planPhases(planUpdate({ ...b, live: thereLive.live }, a, sameService)).map(transaction);
-    await shell.apply(transaction(fullCommands(a, true)));
-    const raw: number[] = [];
-    for (let i = 0; i < 21; i++) {
-      const t0 = performance.now();
-      for (const batch of i % 2 === 0 ? there : back) await shell.apply(batch);
-      raw.push(performance.now() - t0);
-    }
-    await shell.close();
-    console.log(`nft one-service change alone (its three transactions, no modelling of the 1,000 services): median ${median(raw).toFixed(1)} ms (min ${Math.min(...raw).toFixed(1)})`);
-    await lab.director.exec('nft', ['delete', 'table', 'inet', 'lvsdbench']);
-    await big.close();
   } finally {
     haproxy.kill('SIGKILL');
     await userspace.stop();
