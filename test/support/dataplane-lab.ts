@@ -66,7 +66,14 @@ export async function createDataplaneLab(tag: string, opts: LabOptions = {}): Pr
     const director = await topo.addHost({ name: 'dir', addresses: ['10.9.0.2/24', 'fd09::2/64', '10.10.0.1/24', 'fd10::1/64'] });
     await director.addAddress('eth0', `${VIP4}/32`);
     await director.addAddress('eth0', `${VIP6}/128`);
-    await director.sh('sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1');
+    // A one-armed director (clients and real servers on one segment, in and out through eth0) sends ICMP
+    // redirects by default, and a client that routes to a real server through it takes them: its packets
+    // then go straight over the bridge while the replies still pass the director, which keeps reply-only
+    // conntrack entries (rs:80 → client:port, "unreplied"). Measured: after one `Connection: close` round
+    // straight to rs1, those entries' original tuple equalled the reply tuple of later DNAT connections
+    // from the same client ports, so rs1's SYN-ACKs were not un-NATed and every wrk connection ended
+    // stuck in SYN retries (12 conn/s). The LVS-NAT rule for one-armed directors: no redirects.
+    await director.sh('sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 net.ipv4.conf.all.send_redirects=0 net.ipv4.conf.default.send_redirects=0 net.ipv4.conf.eth0.send_redirects=0');
     if (opts.clientRouteToBack === true) {
       await client.sh('ip route add 10.10.0.0/24 via 10.9.0.2 && ip -6 route add fd10::/64 via fd09::2');
     }

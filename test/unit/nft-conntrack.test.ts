@@ -33,6 +33,11 @@ test('goneTargets: real servers that left a TCP service\'s map, all of a removed
   const vip = { address: '10.0.0.1', protocol: 'tcp', port: 80 };
   assert.deepEqual(goneTargets(a.services, tableModel({ services: [web(rs('10.0.1.1'), rs('10.0.1.2', 0)), dns] })), [{ address: '10.0.1.2', port: 80, vip }]);
   assert.deepEqual(goneTargets(a.services, a), []);
+  // Equal but rebuilt (the path that skips unchanged services compares data paths, not objects), and a
+  // changed map that keeps every server: nothing gone either way.
+  assert.deepEqual(goneTargets(a.services, tableModel({ services: [web(rs('10.0.1.1'), rs('10.0.1.2')), dns] })), []);
+  assert.deepEqual(goneTargets(tableModel({ services: [{ ...web(rs('10.0.1.1'), rs('10.0.1.2')), scheduler: 'wrr' }] }).services,
+    tableModel({ services: [{ ...web(rs('10.0.1.1', 3), rs('10.0.1.2')), scheduler: 'wrr' }] })), []);
   assert.deepEqual(goneTargets(a.services, tableModel({ services: [] })).map((t) => t.address), ['10.0.1.1', '10.0.1.2']);
   const fw = tableModel({ services: [{ id: 'fwmark:6:7', family: 6, protocol: 'tcp', fwmark: 7, scheduler: 'rr', realServers: [{ id: 'fd00::11', address: 'fd00::11', port: 0, weight: 1, method: 'nat' }] }] });
   assert.deepEqual(goneTargets(fw.services, tableModel({ services: [] })), [{ address: 'fd00::11', port: 0 }]);

@@ -1,7 +1,7 @@
 // Per-real-server connection counts from /proc/net/nf_conntrack. Pure parser. A DNATed connection's
 // original tuple holds the VIP:port, its reply tuple the real server:port; ESTABLISHED (or any UDP
 // flow) counts as active and the rest (SYN_SENT, TIME_WAIT, …) as inactive, as ipvsadm shows them.
-import { canonicalAddress, type NftService, type NftTableModel } from './model.js';
+import { canonicalAddress, sameService, type NftService, type NftTableModel } from './model.js';
 
 export interface ConnCount {
   active: number;
@@ -87,7 +87,11 @@ export function goneTargets(from: ReadonlyMap<string, NftService>, to: NftTableM
   const out = new Map<string, GoneTarget>();
   for (const [chain, svc] of from) {
     if (svc.match.kind === 'tuple' && svc.match.protocol !== 'tcp') continue;
-    const kept = new Set((to.services.get(chain)?.slots ?? []).map((s) => `${s.address}|${s.port}`));
+    const next = to.services.get(chain);
+    // Unchanged services first, without building anything: this runs after every apply, and building the
+    // key set of each of 1,000 services × 10 real servers was ~11 ms of a one-service change (profiled).
+    if (next !== undefined && sameService(svc, next)) continue;
+    const kept = new Set((next?.slots ?? []).map((s) => `${s.address}|${s.port}`));
     for (const s of svc.slots) {
       if (kept.has(`${s.address}|${s.port}`)) continue;
       const vip = svc.match.kind === 'tuple' ? { address: svc.match.address, protocol: svc.match.protocol, port: svc.match.port } : undefined;

@@ -1,0 +1,122 @@
+// nftables reprogramming at 100, 1,000 and 5,000 virtual servers × 10 real servers (issue #19, goal 2), in
+// a namespace of its own: the full program of the table in one transaction, an unchanged re-apply, and one
+// service change through the dataplane (median), beside three anchors measured at the same size:
+//   nft round trip   an empty line through the long-lived nft (the sentinel alone: the pipe, no kernel)
+//   nft 1 element    one vmap element added or removed through nft: nft's cost for the least a change can be
+//   netlink 1 element  the same kind of transaction as one netlink batch from this process (nft-netlink-floor.ts)
+// The ratios printed are change / (nft 1 element) and each size's change / the 100-service change.
+//
+//   node dist/bench/nft-change.js          (BENCH_NFT_SIZES=100,1000,5000  BENCH_NFT_ROUNDS=21)
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { Topology } from '../test/support/netns.js';
+import { removeStaleNamespaces } from '../test/support/netns.js';
+import { createNftablesDataplane } from '../daemon/dataplane/nftables/backend.js';
+import { NftShell } from '../daemon/dataplane/nftables/nft-shell.js';
+import { sameService, tableModel } from '../daemon/dataplane/nftables/model.js';
+import { fullCommands, planPhases, planUpdate, transaction } from '../daemon/dataplane/nftables/render.js';
+import type { DesiredTable } from '../daemon/dataplane/types.js';
+
+const SIZES = (process.env.BENCH_NFT_SIZES ?? '100,1000,5000').split(',').map(Number);
+const ROUNDS = Number(process.env.BENCH_NFT_ROUNDS ?? 21);
+const TABLE = 'lvsdbench';
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** `services` virtual servers of `servers` real servers each; `bump` changes service 0's first weight. */
+export function bigTable(services: number, servers: number, bump = -1): DesiredTable {
+  return {
+    services: Array.from({ length: services }, (_, i) => ({
+      id: `tcp:10.200.${i >> 8}.${i & 255}:80`, family: 4 as const, protocol: 'tcp' as const, address: `10.200.${i >> 8}.${i & 255}`, port: 80, scheduler: 'wrr' as const,
+      realServers: Array.from({ length: servers }, (_, j) => ({
+        id: `10.201.${j >> 8}.${(j & 255) + 1}:80`, address: `10.201.${j >> 8}.${(j & 255) + 1}`, port: 80, weight: i === 0 && j === 0 ? 2 + bump : 1, method: 'nat' as const,
+      })),
+    })),
+  };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? NaN;
+}
+
+async function timed(n: number, fn: (i: number) => Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await fn(i);
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+interface Row {
+  size: number;
+  full: number;
+  again: number;
+  change: number;
+  raw: number;
+  roundTrip: number;
+  oneElement: number;
+  netlink: number;
+  netlinkData: number;
+}
+
+async function measure(ns: string, exec: (cmd: string, args: string[]) => Promise<string>, size: number): Promise<Row> {
+  const dp = createNftablesDataplane({ netns: ns, table: TABLE, driftCheckIntervalMs: 3_600_000 });
+  const full = (await dp.apply(bigTable(size, 10))).durationMs;
+  const again = (await dp.apply(bigTable(size, 10))).durationMs;
+  // apply()'s own figure: from the desired table handed over to the kernel's last ack (not building it here).
+  const changes: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) changes.push((await dp.apply(bigTable(size, 10, i))).durationMs);
+  const change = median(changes);
+  await dp.close();
+
+  const shell = new NftShell({ netns: ns });
+  // The dataplane's three transactions for one change, with the modelling of the other services left out.
+  const a = tableModel(bigTable(size, 10, 0), { table: TABLE });
+  const b = tableModel(bigTable(size, 10, 1), { table: TABLE });
+  const thereLive = planUpdate({ ...a, live: new Map([...a.services.keys()].map((k) => [k, 'a' as const])) }, b, sameService);
+  const there = planPhases(thereLive).map(transaction);
+  const back = planPhases(planUpdate({ ...b, live: thereLive.live }, a, sameService)).map(transaction);
+  await shell.apply(transaction(fullCommands(a, true)));
+  const raw = median(await timed(ROUNDS, async (i) => {
+    for (const batch of i % 2 === 0 ? there : back) await shell.apply(batch);
+  }));
+  const roundTrip = median(await timed(ROUNDS, () => shell.apply('{"nftables":[]}')));
+  const chain = [...a.services.keys()][0] ?? '';
+  const elem = (verb: 'add' | 'delete'): string => transaction([{ [verb]: { element: { family: 'inet', table: TABLE, name: 'svc4',
+    elem: verb === 'add' ? [[{ concat: ['10.250.0.2', 'tcp', 80] }, { goto: { target: chain } }]] : [{ concat: ['10.250.0.2', 'tcp', 80] }] } } }]);
+  const oneElement = median(await timed(ROUNDS, (i) => shell.apply(elem(i % 2 === 0 ? 'add' : 'delete'))));
+  await shell.close();
+  const floor = JSON.parse(await exec('node', [join(here, 'nft-netlink-floor.js'), TABLE, chain, String(ROUNDS), 'vmap'])) as { medianMs: number };
+  await exec('nft', ['add', 'map', 'inet', TABLE, 'probe4', '{ type mark : ipv4_addr; }']);
+  const dataFloor = JSON.parse(await exec('node', [join(here, 'nft-netlink-floor.js'), TABLE, chain, String(ROUNDS), 'data'])) as { medianMs: number };
+  await exec('nft', ['delete', 'table', 'inet', TABLE]);
+  return { size, full, again, change, raw, roundTrip, oneElement, netlink: floor.medianMs, netlinkData: dataFloor.medianMs };
+}
+
+async function main(): Promise<void> {
+  removeStaleNamespaces();
+  const topo = await Topology.create('nftchg');
+  try {
+    const host = await topo.addHost({ name: 'dir', addresses: ['10.9.0.2/24'] });
+    const exec = async (cmd: string, args: string[]): Promise<string> => (await host.exec(cmd, args, { timeoutMs: 600_000 })).stdout;
+    console.log(`nft reprogramming, S virtual servers × 10 real servers, medians of ${ROUNDS}; anchors at the same size: nft round trip, one vmap element through nft, the same through netlink`);
+    const rows: Row[] = [];
+    for (const size of SIZES) {
+      const r = await measure(host.name, exec, size);
+      rows.push(r);
+      console.log(`S=${String(size).padStart(5)}  full program ${r.full.toFixed(0).padStart(6)} ms  unchanged ${r.again.toFixed(1).padStart(6)} ms  one change ${r.change.toFixed(1).padStart(6)} ms ` +
+        `(its three nft transactions ${r.raw.toFixed(1)} ms)  |  nft round trip ${r.roundTrip.toFixed(2)} ms  nft 1 element ${r.oneElement.toFixed(1)} ms  netlink 1 vmap element ${r.netlink.toFixed(3)} ms, 1 data-map element ${r.netlinkData.toFixed(3)} ms`);
+    }
+    const base = rows[0];
+    for (const r of rows) {
+      console.log(`S=${r.size}: change / (nft 1 element) ${(r.change / r.oneElement).toFixed(2)}×; change / change at S=${base?.size ?? '?'} ${base === undefined ? '?' : (r.change / base.change).toFixed(1)}×; ` +
+        `nft 1 element / netlink 1 element ${(r.oneElement / r.netlink).toFixed(0)}×`);
+    }
+  } finally {
+    topo.destroy();
+  }
+}
+
+await main();
