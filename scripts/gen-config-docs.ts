@@ -1,21 +1,14 @@
 // Writes docs/config.md, the config reference, from daemon/config/schema.ts (the descriptions,
-// types, ranges and enums there are the single source). test/unit/config-docs.test.ts fails when
-// the committed file is stale. Run: npx tsc -p tsconfig.json && node dist/scripts/gen-config-docs.js
+// types, ranges and enums there are the single source), and the health check table of docs/health.md
+// (health-docs.ts). test/unit/config-docs.test.ts fails when either committed file is stale. Run: npx tsc -p tsconfig.json && node dist/scripts/gen-config-docs.js
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ConfigFile } from '../daemon/config/schema.js';
+import { cell, isObj, typeText, type S } from './schema-text.js';
+import { HEALTH_DOCS_PATH, writeHealthSection } from './health-docs.js';
 
 export const DOCS_PATH = fileURLToPath(new URL('../../docs/config.md', import.meta.url));
 const EXAMPLE_PATH = fileURLToPath(new URL('../../config/lvsd.yaml', import.meta.url));
-
-type S = Record<string, unknown>;
-const isObj = (v: unknown): v is S => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-const FORMAT_WORDS: Record<string, string> = { ip: 'IP address', ipv4: 'IPv4 address', cidr: 'address/prefix', 'host-port': 'host:port' };
-
-function cell(s: string): string {
-  return s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-}
 
 /** The object schema a property leads to (itself, its list items, a union's object branch, a map's values). */
 function objectOf(s: S): { schema: S; suffix: string } | undefined {
@@ -36,35 +29,6 @@ function objectOf(s: S): { schema: S; suffix: string } | undefined {
     }
   }
   return undefined;
-}
-
-function typeText(s: S): string {
-  if (s['x-lvsd-type'] === 'duration') return 'duration';
-  if (Array.isArray(s.enum)) return s.enum.map((v) => `\`${String(v)}\``).join(' | ');
-  if ('const' in s) return `\`${JSON.stringify(s.const)}\``;
-  if (Array.isArray(s.anyOf)) return s.anyOf.filter(isObj).map(typeText).join(' or ');
-  switch (s.type) {
-    case 'string':
-      if (typeof s.format === 'string') return FORMAT_WORDS[s.format] ?? s.format;
-      if (s.pattern === '^[A-Za-z0-9_.:@-]+$') return 'name';
-      return 'string';
-    case 'integer':
-      return typeof s.minimum === 'number' && typeof s.maximum === 'number' ? `integer ${s.minimum}..${s.maximum}` : 'integer';
-    case 'number':
-      return 'number';
-    case 'boolean':
-      return 'boolean';
-    case 'array':
-      return isObj(s.items) ? `list of ${typeText(s.items)}` : 'list';
-    case 'object':
-      if (isObj(s.patternProperties)) {
-        const v = Object.values(s.patternProperties)[0];
-        return `map of name → ${isObj(v) ? typeText(v) : 'value'}`;
-      }
-      return 'map';
-    default:
-      return 'value';
-  }
 }
 
 function anchor(path: string): string {
@@ -163,4 +127,6 @@ export function renderDocs(): string {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   writeFileSync(DOCS_PATH, renderDocs());
   console.log(`wrote ${DOCS_PATH}`);
+  writeHealthSection();
+  console.log(`wrote the generated section of ${HEALTH_DOCS_PATH}`);
 }

@@ -3,12 +3,13 @@ import type { Command } from './command.js';
 import { runCommand } from './run.js';
 import { checkConfigCommand } from './check-config.js';
 import { statusCommand } from './status.js';
+import { topCommand } from './top.js';
 import { versionCommand } from './version.js';
 import { importKeepalivedCliCommand } from '../config/keepalived/command.js';
 import { reloadCommand } from './reload.js';
 import { userAddCommand } from './user.js';
 
-export const COMMANDS: Command[] = [runCommand, checkConfigCommand, statusCommand, versionCommand, importKeepalivedCliCommand, reloadCommand, userAddCommand];
+export const COMMANDS: Command[] = [runCommand, checkConfigCommand, statusCommand, topCommand, versionCommand, importKeepalivedCliCommand, reloadCommand, userAddCommand];
 
 /** The command for argv: the longest name that matches its leading words ("user add" before "user"). */
 export function findCommand(argv: readonly string[], commands: readonly Command[] = COMMANDS): { command: Command; rest: string[] } | undefined {

@@ -255,22 +255,22 @@ export const HealthCheck = Obj(
     fall: opt(Int(1, 1000, 'Failures in a row to go down. Default 1.')),
     retry: opt(Int(0, 100, 'Extra attempts within one check before it counts as failed (nb_get_retry). Default 0.')),
     delayBeforeRetry: opt(Duration('Pause between those attempts. Default 1s.')),
-    warmup: opt(Duration('Random delay (0..warmup) before the first check, to spread load. Default 0s.')),
+    warmup: opt(Duration('Random delay (0..warmup) before the first check, to spread load; 0 spreads the first checks over one interval instead. Default 0s.')),
     connectIp: opt(Ip('Check this address instead of the real server\'s.')),
     connectPort: opt(Port('Check this port instead of the real server\'s.')),
     bindTo: opt(Ip('Source address of the checks.')),
-    bindInterface: opt(Type.String({ minLength: 1, maxLength: 15, description: 'Source interface of the checks.' })),
+    bindInterface: opt(Type.String({ minLength: 1, maxLength: 15, description: 'Interface of an IPv6 link-local check target (fe80::/10, checked as fe80::…%eth0); refused for any other target (Node cannot SO_BINDTODEVICE: use bindTo for a source address).' })),
     http: opt(
       Obj(
         {
           path: opt(Type.String({ pattern: '^/', description: 'Request path. Default /.' })),
           status: opt(Type.Array(HttpStatus, { minItems: 1, description: 'Accepted status codes. Default [200-299].' })),
-          host: opt(Type.String({ minLength: 1, description: 'Host header (virtualhost).' })),
+          host: opt(Type.String({ minLength: 1, description: 'Host header (keepalived virtualhost). Default: the address checked, with :port when the port is not 80 (http) or 443 (https).' })),
           bodyRegex: opt(Type.String({ minLength: 1, description: 'The body must match this regular expression.' })),
           digest: opt(Type.String({ pattern: '^[0-9a-fA-F]{32}$', description: 'MD5 hex digest the body must have (keepalived digest).' })),
-          headers: opt(Type.Record(Type.String({ pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$' }), Type.String(), { additionalProperties: false, description: 'Extra request headers.' })),
-          tlsVerify: opt(Type.Boolean({ description: 'https: verify the certificate. Default false.' })),
-          sni: opt(Type.String({ minLength: 1, description: 'https: TLS server name.' })),
+          headers: opt(Type.Record(Type.String({ pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$' }), Type.String(), { additionalProperties: false, description: 'Extra request headers. Default none.' })),
+          tlsVerify: opt(Type.Boolean({ description: 'https: verify the certificate chain and name against the system CA store (keepalived verifies neither). Default false.' })),
+          sni: opt(Type.String({ minLength: 1, description: 'https: TLS server name. Default: host without its port when it is a name (an address is never sent as SNI, RFC 6066).' })),
         },
         'http/https checker settings.',
       ),
@@ -279,7 +279,7 @@ export const HealthCheck = Obj(
       Obj(
         {
           payload: opt(Type.String({ pattern: '^([0-9a-fA-F]{2})*$', description: 'Datagram to send, hex. Default empty.' })),
-          expect: opt(Type.String({ minLength: 1, description: 'Expected reply: hex bytes, or a regular expression as /re/. Default: any reply.' })),
+          expect: opt(Type.String({ minLength: 1, description: 'Expected reply. A string of hex digits only (an even number of them) is the exact reply, as bytes; any other string is a JavaScript regular expression, written without slashes, over the reply read as latin1. With expect a reply is required; without it none is: the check passes unless an ICMP port-unreachable comes back within min(timeout/2, 500ms) (keepalived UDP_CHECK without require_reply).' })),
         },
         'udp checker settings.',
       ),
@@ -300,7 +300,7 @@ export const HealthCheck = Obj(
     exec: opt(
       Obj(
         {
-          command: Command('Command run through /bin/sh -c; exit 0 = up (keepalived MISC_CHECK).'),
+          command: Command('Command run through /bin/sh -c; exit 0 = up (keepalived MISC_CHECK). Its environment holds LVSD_RS_ADDRESS, LVSD_RS_PORT and LVSD_CHECK_TIMEOUT_MS.'),
           dynamicWeight: opt(Type.Boolean({ description: 'Exit codes 2..255 set the weight to code-2 (misc_dynamic). Default false.' })),
         },
         'exec checker settings.',

@@ -92,7 +92,8 @@ scenario('lvsd status over the admin socket shows this director as MASTER with i
   assert.match(stdout, /^node d1 · lvsd /m);
   assert.match(stdout, /^dataplane nftables /m);
   assert.match(stdout, /^ {2}VI_WEB +MASTER +eth0 vrid 51 v3/m);
-  for (const a of LAB.realServers) assert.match(stdout, new RegExp(`^ {4}${a.replace(/\./g, '\\.')}:80 +UP `, 'm'));
+  // ipvsadm's columns (Forward, Weight, ActiveConn, InActConn), then lvsd's Health.
+  for (const a of LAB.realServers) assert.match(stdout, new RegExp(`^ {2}-> ${a.replace(/\./g, '\\.')}:80 +Masq +\\d+ +\\d+ +\\d+ +UP `, 'm'));
 });
 
 scenario('lvsd reload and lvsd user add talk to the running director over its admin socket', async (t) => {
