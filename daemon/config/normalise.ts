@@ -28,16 +28,25 @@ function compact<T extends object>(o: T): T {
 }
 
 type GarpFile = NonNullable<NonNullable<ConfigFile['vrrp']>['garp']>;
-function garp(g: GarpFile | undefined, base: Garp): Garp {
+/**
+ * One level of GARP settings over `base`. The lower-priority burst of the global level defaults to its
+ * own master burst (keepalived: vrrp_garp_lower_prio_* fall back to vrrp_garp_master_*); an instance
+ * inherits the global values, so its own garp.masterRepeat does not move its lowerPrioRepeat (keepalived alike).
+ */
+function garp(g: GarpFile | undefined, base: Garp, global = false): Garp {
+  const masterDelayMs = ms(g?.masterDelay, base.masterDelayMs);
+  const masterRepeat = g?.masterRepeat ?? base.masterRepeat;
   return {
-    masterDelayMs: ms(g?.masterDelay, base.masterDelayMs),
-    masterRepeat: g?.masterRepeat ?? base.masterRepeat,
+    masterDelayMs,
+    masterRepeat,
     masterRefreshMs: ms(g?.masterRefresh, base.masterRefreshMs),
     masterRefreshRepeat: g?.masterRefreshRepeat ?? base.masterRefreshRepeat,
     intervalMs: ms(g?.interval, base.intervalMs),
+    lowerPrioRepeat: g?.lowerPrioRepeat ?? (global ? masterRepeat : base.lowerPrioRepeat),
+    lowerPrioDelayMs: ms(g?.lowerPrioDelay, global ? masterDelayMs : base.lowerPrioDelayMs),
   };
 }
-const GARP_DEFAULTS: Garp = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0 };
+const GARP_DEFAULTS: Garp = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0, lowerPrioRepeat: 5, lowerPrioDelayMs: 5000 };
 
 function notify(n: Notify | undefined): Notify {
   return compact({ master: n?.master, backup: n?.backup, fault: n?.fault, stop: n?.stop, any: n?.any });
@@ -119,7 +128,9 @@ export function normalise(file: ConfigFile, source: string): Config {
     });
   }
 
-  const globalGarp = garp(file.vrrp?.garp, GARP_DEFAULTS);
+  const globalGarp = garp(file.vrrp?.garp, GARP_DEFAULTS, true);
+  const lowerPrioNoAdvert = file.vrrp?.lowerPrioNoAdvert ?? false;
+  const higherPrioSendAdvert = file.vrrp?.higherPrioSendAdvert ?? false;
   const groupOf = new Map<string, string>();
   for (const g of file.vrrp?.syncGroups ?? []) for (const n of g.instances) groupOf.set(n, g.name);
 
@@ -158,6 +169,8 @@ export function normalise(file: ConfigFile, source: string): Config {
       trackFiles: (inst.trackFiles ?? []).map((t) => ({ path: t.path, weight: t.weight ?? 1 })),
       notify: notify(inst.notify),
       garp: garp(inst.garp, globalGarp),
+      lowerPrioNoAdvert: inst.lowerPrioNoAdvert ?? lowerPrioNoAdvert,
+      higherPrioSendAdvert: inst.higherPrioSendAdvert ?? higherPrioSendAdvert,
       syncGroup: groupOf.get(inst.name),
     });
   });
@@ -241,6 +254,8 @@ export function normalise(file: ConfigFile, source: string): Config {
     userspace: { idleTimeoutMs: ms(file.userspace?.idleTimeout, 300_000), proxyProtocol: file.userspace?.proxyProtocol ?? 'none' },
     vrrp: {
       garp: globalGarp,
+      lowerPrioNoAdvert,
+      higherPrioSendAdvert,
       scripts,
       instances,
       syncGroups: (file.vrrp?.syncGroups ?? []).map((g) => ({ name: g.name, instances: [...g.instances], notify: notify(g.notify) })),

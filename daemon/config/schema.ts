@@ -115,6 +115,10 @@ export const GarpSettings = Obj(
     masterRefresh: opt(Duration('Re-send gratuitous ARPs this often while master; 0 = never (garp_master_refresh). Default 0s.')),
     masterRefreshRepeat: opt(Int(0, 1000, 'Gratuitous ARPs per refresh (garp_master_refresh_repeat). Default 1.')),
     interval: opt(Duration('Gap between gratuitous ARPs of one burst (garp_interval). Default 0s.')),
+    lowerPrioRepeat: opt(
+      Int(0, 1000, 'Gratuitous ARPs a master sends at once when it hears a lower-priority master, as after a healed split brain (garp_lower_prio_repeat); 0 = none. Default: vrrp.garp.masterRepeat.'),
+    ),
+    lowerPrioDelay: opt(Duration('Second such burst this long after the first; 0 = none (garp_lower_prio_delay). Default: vrrp.garp.masterDelay.')),
   },
   'Gratuitous ARP / unsolicited neighbour advertisement timing.',
 );
@@ -203,6 +207,10 @@ export const VrrpInstance = Obj(
     ),
     notify: opt(InstanceNotify),
     garp: opt(GarpSettings),
+    lowerPrioNoAdvert: opt(
+      Type.Boolean({ description: 'A master that hears a lower-priority master does not answer with an advert of its own (lower_prio_no_advert); it still sends the lowerPrioRepeat GARPs. Default: vrrp.lowerPrioNoAdvert, else false (it answers at once, so the other side steps down).' }),
+    ),
+    higherPrioSendAdvert: opt(Type.Boolean({ description: 'A master that hears a higher-priority advert sends one advert of its own before it becomes backup (higher_prio_send_advert). Default: vrrp.higherPrioSendAdvert, else false.' })),
   },
   'A VRRP instance (keepalived vrrp_instance): one virtual router on one interface.',
 );
@@ -219,6 +227,12 @@ export const SyncGroup = Obj(
 export const VrrpSection = Obj(
   {
     garp: opt(GarpSettings),
+    lowerPrioNoAdvert: opt(
+      Type.Boolean({ description: 'Default of every instance\'s lowerPrioNoAdvert: a master does not answer a lower-priority master\'s advert with its own (vrrp_lower_prio_no_advert). Default false.' }),
+    ),
+    higherPrioSendAdvert: opt(
+      Type.Boolean({ description: 'Default of every instance\'s higherPrioSendAdvert: a master sends one advert of its own before yielding to a higher-priority one (vrrp_higher_prio_send_advert). Default false.' }),
+    ),
     scripts: opt(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.:@-]+$' }), VrrpScript, { additionalProperties: false, description: 'Tracking scripts by name (keepalived vrrp_script).' })),
     instances: opt(Type.Array(VrrpInstance, { description: 'VRRP instances (keepalived vrrp_instance).' })),
     syncGroups: opt(Type.Array(SyncGroup, { description: 'Sync groups (keepalived vrrp_sync_group).' })),

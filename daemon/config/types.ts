@@ -44,6 +44,9 @@ export interface Garp {
   masterRefreshMs: number;
   masterRefreshRepeat: number;
   intervalMs: number;
+  /** A master that hears a lower-priority master: GARPs now, and again lowerPrioDelayMs later (0 = none). */
+  lowerPrioRepeat: number;
+  lowerPrioDelayMs: number;
 }
 
 export interface VrrpScript {
@@ -103,6 +106,9 @@ export interface VrrpInstance {
   notify: Notify;
   /** vrrp.garp with the instance's overrides applied. */
   garp: Garp;
+  /** keepalived lower_prio_no_advert / higher_prio_send_advert, vrrp.* defaults applied. */
+  lowerPrioNoAdvert: boolean;
+  higherPrioSendAdvert: boolean;
   /** Name of the sync group it belongs to, if any. */
   syncGroup?: string;
 }
@@ -115,6 +121,8 @@ export interface SyncGroup {
 
 export interface VrrpConfig {
   garp: Garp;
+  lowerPrioNoAdvert: boolean;
+  higherPrioSendAdvert: boolean;
   scripts: Record<string, VrrpScript>;
   instances: VrrpInstance[];
   syncGroups: SyncGroup[];

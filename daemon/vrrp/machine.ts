@@ -20,6 +20,13 @@ export interface MachineConfig {
   preemptDelayMs: number;
   /** Our primary address (the source of our adverts), for the equal-priority tie-break. */
   primaryAddress: Uint8Array;
+  /**
+   * keepalived's lower_prio_no_advert: a master that hears a lower-priority advert does not answer it
+   * with an advert of its own (and keeps its advert cadence). Default false: it answers at once.
+   */
+  lowerPrioNoAdvert?: boolean;
+  /** keepalived's higher_prio_send_advert: a master that hears a better advert sends one of its own before it steps down. Default false. */
+  higherPrioSendAdvert?: boolean;
 }
 
 export interface Machine {
@@ -56,6 +63,12 @@ export type Action =
   | { type: 'removeVips' }
   /** Gratuitous ARP / unsolicited NA for every VIP (first burst; the runtime repeats per garp settings). */
   | { type: 'garp' }
+  /**
+   * We are master and heard a master of lower priority (the other side of a healed partition):
+   * refresh every ARP cache / neighbour table (keepalived's garp_lower_prio_repeat now and again after
+   * garp_lower_prio_delay; the runtime owns those counts and delays) and say who it was.
+   */
+  | { type: 'lowerPriorityAdvert'; from: Uint8Array; priority: number }
   | { type: 'transition'; from: VrrpState; to: VrrpState; reason: string };
 
 export interface StepResult {
@@ -209,11 +222,24 @@ export function step(machine: Machine, ev: MachineEvent, now: number): StepResul
           s.set({ adverTimer: now + s.intervalMs() });
         } else if (ev.priority > m().priority || (ev.priority === m().priority && cmpBytes(ev.from, m().config.primaryAddress) > 0)) {
           // §6.4.3 (6): higher priority, or equal priority and a higher primary address → Backup.
+          // higher_prio_send_advert: say our own priority once more on the way out (keepalived).
+          if (m().config.higherPrioSendAdvert === true) s.actions.push({ type: 'sendAdvert', priority: m().priority });
           const mai = m().config.version === 3 ? ev.intervalCs : m().masterAdverIntervalCs;
           s.set({ master: { address: ev.from, priority: ev.priority } });
           s.becomeBackup(ev.priority > m().priority ? `higher priority ${ev.priority} advert` : 'equal priority advert from a higher address', mai);
+        } else if (ev.priority < m().priority || cmpBytes(ev.from, m().config.primaryAddress) < 0) {
+          // Lower priority, or equal priority from a lower address. §6.4.3 (7) says discard; keepalived
+          // (and so lvsd) answers instead: a lower-priority master is the other half of a split brain.
+          // Our advert at once makes it step down now rather than at our next tick, and the GARPs move
+          // every ARP cache back to us. The answer restarts our Adver_Timer, as keepalived's does
+          // (measured: its next advert comes one interval after the answer).
+          if (m().config.lowerPrioNoAdvert !== true) {
+            s.actions.push({ type: 'sendAdvert', priority: m().priority });
+            s.set({ adverTimer: now + s.intervalMs() });
+          }
+          s.actions.push({ type: 'lowerPriorityAdvert', from: ev.from, priority: ev.priority });
         }
-        // else: §6.4.3 (7): discard.
+        // else: equal priority from our own address (a looped-back copy): discard.
       }
       break;
     }

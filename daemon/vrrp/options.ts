@@ -14,6 +14,13 @@ export interface GarpOptions {
   masterRefreshRepeat?: number;
   /** vrrp_garp_interval: gap between GARPs of one burst. Default 0 (back to back). */
   intervalMs?: number;
+  /**
+   * vrrp_garp_lower_prio_repeat: GARPs a master sends at once when it hears a lower-priority master
+   * (a healed split brain), and again after lowerPrioDelayMs. 0 = none. Default: the global masterRepeat.
+   */
+  lowerPrioRepeat?: number;
+  /** vrrp_garp_lower_prio_delay: the second such burst this long after the first (0 = none). Default: the global masterDelayMs. */
+  lowerPrioDelayMs?: number;
 }
 
 /** Executables run on transitions, keepalived's notify_master / notify_backup / notify_fault / notify_stop / notify. */
@@ -70,6 +77,10 @@ export interface VrrpInstanceOptions {
   garp?: GarpOptions;
   /** keepalived `state`: only a hint, as in keepalived 2.x (everyone starts in BACKUP unless priority 255). */
   initialState?: 'MASTER' | 'BACKUP';
+  /** keepalived lower_prio_no_advert: a master does not answer a lower-priority advert with its own. Default: VrrpOptions.lowerPrioNoAdvert, else false. */
+  lowerPrioNoAdvert?: boolean;
+  /** keepalived higher_prio_send_advert: a master sends one advert of its own before yielding to a better one. Default: VrrpOptions.higherPrioSendAdvert, else false. */
+  higherPrioSendAdvert?: boolean;
 }
 
 export interface TrackScriptOptions {
@@ -97,6 +108,9 @@ export interface VrrpOptions {
   garp?: GarpOptions;
   /** keepalived vrrp_rt_priority: run the VRRP engine process (all its threads) SCHED_RR at this priority (1..99); absent = normal. */
   realtimePriority?: number;
+  /** Defaults for every instance: keepalived vrrp_lower_prio_no_advert, vrrp_higher_prio_send_advert. */
+  lowerPrioNoAdvert?: boolean;
+  higherPrioSendAdvert?: boolean;
 }
 
 export interface NormalizedVip {
@@ -127,6 +141,8 @@ export interface NormalizedInstance {
   trackFiles: { path: string; weight: number }[];
   notify: NotifyOptions;
   garp: Required<GarpOptions>;
+  lowerPrioNoAdvert: boolean;
+  higherPrioSendAdvert: boolean;
   group?: string;
 }
 
@@ -139,7 +155,17 @@ export interface NormalizedOptions {
 
 export class VrrpOptionsError extends Error {}
 
-const GARP_DEFAULTS: Required<GarpOptions> = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0 };
+const GARP_DEFAULTS = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0 };
+
+/**
+ * The GARP settings of one instance: its own over the global ones over keepalived's defaults. As in
+ * keepalived, the lower-priority burst defaults to the *global* master burst (vrrp_garp_lower_prio_*
+ * fall back to vrrp_garp_master_repeat / _delay), not to the instance's own garp_master_*.
+ */
+export function resolveGarp(global: GarpOptions | undefined, own: GarpOptions | undefined): Required<GarpOptions> {
+  const g = { ...GARP_DEFAULTS, ...global };
+  return { lowerPrioRepeat: g.masterRepeat, lowerPrioDelayMs: g.masterDelayMs, ...g, ...own };
+}
 
 export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
   const errors: string[] = [];
@@ -210,8 +236,14 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
       trackScripts: (i.trackScripts ?? []).map((t) => ({ name: t.name, weight: t.weight ?? scripts[t.name]?.weight ?? 0 })),
       trackFiles: (i.trackFiles ?? []).map((t) => ({ path: t.path, weight: t.weight ?? 1 })),
       notify: i.notify ?? {},
-      garp: { ...GARP_DEFAULTS, ...o.garp, ...i.garp },
+      garp: resolveGarp(o.garp, i.garp),
+      lowerPrioNoAdvert: i.lowerPrioNoAdvert ?? o.lowerPrioNoAdvert ?? false,
+      higherPrioSendAdvert: i.higherPrioSendAdvert ?? o.higherPrioSendAdvert ?? false,
     };
+    for (const k of ['masterRepeat', 'lowerPrioRepeat'] as const) {
+      const v = n.garp[k];
+      if (!Number.isInteger(v) || v < 0) err(`garp.${k}`, `${v} is not a whole number ≥ 0`);
+    }
     if (i.authPass !== undefined) n.authPass = i.authPass;
     if (i.unicastSrcIp !== undefined) n.unicastSrcIp = i.unicastSrcIp;
     const g = groupOf.get(i.name);

@@ -44,6 +44,8 @@ export interface InstanceSnapshot {
     drops: Record<string, number>;
     /** Worst lateness of the instance's timer (advert / master down) since start, ms. */
     maxTimerLateMs: number;
+    /** Adverts of a lower-priority master heard while MASTER (each answered, keepalived alike): split brains seen. */
+    lowerPriorityAdverts: number;
   };
   lastTransition: TransitionEvent | null;
 }

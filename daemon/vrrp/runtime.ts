@@ -57,10 +57,11 @@ interface Inst {
   faultReasons: string[];
   last: TransitionEvent | null;
   timerLateMs: number;
+  lowerPriorityAdverts: number;
 }
 
 /** Fields that can change on a running instance without restarting it. */
-const IN_PLACE_FIELDS = new Set(['priority', 'trackInterfaces', 'trackScripts', 'trackFiles', 'notify', 'garp', 'group']);
+const IN_PLACE_FIELDS = new Set(['priority', 'trackInterfaces', 'trackScripts', 'trackFiles', 'notify', 'garp', 'group', 'lowerPrioNoAdvert', 'higherPrioSendAdvert']);
 
 /** True when only in-place fields differ (and the address owner, 255, is neither side: it starts as MASTER). */
 export function inPlaceChange(a: NormalizedInstance, b: NormalizedInstance): boolean {
@@ -135,7 +136,18 @@ export class VrrpRuntime {
     if (src !== null && !view.ownAddresses.some((a) => Buffer.compare(a, src) === 0)) view.ownAddresses.push(src);
     const inst: Inst = {
       o,
-      m: createMachine({ version: o.version, intervalCs: o.intervalCs, preempt: o.preempt, preemptDelayMs: o.preemptDelayMs, primaryAddress: src ?? Buffer.alloc(o.family === 4 ? 4 : 16) }, o.priority),
+      m: createMachine(
+        {
+          version: o.version,
+          intervalCs: o.intervalCs,
+          preempt: o.preempt,
+          preemptDelayMs: o.preemptDelayMs,
+          primaryAddress: src ?? Buffer.alloc(o.family === 4 ? 4 : 16),
+          lowerPrioNoAdvert: o.lowerPrioNoAdvert,
+          higherPrioSendAdvert: o.higherPrioSendAdvert,
+        },
+        o.priority,
+      ),
       ifindex,
       src,
       dsts: peers.length > 0 ? peers : [GROUP[o.family]],
@@ -155,6 +167,7 @@ export class VrrpRuntime {
       faultReasons: [],
       last: null,
       timerLateMs: 0,
+      lowerPriorityAdverts: 0,
     };
     inst.tracked = this.trackedFor(o);
     this.insts.set(o.name, inst);
@@ -260,6 +273,7 @@ export class VrrpRuntime {
       const garpChanged = JSON.stringify(o.garp) !== JSON.stringify(inst.o.garp);
       inst.tracked = this.trackedFor(o, inst.tracked);
       inst.o = o;
+      inst.m = { ...inst.m, config: { ...inst.m.config, lowerPrioNoAdvert: o.lowerPrioNoAdvert, higherPrioSendAdvert: o.higherPrioSendAdvert } };
       this.log('info', inst, 'options changed: applied in place', { priority: o.priority });
       this.retrack(inst);
       // A running refresh uses the settings it started with: re-arm it with the new ones (no extra burst).
@@ -418,6 +432,16 @@ export class VrrpRuntime {
         case 'garp':
           this.garp(inst);
           break;
+        case 'lowerPriorityAdvert':
+          inst.lowerPriorityAdverts++;
+          this.logLimited('info', inst, `received advert with lower priority ${a.priority}, ours ${inst.m.priority}${inst.o.lowerPrioNoAdvert ? '' : ', forcing new election'}`, 'lower-priority', a.from);
+          this.garpLowerPriority(inst);
+          // keepalived refreshes the other members of the sync group too: they hold VIPs the same
+          // split brain moved.
+          if (inst.o.group !== undefined) {
+            for (const other of this.insts.values()) if (other !== inst && other.o.group === inst.o.group) this.garpLowerPriority(other);
+          }
+          break;
         case 'transition': {
           const e: TransitionEvent = { instance: inst.o.name, from: a.from, to: a.to, priority: inst.m.priority, reason: a.reason, at: Date.now() };
           if (inst.o.group !== undefined) e.group = inst.o.group;
@@ -477,6 +501,16 @@ export class VrrpRuntime {
     });
   }
 
+  /** A GARP timer that leaves inst.garpTimers when it fires (a master answering adverts for hours arms many). */
+  private garpLater(inst: Inst, ms: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      const i = inst.garpTimers.indexOf(t);
+      if (i >= 0) inst.garpTimers.splice(i, 1);
+      fn();
+    }, ms);
+    inst.garpTimers.push(t);
+  }
+
   private cancelGarp(inst: Inst): void {
     for (const t of inst.garpTimers) clearTimeout(t);
     inst.garpTimers = [];
@@ -487,9 +521,17 @@ export class VrrpRuntime {
     const g = inst.o.garp;
     void inst.vipChain.then(() => {
       this.garpBurst(inst, g.masterRepeat);
-      if (g.masterDelayMs > 0) inst.garpTimers.push(setTimeout(() => { this.garpBurst(inst, g.masterRepeat); }, g.masterDelayMs));
+      if (g.masterDelayMs > 0) this.garpLater(inst, g.masterDelayMs, () => { this.garpBurst(inst, g.masterRepeat); });
       this.garpRefresh(inst);
     });
+  }
+
+  /** vrrp_garp_lower_prio_repeat GARPs now and again after vrrp_garp_lower_prio_delay (each answer arms its own). */
+  private garpLowerPriority(inst: Inst): void {
+    const g = inst.o.garp;
+    if (g.lowerPrioRepeat === 0 || !inst.vipsHeld) return;
+    this.garpBurst(inst, g.lowerPrioRepeat);
+    if (g.lowerPrioDelayMs > 0) this.garpLater(inst, g.lowerPrioDelayMs, () => { this.garpBurst(inst, g.lowerPrioRepeat); });
   }
 
   private garpBurst(inst: Inst, count: number): void {
@@ -507,7 +549,7 @@ export class VrrpRuntime {
     };
     for (let i = 0; i < count; i++) {
       if (i === 0 || g.intervalMs === 0) once();
-      else inst.garpTimers.push(setTimeout(once, i * g.intervalMs));
+      else this.garpLater(inst, i * g.intervalMs, once);
     }
   }
 
@@ -517,9 +559,9 @@ export class VrrpRuntime {
     if (g.masterRefreshMs <= 0) return;
     const refresh = (): void => {
       this.garpBurst(inst, g.masterRefreshRepeat);
-      inst.garpTimers.push(setTimeout(refresh, g.masterRefreshMs));
+      this.garpLater(inst, g.masterRefreshMs, refresh);
     };
-    inst.garpTimers.push(setTimeout(refresh, g.masterRefreshMs));
+    this.garpLater(inst, g.masterRefreshMs, refresh);
   }
 
   /** Graceful stop: priority-0 advert from masters, VIPs released, sockets closed. */
@@ -559,7 +601,7 @@ export class VrrpRuntime {
         masterPriority: i.m.state === 'MASTER' ? i.m.priority : (i.m.master?.priority ?? null),
         vips: i.o.vips.map((v) => v.cidr),
         vipsHeld: i.vipsHeld,
-        counters: { advertsSent: i.tx, advertsReceived: i.rx, sendErrors: i.txErrors, drops: { ...i.drops }, maxTimerLateMs: Math.round(i.timerLateMs * 100) / 100 },
+        counters: { advertsSent: i.tx, advertsReceived: i.rx, sendErrors: i.txErrors, drops: { ...i.drops }, maxTimerLateMs: Math.round(i.timerLateMs * 100) / 100, lowerPriorityAdverts: i.lowerPriorityAdverts },
         lastTransition: i.last,
       };
       if (i.o.group !== undefined) s.group = i.o.group;

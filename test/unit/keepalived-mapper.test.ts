@@ -154,6 +154,23 @@ test('global GARP settings, vrrp_min_garp, lvs_timeouts and lvs_sync_daemon with
   assert.deepEqual(importText(`global_defs {\n vrrp_min_garp\n}\n${VI('')}`).config.vrrp?.garp, { masterRepeat: 1, masterDelay: '0s' });
 });
 
+test('split-brain answer: vrrp_garp_lower_prio_*, vrrp_lower_prio_no_advert, vrrp_higher_prio_send_advert (global and per instance); strict mode forces them off', () => {
+  const r = importText(
+    'global_defs {\n vrrp_garp_lower_prio_repeat 2\n vrrp_garp_lower_prio_delay 1\n vrrp_lower_prio_no_advert\n vrrp_higher_prio_send_advert true\n}\n' +
+      VI(' garp_lower_prio_repeat 3\n garp_lower_prio_delay 0.5\n lower_prio_no_advert false\n higher_prio_send_advert off'),
+  );
+  assert.deepEqual(r.config.vrrp?.garp, { lowerPrioRepeat: 2, lowerPrioDelay: '1s' });
+  assert.equal(r.config.vrrp.lowerPrioNoAdvert, true);
+  assert.equal(r.config.vrrp.higherPrioSendAdvert, true);
+  const inst = r.config.vrrp.instances?.[0];
+  assert.deepEqual(inst?.garp, { lowerPrioRepeat: 3, lowerPrioDelay: '500ms' });
+  assert.equal(inst.lowerPrioNoAdvert, false);
+  assert.equal(inst.higherPrioSendAdvert, false);
+  assert.deepEqual(r.diagnostics, []);
+  const strict = importText(`global_defs {\n vrrp_strict\n}\n${VI(' higher_prio_send_advert')}`).config.vrrp?.instances?.[0];
+  assert.deepEqual([strict?.lowerPrioNoAdvert, strict?.higherPrioSendAdvert, strict?.garp], [true, false, { lowerPrioRepeat: 0, lowerPrioDelay: '0s' }]);
+});
+
 test('old per-instance lvs_sync_daemon_interface → ipvs.syncDaemon with the VRID as sync id', () => {
   const r = importText(VI(' lvs_sync_daemon_interface eth1'));
   assert.deepEqual(r.config.ipvs?.syncDaemon, { interface: 'eth1', syncId: 51 });

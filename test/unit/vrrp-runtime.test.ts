@@ -168,6 +168,75 @@ test('runtime: a master that loses its voice (adverts dropped) is replaced; the 
   await rb.stop();
 });
 
+test('runtime: a master hearing a lower-priority master answers it and sends garp.lowerPrioRepeat GARPs per advert, again after lowerPrioDelayMs; the split heals', { timeout: 20_000 }, async () => {
+  const seg = new FakeSegment();
+  let mute = false;
+  const a = seg.host('10.0.0.1', () => mute);
+  const b = seg.host('10.0.0.2');
+  const ra = runtime(a, { priority: 150, garp: { masterDelayMs: 0, masterRepeat: 2, lowerPrioRepeat: 3, lowerPrioDelayMs: 150 } });
+  const rb = runtime(b, { priority: 100 });
+  await ra.start();
+  await rb.start();
+  await until('A master', () => stateOf(a) === 'MASTER');
+  const garps = (): number => a.calls.filter((c) => c.startsWith('garp')).length;
+  assert.equal(garps(), 2);
+  // A loses its voice: B takes over, and A (still MASTER, still hearing) answers each of B's adverts.
+  mute = true;
+  await until('B master while A is mute', () => stateOf(b) === 'MASTER');
+  await until('A heard B three times', () => (ra.snapshot().instances[0]?.counters.lowerPriorityAdverts ?? 0) >= 3);
+  mute = false;
+  await until('B back to backup', () => stateOf(b) === 'BACKUP');
+  assert.equal(stateOf(a), 'MASTER');
+  const heard = ra.snapshot().instances[0]?.counters.lowerPriorityAdverts ?? 0;
+  // Every lower advert: 3 GARPs now and 3 more 150 ms later (all delayed ones have fired after 400 ms).
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(ra.snapshot().instances[0]?.counters.lowerPriorityAdverts, heard, 'no lower-priority advert after the heal');
+  assert.equal(garps(), 2 + heard * 3 * 2);
+  assert.ok(a.logs.some((l) => l.includes('received advert with lower priority 100, ours 150, forcing new election')), a.logs.join('\n'));
+  // B never heard a lower priority while master; it sent no GARP of that kind (its own master burst only).
+  assert.equal(rb.snapshot().instances[0]?.counters.lowerPriorityAdverts, 0);
+  await ra.stop();
+  await rb.stop();
+});
+
+test('runtime: lowerPrioNoAdvert (global default, instance override) and lowerPrioRepeat 0 silence the answer', { timeout: 20_000 }, async () => {
+  const o = normalizeOptions({
+    lowerPrioNoAdvert: true,
+    garp: { lowerPrioRepeat: 0, masterRepeat: 4, masterDelayMs: 1000 },
+    instances: [
+      { name: 'VI_1', interface: 'eth0', vrid: 51, priority: 100, vips: ['10.0.0.100/24'] },
+      { name: 'VI_2', interface: 'eth0', vrid: 52, priority: 100, vips: ['10.0.0.101/24'], lowerPrioNoAdvert: false, higherPrioSendAdvert: true, garp: { masterRepeat: 1 } },
+    ],
+  });
+  assert.deepEqual(o.instances.map((i) => [i.lowerPrioNoAdvert, i.higherPrioSendAdvert, i.garp.lowerPrioRepeat, i.garp.lowerPrioDelayMs, i.garp.masterRepeat]), [[true, false, 0, 1000, 4], [false, true, 0, 1000, 1]]);
+  // keepalived: the lower-priority burst follows the *global* master burst, not the instance's own.
+  const d = normalizeOptions({ garp: { masterRepeat: 3, masterDelayMs: 2000 }, instances: [{ name: 'VI_1', interface: 'eth0', vrid: 51, priority: 100, vips: ['10.0.0.100/24'], garp: { masterRepeat: 7 } }] });
+  assert.deepEqual([d.instances[0]?.garp.lowerPrioRepeat, d.instances[0]?.garp.lowerPrioDelayMs], [3, 2000]);
+  const dflt = normalizeOptions({ instances: [{ name: 'VI_1', interface: 'eth0', vrid: 51, priority: 100, vips: ['10.0.0.100/24'] }] });
+  assert.deepEqual([dflt.instances[0]?.garp.lowerPrioRepeat, dflt.instances[0]?.garp.lowerPrioDelayMs, dflt.instances[0]?.lowerPrioNoAdvert, dflt.instances[0]?.higherPrioSendAdvert], [5, 5000, false, false]);
+  assert.throws(() => normalizeOptions({ instances: [{ name: 'VI_1', interface: 'eth0', vrid: 51, priority: 100, vips: ['10.0.0.100/24'], garp: { lowerPrioRepeat: -1 } }] }), /instances\[0\] \(VI_1\)\.garp\.lowerPrioRepeat: -1/);
+
+  // On the wire: A (150, lowerPrioNoAdvert, no lower-priority GARPs) answers nothing while B is master.
+  const seg = new FakeSegment();
+  let mute = false;
+  const a = seg.host('10.0.0.1', () => mute);
+  const b = seg.host('10.0.0.2');
+  const ra = runtime(a, { priority: 150, lowerPrioNoAdvert: true, garp: { masterDelayMs: 0, masterRepeat: 2, lowerPrioRepeat: 0 } });
+  const rb = runtime(b, { priority: 100 });
+  await ra.start();
+  await rb.start();
+  await until('A master', () => stateOf(a) === 'MASTER');
+  mute = true;
+  await until('B master while A is mute', () => stateOf(b) === 'MASTER');
+  await until('A heard B twice', () => (ra.snapshot().instances[0]?.counters.lowerPriorityAdverts ?? 0) >= 2);
+  assert.equal(a.calls.filter((c) => c.startsWith('garp')).length, 2);
+  assert.ok(a.logs.some((l) => l === 'received advert with lower priority 100, ours 150'), a.logs.join('\n'));
+  mute = false;
+  await until('B back to backup', () => stateOf(b) === 'BACKUP');
+  await ra.stop();
+  await rb.stop();
+});
+
 test('runtime: an instance whose interface does not exist starts in FAULT and says why; operator fault and offset apply', { timeout: 20_000 }, async () => {
   const seg = new FakeSegment();
   const a = seg.host('10.0.0.1');

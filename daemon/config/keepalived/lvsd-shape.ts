@@ -10,6 +10,8 @@ export interface GarpOut {
   masterRefresh?: Duration;
   masterRefreshRepeat?: number;
   interval?: Duration;
+  lowerPrioRepeat?: number;
+  lowerPrioDelay?: Duration;
 }
 
 export interface ScriptOut {
@@ -52,6 +54,8 @@ export interface InstanceOut {
   trackFiles?: { path: string; weight?: number }[];
   notify?: NotifyOut;
   garp?: GarpOut;
+  lowerPrioNoAdvert?: boolean;
+  higherPrioSendAdvert?: boolean;
 }
 
 export interface SyncGroupOut {
@@ -130,6 +134,8 @@ export interface ConfigOut {
   };
   vrrp?: {
     garp?: GarpOut;
+    lowerPrioNoAdvert?: boolean;
+    higherPrioSendAdvert?: boolean;
     scripts?: Record<string, ScriptOut>;
     instances?: InstanceOut[];
     syncGroups?: SyncGroupOut[];

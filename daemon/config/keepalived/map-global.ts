@@ -17,6 +17,9 @@ export interface GlobalResult {
   strict: boolean;
   /** vrrp_rt_priority: SCHED_RR priority of the VRRP thread. */
   realtimePriority?: number;
+  /** vrrp_lower_prio_no_advert, vrrp_higher_prio_send_advert. */
+  lowerPrioNoAdvert?: boolean;
+  higherPrioSendAdvert?: boolean;
 }
 
 export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
@@ -66,6 +69,10 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
     ctx.reportDirective(gna, 'lvsd spaces unsolicited NAs like gratuitous ARPs (vrrp.garp.interval); a different NA interval is not carried over');
   }
   if (Object.keys(garp).length > 0) out.garp = garp;
+  const noAdvert = r.bool(r.last('vrrp_lower_prio_no_advert'));
+  if (noAdvert !== undefined) out.lowerPrioNoAdvert = noAdvert;
+  const sendAdvert = r.bool(r.last('vrrp_higher_prio_send_advert'));
+  if (sendAdvert !== undefined) out.higherPrioSendAdvert = sendAdvert;
 
   const version = r.last('vrrp_version');
   const v = r.int(version, 2, 3);
@@ -101,6 +108,10 @@ export function mapGarp(r: BlockReader, garp: GarpOut, prefix: string): void {
   set('masterRefreshRepeat', refreshRepeat, r.int(refreshRepeat, 0, 1000));
   const interval = r.last(`${prefix}garp_interval`);
   set('interval', interval, r.timer(interval));
+  const lowerDelay = r.last(`${prefix}garp_lower_prio_delay`);
+  set('lowerPrioDelay', lowerDelay, r.timer(lowerDelay));
+  const lowerRepeat = r.last(`${prefix}garp_lower_prio_repeat`);
+  set('lowerPrioRepeat', lowerRepeat, r.int(lowerRepeat, 0, 1000));
 }
 
 function mapSyncDaemon(ctx: Context, d: Directive, out: GlobalResult): void {

@@ -248,6 +248,26 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
 
   const garp: GarpOut = {};
   mapGarp(r, garp, '');
+  const noAdvertD = r.last('lower_prio_no_advert');
+  const noAdvert = r.bool(noAdvertD);
+  if (noAdvertD && noAdvert !== undefined) {
+    inst.lowerPrioNoAdvert = noAdvert;
+    ctx.source.at(inst, 'lowerPrioNoAdvert', noAdvertD.pos);
+  }
+  const sendAdvertD = r.last('higher_prio_send_advert');
+  const sendAdvert = r.bool(sendAdvertD);
+  if (sendAdvertD && sendAdvert !== undefined) {
+    inst.higherPrioSendAdvert = sendAdvert;
+    ctx.source.at(inst, 'higherPrioSendAdvert', sendAdvertD.pos);
+  }
+  if (strict) {
+    // keepalived's strict mode forces these whatever the config says (with a config error if it said otherwise).
+    inst.lowerPrioNoAdvert = true;
+    inst.higherPrioSendAdvert = false;
+    garp.lowerPrioRepeat = 0;
+    garp.lowerPrioDelay = '0s';
+    ctx.note(inst, 'keepalived\'s strict mode: no answer and no gratuitous ARPs on a lower-priority advert, no advert before yielding to a higher one');
+  }
   if (Object.keys(garp).length > 0) inst.garp = garp;
 
   const syncIf = r.last('lvs_sync_daemon_interface');

@@ -49,6 +49,8 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
 
   const vrrp: NonNullable<ConfigOut['vrrp']> = {};
   if (global.garp) vrrp.garp = global.garp;
+  if (global.lowerPrioNoAdvert !== undefined) vrrp.lowerPrioNoAdvert = global.lowerPrioNoAdvert;
+  if (global.higherPrioSendAdvert !== undefined) vrrp.higherPrioSendAdvert = global.higherPrioSendAdvert;
   if (Object.keys(scripts).length > 0) vrrp.scripts = scripts;
   if (instances.length > 0) vrrp.instances = instances;
   if (syncGroups.length > 0) vrrp.syncGroups = syncGroups;
