@@ -25,9 +25,12 @@ export interface KeepalivedInstance {
   vips: string[];
 }
 
-/** One statement per line: keepalived 2.2.7 rejects `{ a b }` on one line. */
-export function keepalivedConf(instances: KeepalivedInstance[], routerId = 'kad'): string {
-  const lines = ['global_defs {', `  router_id ${routerId}`, '  vrrp_garp_master_delay 0', '}'];
+/**
+ * One statement per line: keepalived 2.2.7 rejects `{ a b }` on one line. `globals` are extra
+ * global_defs lines; a later `vrrp_garp_master_delay` there overrides the default 0 (keepalived keeps the last).
+ */
+export function keepalivedConf(instances: KeepalivedInstance[], routerId = 'kad', globals: string[] = []): string {
+  const lines = ['global_defs {', `  router_id ${routerId}`, '  vrrp_garp_master_delay 0', ...globals.map((g) => `  ${g}`), '}'];
   for (const i of instances) {
     lines.push(`vrrp_instance ${i.name} {`);
     lines.push(`  state ${i.state ?? 'BACKUP'}`, `  interface ${i.interface}`, `  virtual_router_id ${i.vrid}`);
