@@ -135,7 +135,7 @@ export function normalise(file: ConfigFile, source: string): Config {
   for (const g of file.vrrp?.syncGroups ?? []) for (const n of g.instances) groupOf.set(n, g.name);
 
   const instances: VrrpInstance[] = (file.vrrp?.instances ?? []).map((inst) => {
-    const vips: Vip[] = inst.virtualIpaddresses.map((v) => {
+    const toVip = (v: NonNullable<typeof inst.virtualIpaddresses>[number]): Vip => {
       const o = typeof v === 'string' ? { address: v } : v;
       const c = parseCidr(o.address) ?? { address: o.address, prefix: 32, family: 4 as const };
       return compact({
@@ -147,7 +147,10 @@ export function normalise(file: ConfigFile, source: string): Config {
         label: 'label' in o ? o.label : undefined,
         scope: 'scope' in o && o.scope !== undefined ? o.scope : 'global',
       });
-    });
+    };
+    const vips = (inst.virtualIpaddresses ?? []).map(toVip);
+    // Without VIPs (a version 2 instance of tracking and notify only) the unicast addresses give the family.
+    const unicast = inst.unicastSrcIp ?? inst.unicastPeers?.[0];
     return compact({
       name: inst.name,
       interface: inst.interface,
@@ -155,7 +158,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       priority: inst.priority ?? DEFAULTS.priority,
       initialState: inst.state ?? 'BACKUP',
       version: inst.version ?? 3,
-      family: vips[0]?.family ?? 4,
+      family: vips[0]?.family ?? (unicast !== undefined ? (ipFamily(unicast) ?? 4) : 4),
       advertIntervalMs: ms(inst.advertInterval, DEFAULTS.advertIntervalMs),
       preempt: inst.preempt ?? true,
       preemptDelayMs: ms(inst.preemptDelay, 0),
@@ -164,6 +167,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       unicastSrcIp: inst.unicastSrcIp,
       unicastPeers: [...(inst.unicastPeers ?? [])],
       virtualIpaddresses: vips,
+      virtualIpaddressesExcluded: (inst.virtualIpaddressesExcluded ?? []).map(toVip),
       trackInterfaces: (inst.trackInterfaces ?? []).map((t) => ({ name: t.name, weight: t.weight ?? 0 })),
       trackScripts: (inst.trackScripts ?? []).map((t) => ({ name: t.name, weight: t.weight ?? scripts[t.name]?.weight ?? 0 })),
       trackFiles: (inst.trackFiles ?? []).map((t) => ({ path: t.path, weight: t.weight ?? 1 })),

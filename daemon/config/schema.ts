@@ -189,7 +189,16 @@ export const VrrpInstance = Obj(
     ),
     unicastSrcIp: opt(Ip('Source address of unicast adverts. Default: the interface\'s primary address.')),
     unicastPeers: opt(Type.Array(Ip('A peer address.'), { description: 'Send adverts to these peers by unicast; empty/absent = multicast.' })),
-    virtualIpaddresses: Type.Array(VirtualIpAddress, { minItems: 1, description: 'The VIPs this instance floats (keepalived virtual_ipaddress).' }),
+    virtualIpaddresses: opt(
+      Type.Array(VirtualIpAddress, {
+        description: 'The VIPs this instance floats and advertises (keepalived virtual_ipaddress). version: 3 needs at least one; a version: 2 instance may have none (only tracking and notify), as in keepalived.',
+      }),
+    ),
+    virtualIpaddressesExcluded: opt(
+      Type.Array(VirtualIpAddress, {
+        description: 'Addresses added and removed with the state like the VIPs, but not carried in the adverts (keepalived virtual_ipaddress_excluded); either address family.',
+      }),
+    ),
     trackInterfaces: opt(
       Type.Array(Obj({ name: Type.String({ minLength: 1, maxLength: 15, description: 'Interface.' }), weight: TrackWeight('the interface') }, 'A tracked interface.'), {
         description: 'Interfaces whose link state changes the priority or causes FAULT (track_interface).',

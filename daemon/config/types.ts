@@ -97,7 +97,10 @@ export interface VrrpInstance {
   unicastSrcIp?: string;
   /** Empty = multicast (224.0.0.18 / ff02::12). */
   unicastPeers: string[];
+  /** Advertised; empty only for version 2. */
   virtualIpaddresses: Vip[];
+  /** keepalived virtual_ipaddress_excluded: held with the state, not advertised; either family. */
+  virtualIpaddressesExcluded: Vip[];
   /** weight 0 = FAULT while down. */
   trackInterfaces: { name: string; weight: number }[];
   /** weight already resolved: the instance's override, else the script's. */

@@ -69,7 +69,13 @@ export interface VrrpInstanceOptions {
   unicastSrcIp?: string;
   /** Unicast peers; empty/absent = multicast. */
   unicastPeers?: string[];
+  /** The addresses the adverts carry. VRRPv2 may have none (keepalived 2.2.7 accepts it, and advertises 0 addresses); v3 needs one. */
   vips: (VipOptions | string)[];
+  /**
+   * keepalived virtual_ipaddress_excluded: added and removed with the state and announced like the
+   * VIPs, but not carried in the adverts (nor compared with a received advert's list). Either family.
+   */
+  excludedVips?: (VipOptions | string)[];
   trackInterfaces?: ({ name: string } & TrackWeight)[];
   trackScripts?: ({ name: string } & TrackWeight)[];
   trackFiles?: ({ path: string } & TrackWeight)[];
@@ -136,6 +142,7 @@ export interface NormalizedInstance {
   unicastSrcIp?: string;
   unicastPeers: string[];
   vips: NormalizedVip[];
+  excludedVips: NormalizedVip[];
   trackInterfaces: { name: string; weight: number }[];
   trackScripts: { name: string; weight: number }[];
   trackFiles: { path: string; weight: number }[];
@@ -194,23 +201,33 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     if (version === 3 && (ms % 10 !== 0 || ms < 10 || ms > 40_950)) err('advertIntervalMs', `VRRPv3 needs 10..40950 ms in 10 ms steps, got ${ms} ms`);
     if (i.authPass !== undefined && version !== 2) err('authPass', 'authentication exists only in VRRPv2');
     if (i.authPass !== undefined && Buffer.byteLength(i.authPass) > 8) err('authPass', 'longer than 8 bytes');
-    const vips: NormalizedVip[] = [];
     let family: Family | null = null;
-    for (const [vi, v] of i.vips.entries()) {
-      const vo = typeof v === 'string' ? { address: v } : v;
-      try {
-        const c = parseCidr(vo.address);
-        if (family !== null && c.family !== family) err(`vips[${vi}]`, 'IPv4 and IPv6 VIPs cannot share one instance (one advert carries one family)');
-        family ??= c.family;
-        const nv: NormalizedVip = { address: c.address, prefixLength: c.prefixLength, cidr: `${c.address}/${c.prefixLength}`, dev: vo.dev ?? i.interface };
-        if (vo.label !== undefined) nv.label = vo.label;
-        vips.push(nv);
-      } catch (e) {
-        err(`vips[${vi}]`, e instanceof Error ? e.message : String(e));
+    const parseVips = (list: (VipOptions | string)[], field: string, oneFamily: boolean): NormalizedVip[] => {
+      const out: NormalizedVip[] = [];
+      for (const [vi, v] of list.entries()) {
+        const vo = typeof v === 'string' ? { address: v } : v;
+        try {
+          const c = parseCidr(vo.address);
+          if (oneFamily && family !== null && c.family !== family) err(`${field}[${vi}]`, 'IPv4 and IPv6 VIPs cannot share one instance (one advert carries one family)');
+          if (oneFamily) family ??= c.family;
+          const nv: NormalizedVip = { address: c.address, prefixLength: c.prefixLength, cidr: `${c.address}/${c.prefixLength}`, dev: vo.dev ?? i.interface };
+          if (vo.label !== undefined) nv.label = vo.label;
+          out.push(nv);
+        } catch (e) {
+          err(`${field}[${vi}]`, e instanceof Error ? e.message : String(e));
+        }
       }
-    }
-    if (vips.length === 0) err('vips', 'at least one virtual address is needed');
-    family ??= 4;
+      return out;
+    };
+    const vips = parseVips(i.vips, 'vips', true);
+    const excludedVips = parseVips(i.excludedVips ?? [], 'excludedVips', false);
+    for (const x of excludedVips) if (vips.some((v) => v.address === x.address)) err('excludedVips', `${x.address} is also in vips`);
+    // keepalived 2.2.7 refuses a v3 instance without a VIP ("No VIP specified; at least one is required")
+    // and only warns for v2, whose adverts then carry no address: the same here.
+    if (vips.length === 0 && version === 3) err('vips', 'VRRPv3 needs at least one virtual address (only VRRPv2 instances may have none)');
+    // Without VIPs the instance's family is that of its unicast addresses, else IPv4.
+    const unicastAddr = i.unicastSrcIp ?? i.unicastPeers?.[0];
+    family ??= unicastAddr !== undefined && familyOf(unicastAddr) === 6 ? 6 : 4;
     if (family === 6 && version === 2) err('version', 'VRRPv2 is IPv4 only');
     for (const p of [...(i.unicastPeers ?? []), ...(i.unicastSrcIp !== undefined ? [i.unicastSrcIp] : [])]) {
       if (familyOf(p) !== family) err('unicastPeers', `${p} is not an IPv${family} address like the VIPs`);
@@ -232,6 +249,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
       accept: i.accept ?? false,
       unicastPeers: i.unicastPeers ?? [],
       vips,
+      excludedVips,
       trackInterfaces: (i.trackInterfaces ?? []).map((t) => ({ name: t.name, weight: t.weight ?? 0 })),
       trackScripts: (i.trackScripts ?? []).map((t) => ({ name: t.name, weight: t.weight ?? scripts[t.name]?.weight ?? 0 })),
       trackFiles: (i.trackFiles ?? []).map((t) => ({ path: t.path, weight: t.weight ?? 1 })),

@@ -36,6 +36,8 @@ export interface InstanceSnapshot {
   masterAddress: string | null;
   masterPriority: number | null;
   vips: string[];
+  /** keepalived virtual_ipaddress_excluded: held with the VIPs, not advertised. */
+  excludedVips: string[];
   vipsHeld: boolean;
   counters: {
     advertsSent: number;

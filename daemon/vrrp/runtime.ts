@@ -6,9 +6,9 @@ import { createMachine, nextDeadline, step, type Action, type Machine, type Mach
 import { encodeAdvert, AUTH_PASS, type Advert } from './packet.js';
 import { validateAdvert, type InstanceView } from './validate.js';
 import { applyTracking, type TrackedState } from './tracking.js';
-import type { NormalizedInstance, NormalizedOptions } from './options.js';
+import type { NormalizedInstance, NormalizedOptions, NormalizedVip } from './options.js';
 import type { InstanceSnapshot, LogLevel, ReconfigureSummary, TransitionEvent, VrrpSnapshot } from './protocol.js';
-import { formatIP, parseIP } from '../net/addr.js';
+import { familyOf, formatIP, parseIP } from '../net/addr.js';
 import type { IfAddress, LinkInfo } from '../net/rtnl.js';
 import type { ReceivedPacket, VrrpSocketOptions, VrrpTransport } from '../net/vrrp-socket.js';
 
@@ -58,6 +58,11 @@ interface Inst {
   last: TransitionEvent | null;
   timerLateMs: number;
   lowerPriorityAdverts: number;
+}
+
+/** Every address the instance holds while MASTER: the advertised VIPs, then the excluded ones. */
+function held(o: NormalizedInstance): NormalizedVip[] {
+  return o.excludedVips.length === 0 ? o.vips : [...o.vips, ...o.excludedVips];
 }
 
 /** Fields that can change on a running instance without restarting it. */
@@ -117,7 +122,9 @@ export class VrrpRuntime {
     const ifindex = link?.index ?? 0;
     const addrs = ifindex > 0 ? await this.io.addresses(ifindex) : [];
     const vipBytes = o.vips.map((v) => parseIP(v.address));
-    const isVip = (a: Buffer): boolean => vipBytes.some((v) => v.equals(a));
+    // Excluded VIPs are ours like the VIPs (never a source, never "own"), only not in the adverts.
+    const heldBytes = held(o).map((v) => parseIP(v.address));
+    const isVip = (a: Buffer): boolean => heldBytes.some((v) => v.equals(a));
     let src: Buffer | null = null;
     if (o.unicastSrcIp !== undefined) src = parseIP(o.unicastSrcIp);
     else if (o.family === 4) src = addrs.find((a) => a.family === 4 && !isVip(a.address))?.address ?? null;
@@ -173,14 +180,14 @@ export class VrrpRuntime {
     this.insts.set(o.name, inst);
     // A VIP left behind by an earlier crash of this node must not stay up while we start as Backup.
     if (ifindex > 0) {
-      for (const v of o.vips) {
+      for (const v of held(o)) {
         const dev = byName(v.dev)?.index ?? ifindex;
         if (await this.io.delAddress(dev, v.cidr)) this.log('info', inst, 'removed a stale VIP left from an earlier run', { vip: v.cidr });
       }
     }
-    for (const v of o.vips) {
+    for (const v of held(o)) {
       try {
-        this.io.prepareAnnounce?.(v.dev, o.family);
+        this.io.prepareAnnounce?.(v.dev, familyOf(v.address) ?? o.family);
       } catch (e) {
         this.log('warn', inst, `cannot prepare gratuitous ARP/NA on ${v.dev}`, { err: e instanceof Error ? e.message : String(e) });
       }
@@ -483,7 +490,7 @@ export class VrrpRuntime {
 
   private vips(inst: Inst, add: boolean): void {
     inst.vipChain = inst.vipChain.then(async () => {
-      for (const v of inst.o.vips) {
+      for (const v of held(inst.o)) {
         const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
         if (dev === 0) {
           this.log('error', inst, `VIP ${v.cidr}: no interface ${v.dev}`, {});
@@ -497,7 +504,7 @@ export class VrrpRuntime {
         }
       }
       inst.vipsHeld = add;
-      this.log('info', inst, add ? 'setting VIPs' : 'removing VIPs', { vips: inst.o.vips.map((v) => v.cidr) });
+      this.log('info', inst, add ? 'setting VIPs' : 'removing VIPs', { vips: inst.o.vips.map((v) => v.cidr), ...(inst.o.excludedVips.length > 0 ? { excludedVips: inst.o.excludedVips.map((v) => v.cidr) } : {}) });
     });
   }
 
@@ -538,7 +545,8 @@ export class VrrpRuntime {
     if (inst.m.state !== 'MASTER') return;
     const g = inst.o.garp;
     const once = (): void => {
-      for (const v of inst.o.vips) {
+      // keepalived announces the excluded addresses too (vrrp_send_link_update walks vip and evip).
+      for (const v of held(inst.o)) {
         const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
         try {
           this.io.announce(v.dev, dev, parseIP(v.address));
@@ -600,6 +608,7 @@ export class VrrpRuntime {
         masterAddress: i.m.state === 'MASTER' ? (i.src === null ? null : formatIP(i.src)) : i.m.master === null ? null : formatIP(i.m.master.address),
         masterPriority: i.m.state === 'MASTER' ? i.m.priority : (i.m.master?.priority ?? null),
         vips: i.o.vips.map((v) => v.cidr),
+        excludedVips: i.o.excludedVips.map((v) => v.cidr),
         vipsHeld: i.vipsHeld,
         counters: { advertsSent: i.tx, advertsReceived: i.rx, sendErrors: i.txErrors, drops: { ...i.drops }, maxTimerLateMs: Math.round(i.timerLateMs * 100) / 100, lowerPriorityAdverts: i.lowerPriorityAdverts },
         lastTransition: i.last,

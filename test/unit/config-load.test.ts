@@ -116,6 +116,33 @@ vrrp:
   assert.deepEqual(c.vrrp.instances[0].authentication, { type: 'PASS', password: 'secret12' });
 });
 
+test('virtualIpaddressesExcluded: held, not advertised, either family; one instance per address; a v3 instance needs a VIP, a v2 one may have none', () => {
+  const c = ok(loadConfigText(`
+vrrp:
+  instances:
+    - { name: A, interface: eth0, virtualRouterId: 9, virtualIpaddresses: [192.0.2.1/24], virtualIpaddressesExcluded: [192.0.2.50/24, "2001:db8::50/64"] }
+    - { name: B, interface: eth0, virtualRouterId: 10, version: 2, unicastPeers: [192.0.2.9] }
+virtualServers: [{ address: 192.0.2.50, port: 80 }]
+`));
+  const [a, b] = c.vrrp.instances;
+  assert.deepEqual(a?.virtualIpaddressesExcluded.map((v) => [v.cidr, v.family, v.dev]), [['192.0.2.50/24', 4, 'eth0'], ['2001:db8::50/64', 6, 'eth0']]);
+  assert.equal(a.family, 4);
+  assert.deepEqual([b?.virtualIpaddresses, b?.virtualIpaddressesExcluded, b?.family], [[], [], 4]);
+  const bad = loadConfigText(`
+vrrp:
+  instances:
+    - { name: A, interface: eth0, virtualRouterId: 9, virtualIpaddresses: [192.0.2.1/24], virtualIpaddressesExcluded: [192.0.2.1/24] }
+    - name: C
+      interface: eth0
+      virtualRouterId: 11
+`, 'x.yaml');
+  assert.ok(!bad.ok);
+  assert.deepEqual(bad.errors.map(formatError), [
+    'x.yaml:4:120: vrrp.instances[0].virtualIpaddressesExcluded[0]: VIP 192.0.2.1 is listed twice',
+    'x.yaml:5:7: vrrp.instances[1]: a version 3 instance needs at least one address in virtualIpaddresses (only version: 2 instances may have none, as in keepalived)',
+  ]);
+});
+
 test('an empty file is a valid config with every default', () => {
   const c = ok(loadConfigText(''));
   assert.equal(c.dataplane, 'auto');

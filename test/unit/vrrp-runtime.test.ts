@@ -237,6 +237,44 @@ test('runtime: lowerPrioNoAdvert (global default, instance override) and lowerPr
   await rb.stop();
 });
 
+test('runtime: excluded VIPs are added, announced and removed with the state but not advertised, so a peer without them sees the same list', { timeout: 20_000 }, async () => {
+  const seg = new FakeSegment();
+  const a = seg.host('10.0.0.1');
+  const b = seg.host('10.0.0.2');
+  const ra = runtime(a, { priority: 150, excludedVips: ['10.0.0.200/24', 'fd00::200/64'] });
+  const rb = runtime(b, { priority: 100 });
+  await ra.start();
+  await rb.start();
+  await until('A master', () => stateOf(a) === 'MASTER');
+  await until('B heard A', () => (rb.snapshot().instances[0]?.counters.advertsReceived ?? 0) >= 3);
+  // Start-up clears stale copies of all three; MASTER adds all three and announces all three, twice.
+  assert.deepEqual(a.calls, ['del 10.0.0.100/24', 'del 10.0.0.200/24', 'del fd00::200/64', 'add 10.0.0.100/24', 'add 10.0.0.200/24', 'add fd00::200/64',
+    'garp 10.0.0.100', 'garp 10.0.0.200', 'garp 253.0.0.0.0.0.0.0.0.0.0.0.0.0.2.0', 'garp 10.0.0.100', 'garp 10.0.0.200', 'garp 253.0.0.0.0.0.0.0.0.0.0.0.0.0.2.0']);
+  assert.ok(!b.logs.some((l) => l.includes('address list differs')), b.logs.join('\n'));
+  assert.deepEqual(ra.snapshot().instances[0]?.excludedVips, ['10.0.0.200/24', 'fd00::200/64']);
+  await ra.stop();
+  assert.deepEqual(a.calls.slice(-3), ['del 10.0.0.100/24', 'del 10.0.0.200/24', 'del fd00::200/64']);
+  await rb.stop();
+});
+
+test('runtime: a VRRPv2 instance without VIPs elects a master (adverts carry no address); v3 refuses it, naming the field', { timeout: 20_000 }, async () => {
+  assert.throws(() => normalizeOptions({ instances: [{ name: 'VI_1', interface: 'eth0', vrid: 51, priority: 100, vips: [] }] }), /instances\[0\] \(VI_1\)\.vips: VRRPv3 needs at least one virtual address/);
+  const seg = new FakeSegment();
+  const a = seg.host('10.0.0.1');
+  const b = seg.host('10.0.0.2');
+  const ra = runtime(a, { priority: 150, version: 2, advertIntervalMs: 1000, vips: [] });
+  const rb = runtime(b, { priority: 100, version: 2, advertIntervalMs: 1000, vips: [] });
+  await ra.start();
+  await rb.start();
+  await until('A master', () => stateOf(a) === 'MASTER', 8000);
+  await until('B heard A', () => (rb.snapshot().instances[0]?.counters.advertsReceived ?? 0) >= 1, 3000);
+  assert.equal(stateOf(b), 'BACKUP');
+  assert.deepEqual(a.calls, []);
+  assert.deepEqual(rb.snapshot().instances[0]?.counters.drops, {});
+  await ra.stop();
+  await rb.stop();
+});
+
 test('runtime: an instance whose interface does not exist starts in FAULT and says why; operator fault and offset apply', { timeout: 20_000 }, async () => {
   const seg = new FakeSegment();
   const a = seg.host('10.0.0.1');

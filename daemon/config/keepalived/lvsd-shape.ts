@@ -48,7 +48,8 @@ export interface InstanceOut {
   authentication?: { type: 'PASS'; password: string };
   unicastSrcIp?: string;
   unicastPeers?: string[];
-  virtualIpaddresses: VipOut[];
+  virtualIpaddresses?: VipOut[];
+  virtualIpaddressesExcluded?: VipOut[];
   trackInterfaces?: { name: string; weight?: number }[];
   trackScripts?: { name: string; weight?: number }[];
   trackFiles?: { path: string; weight?: number }[];
