@@ -22,7 +22,10 @@ export interface KeepalivedInstance {
   authPass?: string;
   unicastSrc?: string;
   unicastPeers?: string[];
+  /** virtual_ipaddress; may be empty (keepalived accepts that in v2 only). */
   vips: string[];
+  /** virtual_ipaddress_excluded. */
+  excludedVips?: string[];
 }
 
 /**
@@ -40,7 +43,9 @@ export function keepalivedConf(instances: KeepalivedInstance[], routerId = 'kad'
     if (i.authPass !== undefined) lines.push('  authentication {', '    auth_type PASS', `    auth_pass ${i.authPass}`, '  }');
     if (i.unicastSrc !== undefined) lines.push(`  unicast_src_ip ${i.unicastSrc}`);
     if (i.unicastPeers !== undefined) lines.push('  unicast_peer {', ...i.unicastPeers.map((p) => `    ${p}`), '  }');
-    lines.push('  virtual_ipaddress {', ...i.vips.map((v) => `    ${v}`), '  }', '}');
+    if (i.vips.length > 0) lines.push('  virtual_ipaddress {', ...i.vips.map((v) => `    ${v}`), '  }');
+    if (i.excludedVips !== undefined) lines.push('  virtual_ipaddress_excluded {', ...i.excludedVips.map((v) => `    ${v}`), '  }');
+    lines.push('}');
   }
   return lines.join('\n') + '\n';
 }
