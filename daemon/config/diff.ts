@@ -98,8 +98,8 @@ export function diffConfig(before: Config, after: Config): ConfigDiff {
     ),
     ...changedFields(before.vrrp.garp, after.vrrp.garp, 'vrrp.garp'),
     ...changedFields(
-      { lowerPrioNoAdvert: before.vrrp.lowerPrioNoAdvert, higherPrioSendAdvert: before.vrrp.higherPrioSendAdvert },
-      { lowerPrioNoAdvert: after.vrrp.lowerPrioNoAdvert, higherPrioSendAdvert: after.vrrp.higherPrioSendAdvert },
+      { lowerPrioNoAdvert: before.vrrp.lowerPrioNoAdvert, higherPrioSendAdvert: before.vrrp.higherPrioSendAdvert, startupDelayMs: before.vrrp.startupDelayMs, delayAfterBootMs: before.vrrp.delayAfterBootMs },
+      { lowerPrioNoAdvert: after.vrrp.lowerPrioNoAdvert, higherPrioSendAdvert: after.vrrp.higherPrioSendAdvert, startupDelayMs: after.vrrp.startupDelayMs, delayAfterBootMs: after.vrrp.delayAfterBootMs },
       'vrrp',
     ),
   ];

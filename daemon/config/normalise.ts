@@ -260,6 +260,8 @@ export function normalise(file: ConfigFile, source: string): Config {
       garp: globalGarp,
       lowerPrioNoAdvert,
       higherPrioSendAdvert,
+      startupDelayMs: ms(file.vrrp?.startupDelay, 0),
+      delayAfterBootMs: ms(file.vrrp?.delayAfterBoot, 0),
       scripts,
       instances,
       syncGroups: (file.vrrp?.syncGroups ?? []).map((g) => ({ name: g.name, instances: [...g.instances], notify: notify(g.notify) })),

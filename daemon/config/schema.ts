@@ -242,6 +242,12 @@ export const VrrpSection = Obj(
     higherPrioSendAdvert: opt(
       Type.Boolean({ description: 'Default of every instance\'s higherPrioSendAdvert: a master sends one advert of its own before yielding to a higher-priority one (vrrp_higher_prio_send_advert). Default false.' }),
     ),
+    startupDelay: opt(
+      Duration('For this long after lvsd (its VRRP engine) starts, no instance becomes MASTER by its timer: a backup\'s master-down timer counts from the end of the delay and an address owner waits, so a node whose links are still coming up cannot grab MASTER (keepalived vrrp_startup_delay). Default 0s.'),
+    ),
+    delayAfterBoot: opt(
+      Duration('The same delay, but until this long after the system booted: a restart later starts at once (keepalived vrrp_delay_after_boot). The longer of the two applies. Default 0s.'),
+    ),
     scripts: opt(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.:@-]+$' }), VrrpScript, { additionalProperties: false, description: 'Tracking scripts by name (keepalived vrrp_script).' })),
     instances: opt(Type.Array(VrrpInstance, { description: 'VRRP instances (keepalived vrrp_instance).' })),
     syncGroups: opt(Type.Array(SyncGroup, { description: 'Sync groups (keepalived vrrp_sync_group).' })),

@@ -126,6 +126,9 @@ export interface VrrpConfig {
   garp: Garp;
   lowerPrioNoAdvert: boolean;
   higherPrioSendAdvert: boolean;
+  /** keepalived vrrp_startup_delay / vrrp_delay_after_boot; 0 = none. */
+  startupDelayMs: number;
+  delayAfterBootMs: number;
   scripts: Record<string, VrrpScript>;
   instances: VrrpInstance[];
   syncGroups: SyncGroup[];

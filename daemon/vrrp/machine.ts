@@ -45,10 +45,16 @@ export interface Machine {
   readonly fault: boolean;
   /** The master we last heard (address bytes, priority), for status and logs. */
   readonly master: { address: Uint8Array; priority: number } | null;
+  /**
+   * keepalived's vrrp_startup_delay: until then a Backup's Master_Down_Timer counts from this time
+   * instead of now (adverts are still heard), and an address owner waits in INIT. null = no delay.
+   */
+  readonly holdUntil: number | null;
 }
 
 export type MachineEvent =
-  | { type: 'startup' }
+  /** holdUntil: the end of the start-up delay (vrrp_startup_delay), if any. */
+  | { type: 'startup'; holdUntil?: number }
   | { type: 'shutdown' }
   | { type: 'timer' }
   | { type: 'advert'; from: Uint8Array; priority: number; intervalCs: number }
@@ -88,6 +94,7 @@ export function createMachine(config: MachineConfig, priority: number): Machine 
     preemptAt: null,
     fault: false,
     master: null,
+    holdUntil: null,
   };
 }
 
@@ -103,7 +110,7 @@ export function masterDownIntervalMs(priority: number, masterAdverIntervalCs: nu
 
 /** The earliest running deadline, or null: the runtime sleeps until then. */
 export function nextDeadline(m: Machine): number | null {
-  const ts = [m.adverTimer, m.masterDownTimer].filter((t): t is number => t !== null);
+  const ts = [m.adverTimer, m.masterDownTimer, m.state === 'INIT' ? m.holdUntil : null].filter((t): t is number => t !== null);
   return ts.length === 0 ? null : Math.min(...ts);
 }
 
@@ -129,6 +136,11 @@ class Step {
   mdi(): number {
     return masterDownIntervalMs(this.m.priority, this.m.masterAdverIntervalCs);
   }
+  /** A Master_Down_Timer deadline `ms` from now, or from the end of the start-up delay while it runs (keepalived). */
+  downAt(ms: number): number {
+    const h = this.m.holdUntil;
+    return (h !== null && this.now < h ? h : this.now) + ms;
+  }
   go(to: VrrpState, reason: string): void {
     if (this.m.state !== to) this.actions.push({ type: 'transition', from: this.m.state, to, reason });
     this.set({ state: to });
@@ -143,7 +155,7 @@ class Step {
   becomeBackup(reason: string, masterAdverIntervalCs = this.m.masterAdverIntervalCs): void {
     const wasMaster = this.m.state === 'MASTER';
     this.set({ masterAdverIntervalCs, adverTimer: null });
-    this.set({ masterDownTimer: this.now + this.mdi() });
+    this.set({ masterDownTimer: this.downAt(this.mdi()) });
     if (wasMaster) this.actions.push({ type: 'removeVips' });
     this.go('BACKUP', reason);
   }
@@ -167,19 +179,26 @@ export function step(machine: Machine, ev: MachineEvent, now: number): StepResul
   const m = (): Machine => s.m;
   switch (ev.type) {
     case 'startup':
-      if (m().state === 'INIT') s.start('startup');
+      if (m().state !== 'INIT') break;
+      if (ev.holdUntil !== undefined && ev.holdUntil > now) s.set({ holdUntil: ev.holdUntil });
+      // vrrp_startup_delay holds an address owner in INIT (measured: keepalived's owner enters MASTER
+      // when the delay ends); everyone else starts as Backup at once and only its timer is held.
+      if (m().priority === PRIORITY_OWNER && !m().fault && m().holdUntil !== null) break;
+      s.start('startup');
       break;
 
     case 'shutdown':
       // §6.4.2/§6.4.3 Shutdown: cancel timers; a Master sends an advert with priority 0.
       if (m().state === 'MASTER') s.actions.push({ type: 'sendAdvert', priority: PRIORITY_STOP }, { type: 'removeVips' });
-      s.set({ adverTimer: null, masterDownTimer: null, preemptAt: null });
+      s.set({ adverTimer: null, masterDownTimer: null, preemptAt: null, holdUntil: null });
       s.go('INIT', 'shutdown');
       break;
 
     case 'timer': {
       const st = m().state;
-      if (st === 'BACKUP' && m().masterDownTimer !== null && now >= (m().masterDownTimer ?? 0)) {
+      if (st === 'INIT' && m().holdUntil !== null && now >= (m().holdUntil ?? 0)) {
+        s.start('startup delay over');
+      } else if (st === 'BACKUP' && m().masterDownTimer !== null && now >= (m().masterDownTimer ?? 0)) {
         // §6.4.2 (3): Master_Down_Timer fires → Master.
         s.becomeMaster('master down timer expired');
       } else if (st === 'MASTER' && m().adverTimer !== null && now >= (m().adverTimer ?? 0)) {
@@ -196,7 +215,7 @@ export function step(machine: Machine, ev: MachineEvent, now: number): StepResul
       if (st === 'BACKUP') {
         if (ev.priority === PRIORITY_STOP) {
           // §6.4.2 (5): the master is leaving: Master_Down_Timer = Skew_Time.
-          s.set({ masterDownTimer: now + skewTimeMs(m().priority, m().masterAdverIntervalCs), master: null });
+          s.set({ masterDownTimer: s.downAt(skewTimeMs(m().priority, m().masterAdverIntervalCs)), master: null });
           break;
         }
         const lower = ev.priority < m().priority;
@@ -211,7 +230,7 @@ export function step(machine: Machine, ev: MachineEvent, now: number): StepResul
           // §6.4.2 (6): reset Master_Down_Timer; v3 learns the master's interval (§6.4.2 (6)(ii)(a)).
           const mai = m().config.version === 3 ? ev.intervalCs : m().masterAdverIntervalCs;
           s.set({ masterAdverIntervalCs: mai, master: { address: ev.from, priority: ev.priority } });
-          s.set({ masterDownTimer: now + s.mdi() });
+          s.set({ masterDownTimer: s.downAt(s.mdi()) });
           if (!lower) s.set({ preemptAt: null });
         }
         // else: §6.4.2 (6)(iii) discard: our Master_Down_Timer will run out and we preempt.

@@ -117,6 +117,13 @@ export interface VrrpOptions {
   /** Defaults for every instance: keepalived vrrp_lower_prio_no_advert, vrrp_higher_prio_send_advert. */
   lowerPrioNoAdvert?: boolean;
   higherPrioSendAdvert?: boolean;
+  /**
+   * keepalived vrrp_startup_delay: for this long after the engine starts no backup becomes master by
+   * its timer (its Master_Down_Timer counts from the end of the delay) and owners wait. Default 0.
+   */
+  startupDelayMs?: number;
+  /** keepalived vrrp_delay_after_boot (2.4+): the same delay, but until this long after the system booted. Default 0. */
+  delayAfterBootMs?: number;
 }
 
 export interface NormalizedVip {
@@ -158,6 +165,17 @@ export interface NormalizedOptions {
   syncGroups: SyncGroupOptions[];
   scripts: Record<string, Required<TrackScriptOptions>>;
   realtimePriority?: number;
+  startupDelayMs: number;
+  delayAfterBootMs: number;
+}
+
+/**
+ * The start-up delay of an engine that starts `uptimeMs` after boot: the longer of vrrp_startup_delay
+ * and what is left of vrrp_delay_after_boot (keepalived's rule). Unknown uptime: the first alone.
+ */
+export function startupDelayFor(o: Pick<NormalizedOptions, 'startupDelayMs' | 'delayAfterBootMs'>, uptimeMs: number | null): number {
+  const afterBoot = uptimeMs === null ? 0 : o.delayAfterBootMs - uptimeMs;
+  return Math.max(0, o.startupDelayMs, afterBoot);
 }
 
 export class VrrpOptionsError extends Error {}
@@ -274,8 +292,12 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
   if (o.realtimePriority !== undefined && (!Number.isInteger(o.realtimePriority) || o.realtimePriority < 1 || o.realtimePriority > 99)) {
     errors.push(`realtimePriority: ${o.realtimePriority} not in 1..99`);
   }
+  for (const k of ['startupDelayMs', 'delayAfterBootMs'] as const) {
+    const v = o[k];
+    if (v !== undefined && !(Number.isFinite(v) && v >= 0)) errors.push(`${k}: ${v} is not a duration ≥ 0`);
+  }
   if (errors.length > 0) throw new VrrpOptionsError(`invalid VRRP options:\n  ${errors.join('\n  ')}`);
-  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts };
+  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0 };
   if (o.realtimePriority !== undefined) out.realtimePriority = o.realtimePriority;
   return out;
 }

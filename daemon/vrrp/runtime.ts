@@ -6,7 +6,7 @@ import { createMachine, nextDeadline, step, type Action, type Machine, type Mach
 import { encodeAdvert, AUTH_PASS, type Advert } from './packet.js';
 import { validateAdvert, type InstanceView } from './validate.js';
 import { applyTracking, type TrackedState } from './tracking.js';
-import type { NormalizedInstance, NormalizedOptions, NormalizedVip } from './options.js';
+import { startupDelayFor, type NormalizedInstance, type NormalizedOptions, type NormalizedVip } from './options.js';
 import type { InstanceSnapshot, LogLevel, ReconfigureSummary, TransitionEvent, VrrpSnapshot } from './protocol.js';
 import { familyOf, formatIP, parseIP } from '../net/addr.js';
 import type { IfAddress, LinkInfo } from '../net/rtnl.js';
@@ -23,6 +23,8 @@ export interface RuntimeIo {
   announce(ifname: string, ifindex: number, vip: Buffer): void;
   /** Optional warm-up of the announce path (sockets, MAC) for an interface. */
   prepareAnnounce?(ifname: string, family: 4 | 6): void;
+  /** Milliseconds since the system booted (/proc/uptime), for vrrp_delay_after_boot; null if unknown. */
+  uptimeMs?(): number | null;
   close(): void;
 }
 
@@ -90,6 +92,8 @@ export class VrrpRuntime {
   private quietSync = false;
   /** Latest result of every track script and file, so an instance added by reconfigure starts from it. */
   private readonly trackResults = new Map<string, { ok: boolean; value?: number; disabled?: boolean }>();
+  /** End of the start-up delay (vrrp_startup_delay / vrrp_delay_after_boot) on our clock, if any. */
+  private holdUntil: number | undefined;
 
   constructor(
     private opts: NormalizedOptions,
@@ -100,6 +104,11 @@ export class VrrpRuntime {
 
   async start(): Promise<void> {
     this.loopDelay.enable();
+    const delay = startupDelayFor(this.opts, this.io.uptimeMs?.() ?? null);
+    if (delay > 0) {
+      this.holdUntil = this.now() + delay;
+      this.hooks.log('info', `Delaying startup for ${delay / 1000} seconds: no instance becomes MASTER by its timer before then`, { startupDelayMs: delay });
+    }
     for (const l of await this.io.links()) this.links.set(l.index, l);
     for (const o of this.opts.instances) await this.addInstance(o);
     this.io.watchLinks((l, deleted) => {
@@ -107,8 +116,12 @@ export class VrrpRuntime {
     });
     for (const inst of this.insts.values()) {
       this.retrack(inst);
-      this.feed(inst, { type: 'startup' });
+      this.feed(inst, this.startupEvent());
     }
+  }
+
+  private startupEvent(): MachineEvent {
+    return this.holdUntil === undefined ? { type: 'startup' } : { type: 'startup', holdUntil: this.holdUntil };
   }
 
   private byName(n: string): LinkInfo | undefined {
@@ -302,7 +315,8 @@ export class VrrpRuntime {
     try {
       for (const inst of started) {
         this.retrack(inst);
-        this.feed(inst, { type: 'startup' });
+        // Like keepalived's one global delayed-start time: an instance added during the delay is held too.
+        this.feed(inst, this.startupEvent());
       }
     } finally {
       this.quietSync = false;

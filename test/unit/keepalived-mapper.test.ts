@@ -188,6 +188,15 @@ test('split-brain answer: vrrp_garp_lower_prio_*, vrrp_lower_prio_no_advert, vrr
   assert.deepEqual([strict?.lowerPrioNoAdvert, strict?.higherPrioSendAdvert, strict?.garp], [true, false, { lowerPrioRepeat: 0, lowerPrioDelay: '0s' }]);
 });
 
+test('vrrp_startup_delay and vrrp_delay_after_boot → vrrp.startupDelay, vrrp.delayAfterBoot (the latter noted as keepalived 2.4\'s)', () => {
+  const r = importText(`global_defs {\n vrrp_startup_delay 5.5\n vrrp_delay_after_boot 90\n}\n${VI('')}`);
+  assert.equal(r.config.vrrp?.startupDelay, '5500ms');
+  assert.equal(r.config.vrrp.delayAfterBoot, '90s');
+  assert.deepEqual(r.diagnostics, []);
+  assert.match(r.yaml, /startupDelay: 5500ms # from .*:2/);
+  assert.match(r.yaml, /keepalived 2\.4's/);
+});
+
 test('old per-instance lvs_sync_daemon_interface → ipvs.syncDaemon with the VRID as sync id', () => {
   const r = importText(VI(' lvs_sync_daemon_interface eth1'));
   assert.deepEqual(r.config.ipvs?.syncDaemon, { interface: 'eth1', syncId: 51 });

@@ -3,7 +3,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { VrrpRuntime, type RuntimeIo } from '../../daemon/vrrp/runtime.js';
-import { normalizeOptions, type VrrpInstanceOptions } from '../../daemon/vrrp/options.js';
+import { normalizeOptions, startupDelayFor, type VrrpInstanceOptions } from '../../daemon/vrrp/options.js';
 import { parseIP } from '../../daemon/net/addr.js';
 import type { ReceivedPacket } from '../../daemon/net/vrrp-socket.js';
 import type { TransitionEvent } from '../../daemon/vrrp/protocol.js';
@@ -273,6 +273,44 @@ test('runtime: a VRRPv2 instance without VIPs elects a master (adverts carry no 
   assert.deepEqual(rb.snapshot().instances[0]?.counters.drops, {});
   await ra.stop();
   await rb.stop();
+});
+
+test('startupDelayFor: the longer of vrrp_startup_delay and what is left of vrrp_delay_after_boot (keepalived\'s rule)', () => {
+  assert.equal(startupDelayFor({ startupDelayMs: 5000, delayAfterBootMs: 0 }, null), 5000);
+  assert.equal(startupDelayFor({ startupDelayMs: 0, delayAfterBootMs: 60_000 }, 20_000), 40_000);
+  assert.equal(startupDelayFor({ startupDelayMs: 5000, delayAfterBootMs: 60_000 }, 58_000), 5000);
+  assert.equal(startupDelayFor({ startupDelayMs: 0, delayAfterBootMs: 60_000 }, 70_000), 0);
+  assert.equal(startupDelayFor({ startupDelayMs: 0, delayAfterBootMs: 60_000 }, null), 0, 'unknown uptime: keepalived ignores the setting');
+  assert.throws(() => normalizeOptions({ startupDelayMs: -1, instances: [] }), /startupDelayMs: -1/);
+});
+
+test('runtime: a rebooting backup that hears nobody at first grabs MASTER without a start-up delay, and does not with one (uptime-based too)', { timeout: 20_000 }, async () => {
+  for (const [extra, grabs] of [[{}, true], [{ startupDelayMs: 600 }, false], [{ delayAfterBootMs: 10_600 }, false]] as const) {
+    const seg = new FakeSegment();
+    let mute = true;
+    const a = seg.host('10.0.0.1', () => mute);
+    const b = seg.host('10.0.0.2');
+    b.io.uptimeMs = () => 10_000;
+    const ra = runtime(a, { priority: 150 });
+    await ra.start();
+    await until('A master', () => stateOf(a) === 'MASTER');
+    const rb = new VrrpRuntime(normalizeOptions({ ...extra, instances: [{ name: 'VI_1', interface: 'eth0', vrid: 51, priority: 100, advertIntervalMs: 50, vips: ['10.0.0.100/24'], garp: { masterDelayMs: 0 } }] }), b.io, {
+      transition: (e) => b.transitions.push(e),
+      log: (_l, msg) => b.logs.push(msg),
+    });
+    live.add(rb);
+    await rb.start();
+    // A is heard again only after 400 ms: more than twice B's Master_Down_Interval (about 180 ms).
+    await new Promise((r) => setTimeout(r, 400));
+    mute = false;
+    await until('B hears A', () => (rb.snapshot().instances[0]?.counters.advertsReceived ?? 0) >= 3);
+    await new Promise((r) => setTimeout(r, 600));
+    assert.equal(b.transitions.some((t) => t.to === 'MASTER'), grabs, JSON.stringify(extra));
+    assert.equal(stateOf(b), 'BACKUP');
+    assert.equal(b.logs.some((l) => l.startsWith('Delaying startup for 0.6 seconds')), !grabs, b.logs.join('\n'));
+    await rb.stop();
+    await ra.stop();
+  }
 });
 
 test('runtime: an instance whose interface does not exist starts in FAULT and says why; operator fault and offset apply', { timeout: 20_000 }, async () => {

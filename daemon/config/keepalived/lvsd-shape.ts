@@ -137,6 +137,8 @@ export interface ConfigOut {
     garp?: GarpOut;
     lowerPrioNoAdvert?: boolean;
     higherPrioSendAdvert?: boolean;
+    startupDelay?: Duration;
+    delayAfterBoot?: Duration;
     scripts?: Record<string, ScriptOut>;
     instances?: InstanceOut[];
     syncGroups?: SyncGroupOut[];

@@ -20,6 +20,9 @@ export interface GlobalResult {
   /** vrrp_lower_prio_no_advert, vrrp_higher_prio_send_advert. */
   lowerPrioNoAdvert?: boolean;
   higherPrioSendAdvert?: boolean;
+  /** vrrp_startup_delay, vrrp_delay_after_boot, with their directives (for the source comments). */
+  startupDelay?: { value: string; d: Directive };
+  delayAfterBoot?: { value: string; d: Directive };
 }
 
 export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
@@ -69,6 +72,12 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
     ctx.reportDirective(gna, 'lvsd spaces unsolicited NAs like gratuitous ARPs (vrrp.garp.interval); a different NA interval is not carried over');
   }
   if (Object.keys(garp).length > 0) out.garp = garp;
+  const startupD = r.last('vrrp_startup_delay');
+  const startupDelay = r.timer(startupD);
+  if (startupD && startupDelay !== undefined) out.startupDelay = { value: startupDelay, d: startupD };
+  const afterBootD = r.last('vrrp_delay_after_boot');
+  const afterBoot = r.timer(afterBootD);
+  if (afterBootD && afterBoot !== undefined) out.delayAfterBoot = { value: afterBoot, d: afterBootD };
   const noAdvert = r.bool(r.last('vrrp_lower_prio_no_advert'));
   if (noAdvert !== undefined) out.lowerPrioNoAdvert = noAdvert;
   const sendAdvert = r.bool(r.last('vrrp_higher_prio_send_advert'));
