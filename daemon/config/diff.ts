@@ -97,6 +97,11 @@ export function diffConfig(before: Config, after: Config): ConfigDiff {
       { node: after.node, api: after.api, stateFile: after.stateFile, dataplane: after.dataplane, ipvs: after.ipvs, nftables: after.nftables, userspace: after.userspace },
     ),
     ...changedFields(before.vrrp.garp, after.vrrp.garp, 'vrrp.garp'),
+    ...changedFields(
+      { lowerPrioNoAdvert: before.vrrp.lowerPrioNoAdvert, higherPrioSendAdvert: before.vrrp.higherPrioSendAdvert, startupDelayMs: before.vrrp.startupDelayMs, delayAfterBootMs: before.vrrp.delayAfterBootMs },
+      { lowerPrioNoAdvert: after.vrrp.lowerPrioNoAdvert, higherPrioSendAdvert: after.vrrp.higherPrioSendAdvert, startupDelayMs: after.vrrp.startupDelayMs, delayAfterBootMs: after.vrrp.delayAfterBootMs },
+      'vrrp',
+    ),
   ];
 
   const vsOld = new Map(before.virtualServers.map((v) => [v.id, v]));

@@ -28,16 +28,25 @@ function compact<T extends object>(o: T): T {
 }
 
 type GarpFile = NonNullable<NonNullable<ConfigFile['vrrp']>['garp']>;
-function garp(g: GarpFile | undefined, base: Garp): Garp {
+/**
+ * One level of GARP settings over `base`. The lower-priority burst of the global level defaults to its
+ * own master burst (keepalived: vrrp_garp_lower_prio_* fall back to vrrp_garp_master_*); an instance
+ * inherits the global values, so its own garp.masterRepeat does not move its lowerPrioRepeat (keepalived alike).
+ */
+function garp(g: GarpFile | undefined, base: Garp, global = false): Garp {
+  const masterDelayMs = ms(g?.masterDelay, base.masterDelayMs);
+  const masterRepeat = g?.masterRepeat ?? base.masterRepeat;
   return {
-    masterDelayMs: ms(g?.masterDelay, base.masterDelayMs),
-    masterRepeat: g?.masterRepeat ?? base.masterRepeat,
+    masterDelayMs,
+    masterRepeat,
     masterRefreshMs: ms(g?.masterRefresh, base.masterRefreshMs),
     masterRefreshRepeat: g?.masterRefreshRepeat ?? base.masterRefreshRepeat,
     intervalMs: ms(g?.interval, base.intervalMs),
+    lowerPrioRepeat: g?.lowerPrioRepeat ?? (global ? masterRepeat : base.lowerPrioRepeat),
+    lowerPrioDelayMs: ms(g?.lowerPrioDelay, global ? masterDelayMs : base.lowerPrioDelayMs),
   };
 }
-const GARP_DEFAULTS: Garp = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0 };
+const GARP_DEFAULTS: Garp = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0, lowerPrioRepeat: 5, lowerPrioDelayMs: 5000 };
 
 function notify(n: Notify | undefined): Notify {
   return compact({ master: n?.master, backup: n?.backup, fault: n?.fault, stop: n?.stop, any: n?.any });
@@ -119,12 +128,14 @@ export function normalise(file: ConfigFile, source: string): Config {
     });
   }
 
-  const globalGarp = garp(file.vrrp?.garp, GARP_DEFAULTS);
+  const globalGarp = garp(file.vrrp?.garp, GARP_DEFAULTS, true);
+  const lowerPrioNoAdvert = file.vrrp?.lowerPrioNoAdvert ?? false;
+  const higherPrioSendAdvert = file.vrrp?.higherPrioSendAdvert ?? false;
   const groupOf = new Map<string, string>();
   for (const g of file.vrrp?.syncGroups ?? []) for (const n of g.instances) groupOf.set(n, g.name);
 
   const instances: VrrpInstance[] = (file.vrrp?.instances ?? []).map((inst) => {
-    const vips: Vip[] = inst.virtualIpaddresses.map((v) => {
+    const toVip = (v: NonNullable<typeof inst.virtualIpaddresses>[number]): Vip => {
       const o = typeof v === 'string' ? { address: v } : v;
       const c = parseCidr(o.address) ?? { address: o.address, prefix: 32, family: 4 as const };
       return compact({
@@ -136,7 +147,10 @@ export function normalise(file: ConfigFile, source: string): Config {
         label: 'label' in o ? o.label : undefined,
         scope: 'scope' in o && o.scope !== undefined ? o.scope : 'global',
       });
-    });
+    };
+    const vips = (inst.virtualIpaddresses ?? []).map(toVip);
+    // Without VIPs (a version 2 instance of tracking and notify only) the unicast addresses give the family.
+    const unicast = inst.unicastSrcIp ?? inst.unicastPeers?.[0];
     return compact({
       name: inst.name,
       interface: inst.interface,
@@ -144,7 +158,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       priority: inst.priority ?? DEFAULTS.priority,
       initialState: inst.state ?? 'BACKUP',
       version: inst.version ?? 3,
-      family: vips[0]?.family ?? 4,
+      family: vips[0]?.family ?? (unicast !== undefined ? (ipFamily(unicast) ?? 4) : 4),
       advertIntervalMs: ms(inst.advertInterval, DEFAULTS.advertIntervalMs),
       preempt: inst.preempt ?? true,
       preemptDelayMs: ms(inst.preemptDelay, 0),
@@ -153,11 +167,14 @@ export function normalise(file: ConfigFile, source: string): Config {
       unicastSrcIp: inst.unicastSrcIp,
       unicastPeers: [...(inst.unicastPeers ?? [])],
       virtualIpaddresses: vips,
+      virtualIpaddressesExcluded: (inst.virtualIpaddressesExcluded ?? []).map(toVip),
       trackInterfaces: (inst.trackInterfaces ?? []).map((t) => ({ name: t.name, weight: t.weight ?? 0 })),
       trackScripts: (inst.trackScripts ?? []).map((t) => ({ name: t.name, weight: t.weight ?? scripts[t.name]?.weight ?? 0 })),
       trackFiles: (inst.trackFiles ?? []).map((t) => ({ path: t.path, weight: t.weight ?? 1 })),
       notify: notify(inst.notify),
       garp: garp(inst.garp, globalGarp),
+      lowerPrioNoAdvert: inst.lowerPrioNoAdvert ?? lowerPrioNoAdvert,
+      higherPrioSendAdvert: inst.higherPrioSendAdvert ?? higherPrioSendAdvert,
       syncGroup: groupOf.get(inst.name),
     });
   });
@@ -241,6 +258,10 @@ export function normalise(file: ConfigFile, source: string): Config {
     userspace: { idleTimeoutMs: ms(file.userspace?.idleTimeout, 300_000), proxyProtocol: file.userspace?.proxyProtocol ?? 'none' },
     vrrp: {
       garp: globalGarp,
+      lowerPrioNoAdvert,
+      higherPrioSendAdvert,
+      startupDelayMs: ms(file.vrrp?.startupDelay, 0),
+      delayAfterBootMs: ms(file.vrrp?.delayAfterBoot, 0),
       scripts,
       instances,
       syncGroups: (file.vrrp?.syncGroups ?? []).map((g) => ({ name: g.name, instances: [...g.instances], notify: notify(g.notify) })),

@@ -115,6 +115,10 @@ export const GarpSettings = Obj(
     masterRefresh: opt(Duration('Re-send gratuitous ARPs this often while master; 0 = never (garp_master_refresh). Default 0s.')),
     masterRefreshRepeat: opt(Int(0, 1000, 'Gratuitous ARPs per refresh (garp_master_refresh_repeat). Default 1.')),
     interval: opt(Duration('Gap between gratuitous ARPs of one burst (garp_interval). Default 0s.')),
+    lowerPrioRepeat: opt(
+      Int(0, 1000, 'Gratuitous ARPs a master sends at once when it hears a lower-priority master, as after a healed split brain (garp_lower_prio_repeat); 0 = none. Default: vrrp.garp.masterRepeat.'),
+    ),
+    lowerPrioDelay: opt(Duration('Second such burst this long after the first; 0 = none (garp_lower_prio_delay). Default: vrrp.garp.masterDelay.')),
   },
   'Gratuitous ARP / unsolicited neighbour advertisement timing.',
 );
@@ -185,7 +189,16 @@ export const VrrpInstance = Obj(
     ),
     unicastSrcIp: opt(Ip('Source address of unicast adverts. Default: the interface\'s primary address.')),
     unicastPeers: opt(Type.Array(Ip('A peer address.'), { description: 'Send adverts to these peers by unicast; empty/absent = multicast.' })),
-    virtualIpaddresses: Type.Array(VirtualIpAddress, { minItems: 1, description: 'The VIPs this instance floats (keepalived virtual_ipaddress).' }),
+    virtualIpaddresses: opt(
+      Type.Array(VirtualIpAddress, {
+        description: 'The VIPs this instance floats and advertises (keepalived virtual_ipaddress). version: 3 needs at least one; a version: 2 instance may have none (only tracking and notify), as in keepalived.',
+      }),
+    ),
+    virtualIpaddressesExcluded: opt(
+      Type.Array(VirtualIpAddress, {
+        description: 'Addresses added and removed with the state like the VIPs, but not carried in the adverts (keepalived virtual_ipaddress_excluded); either address family.',
+      }),
+    ),
     trackInterfaces: opt(
       Type.Array(Obj({ name: Type.String({ minLength: 1, maxLength: 15, description: 'Interface.' }), weight: TrackWeight('the interface') }, 'A tracked interface.'), {
         description: 'Interfaces whose link state changes the priority or causes FAULT (track_interface).',
@@ -203,6 +216,10 @@ export const VrrpInstance = Obj(
     ),
     notify: opt(InstanceNotify),
     garp: opt(GarpSettings),
+    lowerPrioNoAdvert: opt(
+      Type.Boolean({ description: 'A master that hears a lower-priority master does not answer with an advert of its own (lower_prio_no_advert); it still sends the lowerPrioRepeat GARPs. Default: vrrp.lowerPrioNoAdvert, else false (it answers at once, so the other side steps down).' }),
+    ),
+    higherPrioSendAdvert: opt(Type.Boolean({ description: 'A master that hears a higher-priority advert sends one advert of its own before it becomes backup (higher_prio_send_advert). Default: vrrp.higherPrioSendAdvert, else false.' })),
   },
   'A VRRP instance (keepalived vrrp_instance): one virtual router on one interface.',
 );
@@ -219,6 +236,18 @@ export const SyncGroup = Obj(
 export const VrrpSection = Obj(
   {
     garp: opt(GarpSettings),
+    lowerPrioNoAdvert: opt(
+      Type.Boolean({ description: 'Default of every instance\'s lowerPrioNoAdvert: a master does not answer a lower-priority master\'s advert with its own (vrrp_lower_prio_no_advert). Default false.' }),
+    ),
+    higherPrioSendAdvert: opt(
+      Type.Boolean({ description: 'Default of every instance\'s higherPrioSendAdvert: a master sends one advert of its own before yielding to a higher-priority one (vrrp_higher_prio_send_advert). Default false.' }),
+    ),
+    startupDelay: opt(
+      Duration('For this long after lvsd (its VRRP engine) starts, no instance becomes MASTER by its timer: a backup\'s master-down timer counts from the end of the delay and an address owner waits, so a node whose links are still coming up cannot grab MASTER (keepalived vrrp_startup_delay). Default 0s.'),
+    ),
+    delayAfterBoot: opt(
+      Duration('The same delay, but until this long after the system booted: a restart later starts at once (keepalived vrrp_delay_after_boot). The longer of the two applies. Default 0s.'),
+    ),
     scripts: opt(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.:@-]+$' }), VrrpScript, { additionalProperties: false, description: 'Tracking scripts by name (keepalived vrrp_script).' })),
     instances: opt(Type.Array(VrrpInstance, { description: 'VRRP instances (keepalived vrrp_instance).' })),
     syncGroups: opt(Type.Array(SyncGroup, { description: 'Sync groups (keepalived vrrp_sync_group).' })),

@@ -69,17 +69,26 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
     const version = inst.version ?? 3;
     // Family: every VIP of one instance has the same family (one VRRP packet carries one family).
     let firstFamily: AddressFamily | undefined;
-    inst.virtualIpaddresses.forEach((v, j) => {
-      const c = parseCidr(vipAddress(v));
-      if (!c) return;
-      const vipPath = typeof v === 'string' ? at('virtualIpaddresses', j) : at('virtualIpaddresses', j, 'address');
-      const holder = allVips.get(c.address);
-      if (holder !== undefined) err(vipPath, holder === inst.name ? `VIP ${c.address} is listed twice` : `VIP ${c.address} is also in instance "${holder}"; a VIP belongs to one instance`);
-      else allVips.set(c.address, inst.name);
-      if (firstFamily === undefined) firstFamily = c.family;
-      else if (c.family !== firstFamily) err(vipPath, `${familyName(c.family)} VIP in an instance whose first VIP is ${familyName(firstFamily)}; use one instance per address family`);
-    });
-    const family: AddressFamily = firstFamily ?? 4;
+    // Excluded addresses (not advertised) may be of either family, but belong to one instance like VIPs.
+    for (const key of ['virtualIpaddresses', 'virtualIpaddressesExcluded'] as const) {
+      (inst[key] ?? []).forEach((v, j) => {
+        const c = parseCidr(vipAddress(v));
+        if (!c) return;
+        const vipPath = typeof v === 'string' ? at(key, j) : at(key, j, 'address');
+        const holder = allVips.get(c.address);
+        if (holder !== undefined) err(vipPath, holder === inst.name ? `VIP ${c.address} is listed twice` : `VIP ${c.address} is also in instance "${holder}"; a VIP belongs to one instance`);
+        else allVips.set(c.address, inst.name);
+        if (key === 'virtualIpaddressesExcluded') return;
+        if (firstFamily === undefined) firstFamily = c.family;
+        else if (c.family !== firstFamily) err(vipPath, `${familyName(c.family)} VIP in an instance whose first VIP is ${familyName(firstFamily)}; use one instance per address family`);
+      });
+    }
+    // keepalived 2.2.7 refuses a v3 instance without a VIP ("No VIP specified; at least one is required"); v2 may have none.
+    if ((inst.virtualIpaddresses ?? []).length === 0 && version === 3) {
+      err(inst.virtualIpaddresses === undefined ? at() : at('virtualIpaddresses'), 'a version 3 instance needs at least one address in virtualIpaddresses (only version: 2 instances may have none, as in keepalived)');
+    }
+    const unicast = inst.unicastSrcIp ?? inst.unicastPeers?.[0];
+    const family: AddressFamily = firstFamily ?? (unicast !== undefined ? (ipFamily(unicast) ?? 4) : 4);
 
     if (version === 2 && family === 6) err(at('version'), 'VRRPv2 is IPv4 only (RFC 3768); use version: 3 for IPv6 VIPs');
 

@@ -44,6 +44,9 @@ export interface Garp {
   masterRefreshMs: number;
   masterRefreshRepeat: number;
   intervalMs: number;
+  /** A master that hears a lower-priority master: GARPs now, and again lowerPrioDelayMs later (0 = none). */
+  lowerPrioRepeat: number;
+  lowerPrioDelayMs: number;
 }
 
 export interface VrrpScript {
@@ -94,7 +97,10 @@ export interface VrrpInstance {
   unicastSrcIp?: string;
   /** Empty = multicast (224.0.0.18 / ff02::12). */
   unicastPeers: string[];
+  /** Advertised; empty only for version 2. */
   virtualIpaddresses: Vip[];
+  /** keepalived virtual_ipaddress_excluded: held with the state, not advertised; either family. */
+  virtualIpaddressesExcluded: Vip[];
   /** weight 0 = FAULT while down. */
   trackInterfaces: { name: string; weight: number }[];
   /** weight already resolved: the instance's override, else the script's. */
@@ -103,6 +109,9 @@ export interface VrrpInstance {
   notify: Notify;
   /** vrrp.garp with the instance's overrides applied. */
   garp: Garp;
+  /** keepalived lower_prio_no_advert / higher_prio_send_advert, vrrp.* defaults applied. */
+  lowerPrioNoAdvert: boolean;
+  higherPrioSendAdvert: boolean;
   /** Name of the sync group it belongs to, if any. */
   syncGroup?: string;
 }
@@ -115,6 +124,11 @@ export interface SyncGroup {
 
 export interface VrrpConfig {
   garp: Garp;
+  lowerPrioNoAdvert: boolean;
+  higherPrioSendAdvert: boolean;
+  /** keepalived vrrp_startup_delay / vrrp_delay_after_boot; 0 = none. */
+  startupDelayMs: number;
+  delayAfterBootMs: number;
   scripts: Record<string, VrrpScript>;
   instances: VrrpInstance[];
   syncGroups: SyncGroup[];

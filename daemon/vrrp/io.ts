@@ -1,4 +1,5 @@
-// The runtime's I/O on a real host: rtnetlink, raw VRRP sockets, GARP/NA.
+// The runtime's I/O on a real host: rtnetlink, raw VRRP sockets, GARP/NA, the system's uptime.
+import { readFileSync } from 'node:fs';
 import { Rtnl } from '../net/rtnl.js';
 import { VrrpSocket } from '../net/vrrp-socket.js';
 import { GarpSender } from '../net/garp.js';
@@ -21,6 +22,15 @@ export function hostIo(): RuntimeIo {
     },
     prepareAnnounce: (ifname, family) => {
       garp.prepare(ifname, family);
+    },
+    uptimeMs: () => {
+      // keepalived reads /proc/uptime for vrrp_delay_after_boot and ignores the setting if it cannot.
+      try {
+        const secs = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+        return Number.isFinite(secs) ? secs * 1000 : null;
+      } catch {
+        return null;
+      }
     },
     close: () => {
       garp.close();

@@ -22,6 +22,13 @@ export interface MachineConfig {
   preemptDelayMs: number;
   /** Our primary address (the source of our adverts), for the equal-priority tie-break. */
   primaryAddress: Uint8Array;
+  /**
+   * keepalived's lower_prio_no_advert: a master that hears a lower-priority advert does not answer it
+   * with an advert of its own (and keeps its advert cadence). Default false: it answers at once.
+   */
+  lowerPrioNoAdvert?: boolean;
+  /** keepalived's higher_prio_send_advert: a master that hears a better advert sends one of its own before it steps down. Default false. */
+  higherPrioSendAdvert?: boolean;
 }
 
 export interface Machine {
@@ -40,10 +47,16 @@ export interface Machine {
   readonly fault: boolean;
   /** The master we last heard (address bytes, priority), for status and logs. */
   readonly master: { address: Uint8Array; priority: number } | null;
+  /**
+   * keepalived's vrrp_startup_delay: until then a Backup's Master_Down_Timer counts from this time
+   * instead of now (adverts are still heard), and an address owner waits in INIT. null = no delay.
+   */
+  readonly holdUntil: number | null;
 }
 
 export type MachineEvent =
-  | { type: 'startup' }
+  /** holdUntil: the end of the start-up delay (vrrp_startup_delay), if any. */
+  | { type: 'startup'; holdUntil?: number }
   | { type: 'shutdown' }
   | { type: 'timer' }
   | { type: 'advert'; from: Uint8Array; priority: number; intervalCs: number }
@@ -58,6 +71,12 @@ export type Action =
   | { type: 'removeVips' }
   /** Gratuitous ARP / unsolicited NA for every VIP (first burst; the runtime repeats per garp settings). */
   | { type: 'garp' }
+  /**
+   * We are master and heard a master of lower priority (the other side of a healed partition):
+   * refresh every ARP cache / neighbour table (keepalived's garp_lower_prio_repeat now and again after
+   * garp_lower_prio_delay; the runtime owns those counts and delays) and say who it was.
+   */
+  | { type: 'lowerPriorityAdvert'; from: Uint8Array; priority: number }
   | { type: 'transition'; from: VrrpState; to: VrrpState; reason: string };
 
 export interface StepResult {
@@ -77,6 +96,7 @@ export function createMachine(config: MachineConfig, priority: number): Machine 
     preemptAt: null,
     fault: false,
     master: null,
+    holdUntil: null,
   };
 }
 
@@ -92,7 +112,7 @@ export function masterDownIntervalMs(priority: number, masterAdverIntervalCs: nu
 
 /** The earliest running deadline, or null: the runtime sleeps until then. */
 export function nextDeadline(m: Machine): number | null {
-  const ts = [m.adverTimer, m.masterDownTimer].filter((t): t is number => t !== null);
+  const ts = [m.adverTimer, m.masterDownTimer, m.state === 'INIT' ? m.holdUntil : null].filter((t): t is number => t !== null);
   return ts.length === 0 ? null : Math.min(...ts);
 }
 
@@ -118,6 +138,11 @@ class Step {
   mdi(): number {
     return masterDownIntervalMs(this.m.priority, this.m.masterAdverIntervalCs);
   }
+  /** A Master_Down_Timer deadline `ms` from now, or from the end of the start-up delay while it runs (keepalived). */
+  downAt(ms: number): number {
+    const h = this.m.holdUntil;
+    return (h !== null && this.now < h ? h : this.now) + ms;
+  }
   go(to: VrrpState, reason: string): void {
     if (this.m.state !== to) this.actions.push({ type: 'transition', from: this.m.state, to, reason });
     this.set({ state: to });
@@ -132,7 +157,7 @@ class Step {
   becomeBackup(reason: string, masterAdverIntervalCs = this.m.masterAdverIntervalCs): void {
     const wasMaster = this.m.state === 'MASTER';
     this.set({ masterAdverIntervalCs, adverTimer: null });
-    this.set({ masterDownTimer: this.now + this.mdi() });
+    this.set({ masterDownTimer: this.downAt(this.mdi()) });
     if (wasMaster) this.actions.push({ type: 'removeVips' });
     this.go('BACKUP', reason);
   }
@@ -156,19 +181,26 @@ export function step(machine: Machine, ev: MachineEvent, now: number): StepResul
   const m = (): Machine => s.m;
   switch (ev.type) {
     case 'startup':
-      if (m().state === 'INIT') s.start('startup');
+      if (m().state !== 'INIT') break;
+      if (ev.holdUntil !== undefined && ev.holdUntil > now) s.set({ holdUntil: ev.holdUntil });
+      // vrrp_startup_delay holds an address owner in INIT (measured: keepalived's owner enters MASTER
+      // when the delay ends); everyone else starts as Backup at once and only its timer is held.
+      if (m().priority === PRIORITY_OWNER && !m().fault && m().holdUntil !== null) break;
+      s.start('startup');
       break;
 
     case 'shutdown':
       // §6.4.2/§6.4.3 Shutdown: cancel timers; a Master sends an advert with priority 0.
       if (m().state === 'MASTER') s.actions.push({ type: 'sendAdvert', priority: PRIORITY_STOP }, { type: 'removeVips' });
-      s.set({ adverTimer: null, masterDownTimer: null, preemptAt: null });
+      s.set({ adverTimer: null, masterDownTimer: null, preemptAt: null, holdUntil: null });
       s.go('INIT', 'shutdown');
       break;
 
     case 'timer': {
       const st = m().state;
-      if (st === 'BACKUP' && m().masterDownTimer !== null && now >= (m().masterDownTimer ?? 0)) {
+      if (st === 'INIT' && m().holdUntil !== null && now >= (m().holdUntil ?? 0)) {
+        s.start('startup delay over');
+      } else if (st === 'BACKUP' && m().masterDownTimer !== null && now >= (m().masterDownTimer ?? 0)) {
         // §6.4.2 (3): Master_Down_Timer fires → Master.
         s.becomeMaster('master down timer expired');
       } else if (st === 'MASTER' && m().adverTimer !== null && now >= (m().adverTimer ?? 0)) {
@@ -185,7 +217,7 @@ export function step(machine: Machine, ev: MachineEvent, now: number): StepResul
       if (st === 'BACKUP') {
         if (ev.priority === PRIORITY_STOP) {
           // §6.4.2 (5): the master is leaving: Master_Down_Timer = Skew_Time.
-          s.set({ masterDownTimer: now + skewTimeMs(m().priority, m().masterAdverIntervalCs), master: null });
+          s.set({ masterDownTimer: s.downAt(skewTimeMs(m().priority, m().masterAdverIntervalCs)), master: null });
           break;
         }
         const lower = ev.priority < m().priority;
@@ -200,7 +232,7 @@ export function step(machine: Machine, ev: MachineEvent, now: number): StepResul
           // §6.4.2 (6): reset Master_Down_Timer; v3 learns the master's interval (§6.4.2 (6)(ii)(a)).
           const mai = m().config.version === 3 ? ev.intervalCs : m().masterAdverIntervalCs;
           s.set({ masterAdverIntervalCs: mai, master: { address: ev.from, priority: ev.priority } });
-          s.set({ masterDownTimer: now + s.mdi() });
+          s.set({ masterDownTimer: s.downAt(s.mdi()) });
           if (!lower) s.set({ preemptAt: null });
         }
         // else: §6.4.2 (6)(iii) discard: our Master_Down_Timer will run out and we preempt.
@@ -211,11 +243,24 @@ export function step(machine: Machine, ev: MachineEvent, now: number): StepResul
           s.set({ adverTimer: now + s.intervalMs() });
         } else if (ev.priority > m().priority || (ev.priority === m().priority && cmpBytes(ev.from, m().config.primaryAddress) > 0)) {
           // §6.4.3 (6): higher priority, or equal priority and a higher primary address → Backup.
+          // higher_prio_send_advert: say our own priority once more on the way out (keepalived).
+          if (m().config.higherPrioSendAdvert === true) s.actions.push({ type: 'sendAdvert', priority: m().priority });
           const mai = m().config.version === 3 ? ev.intervalCs : m().masterAdverIntervalCs;
           s.set({ master: { address: ev.from, priority: ev.priority } });
           s.becomeBackup(ev.priority > m().priority ? `higher priority ${ev.priority} advert` : 'equal priority advert from a higher address', mai);
+        } else if (ev.priority < m().priority || cmpBytes(ev.from, m().config.primaryAddress) < 0) {
+          // Lower priority, or equal priority from a lower address. §6.4.3 (7) says discard; keepalived
+          // (and so lvsd) answers instead: a lower-priority master is the other half of a split brain.
+          // Our advert at once makes it step down now rather than at our next tick, and the GARPs move
+          // every ARP cache back to us. The answer restarts our Adver_Timer, as keepalived's does
+          // (measured: its next advert comes one interval after the answer).
+          if (m().config.lowerPrioNoAdvert !== true) {
+            s.actions.push({ type: 'sendAdvert', priority: m().priority });
+            s.set({ adverTimer: now + s.intervalMs() });
+          }
+          s.actions.push({ type: 'lowerPriorityAdvert', from: ev.from, priority: ev.priority });
         }
-        // else: §6.4.3 (7): discard.
+        // else: equal priority from our own address (a looped-back copy): discard.
       }
       break;
     }

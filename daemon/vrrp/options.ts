@@ -14,6 +14,13 @@ export interface GarpOptions {
   masterRefreshRepeat?: number;
   /** vrrp_garp_interval: gap between GARPs of one burst. Default 0 (back to back). */
   intervalMs?: number;
+  /**
+   * vrrp_garp_lower_prio_repeat: GARPs a master sends at once when it hears a lower-priority master
+   * (a healed split brain), and again after lowerPrioDelayMs. 0 = none. Default: the global masterRepeat.
+   */
+  lowerPrioRepeat?: number;
+  /** vrrp_garp_lower_prio_delay: the second such burst this long after the first (0 = none). Default: the global masterDelayMs. */
+  lowerPrioDelayMs?: number;
 }
 
 /** Executables run on transitions, keepalived's notify_master / notify_backup / notify_fault / notify_stop / notify. */
@@ -62,7 +69,13 @@ export interface VrrpInstanceOptions {
   unicastSrcIp?: string;
   /** Unicast peers; empty/absent = multicast. */
   unicastPeers?: string[];
+  /** The addresses the adverts carry. VRRPv2 may have none (keepalived 2.2.7 accepts it, and advertises 0 addresses); v3 needs one. */
   vips: (VipOptions | string)[];
+  /**
+   * keepalived virtual_ipaddress_excluded: added and removed with the state and announced like the
+   * VIPs, but not carried in the adverts (nor compared with a received advert's list). Either family.
+   */
+  excludedVips?: (VipOptions | string)[];
   trackInterfaces?: ({ name: string } & TrackWeight)[];
   trackScripts?: ({ name: string } & TrackWeight)[];
   trackFiles?: ({ path: string } & TrackWeight)[];
@@ -70,6 +83,10 @@ export interface VrrpInstanceOptions {
   garp?: GarpOptions;
   /** keepalived `state`: only a hint, as in keepalived 2.x (everyone starts in BACKUP unless priority 255). */
   initialState?: 'MASTER' | 'BACKUP';
+  /** keepalived lower_prio_no_advert: a master does not answer a lower-priority advert with its own. Default: VrrpOptions.lowerPrioNoAdvert, else false. */
+  lowerPrioNoAdvert?: boolean;
+  /** keepalived higher_prio_send_advert: a master sends one advert of its own before yielding to a better one. Default: VrrpOptions.higherPrioSendAdvert, else false. */
+  higherPrioSendAdvert?: boolean;
 }
 
 export interface TrackScriptOptions {
@@ -97,6 +114,16 @@ export interface VrrpOptions {
   garp?: GarpOptions;
   /** keepalived vrrp_rt_priority: run the VRRP engine process (all its threads) SCHED_RR at this priority (1..99); absent = normal. */
   realtimePriority?: number;
+  /** Defaults for every instance: keepalived vrrp_lower_prio_no_advert, vrrp_higher_prio_send_advert. */
+  lowerPrioNoAdvert?: boolean;
+  higherPrioSendAdvert?: boolean;
+  /**
+   * keepalived vrrp_startup_delay: for this long after the engine starts no backup becomes master by
+   * its timer (its Master_Down_Timer counts from the end of the delay) and owners wait. Default 0.
+   */
+  startupDelayMs?: number;
+  /** keepalived vrrp_delay_after_boot (2.4+): the same delay, but until this long after the system booted. Default 0. */
+  delayAfterBootMs?: number;
 }
 
 export interface NormalizedVip {
@@ -122,11 +149,14 @@ export interface NormalizedInstance {
   unicastSrcIp?: string;
   unicastPeers: string[];
   vips: NormalizedVip[];
+  excludedVips: NormalizedVip[];
   trackInterfaces: { name: string; weight: number }[];
   trackScripts: { name: string; weight: number }[];
   trackFiles: { path: string; weight: number }[];
   notify: NotifyOptions;
   garp: Required<GarpOptions>;
+  lowerPrioNoAdvert: boolean;
+  higherPrioSendAdvert: boolean;
   group?: string;
 }
 
@@ -135,11 +165,32 @@ export interface NormalizedOptions {
   syncGroups: SyncGroupOptions[];
   scripts: Record<string, Required<TrackScriptOptions>>;
   realtimePriority?: number;
+  startupDelayMs: number;
+  delayAfterBootMs: number;
+}
+
+/**
+ * The start-up delay of an engine that starts `uptimeMs` after boot: the longer of vrrp_startup_delay
+ * and what is left of vrrp_delay_after_boot (keepalived's rule). Unknown uptime: the first alone.
+ */
+export function startupDelayFor(o: Pick<NormalizedOptions, 'startupDelayMs' | 'delayAfterBootMs'>, uptimeMs: number | null): number {
+  const afterBoot = uptimeMs === null ? 0 : o.delayAfterBootMs - uptimeMs;
+  return Math.max(0, o.startupDelayMs, afterBoot);
 }
 
 export class VrrpOptionsError extends Error {}
 
-const GARP_DEFAULTS: Required<GarpOptions> = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0 };
+const GARP_DEFAULTS = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0 };
+
+/**
+ * The GARP settings of one instance: its own over the global ones over keepalived's defaults. As in
+ * keepalived, the lower-priority burst defaults to the *global* master burst (vrrp_garp_lower_prio_*
+ * fall back to vrrp_garp_master_repeat / _delay), not to the instance's own garp_master_*.
+ */
+export function resolveGarp(global: GarpOptions | undefined, own: GarpOptions | undefined): Required<GarpOptions> {
+  const g = { ...GARP_DEFAULTS, ...global };
+  return { lowerPrioRepeat: g.masterRepeat, lowerPrioDelayMs: g.masterDelayMs, ...g, ...own };
+}
 
 export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
   const errors: string[] = [];
@@ -168,23 +219,33 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     if (version === 3 && (ms % 10 !== 0 || ms < 10 || ms > 40_950)) err('advertIntervalMs', `VRRPv3 needs 10..40950 ms in 10 ms steps, got ${ms} ms`);
     if (i.authPass !== undefined && version !== 2) err('authPass', 'authentication exists only in VRRPv2');
     if (i.authPass !== undefined && Buffer.byteLength(i.authPass) > 8) err('authPass', 'longer than 8 bytes');
-    const vips: NormalizedVip[] = [];
     let family: Family | null = null;
-    for (const [vi, v] of i.vips.entries()) {
-      const vo = typeof v === 'string' ? { address: v } : v;
-      try {
-        const c = parseCidr(vo.address);
-        if (family !== null && c.family !== family) err(`vips[${vi}]`, 'IPv4 and IPv6 VIPs cannot share one instance (one advert carries one family)');
-        family ??= c.family;
-        const nv: NormalizedVip = { address: c.address, prefixLength: c.prefixLength, cidr: `${c.address}/${c.prefixLength}`, dev: vo.dev ?? i.interface };
-        if (vo.label !== undefined) nv.label = vo.label;
-        vips.push(nv);
-      } catch (e) {
-        err(`vips[${vi}]`, e instanceof Error ? e.message : String(e));
+    const parseVips = (list: (VipOptions | string)[], field: string, oneFamily: boolean): NormalizedVip[] => {
+      const out: NormalizedVip[] = [];
+      for (const [vi, v] of list.entries()) {
+        const vo = typeof v === 'string' ? { address: v } : v;
+        try {
+          const c = parseCidr(vo.address);
+          if (oneFamily && family !== null && c.family !== family) err(`${field}[${vi}]`, 'IPv4 and IPv6 VIPs cannot share one instance (one advert carries one family)');
+          if (oneFamily) family ??= c.family;
+          const nv: NormalizedVip = { address: c.address, prefixLength: c.prefixLength, cidr: `${c.address}/${c.prefixLength}`, dev: vo.dev ?? i.interface };
+          if (vo.label !== undefined) nv.label = vo.label;
+          out.push(nv);
+        } catch (e) {
+          err(`${field}[${vi}]`, e instanceof Error ? e.message : String(e));
+        }
       }
-    }
-    if (vips.length === 0) err('vips', 'at least one virtual address is needed');
-    family ??= 4;
+      return out;
+    };
+    const vips = parseVips(i.vips, 'vips', true);
+    const excludedVips = parseVips(i.excludedVips ?? [], 'excludedVips', false);
+    for (const x of excludedVips) if (vips.some((v) => v.address === x.address)) err('excludedVips', `${x.address} is also in vips`);
+    // keepalived 2.2.7 refuses a v3 instance without a VIP ("No VIP specified; at least one is required")
+    // and only warns for v2, whose adverts then carry no address: the same here.
+    if (vips.length === 0 && version === 3) err('vips', 'VRRPv3 needs at least one virtual address (only VRRPv2 instances may have none)');
+    // Without VIPs the instance's family is that of its unicast addresses, else IPv4.
+    const unicastAddr = i.unicastSrcIp ?? i.unicastPeers?.[0];
+    family ??= unicastAddr !== undefined && familyOf(unicastAddr) === 6 ? 6 : 4;
     if (family === 6 && version === 2) err('version', 'VRRPv2 is IPv4 only');
     for (const p of [...(i.unicastPeers ?? []), ...(i.unicastSrcIp !== undefined ? [i.unicastSrcIp] : [])]) {
       if (familyOf(p) !== family) err('unicastPeers', `${p} is not an IPv${family} address like the VIPs`);
@@ -206,12 +267,19 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
       accept: i.accept ?? false,
       unicastPeers: i.unicastPeers ?? [],
       vips,
+      excludedVips,
       trackInterfaces: (i.trackInterfaces ?? []).map((t) => ({ name: t.name, weight: t.weight ?? 0 })),
       trackScripts: (i.trackScripts ?? []).map((t) => ({ name: t.name, weight: t.weight ?? scripts[t.name]?.weight ?? 0 })),
       trackFiles: (i.trackFiles ?? []).map((t) => ({ path: t.path, weight: t.weight ?? 1 })),
       notify: i.notify ?? {},
-      garp: { ...GARP_DEFAULTS, ...o.garp, ...i.garp },
+      garp: resolveGarp(o.garp, i.garp),
+      lowerPrioNoAdvert: i.lowerPrioNoAdvert ?? o.lowerPrioNoAdvert ?? false,
+      higherPrioSendAdvert: i.higherPrioSendAdvert ?? o.higherPrioSendAdvert ?? false,
     };
+    for (const k of ['masterRepeat', 'lowerPrioRepeat'] as const) {
+      const v = n.garp[k];
+      if (!Number.isInteger(v) || v < 0) err(`garp.${k}`, `${v} is not a whole number ≥ 0`);
+    }
     if (i.authPass !== undefined) n.authPass = i.authPass;
     if (i.unicastSrcIp !== undefined) n.unicastSrcIp = i.unicastSrcIp;
     const g = groupOf.get(i.name);
@@ -224,8 +292,12 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
   if (o.realtimePriority !== undefined && (!Number.isInteger(o.realtimePriority) || o.realtimePriority < 1 || o.realtimePriority > 99)) {
     errors.push(`realtimePriority: ${o.realtimePriority} not in 1..99`);
   }
+  for (const k of ['startupDelayMs', 'delayAfterBootMs'] as const) {
+    const v = o[k];
+    if (v !== undefined && !(Number.isFinite(v) && v >= 0)) errors.push(`${k}: ${v} is not a duration ≥ 0`);
+  }
   if (errors.length > 0) throw new VrrpOptionsError(`invalid VRRP options:\n  ${errors.join('\n  ')}`);
-  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts };
+  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0 };
   if (o.realtimePriority !== undefined) out.realtimePriority = o.realtimePriority;
   return out;
 }

@@ -36,6 +36,8 @@ export interface InstanceSnapshot {
   masterAddress: string | null;
   masterPriority: number | null;
   vips: string[];
+  /** keepalived virtual_ipaddress_excluded: held with the VIPs, not advertised. */
+  excludedVips: string[];
   vipsHeld: boolean;
   counters: {
     advertsSent: number;
@@ -44,6 +46,8 @@ export interface InstanceSnapshot {
     drops: Record<string, number>;
     /** Worst lateness of the instance's timer (advert / master down) since start, ms. */
     maxTimerLateMs: number;
+    /** Adverts of a lower-priority master heard while MASTER (each answered, keepalived alike): split brains seen. */
+    lowerPriorityAdverts: number;
   };
   lastTransition: TransitionEvent | null;
 }

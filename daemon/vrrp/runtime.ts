@@ -6,9 +6,9 @@ import { createMachine, nextDeadline, step, type Action, type Machine, type Mach
 import { encodeAdvert, AUTH_PASS, type Advert } from './packet.js';
 import { validateAdvert, type InstanceView } from './validate.js';
 import { applyTracking, type TrackedState } from './tracking.js';
-import type { NormalizedInstance, NormalizedOptions } from './options.js';
+import { startupDelayFor, type NormalizedInstance, type NormalizedOptions, type NormalizedVip } from './options.js';
 import type { InstanceSnapshot, LogLevel, ReconfigureSummary, TransitionEvent, VrrpSnapshot } from './protocol.js';
-import { formatIP, parseIP } from '../net/addr.js';
+import { familyOf, formatIP, parseIP } from '../net/addr.js';
 import type { IfAddress, LinkInfo } from '../net/rtnl.js';
 import type { ReceivedPacket, VrrpSocketOptions, VrrpTransport } from '../net/vrrp-socket.js';
 
@@ -23,6 +23,8 @@ export interface RuntimeIo {
   announce(ifname: string, ifindex: number, vip: Buffer): void;
   /** Optional warm-up of the announce path (sockets, MAC) for an interface. */
   prepareAnnounce?(ifname: string, family: 4 | 6): void;
+  /** Milliseconds since the system booted (/proc/uptime), for vrrp_delay_after_boot; null if unknown. */
+  uptimeMs?(): number | null;
   close(): void;
 }
 
@@ -57,10 +59,16 @@ interface Inst {
   faultReasons: string[];
   last: TransitionEvent | null;
   timerLateMs: number;
+  lowerPriorityAdverts: number;
+}
+
+/** Every address the instance holds while MASTER: the advertised VIPs, then the excluded ones. */
+function held(o: NormalizedInstance): NormalizedVip[] {
+  return o.excludedVips.length === 0 ? o.vips : [...o.vips, ...o.excludedVips];
 }
 
 /** Fields that can change on a running instance without restarting it. */
-const IN_PLACE_FIELDS = new Set(['priority', 'trackInterfaces', 'trackScripts', 'trackFiles', 'notify', 'garp', 'group']);
+const IN_PLACE_FIELDS = new Set(['priority', 'trackInterfaces', 'trackScripts', 'trackFiles', 'notify', 'garp', 'group', 'lowerPrioNoAdvert', 'higherPrioSendAdvert']);
 
 /** True when only in-place fields differ (and the address owner, 255, is neither side: it starts as MASTER). */
 export function inPlaceChange(a: NormalizedInstance, b: NormalizedInstance): boolean {
@@ -84,6 +92,8 @@ export class VrrpRuntime {
   private quietSync = false;
   /** Latest result of every track script and file, so an instance added by reconfigure starts from it. */
   private readonly trackResults = new Map<string, { ok: boolean; value?: number; disabled?: boolean }>();
+  /** End of the start-up delay (vrrp_startup_delay / vrrp_delay_after_boot) on our clock, if any. */
+  private holdUntil: number | undefined;
 
   constructor(
     private opts: NormalizedOptions,
@@ -94,6 +104,11 @@ export class VrrpRuntime {
 
   async start(): Promise<void> {
     this.loopDelay.enable();
+    const delay = startupDelayFor(this.opts, this.io.uptimeMs?.() ?? null);
+    if (delay > 0) {
+      this.holdUntil = this.now() + delay;
+      this.hooks.log('info', `Delaying startup for ${delay / 1000} seconds: no instance becomes MASTER by its timer before then`, { startupDelayMs: delay });
+    }
     for (const l of await this.io.links()) this.links.set(l.index, l);
     for (const o of this.opts.instances) await this.addInstance(o);
     this.io.watchLinks((l, deleted) => {
@@ -101,8 +116,12 @@ export class VrrpRuntime {
     });
     for (const inst of this.insts.values()) {
       this.retrack(inst);
-      this.feed(inst, { type: 'startup' });
+      this.feed(inst, this.startupEvent());
     }
+  }
+
+  private startupEvent(): MachineEvent {
+    return this.holdUntil === undefined ? { type: 'startup' } : { type: 'startup', holdUntil: this.holdUntil };
   }
 
   private byName(n: string): LinkInfo | undefined {
@@ -116,7 +135,9 @@ export class VrrpRuntime {
     const ifindex = link?.index ?? 0;
     const addrs = ifindex > 0 ? await this.io.addresses(ifindex) : [];
     const vipBytes = o.vips.map((v) => parseIP(v.address));
-    const isVip = (a: Buffer): boolean => vipBytes.some((v) => v.equals(a));
+    // Excluded VIPs are ours like the VIPs (never a source, never "own"), only not in the adverts.
+    const heldBytes = held(o).map((v) => parseIP(v.address));
+    const isVip = (a: Buffer): boolean => heldBytes.some((v) => v.equals(a));
     let src: Buffer | null = null;
     if (o.unicastSrcIp !== undefined) src = parseIP(o.unicastSrcIp);
     else if (o.family === 4) src = addrs.find((a) => a.family === 4 && !isVip(a.address))?.address ?? null;
@@ -135,7 +156,18 @@ export class VrrpRuntime {
     if (src !== null && !view.ownAddresses.some((a) => Buffer.compare(a, src) === 0)) view.ownAddresses.push(src);
     const inst: Inst = {
       o,
-      m: createMachine({ version: o.version, intervalCs: o.intervalCs, preempt: o.preempt, preemptDelayMs: o.preemptDelayMs, primaryAddress: src ?? Buffer.alloc(o.family === 4 ? 4 : 16) }, o.priority),
+      m: createMachine(
+        {
+          version: o.version,
+          intervalCs: o.intervalCs,
+          preempt: o.preempt,
+          preemptDelayMs: o.preemptDelayMs,
+          primaryAddress: src ?? Buffer.alloc(o.family === 4 ? 4 : 16),
+          lowerPrioNoAdvert: o.lowerPrioNoAdvert,
+          higherPrioSendAdvert: o.higherPrioSendAdvert,
+        },
+        o.priority,
+      ),
       ifindex,
       src,
       dsts: peers.length > 0 ? peers : [GROUP[o.family]],
@@ -155,19 +187,20 @@ export class VrrpRuntime {
       faultReasons: [],
       last: null,
       timerLateMs: 0,
+      lowerPriorityAdverts: 0,
     };
     inst.tracked = this.trackedFor(o);
     this.insts.set(o.name, inst);
     // A VIP left behind by an earlier crash of this node must not stay up while we start as Backup.
     if (ifindex > 0) {
-      for (const v of o.vips) {
+      for (const v of held(o)) {
         const dev = byName(v.dev)?.index ?? ifindex;
         if (await this.io.delAddress(dev, v.cidr)) this.log('info', inst, 'removed a stale VIP left from an earlier run', { vip: v.cidr });
       }
     }
-    for (const v of o.vips) {
+    for (const v of held(o)) {
       try {
-        this.io.prepareAnnounce?.(v.dev, o.family);
+        this.io.prepareAnnounce?.(v.dev, familyOf(v.address) ?? o.family);
       } catch (e) {
         this.log('warn', inst, `cannot prepare gratuitous ARP/NA on ${v.dev}`, { err: e instanceof Error ? e.message : String(e) });
       }
@@ -260,6 +293,7 @@ export class VrrpRuntime {
       const garpChanged = JSON.stringify(o.garp) !== JSON.stringify(inst.o.garp);
       inst.tracked = this.trackedFor(o, inst.tracked);
       inst.o = o;
+      inst.m = { ...inst.m, config: { ...inst.m.config, lowerPrioNoAdvert: o.lowerPrioNoAdvert, higherPrioSendAdvert: o.higherPrioSendAdvert } };
       this.log('info', inst, 'options changed: applied in place', { priority: o.priority });
       this.retrack(inst);
       // A running refresh uses the settings it started with: re-arm it with the new ones (no extra burst).
@@ -281,7 +315,8 @@ export class VrrpRuntime {
     try {
       for (const inst of started) {
         this.retrack(inst);
-        this.feed(inst, { type: 'startup' });
+        // Like keepalived's one global delayed-start time: an instance added during the delay is held too.
+        this.feed(inst, this.startupEvent());
       }
     } finally {
       this.quietSync = false;
@@ -418,6 +453,16 @@ export class VrrpRuntime {
         case 'garp':
           this.garp(inst);
           break;
+        case 'lowerPriorityAdvert':
+          inst.lowerPriorityAdverts++;
+          this.logLimited('info', inst, `received advert with lower priority ${a.priority}, ours ${inst.m.priority}${inst.o.lowerPrioNoAdvert ? '' : ', forcing new election'}`, 'lower-priority', a.from);
+          this.garpLowerPriority(inst);
+          // keepalived refreshes the other members of the sync group too: they hold VIPs the same
+          // split brain moved.
+          if (inst.o.group !== undefined) {
+            for (const other of this.insts.values()) if (other !== inst && other.o.group === inst.o.group) this.garpLowerPriority(other);
+          }
+          break;
         case 'transition': {
           const e: TransitionEvent = { instance: inst.o.name, from: a.from, to: a.to, priority: inst.m.priority, reason: a.reason, at: Date.now() };
           if (inst.o.group !== undefined) e.group = inst.o.group;
@@ -459,7 +504,7 @@ export class VrrpRuntime {
 
   private vips(inst: Inst, add: boolean): void {
     inst.vipChain = inst.vipChain.then(async () => {
-      for (const v of inst.o.vips) {
+      for (const v of held(inst.o)) {
         const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
         if (dev === 0) {
           this.log('error', inst, `VIP ${v.cidr}: no interface ${v.dev}`, {});
@@ -473,8 +518,18 @@ export class VrrpRuntime {
         }
       }
       inst.vipsHeld = add;
-      this.log('info', inst, add ? 'setting VIPs' : 'removing VIPs', { vips: inst.o.vips.map((v) => v.cidr) });
+      this.log('info', inst, add ? 'setting VIPs' : 'removing VIPs', { vips: inst.o.vips.map((v) => v.cidr), ...(inst.o.excludedVips.length > 0 ? { excludedVips: inst.o.excludedVips.map((v) => v.cidr) } : {}) });
     });
+  }
+
+  /** A GARP timer that leaves inst.garpTimers when it fires (a master answering adverts for hours arms many). */
+  private garpLater(inst: Inst, ms: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      const i = inst.garpTimers.indexOf(t);
+      if (i >= 0) inst.garpTimers.splice(i, 1);
+      fn();
+    }, ms);
+    inst.garpTimers.push(t);
   }
 
   private cancelGarp(inst: Inst): void {
@@ -487,16 +542,25 @@ export class VrrpRuntime {
     const g = inst.o.garp;
     void inst.vipChain.then(() => {
       this.garpBurst(inst, g.masterRepeat);
-      if (g.masterDelayMs > 0) inst.garpTimers.push(setTimeout(() => { this.garpBurst(inst, g.masterRepeat); }, g.masterDelayMs));
+      if (g.masterDelayMs > 0) this.garpLater(inst, g.masterDelayMs, () => { this.garpBurst(inst, g.masterRepeat); });
       this.garpRefresh(inst);
     });
+  }
+
+  /** vrrp_garp_lower_prio_repeat GARPs now and again after vrrp_garp_lower_prio_delay (each answer arms its own). */
+  private garpLowerPriority(inst: Inst): void {
+    const g = inst.o.garp;
+    if (g.lowerPrioRepeat === 0 || !inst.vipsHeld) return;
+    this.garpBurst(inst, g.lowerPrioRepeat);
+    if (g.lowerPrioDelayMs > 0) this.garpLater(inst, g.lowerPrioDelayMs, () => { this.garpBurst(inst, g.lowerPrioRepeat); });
   }
 
   private garpBurst(inst: Inst, count: number): void {
     if (inst.m.state !== 'MASTER') return;
     const g = inst.o.garp;
     const once = (): void => {
-      for (const v of inst.o.vips) {
+      // keepalived announces the excluded addresses too (vrrp_send_link_update walks vip and evip).
+      for (const v of held(inst.o)) {
         const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
         try {
           this.io.announce(v.dev, dev, parseIP(v.address));
@@ -507,7 +571,7 @@ export class VrrpRuntime {
     };
     for (let i = 0; i < count; i++) {
       if (i === 0 || g.intervalMs === 0) once();
-      else inst.garpTimers.push(setTimeout(once, i * g.intervalMs));
+      else this.garpLater(inst, i * g.intervalMs, once);
     }
   }
 
@@ -517,9 +581,9 @@ export class VrrpRuntime {
     if (g.masterRefreshMs <= 0) return;
     const refresh = (): void => {
       this.garpBurst(inst, g.masterRefreshRepeat);
-      inst.garpTimers.push(setTimeout(refresh, g.masterRefreshMs));
+      this.garpLater(inst, g.masterRefreshMs, refresh);
     };
-    inst.garpTimers.push(setTimeout(refresh, g.masterRefreshMs));
+    this.garpLater(inst, g.masterRefreshMs, refresh);
   }
 
   /** Graceful stop: priority-0 advert from masters, VIPs released, sockets closed. */
@@ -558,8 +622,9 @@ export class VrrpRuntime {
         masterAddress: i.m.state === 'MASTER' ? (i.src === null ? null : formatIP(i.src)) : i.m.master === null ? null : formatIP(i.m.master.address),
         masterPriority: i.m.state === 'MASTER' ? i.m.priority : (i.m.master?.priority ?? null),
         vips: i.o.vips.map((v) => v.cidr),
+        excludedVips: i.o.excludedVips.map((v) => v.cidr),
         vipsHeld: i.vipsHeld,
-        counters: { advertsSent: i.tx, advertsReceived: i.rx, sendErrors: i.txErrors, drops: { ...i.drops }, maxTimerLateMs: Math.round(i.timerLateMs * 100) / 100 },
+        counters: { advertsSent: i.tx, advertsReceived: i.rx, sendErrors: i.txErrors, drops: { ...i.drops }, maxTimerLateMs: Math.round(i.timerLateMs * 100) / 100, lowerPriorityAdverts: i.lowerPriorityAdverts },
         lastTransition: i.last,
       };
       if (i.o.group !== undefined) s.group = i.o.group;

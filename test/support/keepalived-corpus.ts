@@ -122,9 +122,9 @@ export interface Vip {
   ifname: string;
 }
 
-/** Where an instance's virtual addresses live (keepalived: `dev` per address, else the instance's interface). */
+/** Where an instance's virtual addresses live, excluded ones too (keepalived: `dev` per address, else the instance's interface). */
 export function vipsOf(i: InstanceOut): Vip[] {
-  return i.virtualIpaddresses.map((v) =>
+  return [...(i.virtualIpaddresses ?? []), ...(i.virtualIpaddressesExcluded ?? [])].map((v) =>
     typeof v === 'string' ? { address: v.split('/')[0] ?? v, ifname: i.interface } : { address: v.address.split('/')[0] ?? v.address, ifname: v.dev ?? i.interface });
 }
 

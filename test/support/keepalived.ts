@@ -22,12 +22,18 @@ export interface KeepalivedInstance {
   authPass?: string;
   unicastSrc?: string;
   unicastPeers?: string[];
+  /** virtual_ipaddress; may be empty (keepalived accepts that in v2 only). */
   vips: string[];
+  /** virtual_ipaddress_excluded. */
+  excludedVips?: string[];
 }
 
-/** One statement per line: keepalived 2.2.7 rejects `{ a b }` on one line. */
-export function keepalivedConf(instances: KeepalivedInstance[], routerId = 'kad'): string {
-  const lines = ['global_defs {', `  router_id ${routerId}`, '  vrrp_garp_master_delay 0', '}'];
+/**
+ * One statement per line: keepalived 2.2.7 rejects `{ a b }` on one line. `globals` are extra
+ * global_defs lines; a later `vrrp_garp_master_delay` there overrides the default 0 (keepalived keeps the last).
+ */
+export function keepalivedConf(instances: KeepalivedInstance[], routerId = 'kad', globals: string[] = []): string {
+  const lines = ['global_defs {', `  router_id ${routerId}`, '  vrrp_garp_master_delay 0', ...globals.map((g) => `  ${g}`), '}'];
   for (const i of instances) {
     lines.push(`vrrp_instance ${i.name} {`);
     lines.push(`  state ${i.state ?? 'BACKUP'}`, `  interface ${i.interface}`, `  virtual_router_id ${i.vrid}`);
@@ -37,7 +43,9 @@ export function keepalivedConf(instances: KeepalivedInstance[], routerId = 'kad'
     if (i.authPass !== undefined) lines.push('  authentication {', '    auth_type PASS', `    auth_pass ${i.authPass}`, '  }');
     if (i.unicastSrc !== undefined) lines.push(`  unicast_src_ip ${i.unicastSrc}`);
     if (i.unicastPeers !== undefined) lines.push('  unicast_peer {', ...i.unicastPeers.map((p) => `    ${p}`), '  }');
-    lines.push('  virtual_ipaddress {', ...i.vips.map((v) => `    ${v}`), '  }', '}');
+    if (i.vips.length > 0) lines.push('  virtual_ipaddress {', ...i.vips.map((v) => `    ${v}`), '  }');
+    if (i.excludedVips !== undefined) lines.push('  virtual_ipaddress_excluded {', ...i.excludedVips.map((v) => `    ${v}`), '  }');
+    lines.push('}');
   }
   return lines.join('\n') + '\n';
 }

@@ -70,7 +70,9 @@ test('a valid HA pair config normalises: ids, durations in ms, defaults, merges'
     ['192.0.2.11/32', 'eth1', 'eth1:vip'],
   ]);
   assert.deepEqual(vi1.trackScripts, [{ name: 'chk_nginx', weight: -20 }, { name: 'chk_nginx', weight: -5 }]);
-  assert.deepEqual(vi1.garp, { masterDelayMs: 2000, masterRepeat: 3, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0 });
+  // The lower-priority burst follows the global master burst (5 GARPs, 2 s), not the instance's own 3 (keepalived alike).
+  assert.deepEqual(vi1.garp, { masterDelayMs: 2000, masterRepeat: 3, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0, lowerPrioRepeat: 5, lowerPrioDelayMs: 2000 });
+  assert.deepEqual([vi1.lowerPrioNoAdvert, vi1.higherPrioSendAdvert], [false, false]);
   assert.equal(vi6.garp.masterRepeat, 5);
   assert.equal(vi1.syncGroup, 'VG_1');
   assert.equal(c.vrrp.scripts.chk_nginx?.timeoutMs, 2000);
@@ -112,6 +114,33 @@ vrrp:
 `));
   assert.equal(c.vrrp.instances[0]?.advertIntervalMs, 3000);
   assert.deepEqual(c.vrrp.instances[0].authentication, { type: 'PASS', password: 'secret12' });
+});
+
+test('virtualIpaddressesExcluded: held, not advertised, either family; one instance per address; a v3 instance needs a VIP, a v2 one may have none', () => {
+  const c = ok(loadConfigText(`
+vrrp:
+  instances:
+    - { name: A, interface: eth0, virtualRouterId: 9, virtualIpaddresses: [192.0.2.1/24], virtualIpaddressesExcluded: [192.0.2.50/24, "2001:db8::50/64"] }
+    - { name: B, interface: eth0, virtualRouterId: 10, version: 2, unicastPeers: [192.0.2.9] }
+virtualServers: [{ address: 192.0.2.50, port: 80 }]
+`));
+  const [a, b] = c.vrrp.instances;
+  assert.deepEqual(a?.virtualIpaddressesExcluded.map((v) => [v.cidr, v.family, v.dev]), [['192.0.2.50/24', 4, 'eth0'], ['2001:db8::50/64', 6, 'eth0']]);
+  assert.equal(a.family, 4);
+  assert.deepEqual([b?.virtualIpaddresses, b?.virtualIpaddressesExcluded, b?.family], [[], [], 4]);
+  const bad = loadConfigText(`
+vrrp:
+  instances:
+    - { name: A, interface: eth0, virtualRouterId: 9, virtualIpaddresses: [192.0.2.1/24], virtualIpaddressesExcluded: [192.0.2.1/24] }
+    - name: C
+      interface: eth0
+      virtualRouterId: 11
+`, 'x.yaml');
+  assert.ok(!bad.ok);
+  assert.deepEqual(bad.errors.map(formatError), [
+    'x.yaml:4:120: vrrp.instances[0].virtualIpaddressesExcluded[0]: VIP 192.0.2.1 is listed twice',
+    'x.yaml:5:7: vrrp.instances[1]: a version 3 instance needs at least one address in virtualIpaddresses (only version: 2 instances may have none, as in keepalived)',
+  ]);
 });
 
 test('an empty file is a valid config with every default', () => {

@@ -220,7 +220,7 @@ for (const c of CORPUS) {
     assert.equal(r.complete, c.diagnostics.length === 0);
     const instances = r.config.vrrp?.instances ?? [];
     assert.equal(instances.length, c.instances);
-    assert.equal(instances.reduce((n, i) => n + i.virtualIpaddresses.length, 0), c.vips);
+    assert.equal(instances.reduce((n, i) => n + (i.virtualIpaddresses?.length ?? 0) + (i.virtualIpaddressesExcluded?.length ?? 0), 0), c.vips);
     const vss = r.config.virtualServers ?? [];
     assert.equal(vss.length, c.virtualServers);
     assert.equal(vss.reduce((n, v) => n + v.realServers.length, 0), c.realServers);

@@ -78,17 +78,34 @@ test('virtual_ipaddress forms: bare address gets a host prefix, dev/label/scope 
   assert.match(r.diagnostics[0]?.why ?? '', /brd 192\.0\.2\.255, no_track/);
 });
 
-test('virtual_ipaddress_excluded is carried as VIPs and reported (they would appear in adverts)', () => {
-  const r = importText(VI(' virtual_ipaddress_excluded {\n  10.0.0.200/24\n }'));
-  assert.deepEqual(r.config.vrrp?.instances?.[0]?.virtualIpaddresses, ['10.0.0.100/24', '10.0.0.200/24']);
-  assert.deepEqual(diag(r), ['8 10.0.0.200/24']);
+test('virtual_ipaddress_excluded is carried as excluded addresses (held, not advertised), either family; a duplicate is kept once', () => {
+  const r = importText(VI(' virtual_ipaddress_excluded {\n  10.0.0.200/24\n  fd00::200/64\n  10.0.0.100/24\n }'));
+  const inst = r.config.vrrp?.instances?.[0];
+  assert.deepEqual(inst?.virtualIpaddresses, ['10.0.0.100/24']);
+  assert.deepEqual(inst.virtualIpaddressesExcluded, ['10.0.0.200/24', 'fd00::200/64']);
+  assert.deepEqual(r.diagnostics, []);
+  assert.equal(r.complete, true);
+  assert.match(r.yaml, /virtualIpaddressesExcluded:\n(\s+- .*\n){2}/);
 });
 
-test('an instance lvsd cannot run (no interface / no VIP) is reported once, its body not line by line', () => {
+test('no virtual_ipaddress: a VRRPv2 instance is carried without VIPs (excluded ones kept); VRRPv3 is refused as keepalived 2.2.7 refuses it', () => {
+  const v2 = importText('vrrp_instance X {\n interface eth0\n virtual_router_id 5\n virtual_ipaddress_excluded {\n  10.0.0.7/24\n }\n}');
+  const inst = v2.config.vrrp?.instances?.[0];
+  assert.equal(inst?.version, 2);
+  assert.equal(inst.virtualIpaddresses, undefined);
+  assert.deepEqual(inst.virtualIpaddressesExcluded, ['10.0.0.7/24']);
+  assert.deepEqual(v2.diagnostics, []);
+  const v3 = importText('vrrp_instance X {\n interface eth0\n virtual_router_id 5\n version 3\n}');
+  assert.equal(v3.config.vrrp, undefined);
+  assert.deepEqual(v3.diagnostics.map((d) => `${d.line} ${d.directive}`), ['1 vrrp_instance']);
+  assert.match(v3.diagnostics[0]?.why ?? '', /No VIP specified; at least one is required/);
+});
+
+test('an instance lvsd cannot run (no interface) is reported once, its body not line by line', () => {
   const r = importText('vrrp_instance X {\n virtual_router_id 5\n priority 100\n use_vmac\n}');
   assert.equal(r.config.vrrp, undefined);
   assert.deepEqual(r.diagnostics.map((d) => `${d.line} ${d.directive}: ${d.why}`), [
-    '1 vrrp_instance: X: lvsd needs an interface, a virtual IP address; instance not carried over',
+    '1 vrrp_instance: X: lvsd needs an interface; instance not carried over',
   ]);
 });
 
@@ -152,6 +169,32 @@ test('global GARP settings, vrrp_min_garp, lvs_timeouts and lvs_sync_daemon with
     syncDaemon: { interface: 'eth1', maxLen: 1400, port: 8849, syncId: 51 },
   });
   assert.deepEqual(importText(`global_defs {\n vrrp_min_garp\n}\n${VI('')}`).config.vrrp?.garp, { masterRepeat: 1, masterDelay: '0s' });
+});
+
+test('split-brain answer: vrrp_garp_lower_prio_*, vrrp_lower_prio_no_advert, vrrp_higher_prio_send_advert (global and per instance); strict mode forces them off', () => {
+  const r = importText(
+    'global_defs {\n vrrp_garp_lower_prio_repeat 2\n vrrp_garp_lower_prio_delay 1\n vrrp_lower_prio_no_advert\n vrrp_higher_prio_send_advert true\n}\n' +
+      VI(' garp_lower_prio_repeat 3\n garp_lower_prio_delay 0.5\n lower_prio_no_advert false\n higher_prio_send_advert off'),
+  );
+  assert.deepEqual(r.config.vrrp?.garp, { lowerPrioRepeat: 2, lowerPrioDelay: '1s' });
+  assert.equal(r.config.vrrp.lowerPrioNoAdvert, true);
+  assert.equal(r.config.vrrp.higherPrioSendAdvert, true);
+  const inst = r.config.vrrp.instances?.[0];
+  assert.deepEqual(inst?.garp, { lowerPrioRepeat: 3, lowerPrioDelay: '500ms' });
+  assert.equal(inst.lowerPrioNoAdvert, false);
+  assert.equal(inst.higherPrioSendAdvert, false);
+  assert.deepEqual(r.diagnostics, []);
+  const strict = importText(`global_defs {\n vrrp_strict\n}\n${VI(' higher_prio_send_advert')}`).config.vrrp?.instances?.[0];
+  assert.deepEqual([strict?.lowerPrioNoAdvert, strict?.higherPrioSendAdvert, strict?.garp], [true, false, { lowerPrioRepeat: 0, lowerPrioDelay: '0s' }]);
+});
+
+test('vrrp_startup_delay and vrrp_delay_after_boot → vrrp.startupDelay, vrrp.delayAfterBoot (the latter noted as keepalived 2.4\'s)', () => {
+  const r = importText(`global_defs {\n vrrp_startup_delay 5.5\n vrrp_delay_after_boot 90\n}\n${VI('')}`);
+  assert.equal(r.config.vrrp?.startupDelay, '5500ms');
+  assert.equal(r.config.vrrp.delayAfterBoot, '90s');
+  assert.deepEqual(r.diagnostics, []);
+  assert.match(r.yaml, /startupDelay: 5500ms # from .*:2/);
+  assert.match(r.yaml, /keepalived 2\.4's/);
 });
 
 test('old per-instance lvs_sync_daemon_interface → ipvs.syncDaemon with the VRID as sync id', () => {

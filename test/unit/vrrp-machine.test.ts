@@ -53,6 +53,8 @@ function simulate(m: Machine, events: [number, MachineEvent][], until: number): 
 
 const transitions = (log: [number, Action][]): string[] =>
   log.flatMap(([t, a]) => (a.type === 'transition' ? [`${t}:${a.from}->${a.to}`] : []));
+const lowerPriority = (log: [number, Action][]): [number, number][] =>
+  log.flatMap(([t, a]) => (a.type === 'lowerPriorityAdvert' ? [[t, a.priority] as [number, number]] : []));
 const adverts = (log: [number, Action][]): [number, number][] =>
   log.flatMap(([t, a]) => (a.type === 'sendAdvert' ? [[t, a.priority] as [number, number]] : []));
 
@@ -66,7 +68,7 @@ test('RFC 5798 §6.1: Skew_Time and Master_Down_Interval', () => {
   assert.equal(skewTimeMs(255, 100), 10 / 2.56);
 });
 
-const rows: { rule: string; priority?: number; config?: Partial<MachineConfig>; events: [number, MachineEvent][]; until: number; expect: { state: string; transitions: string[]; adverts?: [number, number][] } }[] = [
+const rows: { rule: string; priority?: number; config?: Partial<MachineConfig>; events: [number, MachineEvent][]; until: number; expect: { state: string; transitions: string[]; adverts?: [number, number][]; lowerPriority?: [number, number][] } }[] = [
   {
     rule: '§6.4.1 Initialize, priority < 255 → Backup; no advert within Master_Down_Interval → Master',
     events: [[0, { type: 'startup' }]],
@@ -148,11 +150,48 @@ const rows: { rule: string; priority?: number; config?: Partial<MachineConfig>; 
     expect: { state: 'BACKUP', transitions: ['0:INIT->MASTER', '200:MASTER->BACKUP'] },
   },
   {
-    rule: '§6.4.3 (7) Master: equal priority from a lower address, or lower priority → discarded',
+    rule: 'keepalived (not §6.4.3 (7) discard): Master hears equal priority from a lower address, or lower priority → answers at once with its advert, restarts Adver_Timer, refreshes ARP',
     priority: 255,
     events: [[0, { type: 'startup' }], [100, { type: 'setPriority', priority: 100 }], [200, { type: 'advert', from: LOW, priority: 100, intervalCs: 100 }], [300, { type: 'advert', from: HIGH, priority: 99, intervalCs: 100 }]],
-    until: 400,
-    expect: { state: 'MASTER', transitions: ['0:INIT->MASTER'] },
+    until: 1400,
+    // Measured on keepalived 2.2.7: answer 1.5 ms after the lower advert, next advert one interval after the answer.
+    expect: { state: 'MASTER', transitions: ['0:INIT->MASTER'], adverts: [[0, 255], [100, 100], [200, 100], [300, 100], [1300, 100]], lowerPriority: [[200, 100], [300, 99]] },
+  },
+  {
+    rule: 'keepalived lower_prio_no_advert: Master hears lower priority → no answer, cadence kept, ARP still refreshed',
+    priority: 255,
+    config: { lowerPrioNoAdvert: true },
+    events: [[0, { type: 'startup' }], [100, { type: 'setPriority', priority: 100 }], [300, { type: 'advert', from: HIGH, priority: 99, intervalCs: 100 }]],
+    until: 1400,
+    expect: { state: 'MASTER', transitions: ['0:INIT->MASTER'], adverts: [[0, 255], [100, 100], [1100, 100]], lowerPriority: [[300, 99]] },
+  },
+  {
+    rule: 'Master: equal priority from our own address (a looped-back copy) → discarded, no answer',
+    priority: 255,
+    events: [[0, { type: 'startup' }], [100, { type: 'setPriority', priority: 100 }], [200, { type: 'advert', from: ME, priority: 100, intervalCs: 100 }]],
+    until: 1150,
+    expect: { state: 'MASTER', transitions: ['0:INIT->MASTER'], adverts: [[0, 255], [100, 100], [1100, 100]], lowerPriority: [] },
+  },
+  {
+    rule: 'keepalived higher_prio_send_advert: Master hears higher priority → sends its own advert once, then Backup',
+    priority: 255,
+    config: { higherPrioSendAdvert: true },
+    events: [[0, { type: 'startup' }], [100, { type: 'setPriority', priority: 100 }], [200, { type: 'advert', from: LOW, priority: 150, intervalCs: 100 }]],
+    until: 1000,
+    expect: { state: 'BACKUP', transitions: ['0:INIT->MASTER', '200:MASTER->BACKUP'], adverts: [[0, 255], [100, 100], [200, 100]], lowerPriority: [] },
+  },
+  {
+    rule: '§6.4.3 (6) without higher_prio_send_advert: Master hears higher priority → Backup, silent',
+    priority: 255,
+    events: [[0, { type: 'startup' }], [100, { type: 'setPriority', priority: 100 }], [200, { type: 'advert', from: LOW, priority: 150, intervalCs: 100 }]],
+    until: 1000,
+    expect: { state: 'BACKUP', transitions: ['0:INIT->MASTER', '200:MASTER->BACKUP'], adverts: [[0, 255], [100, 100]] },
+  },
+  {
+    rule: 'Backup hears a lower-priority master: no answer and no ARP refresh (only a master answers)',
+    events: [[0, { type: 'startup' }], [1000, { type: 'advert', from: LOW, priority: 50, intervalCs: 100 }]],
+    until: 2000,
+    expect: { state: 'BACKUP', transitions: ['0:INIT->BACKUP'], adverts: [], lowerPriority: [] },
   },
   {
     rule: '§6.4.3 (5) Master: priority 0 advert from another router → advert at once',
@@ -189,6 +228,44 @@ const rows: { rule: string; priority?: number; config?: Partial<MachineConfig>; 
     expect: { state: 'MASTER', transitions: ['0:INIT->MASTER'], adverts: [[0, 255], [250, 80], [1250, 80]] },
   },
   {
+    rule: 'keepalived vrrp_startup_delay: a Backup that hears nobody becomes Master one Master_Down_Interval after the delay ends (keepalived measured: 6.72 s for 3 s + 3.61 s)',
+    events: [[0, { type: 'startup', holdUntil: 3000 }]],
+    until: 7000,
+    expect: { state: 'MASTER', transitions: ['0:INIT->BACKUP', '6609.375:BACKUP->MASTER'] },
+  },
+  {
+    rule: 'a rebooting backup deaf for its first 5 s (a bond still coming up) grabs MASTER without a start-up delay…',
+    events: [[0, { type: 'startup' }], ...[5, 6, 7, 8, 9, 10].map((i): [number, MachineEvent] => [i * 1000, { type: 'advert', from: HIGH, priority: 150, intervalCs: 100 }])],
+    until: 11_000,
+    expect: { state: 'BACKUP', transitions: ['0:INIT->BACKUP', '3609.375:BACKUP->MASTER', '5000:MASTER->BACKUP'] },
+  },
+  {
+    rule: '…and with vrrp_startup_delay 6 s it does not: adverts heard during the delay hold its timer at delay end + Master_Down_Interval (keepalived measured alike)',
+    events: [[0, { type: 'startup', holdUntil: 6000 }], ...[5, 6, 7, 8, 9, 10].map((i): [number, MachineEvent] => [i * 1000, { type: 'advert', from: HIGH, priority: 150, intervalCs: 100 }])],
+    until: 11_000,
+    expect: { state: 'BACKUP', transitions: ['0:INIT->BACKUP'], adverts: [] },
+  },
+  {
+    rule: 'vrrp_startup_delay holds an address owner in INIT; it becomes Master when the delay ends (keepalived measured: MASTER at 2.05 s with a 2 s delay)',
+    priority: 255,
+    events: [[0, { type: 'startup', holdUntil: 2000 }]],
+    until: 3500,
+    expect: { state: 'MASTER', transitions: ['2000:INIT->MASTER'], adverts: [[2000, 255], [3000, 255]] },
+  },
+  {
+    rule: 'vrrp_startup_delay: a priority-0 advert during the delay gives Master at delay end + Skew_Time',
+    events: [[0, { type: 'startup', holdUntil: 4000 }], [1000, { type: 'advert', from: HIGH, priority: 150, intervalCs: 100 }], [1500, { type: 'advert', from: HIGH, priority: 0, intervalCs: 100 }]],
+    until: 5000,
+    expect: { state: 'MASTER', transitions: ['0:INIT->BACKUP', '4609.375:BACKUP->MASTER'] },
+  },
+  {
+    rule: 'vrrp_startup_delay: a higher-priority node preempts a lower master at delay end + Master_Down_Interval (keepalived drifts later, see docs/vrrp.md)',
+    priority: 150,
+    events: [[0, { type: 'startup', holdUntil: 4000 }], ...[1, 2, 3, 4, 5, 6, 7, 8].map((i): [number, MachineEvent] => [i * 1000, { type: 'advert', from: LOW, priority: 100, intervalCs: 100 }])],
+    until: 9000,
+    expect: { state: 'MASTER', transitions: ['0:INIT->BACKUP', `${4000 + masterDownIntervalMs(150, 100)}:BACKUP->MASTER`] },
+  },
+  {
     rule: 'sync group: a Backup member follows another member to Master, and back',
     events: [[0, { type: 'startup' }], [100, { type: 'sync', state: 'MASTER' }], [200, { type: 'sync', state: 'BACKUP' }], [300, { type: 'sync', state: 'FAULT' }]],
     until: 400,
@@ -202,6 +279,7 @@ for (const row of rows) {
     assert.equal(m.state, row.expect.state);
     assert.deepEqual(transitions(log), row.expect.transitions);
     if (row.expect.adverts !== undefined) assert.deepEqual(adverts(log), row.expect.adverts);
+    if (row.expect.lowerPriority !== undefined) assert.deepEqual(lowerPriority(log), row.expect.lowerPriority);
   });
 }
 
@@ -283,4 +361,54 @@ test('two machines on a virtual wire elect the higher priority, and the tie by a
     assert.equal(nodes[winner].state, 'MASTER', `${pa} vs ${pb}`);
     assert.equal(nodes[winner === 'a' ? 'b' : 'a'].state, 'BACKUP', `${pa} vs ${pb}`);
   }
+});
+
+test('answering a lower-priority master: the advert goes out before the ARP refresh', () => {
+  const { log } = run(createMachine(cfg(), 200), [[0, { type: 'startup' }], [4000, { type: 'timer' }], [4500, { type: 'advert', from: HIGH, priority: 100, intervalCs: 100 }]]);
+  assert.deepEqual(log.filter(([t]) => t === 4500).map(([, a]) => a.type), ['sendAdvert', 'lowerPriorityAdvert']);
+});
+
+test('split brain healed on a virtual wire: the better master answers the first advert it hears and the other steps down at once', () => {
+  // a (150) and b (100) both become Master while the wire drops everything (a partition); when it
+  // heals, whichever speaks first, one advert and its answer settle it: within 2 ms of the first
+  // advert after the heal, not at the next Adver_Timer (keepalived measured: answer 1.5 ms after).
+  const firstSpeakers = new Set<string>();
+  for (const bOffset of [0, 300, 700]) {
+    const nodes = { a: createMachine(cfg({ primaryAddress: LOW }), 150), b: createMachine(cfg({ primaryAddress: HIGH }), 100) };
+    const HEAL = 10_000;
+    const pending: [number, 'a' | 'b', MachineEvent][] = [[0, 'a', { type: 'startup' }], [bOffset, 'b', { type: 'startup' }]];
+    const seen: { t: number; k: string; a: Action }[] = [];
+    for (let t = 0; t <= 14_000; t += 1) {
+      for (const k of ['a', 'b'] as const) {
+        const due = pending.filter(([at, to]) => at <= t && to === k);
+        for (const p of due) pending.splice(pending.indexOf(p), 1);
+        const evs: MachineEvent[] = due.map(([, , e]) => e);
+        const d = nextDeadline(nodes[k]);
+        if (d !== null && d <= t) evs.push({ type: 'timer' });
+        for (const ev of evs) {
+          const r = step(nodes[k], ev, t);
+          nodes[k] = r.machine;
+          for (const a of r.actions) {
+            seen.push({ t, k, a });
+            if (a.type === 'sendAdvert' && t + 1 >= HEAL) pending.push([t + 1, k === 'a' ? 'b' : 'a', { type: 'advert', from: k === 'a' ? LOW : HIGH, priority: a.priority, intervalCs: 100 }]);
+          }
+        }
+      }
+      if (t === HEAL - 1) {
+        assert.equal(nodes.a.state, 'MASTER');
+        assert.equal(nodes.b.state, 'MASTER');
+      }
+    }
+    assert.equal(nodes.a.state, 'MASTER', `b started at ${bOffset}`);
+    assert.equal(nodes.b.state, 'BACKUP', `b started at ${bOffset}`);
+    const firstAfter = seen.find((x) => x.t >= HEAL - 1 && x.a.type === 'sendAdvert');
+    const down = seen.find((x) => x.k === 'b' && x.a.type === 'transition' && x.a.to === 'BACKUP');
+    assert.ok(firstAfter !== undefined && down !== undefined);
+    assert.ok(down.t - firstAfter.t <= 2, `b stepped down ${down.t - firstAfter.t} ms after the first advert past the heal`);
+    // a answered b (and refreshed ARP) only when b spoke first.
+    const answers = seen.filter((x) => x.k === 'a' && x.a.type === 'lowerPriorityAdvert');
+    assert.equal(answers.length, firstAfter.k === 'b' ? 1 : 0, `b started at ${bOffset}`);
+    firstSpeakers.add(firstAfter.k);
+  }
+  assert.deepEqual([...firstSpeakers].sort(), ['a', 'b'], 'both orders after the heal were exercised');
 });

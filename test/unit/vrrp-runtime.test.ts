@@ -3,7 +3,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { VrrpRuntime, type RuntimeIo } from '../../daemon/vrrp/runtime.js';
-import { normalizeOptions, type VrrpInstanceOptions } from '../../daemon/vrrp/options.js';
+import { normalizeOptions, startupDelayFor, type VrrpInstanceOptions } from '../../daemon/vrrp/options.js';
 import { parseIP } from '../../daemon/net/addr.js';
 import type { ReceivedPacket } from '../../daemon/net/vrrp-socket.js';
 import type { TransitionEvent } from '../../daemon/vrrp/protocol.js';
@@ -166,6 +166,151 @@ test('runtime: a master that loses its voice (adverts dropped) is replaced; the 
   assert.equal(stateOf(a), 'MASTER');
   await ra.stop();
   await rb.stop();
+});
+
+test('runtime: a master hearing a lower-priority master answers it and sends garp.lowerPrioRepeat GARPs per advert, again after lowerPrioDelayMs; the split heals', { timeout: 20_000 }, async () => {
+  const seg = new FakeSegment();
+  let mute = false;
+  const a = seg.host('10.0.0.1', () => mute);
+  const b = seg.host('10.0.0.2');
+  const ra = runtime(a, { priority: 150, garp: { masterDelayMs: 0, masterRepeat: 2, lowerPrioRepeat: 3, lowerPrioDelayMs: 150 } });
+  const rb = runtime(b, { priority: 100 });
+  await ra.start();
+  await rb.start();
+  await until('A master', () => stateOf(a) === 'MASTER');
+  const garps = (): number => a.calls.filter((c) => c.startsWith('garp')).length;
+  assert.equal(garps(), 2);
+  // A loses its voice: B takes over, and A (still MASTER, still hearing) answers each of B's adverts.
+  mute = true;
+  await until('B master while A is mute', () => stateOf(b) === 'MASTER');
+  await until('A heard B three times', () => (ra.snapshot().instances[0]?.counters.lowerPriorityAdverts ?? 0) >= 3);
+  mute = false;
+  await until('B back to backup', () => stateOf(b) === 'BACKUP');
+  assert.equal(stateOf(a), 'MASTER');
+  const heard = ra.snapshot().instances[0]?.counters.lowerPriorityAdverts ?? 0;
+  // Every lower advert: 3 GARPs now and 3 more 150 ms later (all delayed ones have fired after 400 ms).
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(ra.snapshot().instances[0]?.counters.lowerPriorityAdverts, heard, 'no lower-priority advert after the heal');
+  assert.equal(garps(), 2 + heard * 3 * 2);
+  assert.ok(a.logs.some((l) => l.includes('received advert with lower priority 100, ours 150, forcing new election')), a.logs.join('\n'));
+  // B never heard a lower priority while master; it sent no GARP of that kind (its own master burst only).
+  assert.equal(rb.snapshot().instances[0]?.counters.lowerPriorityAdverts, 0);
+  await ra.stop();
+  await rb.stop();
+});
+
+test('runtime: lowerPrioNoAdvert (global default, instance override) and lowerPrioRepeat 0 silence the answer', { timeout: 20_000 }, async () => {
+  const o = normalizeOptions({
+    lowerPrioNoAdvert: true,
+    garp: { lowerPrioRepeat: 0, masterRepeat: 4, masterDelayMs: 1000 },
+    instances: [
+      { name: 'VI_1', interface: 'eth0', vrid: 51, priority: 100, vips: ['10.0.0.100/24'] },
+      { name: 'VI_2', interface: 'eth0', vrid: 52, priority: 100, vips: ['10.0.0.101/24'], lowerPrioNoAdvert: false, higherPrioSendAdvert: true, garp: { masterRepeat: 1 } },
+    ],
+  });
+  assert.deepEqual(o.instances.map((i) => [i.lowerPrioNoAdvert, i.higherPrioSendAdvert, i.garp.lowerPrioRepeat, i.garp.lowerPrioDelayMs, i.garp.masterRepeat]), [[true, false, 0, 1000, 4], [false, true, 0, 1000, 1]]);
+  // keepalived: the lower-priority burst follows the *global* master burst, not the instance's own.
+  const d = normalizeOptions({ garp: { masterRepeat: 3, masterDelayMs: 2000 }, instances: [{ name: 'VI_1', interface: 'eth0', vrid: 51, priority: 100, vips: ['10.0.0.100/24'], garp: { masterRepeat: 7 } }] });
+  assert.deepEqual([d.instances[0]?.garp.lowerPrioRepeat, d.instances[0]?.garp.lowerPrioDelayMs], [3, 2000]);
+  const dflt = normalizeOptions({ instances: [{ name: 'VI_1', interface: 'eth0', vrid: 51, priority: 100, vips: ['10.0.0.100/24'] }] });
+  assert.deepEqual([dflt.instances[0]?.garp.lowerPrioRepeat, dflt.instances[0]?.garp.lowerPrioDelayMs, dflt.instances[0]?.lowerPrioNoAdvert, dflt.instances[0]?.higherPrioSendAdvert], [5, 5000, false, false]);
+  assert.throws(() => normalizeOptions({ instances: [{ name: 'VI_1', interface: 'eth0', vrid: 51, priority: 100, vips: ['10.0.0.100/24'], garp: { lowerPrioRepeat: -1 } }] }), /instances\[0\] \(VI_1\)\.garp\.lowerPrioRepeat: -1/);
+
+  // On the wire: A (150, lowerPrioNoAdvert, no lower-priority GARPs) answers nothing while B is master.
+  const seg = new FakeSegment();
+  let mute = false;
+  const a = seg.host('10.0.0.1', () => mute);
+  const b = seg.host('10.0.0.2');
+  const ra = runtime(a, { priority: 150, lowerPrioNoAdvert: true, garp: { masterDelayMs: 0, masterRepeat: 2, lowerPrioRepeat: 0 } });
+  const rb = runtime(b, { priority: 100 });
+  await ra.start();
+  await rb.start();
+  await until('A master', () => stateOf(a) === 'MASTER');
+  mute = true;
+  await until('B master while A is mute', () => stateOf(b) === 'MASTER');
+  await until('A heard B twice', () => (ra.snapshot().instances[0]?.counters.lowerPriorityAdverts ?? 0) >= 2);
+  assert.equal(a.calls.filter((c) => c.startsWith('garp')).length, 2);
+  assert.ok(a.logs.some((l) => l === 'received advert with lower priority 100, ours 150'), a.logs.join('\n'));
+  mute = false;
+  await until('B back to backup', () => stateOf(b) === 'BACKUP');
+  await ra.stop();
+  await rb.stop();
+});
+
+test('runtime: excluded VIPs are added, announced and removed with the state but not advertised, so a peer without them sees the same list', { timeout: 20_000 }, async () => {
+  const seg = new FakeSegment();
+  const a = seg.host('10.0.0.1');
+  const b = seg.host('10.0.0.2');
+  const ra = runtime(a, { priority: 150, excludedVips: ['10.0.0.200/24', 'fd00::200/64'] });
+  const rb = runtime(b, { priority: 100 });
+  await ra.start();
+  await rb.start();
+  await until('A master', () => stateOf(a) === 'MASTER');
+  await until('B heard A', () => (rb.snapshot().instances[0]?.counters.advertsReceived ?? 0) >= 3);
+  // Start-up clears stale copies of all three; MASTER adds all three and announces all three, twice.
+  assert.deepEqual(a.calls, ['del 10.0.0.100/24', 'del 10.0.0.200/24', 'del fd00::200/64', 'add 10.0.0.100/24', 'add 10.0.0.200/24', 'add fd00::200/64',
+    'garp 10.0.0.100', 'garp 10.0.0.200', 'garp 253.0.0.0.0.0.0.0.0.0.0.0.0.0.2.0', 'garp 10.0.0.100', 'garp 10.0.0.200', 'garp 253.0.0.0.0.0.0.0.0.0.0.0.0.0.2.0']);
+  assert.ok(!b.logs.some((l) => l.includes('address list differs')), b.logs.join('\n'));
+  assert.deepEqual(ra.snapshot().instances[0]?.excludedVips, ['10.0.0.200/24', 'fd00::200/64']);
+  await ra.stop();
+  assert.deepEqual(a.calls.slice(-3), ['del 10.0.0.100/24', 'del 10.0.0.200/24', 'del fd00::200/64']);
+  await rb.stop();
+});
+
+test('runtime: a VRRPv2 instance without VIPs elects a master (adverts carry no address); v3 refuses it, naming the field', { timeout: 20_000 }, async () => {
+  assert.throws(() => normalizeOptions({ instances: [{ name: 'VI_1', interface: 'eth0', vrid: 51, priority: 100, vips: [] }] }), /instances\[0\] \(VI_1\)\.vips: VRRPv3 needs at least one virtual address/);
+  const seg = new FakeSegment();
+  const a = seg.host('10.0.0.1');
+  const b = seg.host('10.0.0.2');
+  const ra = runtime(a, { priority: 150, version: 2, advertIntervalMs: 1000, vips: [] });
+  const rb = runtime(b, { priority: 100, version: 2, advertIntervalMs: 1000, vips: [] });
+  await ra.start();
+  await rb.start();
+  await until('A master', () => stateOf(a) === 'MASTER', 8000);
+  await until('B heard A', () => (rb.snapshot().instances[0]?.counters.advertsReceived ?? 0) >= 1, 3000);
+  assert.equal(stateOf(b), 'BACKUP');
+  assert.deepEqual(a.calls, []);
+  assert.deepEqual(rb.snapshot().instances[0]?.counters.drops, {});
+  await ra.stop();
+  await rb.stop();
+});
+
+test('startupDelayFor: the longer of vrrp_startup_delay and what is left of vrrp_delay_after_boot (keepalived\'s rule)', () => {
+  assert.equal(startupDelayFor({ startupDelayMs: 5000, delayAfterBootMs: 0 }, null), 5000);
+  assert.equal(startupDelayFor({ startupDelayMs: 0, delayAfterBootMs: 60_000 }, 20_000), 40_000);
+  assert.equal(startupDelayFor({ startupDelayMs: 5000, delayAfterBootMs: 60_000 }, 58_000), 5000);
+  assert.equal(startupDelayFor({ startupDelayMs: 0, delayAfterBootMs: 60_000 }, 70_000), 0);
+  assert.equal(startupDelayFor({ startupDelayMs: 0, delayAfterBootMs: 60_000 }, null), 0, 'unknown uptime: keepalived ignores the setting');
+  assert.throws(() => normalizeOptions({ startupDelayMs: -1, instances: [] }), /startupDelayMs: -1/);
+});
+
+test('runtime: a rebooting backup that hears nobody at first grabs MASTER without a start-up delay, and does not with one (uptime-based too)', { timeout: 20_000 }, async () => {
+  for (const [extra, grabs] of [[{}, true], [{ startupDelayMs: 600 }, false], [{ delayAfterBootMs: 10_600 }, false]] as const) {
+    const seg = new FakeSegment();
+    let mute = true;
+    const a = seg.host('10.0.0.1', () => mute);
+    const b = seg.host('10.0.0.2');
+    b.io.uptimeMs = () => 10_000;
+    const ra = runtime(a, { priority: 150 });
+    await ra.start();
+    await until('A master', () => stateOf(a) === 'MASTER');
+    const rb = new VrrpRuntime(normalizeOptions({ ...extra, instances: [{ name: 'VI_1', interface: 'eth0', vrid: 51, priority: 100, advertIntervalMs: 50, vips: ['10.0.0.100/24'], garp: { masterDelayMs: 0 } }] }), b.io, {
+      transition: (e) => b.transitions.push(e),
+      log: (_l, msg) => b.logs.push(msg),
+    });
+    live.add(rb);
+    await rb.start();
+    // A is heard again only after 400 ms: more than twice B's Master_Down_Interval (about 180 ms).
+    await new Promise((r) => setTimeout(r, 400));
+    mute = false;
+    await until('B hears A', () => (rb.snapshot().instances[0]?.counters.advertsReceived ?? 0) >= 3);
+    await new Promise((r) => setTimeout(r, 600));
+    assert.equal(b.transitions.some((t) => t.to === 'MASTER'), grabs, JSON.stringify(extra));
+    assert.equal(stateOf(b), 'BACKUP');
+    assert.equal(b.logs.some((l) => l.startsWith('Delaying startup for 0.6 seconds')), !grabs, b.logs.join('\n'));
+    await rb.stop();
+    await ra.stop();
+  }
 });
 
 test('runtime: an instance whose interface does not exist starts in FAULT and says why; operator fault and offset apply', { timeout: 20_000 }, async () => {

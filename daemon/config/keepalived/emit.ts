@@ -23,10 +23,11 @@ type Kind = 'root' | 'vrrp' | 'instance' | 'script' | 'vs' | 'rs' | 'hc' | 'trac
 
 const ORDER: Partial<Record<Kind, string[]>> = {
   root: ['node', 'api', 'stateFile', 'dataplane', 'ipvs', 'nftables', 'userspace', 'vrrp', 'virtualServers'],
-  vrrp: ['garp', 'scripts', 'instances', 'syncGroups'],
+  vrrp: ['startupDelay', 'delayAfterBoot', 'garp', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'scripts', 'instances', 'syncGroups'],
   instance: [
     'name', 'interface', 'state', 'virtualRouterId', 'priority', 'version', 'advertInterval', 'preempt', 'preemptDelay', 'accept',
-    'authentication', 'unicastSrcIp', 'unicastPeers', 'virtualIpaddresses', 'trackInterfaces', 'trackScripts', 'trackFiles', 'notify', 'garp',
+    'authentication', 'unicastSrcIp', 'unicastPeers', 'virtualIpaddresses', 'virtualIpaddressesExcluded', 'trackInterfaces', 'trackScripts', 'trackFiles',
+    'notify', 'garp', 'lowerPrioNoAdvert', 'higherPrioSendAdvert',
   ],
   script: ['command', 'interval', 'timeout', 'rise', 'fall', 'weight', 'user'],
   vs: [

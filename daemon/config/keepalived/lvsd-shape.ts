@@ -10,6 +10,8 @@ export interface GarpOut {
   masterRefresh?: Duration;
   masterRefreshRepeat?: number;
   interval?: Duration;
+  lowerPrioRepeat?: number;
+  lowerPrioDelay?: Duration;
 }
 
 export interface ScriptOut {
@@ -46,12 +48,15 @@ export interface InstanceOut {
   authentication?: { type: 'PASS'; password: string };
   unicastSrcIp?: string;
   unicastPeers?: string[];
-  virtualIpaddresses: VipOut[];
+  virtualIpaddresses?: VipOut[];
+  virtualIpaddressesExcluded?: VipOut[];
   trackInterfaces?: { name: string; weight?: number }[];
   trackScripts?: { name: string; weight?: number }[];
   trackFiles?: { path: string; weight?: number }[];
   notify?: NotifyOut;
   garp?: GarpOut;
+  lowerPrioNoAdvert?: boolean;
+  higherPrioSendAdvert?: boolean;
 }
 
 export interface SyncGroupOut {
@@ -130,6 +135,10 @@ export interface ConfigOut {
   };
   vrrp?: {
     garp?: GarpOut;
+    lowerPrioNoAdvert?: boolean;
+    higherPrioSendAdvert?: boolean;
+    startupDelay?: Duration;
+    delayAfterBoot?: Duration;
     scripts?: Record<string, ScriptOut>;
     instances?: InstanceOut[];
     syncGroups?: SyncGroupOut[];

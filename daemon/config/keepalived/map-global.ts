@@ -17,6 +17,12 @@ export interface GlobalResult {
   strict: boolean;
   /** vrrp_rt_priority: SCHED_RR priority of the VRRP thread. */
   realtimePriority?: number;
+  /** vrrp_lower_prio_no_advert, vrrp_higher_prio_send_advert. */
+  lowerPrioNoAdvert?: boolean;
+  higherPrioSendAdvert?: boolean;
+  /** vrrp_startup_delay, vrrp_delay_after_boot, with their directives (for the source comments). */
+  startupDelay?: { value: string; d: Directive };
+  delayAfterBoot?: { value: string; d: Directive };
 }
 
 export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
@@ -66,6 +72,16 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
     ctx.reportDirective(gna, 'lvsd spaces unsolicited NAs like gratuitous ARPs (vrrp.garp.interval); a different NA interval is not carried over');
   }
   if (Object.keys(garp).length > 0) out.garp = garp;
+  const startupD = r.last('vrrp_startup_delay');
+  const startupDelay = r.timer(startupD);
+  if (startupD && startupDelay !== undefined) out.startupDelay = { value: startupDelay, d: startupD };
+  const afterBootD = r.last('vrrp_delay_after_boot');
+  const afterBoot = r.timer(afterBootD);
+  if (afterBootD && afterBoot !== undefined) out.delayAfterBoot = { value: afterBoot, d: afterBootD };
+  const noAdvert = r.bool(r.last('vrrp_lower_prio_no_advert'));
+  if (noAdvert !== undefined) out.lowerPrioNoAdvert = noAdvert;
+  const sendAdvert = r.bool(r.last('vrrp_higher_prio_send_advert'));
+  if (sendAdvert !== undefined) out.higherPrioSendAdvert = sendAdvert;
 
   const version = r.last('vrrp_version');
   const v = r.int(version, 2, 3);
@@ -101,6 +117,10 @@ export function mapGarp(r: BlockReader, garp: GarpOut, prefix: string): void {
   set('masterRefreshRepeat', refreshRepeat, r.int(refreshRepeat, 0, 1000));
   const interval = r.last(`${prefix}garp_interval`);
   set('interval', interval, r.timer(interval));
+  const lowerDelay = r.last(`${prefix}garp_lower_prio_delay`);
+  set('lowerPrioDelay', lowerDelay, r.timer(lowerDelay));
+  const lowerRepeat = r.last(`${prefix}garp_lower_prio_repeat`);
+  set('lowerPrioRepeat', lowerRepeat, r.int(lowerRepeat, 0, 1000));
 }
 
 function mapSyncDaemon(ctx: Context, d: Directive, out: GlobalResult): void {

@@ -97,43 +97,36 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
   const familyOf = (v: VipOut): 4 | 6 => ((typeof v === 'string' ? v : v.address).includes(':') ? 6 : 4);
   let family: 4 | 6 | undefined;
   const addressOf = (v: VipOut): string => (typeof v === 'string' ? v : v.address).split('/')[0] ?? '';
-  const isDuplicate = (v: VipOut): boolean => vips.some((x) => addressOf(x) === addressOf(v));
-  // virtual_ipaddress_excluded becomes ordinary VIPs (said per line); its other-family addresses need
-  // an instance of their own rather than keepalived's silent drop.
+  const excludedVips: VipOut[] = [];
+  const isDuplicate = (v: VipOut): boolean => [...vips, ...excludedVips].some((x) => addressOf(x) === addressOf(v));
+  // virtual_ipaddress_excluded: held with the state like the VIPs but not advertised; keepalived adds
+  // them whatever their family (measured: an IPv6 one in an IPv4 instance is added too).
   for (const keyword of ['virtual_ipaddress', 'virtual_ipaddress_excluded'] as const) {
     const excluded = keyword === 'virtual_ipaddress_excluded';
     for (const block of r.all(keyword)) {
       for (const line of block.block ?? []) {
         const vip = mapVip(ctx, line);
         if (vip === undefined) continue;
-        // keepalived: the first VIP sets the instance's family; others are ignored ("address family must match").
-        family ??= familyOf(vip);
         if (isDuplicate(vip)) {
           pendingNotes.push(`${line.keyword} (${ctx.displayPos(line.pos)}) listed twice; kept once`);
           continue;
         }
+        if (excluded) {
+          excludedVips.push(vip);
+          vipSource.set(vip, line);
+          continue;
+        }
+        // keepalived: the first VIP sets the instance's family; others are ignored ("address family must match").
+        family ??= familyOf(vip);
         if (familyOf(vip) !== family) {
-          if (excluded) ctx.reportDirective(line, 'an lvsd instance holds one address family; put this address in an instance of its own');
-          else pendingNotes.push(`${line.keyword} (${ctx.displayPos(line.pos)}) dropped: keepalived ignores a VIP of the other address family`);
+          pendingNotes.push(`${line.keyword} (${ctx.displayPos(line.pos)}) dropped: keepalived ignores a VIP of the other address family`);
           continue;
         }
         vips.push(vip);
         vipSource.set(vip, line);
-        if (excluded) ctx.reportDirective(line, 'lvsd has no excluded-address list: this address is carried over as a normal VIP and appears in the adverts');
       }
     }
   }
-
-  const missing: string[] = [];
-  if (iface === undefined) missing.push('an interface');
-  if (vrid === undefined) missing.push('a virtual_router_id');
-  if (vips.length === 0) missing.push('a virtual IP address');
-  if (iface === undefined || vrid === undefined || vips.length === 0) {
-    r.discard();
-    ctx.report(b.pos, 'vrrp_instance', `${b.name}: lvsd needs ${missing.join(', ')}; instance not carried over`);
-    return undefined;
-  }
-  result.vridByInstance.set(name, vrid);
 
   const hasV6 = family === 6;
   const versionD = r.last('version');
@@ -144,6 +137,23 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
     version = 3;
   }
 
+  const missing: string[] = [];
+  if (iface === undefined) missing.push('an interface');
+  if (vrid === undefined) missing.push('a virtual_router_id');
+  if (iface === undefined || vrid === undefined) {
+    r.discard();
+    ctx.report(b.pos, 'vrrp_instance', `${b.name}: lvsd needs ${missing.join(', ')}; instance not carried over`);
+    return undefined;
+  }
+  // keepalived 2.2.7 accepts a VRRPv2 instance without a VIP ("at least one is sensible") and refuses
+  // a VRRPv3 one ("No VIP specified; at least one is required", keepalived exits): measured, lvsd alike.
+  if (vips.length === 0 && version === 3) {
+    r.discard();
+    ctx.report(b.pos, 'vrrp_instance', `${b.name}: a VRRPv3 instance needs a virtual_ipaddress (keepalived 2.2.7 refuses it too: "No VIP specified; at least one is required"); instance not carried over`);
+    return undefined;
+  }
+  result.vridByInstance.set(name, vrid);
+
   const advertD = r.last('advert_int');
   const inst: InstanceOut = {
     name,
@@ -151,8 +161,10 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
     virtualRouterId: vrid,
     version,
     advertInterval: mapAdvertInterval(ctx, r, advertD, version, pendingNotes),
-    virtualIpaddresses: vips,
   };
+  if (vips.length > 0) inst.virtualIpaddresses = vips;
+  else pendingNotes.push('no virtual_ipaddress: a VRRPv2 instance of tracking and notify only, as keepalived allows (its adverts carry no address)');
+  if (excludedVips.length > 0) inst.virtualIpaddressesExcluded = excludedVips;
   ctx.source.self(inst, b.pos);
   for (const n of pendingNotes) ctx.note(inst, n);
   if (ifaceD) ctx.source.at(inst, 'interface', ifaceD.pos);
@@ -161,10 +173,12 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
   else ctx.note(inst, hasV6 ? 'IPv6 VIPs: keepalived uses VRRPv3' : `keepalived's default VRRP version is ${env.global.vrrpVersion ?? 2}`);
   if (advertD) ctx.source.at(inst, 'advertInterval', advertD.pos);
   for (const [vip, line] of vipSource) if (typeof vip === 'object') ctx.source.self(vip, line.pos);
-  vips.forEach((vip, i) => {
-    const line = vipSource.get(vip);
-    if (line) ctx.source.at(vips, String(i), line.pos);
-  });
+  for (const list of [vips, excludedVips]) {
+    list.forEach((vip, i) => {
+      const line = vipSource.get(vip);
+      if (line) ctx.source.at(list, String(i), line.pos);
+    });
+  }
 
   const stateD = r.last('state');
   const state = stateD?.args[0]?.toUpperCase();
@@ -248,6 +262,26 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
 
   const garp: GarpOut = {};
   mapGarp(r, garp, '');
+  const noAdvertD = r.last('lower_prio_no_advert');
+  const noAdvert = r.bool(noAdvertD);
+  if (noAdvertD && noAdvert !== undefined) {
+    inst.lowerPrioNoAdvert = noAdvert;
+    ctx.source.at(inst, 'lowerPrioNoAdvert', noAdvertD.pos);
+  }
+  const sendAdvertD = r.last('higher_prio_send_advert');
+  const sendAdvert = r.bool(sendAdvertD);
+  if (sendAdvertD && sendAdvert !== undefined) {
+    inst.higherPrioSendAdvert = sendAdvert;
+    ctx.source.at(inst, 'higherPrioSendAdvert', sendAdvertD.pos);
+  }
+  if (strict) {
+    // keepalived's strict mode forces these whatever the config says (with a config error if it said otherwise).
+    inst.lowerPrioNoAdvert = true;
+    inst.higherPrioSendAdvert = false;
+    garp.lowerPrioRepeat = 0;
+    garp.lowerPrioDelay = '0s';
+    ctx.note(inst, 'keepalived\'s strict mode: no answer and no gratuitous ARPs on a lower-priority advert, no advert before yielding to a higher one');
+  }
   if (Object.keys(garp).length > 0) inst.garp = garp;
 
   const syncIf = r.last('lvs_sync_daemon_interface');

@@ -49,6 +49,18 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
 
   const vrrp: NonNullable<ConfigOut['vrrp']> = {};
   if (global.garp) vrrp.garp = global.garp;
+  if (global.lowerPrioNoAdvert !== undefined) vrrp.lowerPrioNoAdvert = global.lowerPrioNoAdvert;
+  if (global.higherPrioSendAdvert !== undefined) vrrp.higherPrioSendAdvert = global.higherPrioSendAdvert;
+  if (global.startupDelay !== undefined) {
+    vrrp.startupDelay = global.startupDelay.value;
+    ctx.source.at(vrrp, 'startupDelay', global.startupDelay.d.pos);
+  }
+  if (global.delayAfterBoot !== undefined) {
+    vrrp.delayAfterBoot = global.delayAfterBoot.value;
+    ctx.source.at(vrrp, 'delayAfterBoot', global.delayAfterBoot.d.pos);
+    // Measured: keepalived 2.2.7 says "Unknown keyword 'vrrp_delay_after_boot'" and ignores it; it came in 2.4.
+    ctx.note(vrrp, 'vrrp_delay_after_boot is keepalived 2.4\'s (2.2.7 ignores it as an unknown keyword); lvsd applies it');
+  }
   if (Object.keys(scripts).length > 0) vrrp.scripts = scripts;
   if (instances.length > 0) vrrp.instances = instances;
   if (syncGroups.length > 0) vrrp.syncGroups = syncGroups;
