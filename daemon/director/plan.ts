@@ -1,7 +1,7 @@
 // Maps the normalised config onto what each component takes: the dataplane's service plans, the health
 // monitor's services and targets, and the VRRP engine's options. Pure; the one place where config
 // vocabulary meets component vocabulary, so the components never import the config module.
-import type { Config, HealthCheck, RealServer, VirtualServer } from '../config/types.js';
+import type { Config, HealthCheck, RealServer, VirtualServer, Vip } from '../config/types.js';
 import type { DrainPolicy } from '../dataplane/ipvs/drain.js';
 import type { CheckOptions, HttpCheckOptions, UdpCheckOptions } from '../health/options.js';
 import type { HealthService, HealthTarget } from '../health/monitor.js';
@@ -126,6 +126,9 @@ export function healthPlan(config: Config): HealthPlan {
   return { services, targets };
 }
 
+const vipOption = (v: Vip): VrrpOptions['instances'][number]['vips'][number] =>
+  v.label === undefined ? { address: v.cidr, dev: v.dev } : { address: v.cidr, dev: v.dev, label: v.label };
+
 export function vrrpOptions(config: Config): VrrpOptions {
   const scripts: VrrpOptions['scripts'] = {};
   for (const [name, s] of Object.entries(config.vrrp.scripts)) {
@@ -134,6 +137,8 @@ export function vrrpOptions(config: Config): VrrpOptions {
   return {
     scripts,
     garp: config.vrrp.garp,
+    startupDelayMs: config.vrrp.startupDelayMs,
+    delayAfterBootMs: config.vrrp.delayAfterBootMs,
     ...(config.vrrp.realtimePriority !== undefined ? { realtimePriority: config.vrrp.realtimePriority } : {}),
     syncGroups: config.vrrp.syncGroups.map((g) => ({ name: g.name, instances: [...g.instances], notify: g.notify })),
     instances: config.vrrp.instances.map((i) => {
@@ -148,7 +153,10 @@ export function vrrpOptions(config: Config): VrrpOptions {
         preemptDelayMs: i.preemptDelayMs,
         accept: i.accept,
         unicastPeers: [...i.unicastPeers],
-        vips: i.virtualIpaddresses.map((v) => (v.label === undefined ? { address: v.cidr, dev: v.dev } : { address: v.cidr, dev: v.dev, label: v.label })),
+        vips: i.virtualIpaddresses.map(vipOption),
+        excludedVips: i.virtualIpaddressesExcluded.map(vipOption),
+        lowerPrioNoAdvert: i.lowerPrioNoAdvert,
+        higherPrioSendAdvert: i.higherPrioSendAdvert,
         trackInterfaces: i.trackInterfaces,
         trackScripts: i.trackScripts,
         trackFiles: i.trackFiles,
