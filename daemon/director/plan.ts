@@ -118,6 +118,7 @@ export function healthPlan(config: Config): HealthPlan {
         weight: rs.weight,
         check: checkOptions(rs.healthCheck, vs.alpha),
         omega: vs.omega,
+        logFields: { virtualServer: vs.name, realServer: rs.id },
       };
       if (rs.notify.up !== undefined || rs.notify.down !== undefined) t.notify = { ...rs.notify };
       targets.push(t);

@@ -23,6 +23,8 @@ export interface HealthTarget {
   notify?: { up?: string; down?: string };
   /** keepalived omega: run down hooks (and emit down transitions) on removal and shutdown. */
   omega?: boolean;
+  /** Fields every log line about this target carries (the director's: virtualServer, realServer). */
+  logFields?: Record<string, string>;
 }
 
 export interface HealthService {

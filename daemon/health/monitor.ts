@@ -204,6 +204,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     }
     const newLive = this.liveWeight(rec);
     if (newLive !== oldLive && rec.health.state === 'up') {
+      this.log.info({ ...this.logFields(rec), weight: newLive, previous: oldLive }, `real server weight ${oldLive} → ${newLive}: configuration changed`);
       this.emit('weight', { id: t.id, service: t.service, name: rec.name, weight: newLive, previous: oldLive, at: this.clock.wall(), detail: 'configuration changed' });
     }
     if (oldService !== t.service) this.evaluateQuorum(this.svc(oldService));
@@ -499,7 +500,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     if (t !== null) this.onTransition(rec, t, now - rec.startedAt);
     else if (this.liveWeight(rec) !== before && h.state === 'up') {
       const ev: WeightEvent = { id: rec.target.id, service: rec.target.service, name: rec.name, weight: this.liveWeight(rec), previous: before, at: this.clock.wall(), detail: v.detail };
-      this.log.info({ service: ev.service, realServer: ev.name, weight: ev.weight, previous: ev.previous, detail: v.detail }, 'dynamic weight changed');
+      this.log.info({ ...this.logFields(rec), weight: ev.weight, previous: ev.previous, detail: v.detail }, `real server weight ${ev.previous} → ${ev.weight}: ${v.detail}`);
       this.emit('weight', ev);
       this.evaluateQuorum(this.svc(rec.target.service));
     }
@@ -554,6 +555,11 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
 
   // ——— effects ———
 
+  /** What every log line about a target carries: the owner's names for it, else its service and name. */
+  private logFields(rec: Rec): Record<string, string> {
+    return rec.target.logFields ?? { service: rec.target.service, realServer: rec.name };
+  }
+
   private liveWeight(rec: Rec): number {
     return rec.health.dynamicWeight ?? scaledWeight(rec.target.weight, rec.health.weightPercent);
   }
@@ -565,9 +571,10 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       reason: t.reason, detail: t.detail, at: this.clock.wall(), inPreviousStateMs: t.inPreviousStateMs, latencyMs,
       weight: t.to === 'up' ? this.liveWeight(rec) : 0,
     };
-    const fields = { service: tg.service, realServer: rec.name, from: t.from, to: t.to, reason: t.reason, detail: t.detail, inPreviousStateMs: Math.round(t.inPreviousStateMs) };
-    if (t.to === 'down') this.log.warn(fields, 'real server down');
-    else this.log.info(fields, 'real server up');
+    const fields = { ...this.logFields(rec), from: t.from, to: t.to, reason: t.reason, detail: t.detail, inPreviousStateMs: Math.round(t.inPreviousStateMs) };
+    // The one log line of a transition (the director only publishes it).
+    if (t.to === 'down') this.log.warn(fields, `real server down: ${t.detail}`);
+    else this.log.info(fields, `real server up: ${t.detail}`);
     this.emit('transition', ev);
     const hook = t.to === 'up' ? tg.notify?.up : tg.notify?.down;
     if (hook !== undefined) {

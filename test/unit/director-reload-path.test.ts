@@ -20,8 +20,8 @@ test('a SIGHUP reload runs the text it read: a file changed while the reload run
     writeFileSync(t.file, next);
     t.engine().reconfigureMs = 150;
     const reloading = t.d.reloadFile('SIGHUP');
-    await sleep(50);
-    // Someone edits the file again while the VRRP part runs.
+    while (t.engine().reconfigured.length === 0) await sleep(5);
+    // Someone edits the file again while the VRRP part runs (the file was read before it).
     writeFileSync(t.file, ONE_OF_EACH.replace('priority: 150', 'priority: 120'));
     const r = await reloading;
     assert.equal(r.ok, true);
