@@ -169,11 +169,6 @@ export class VrrpSupervisor {
     return run;
   }
 
-  /** The sync daemon's role as applied to the kernel. */
-  get syncRole(): SyncRole {
-    return this.syncApplied === 'none' ? 'none' : (this.syncApplied.split(' ')[0] as SyncRole);
-  }
-
   /**
    * keepalived's parent restarts a VRRP child that died; so does lvsd, without waiting for systemd's watchdog
    * (which may not be there). The backup takes over meanwhile; the new engine clears VIPs the dead one left
