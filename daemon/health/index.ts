@@ -2,9 +2,10 @@
 export { HealthMonitor, realClock } from './monitor.js';
 export type {
   HealthTarget, HealthService, HealthMonitorOptions, TransitionEvent, WeightEvent, QuorumEvent, RemovedEvent,
-  MonitorEvents, MonitorClock, TargetSnapshot, ServiceSnapshot, MonitorStats, ReconcileResult,
+  MonitorEvents, MonitorClock, TargetSnapshot, CheckerSnapshot, ServiceSnapshot, MonitorStats, ReconcileResult,
 } from './monitor.js';
 export { CHECK_DEFAULTS, HealthOptionError } from './options.js';
+export { checkLabel } from './all-checks.js';
 export type {
   CheckOptions, CheckType, HttpCheckOptions, UdpCheckOptions, DnsCheckOptions, DnsRcodeName, ExecCheckOptions, Endpoint,
 } from './options.js';

@@ -114,9 +114,12 @@ export class HealthOptionError extends Error {
   constructor(
     readonly target: string,
     readonly field: string,
-    message: string,
+    /** What is wrong, without the where. */
+    readonly problem: string,
+    /** Where the check sits in the config: "healthCheck", or "moreChecks[0]" for a further checker. */
+    section = 'healthCheck',
   ) {
-    super(`${target}: healthCheck.${field}: ${message}`);
+    super(`${target}: ${section}.${field}: ${problem}`);
     this.name = 'HealthOptionError';
   }
 }
