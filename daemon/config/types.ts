@@ -168,6 +168,11 @@ export interface RealServer {
   lowerThreshold: number;
   /** The virtual server's check with this server's overrides merged over it. */
   healthCheck: HealthCheck;
+  /**
+   * Its further checkers (its own moreChecks, else the virtual server's), and one per url after the
+   * first of an http check with several urls. Up only while healthCheck and every one of these is up.
+   */
+  moreChecks: HealthCheck[];
   notify: { up?: string; down?: string };
 }
 
@@ -195,5 +200,7 @@ export interface VirtualServer {
   sorryServer?: { id: string; address: string; port: number; method: ForwardMethod };
   /** The service-level check (the default of its real servers). */
   healthCheck: HealthCheck;
+  /** The service-level further checkers (the default of its real servers), urls expanded as on a real server. */
+  moreChecks: HealthCheck[];
   realServers: RealServer[];
 }

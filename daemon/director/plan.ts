@@ -102,7 +102,7 @@ export interface HealthPlan {
   targets: HealthTarget[];
 }
 
-/** Every real server with a check (type none = not checked, always up). Quorum groups are service ids. */
+/** Every real server with a check (type none = not checked, always up), all its checkers. Quorum groups are service ids. */
 export function healthPlan(config: Config): HealthPlan {
   const services: HealthService[] = [];
   const targets: HealthTarget[] = [];
@@ -111,17 +111,20 @@ export function healthPlan(config: Config): HealthPlan {
     if (vs.notify.quorumUp !== undefined || vs.notify.quorumDown !== undefined) svc.notify = { ...vs.notify };
     services.push(svc);
     for (const rs of vs.realServers) {
-      if (rs.healthCheck.type === 'none') continue;
+      // Every checker must pass (keepalived); a none check among them checks nothing, so it is left out.
+      const [first, ...more] = [rs.healthCheck, ...rs.moreChecks].filter((c) => c.type !== 'none');
+      if (first === undefined) continue;
       const t: HealthTarget = {
         id: targetId(vs.id, rs.id),
         service: vs.id,
         name: `${vs.name}/${rs.id}`,
         address: rs.address,
-        port: rs.port === 0 ? (rs.healthCheck.connectPort ?? 0) : rs.port,
+        port: rs.port === 0 ? (first.connectPort ?? 0) : rs.port,
         weight: rs.weight,
-        check: checkOptions(rs.healthCheck, vs.alpha),
+        check: checkOptions(first, vs.alpha),
         omega: vs.omega,
       };
+      if (more.length > 0) t.moreChecks = more.map((c) => checkOptions(c, vs.alpha));
       if (rs.notify.up !== undefined || rs.notify.down !== undefined) t.notify = { ...rs.notify };
       targets.push(t);
     }
