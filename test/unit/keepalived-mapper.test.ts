@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import YAML from 'yaml';
 import { normaliseHex } from '../../daemon/config/keepalived/map-checker.js';
 import { expandRange } from '../../daemon/config/keepalived/map-lvs.js';
+import { loadConfigText } from '../../daemon/config/load.js';
 import { diag, importText } from './keepalived-memfs.js';
 
 const VI = (body: string, name = 'VI_1') => `vrrp_instance ${name} {\n interface eth0\n virtual_router_id 51\n virtual_ipaddress {\n  10.0.0.100/24\n }\n${body}\n}\n`;
@@ -223,7 +224,7 @@ test('identical checks of every real server are written once on the virtual serv
   assert.equal(differ?.realServers[0]?.healthCheck?.type, 'tcp');
 });
 
-test('HTTP_GET/SSL_GET: url, digest, status ranges, virtualhost, regex, SNI; extra urls reported', () => {
+test('HTTP_GET/SSL_GET: url, digest, status ranges, virtualhost, regex, SNI; every url block carried over', () => {
   const r = importText(
     VS(
       ' virtualhost vs.example\n real_server 10.0.1.1 443 {\n  SSL_GET {\n   url {\n    path /h\n    digest 9B3A0C85A887A256D6939DA88AABD8CD\n    status_code 200-299 301 bad\n    regex "ok"\n   }\n' +
@@ -233,11 +234,25 @@ test('HTTP_GET/SSL_GET: url, digest, status ranges, virtualhost, regex, SNI; ext
   );
   const hc = r.config.virtualServers?.[0]?.healthCheck;
   assert.equal(hc?.type, 'https');
-  assert.deepEqual(hc.http, { path: '/h', digest: '9b3a0c85a887a256d6939da88aabd8cd', status: ['200-299', 301], bodyRegex: 'ok', host: 'vs.example', tlsVerify: false, sni: 'vs.example' });
+  // keepalived requires every url to pass: both pages, each with its own settings.
+  assert.deepEqual(hc.http, {
+    urls: [{ path: '/h', digest: '9b3a0c85a887a256d6939da88aabd8cd', status: ['200-299', 301], bodyRegex: 'ok' }, { path: '/second' }],
+    host: 'vs.example', tlsVerify: false, sni: 'vs.example',
+  });
   assert.equal(hc.connectPort, 8443);
   assert.equal(hc.bindTo, '10.0.0.5');
   assert.equal(hc.bindInterface, 'eth0');
-  assert.deepEqual(diag(r), ['8 status_code', '11 url']);
+  assert.deepEqual(diag(r), ['8 status_code']);
+  const loaded = loadConfigText(r.yaml);
+  assert.ok(loaded.ok, 'the output passes check-config');
+  assert.deepEqual([loaded.config.virtualServers[0]?.realServers[0]?.healthCheck.http?.path, loaded.config.virtualServers[0]?.realServers[0]?.moreChecks.map((m) => m.http?.path)], ['/h', ['/second']]);
+  // One url stays the one-page form.
+  const one = importText(VS(' real_server 10.0.1.1 80 {\n  HTTP_GET {\n   url {\n    path /only\n    status_code 200\n   }\n  }\n }')).config.virtualServers?.[0]?.healthCheck;
+  assert.deepEqual(one?.http, { path: '/only', status: [200] });
+  // A 2nd url with another virtualhost: lvsd sends one Host per check, reported.
+  const hosts = importText(VS(' real_server 10.0.1.1 80 {\n  HTTP_GET {\n   url {\n    path /a\n    virtualhost a.example\n   }\n   url {\n    path /b\n    virtualhost b.example\n   }\n  }\n }'));
+  assert.equal(hosts.config.virtualServers?.[0]?.healthCheck?.http?.host, 'a.example');
+  assert.deepEqual(diag(hosts), ['10 virtualhost']);
 });
 
 test('MISC_CHECK → exec (misc_timeout, misc_dynamic, retry 0); DNS_CHECK defaults SOA "." retry 3', () => {
@@ -258,10 +273,20 @@ test('UDP_CHECK: keepalived free-form hex; no require_reply is reported (lvsd ne
   assert.deepEqual(diag(silent), ['4 UDP_CHECK']);
 });
 
-test('a second checker, and checkers lvsd does not have, are reported', () => {
-  const r = importText(VS(' real_server 10.0.1.1 80 {\n  PING_CHECK {\n  }\n  TCP_CHECK {\n  }\n  HTTP_GET {\n  }\n }'));
-  assert.equal(r.config.virtualServers?.[0]?.healthCheck?.type, 'tcp');
-  assert.deepEqual(diag(r), ['3 PING_CHECK', '7 HTTP_GET']);
+test('a second checker becomes moreChecks (every checker must pass); checkers lvsd does not have are reported', () => {
+  const r = importText(VS(' real_server 10.0.1.1 80 {\n  PING_CHECK {\n  }\n  TCP_CHECK {\n  }\n  HTTP_GET {\n  }\n }\n real_server 10.0.1.2 80 {\n  TCP_CHECK {\n  }\n  HTTP_GET {\n  }\n }'));
+  const vs = r.config.virtualServers?.[0];
+  assert.equal(vs?.healthCheck?.type, 'tcp');
+  assert.deepEqual(vs.moreChecks?.map((c) => c.type), ['http'], 'the same list on every real server is written once on the service');
+  assert.ok(vs.realServers.every((s) => s.moreChecks === undefined));
+  assert.deepEqual(diag(r), ['3 PING_CHECK']);
+  // Different lists stay on their real servers.
+  const differ = importText(VS(' real_server 10.0.1.1 80 {\n  TCP_CHECK {\n  }\n  HTTP_GET {\n  }\n }\n real_server 10.0.1.2 80 {\n  TCP_CHECK {\n  }\n }')).config.virtualServers?.[0];
+  assert.equal(differ?.moreChecks, undefined);
+  assert.deepEqual(differ?.realServers.map((s) => s.moreChecks?.map((c) => c.type)), [['http'], undefined]);
+  const loaded = loadConfigText(r.yaml);
+  assert.ok(loaded.ok, 'the output passes check-config');
+  assert.deepEqual(loaded.config.virtualServers[0]?.realServers.map((s) => [s.healthCheck.type, ...s.moreChecks.map((m) => m.type)]), [['tcp', 'http'], ['tcp', 'http']]);
 });
 
 test('virtual_server_group: one lvsd service per member, ranges expanded, fwmark members, RS ports dropped for fwmark', () => {

@@ -31,9 +31,9 @@ const ORDER: Partial<Record<Kind, string[]>> = {
   script: ['command', 'interval', 'timeout', 'rise', 'fall', 'weight', 'user'],
   vs: [
     'name', 'address', 'port', 'fwmark', 'family', 'protocol', 'scheduler', 'schedulerFlags', 'method', 'persistence', 'onePacket',
-    'quorum', 'hysteresis', 'inhibitOnFailure', 'alpha', 'omega', 'notify', 'sorryServer', 'healthCheck', 'realServers',
+    'quorum', 'hysteresis', 'inhibitOnFailure', 'alpha', 'omega', 'notify', 'sorryServer', 'healthCheck', 'moreChecks', 'realServers',
   ],
-  rs: ['address', 'port', 'weight', 'method', 'tunnel', 'upperThreshold', 'lowerThreshold', 'healthCheck', 'notify'],
+  rs: ['address', 'port', 'weight', 'method', 'tunnel', 'upperThreshold', 'lowerThreshold', 'healthCheck', 'moreChecks', 'notify'],
   hc: [
     'type', 'interval', 'timeout', 'rise', 'fall', 'retry', 'delayBeforeRetry', 'warmup', 'connectIp', 'connectPort', 'bindTo', 'bindInterface',
     'http', 'udp', 'dns', 'exec',
@@ -45,8 +45,8 @@ function childKind(parent: Kind, key: string | undefined): Kind {
   if (parent === 'root') return key === 'vrrp' ? 'vrrp' : key === 'virtualServers' ? 'vs' : 'other';
   if (parent === 'vrrp') return key === 'instances' ? 'instance' : key === 'scripts' ? 'script' : 'other';
   if (parent === 'instance') return key === 'trackInterfaces' || key === 'trackScripts' || key === 'trackFiles' ? 'track' : 'other';
-  if (parent === 'vs') return key === 'realServers' ? 'rs' : key === 'healthCheck' ? 'hc' : 'other';
-  if (parent === 'rs') return key === 'healthCheck' ? 'hc' : 'other';
+  if (parent === 'vs') return key === 'realServers' ? 'rs' : key === 'healthCheck' || key === 'moreChecks' ? 'hc' : 'other';
+  if (parent === 'rs') return key === 'healthCheck' || key === 'moreChecks' ? 'hc' : 'other';
   return 'other';
 }
 

@@ -6,7 +6,7 @@
 // server up after one good check and down after 1 + retry failed attempts: rise 1, fall 1, retry N.
 import { isIP } from 'node:net';
 import type { Directive } from './parser.js';
-import type { HealthCheckOut } from './lvsd-shape.js';
+import type { HealthCheckOut, UrlOut } from './lvsd-shape.js';
 import { BlockReader, seconds, type Context } from './reader.js';
 
 export const CHECKERS = ['TCP_CHECK', 'HTTP_GET', 'SSL_GET', 'DNS_CHECK', 'MISC_CHECK', 'UDP_CHECK', 'SMTP_CHECK', 'PING_CHECK', 'BFD_CHECK', 'FILE_CHECK'];
@@ -210,51 +210,25 @@ function notSupported(keyword: string): string {
 
 function mapHttp(ctx: Context, r: BlockReader, hc: HealthCheckOut, t: Timing, tls: boolean): void {
   const http: NonNullable<HealthCheckOut['http']> = {};
-  const urls = r.all('url');
-  const url = urls[0];
-  for (const extra of urls.slice(1)) {
-    ctx.reportDirective(extra, 'lvsd checks one URL per real server; only the first url is carried over (keepalived required every url to pass)');
-  }
+  const urlDs = r.all('url');
   let host = t.virtualhost;
-  if (url) {
-    const u = new BlockReader(ctx, url.block ?? [], 'url');
-    const pathD = u.last('path');
-    const path = u.str(pathD);
-    if (pathD && path !== undefined) {
-      http.path = path.startsWith('/') ? path : `/${path}`;
-      ctx.source.at(http, 'path', pathD.pos);
+  // keepalived requires every url to pass: one url's settings go on http itself, several become urls.
+  const pages = urlDs.map((url, i) => {
+    const page = mapUrl(ctx, url);
+    if (page.host === undefined) return page.out;
+    if (i === 0) host = page.host;
+    else if (page.host.value !== host?.value) {
+      ctx.reportDirective(page.host.d, `lvsd sends one Host header per check (${host?.value ?? 'the address'}); this url's virtualhost ${page.host.value} is not carried over`);
     }
-    const digestD = u.last('digest');
-    const digest = u.str(digestD);
-    if (digestD && digest !== undefined) {
-      if (/^[0-9a-fA-F]{32}$/.test(digest)) {
-        http.digest = digest.toLowerCase();
-        ctx.source.at(http, 'digest', digestD.pos);
-      } else ctx.reportDirective(digestD, `${digest} is not an MD5 hex digest; not carried over`);
-    }
-    const statusD = u.last('status_code');
-    if (statusD) {
-      const status: (number | string)[] = [];
-      for (const s of statusD.args) {
-        if (/^[1-5]\d\d$/.test(s)) status.push(Number(s));
-        else if (/^[1-5]\d\d-[1-5]\d\d$/.test(s)) status.push(s);
-        else ctx.reportDirective(statusD, `${s} is not a status code or range; not carried over`);
-      }
-      if (status.length > 0) {
-        http.status = status;
-        ctx.source.at(http, 'status', statusD.pos);
-      }
-    }
-    const vhD = u.last('virtualhost');
-    const vh = u.str(vhD);
-    if (vhD && vh !== undefined) host = { value: vh, d: vhD };
-    const regexD = u.last('regex');
-    const regex = u.str(regexD);
-    if (regexD && regex !== undefined) {
-      http.bodyRegex = regex;
-      ctx.source.at(http, 'bodyRegex', regexD.pos);
-    }
-    u.finish();
+    return page.out;
+  });
+  const first = pages[0];
+  if (pages.length === 1 && first !== undefined) Object.assign(http, first);
+  if (pages.length > 1) http.urls = pages;
+  // Positions: a single url's keys keep theirs (mapUrl recorded them on the page, copied here).
+  if (first !== undefined && pages.length === 1) for (const k of Object.keys(first)) {
+    const pos = ctx.source.get(first, k);
+    if (pos) ctx.source.at(http, k, pos);
   }
   if (host) {
     http.host = host.value;
@@ -270,7 +244,51 @@ function mapHttp(ctx: Context, r: BlockReader, hc: HealthCheckOut, t: Timing, tl
     }
   }
   hc.http = http;
-  ctx.source.self(http, (url ?? r.items[0])?.pos ?? { file: '', line: 0, col: 0 });
+  ctx.source.self(http, (urlDs[0] ?? r.items[0])?.pos ?? { file: '', line: 0, col: 0 });
+}
+
+/** One url block: its page settings, and its virtualhost (which lvsd keeps per check, not per page). */
+function mapUrl(ctx: Context, url: Directive): { out: UrlOut; host: Setting<string> | undefined } {
+  const out: UrlOut = {};
+  ctx.source.self(out, url.pos);
+  const u = new BlockReader(ctx, url.block ?? [], 'url');
+  const pathD = u.last('path');
+  const path = u.str(pathD);
+  if (pathD && path !== undefined) {
+    out.path = path.startsWith('/') ? path : `/${path}`;
+    ctx.source.at(out, 'path', pathD.pos);
+  } else out.path = '/';
+  const digestD = u.last('digest');
+  const digest = u.str(digestD);
+  if (digestD && digest !== undefined) {
+    if (/^[0-9a-fA-F]{32}$/.test(digest)) {
+      out.digest = digest.toLowerCase();
+      ctx.source.at(out, 'digest', digestD.pos);
+    } else ctx.reportDirective(digestD, `${digest} is not an MD5 hex digest; not carried over`);
+  }
+  const statusD = u.last('status_code');
+  if (statusD) {
+    const status: (number | string)[] = [];
+    for (const s of statusD.args) {
+      if (/^[1-5]\d\d$/.test(s)) status.push(Number(s));
+      else if (/^[1-5]\d\d-[1-5]\d\d$/.test(s)) status.push(s);
+      else ctx.reportDirective(statusD, `${s} is not a status code or range; not carried over`);
+    }
+    if (status.length > 0) {
+      out.status = status;
+      ctx.source.at(out, 'status', statusD.pos);
+    }
+  }
+  const vhD = u.last('virtualhost');
+  const vh = u.str(vhD);
+  const regexD = u.last('regex');
+  const regex = u.str(regexD);
+  if (regexD && regex !== undefined) {
+    out.bodyRegex = regex;
+    ctx.source.at(out, 'bodyRegex', regexD.pos);
+  }
+  u.finish();
+  return { out, host: vhD && vh !== undefined ? { value: vh, d: vhD } : undefined };
 }
 
 /** keepalived's free-form hex: blank-separated groups, pairs from the left, a lone digit is 0X. */
