@@ -85,6 +85,7 @@ function mergeCheck(own: HealthCheckFile | undefined, service: HealthCheckFile |
   if (own?.udp && service?.udp) m.udp = { ...service.udp, ...own.udp };
   if (own?.dns && service?.dns) m.dns = { ...service.dns, ...own.dns };
   if (own?.exec && service?.exec) m.exec = { ...service.exec, ...own.exec };
+  if (own?.smtp && service?.smtp) m.smtp = { ...service.smtp, ...own.smtp };
   if (own?.agent && service?.agent) m.agent = { ...service.agent, ...own.agent };
   return m;
 }
@@ -125,6 +126,7 @@ function normaliseCheck(m: HealthCheckFile, given: boolean): HealthCheck {
       name: m.dns.name, type: m.dns.type ?? 'A', expectRcode: m.dns.expectRcode ?? 'NOERROR', expectAnswer: m.dns.expectAnswer,
       protocol: m.dns.protocol ?? 'udp', tcpOnTruncation: m.dns.tcpOnTruncation ?? true,
     });
+  if (type === 'smtp') hc.smtp = compact({ helo: m.smtp?.helo });
   if (type === 'exec' && m.exec) hc.exec = { command: m.exec.command, dynamicWeight: m.exec.dynamicWeight ?? false };
   if (m.agent && type !== 'none') hc.agent = compact({ port: m.agent.port, send: m.agent.send });
   return compact(hc);

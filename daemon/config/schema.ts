@@ -239,7 +239,7 @@ export const VrrpSection = Obj(
 export const SCHEDULERS = ['rr', 'wrr', 'lc', 'wlc', 'lblc', 'lblcr', 'dh', 'sh', 'sed', 'nq', 'fo', 'ovf', 'mh', 'twos'] as const;
 export const SCHEDULER_FLAGS = ['sh-port', 'sh-fallback', 'mh-port', 'mh-fallback'] as const;
 export const METHODS = ['nat', 'dr', 'tun'] as const;
-export const CHECK_TYPES = ['tcp', 'http', 'https', 'udp', 'dns', 'exec', 'agent', 'none'] as const;
+export const CHECK_TYPES = ['tcp', 'http', 'https', 'udp', 'dns', 'smtp', 'exec', 'agent', 'none'] as const;
 
 const HttpStatus = Type.Union(
   [Int(100, 599, 'A status code.'), Type.String({ pattern: '^[1-5][0-9]{2}-[1-5][0-9]{2}$', description: 'A range like 200-299.' })],
@@ -258,7 +258,7 @@ const HttpUrl = Obj(
 
 export const HealthCheck = Obj(
   {
-    type: opt(Enum(CHECK_TYPES, 'Checker: tcp connect, http(s) GET, udp probe, dns query, exec script, agent (weight feedback line), or none (always up). Default tcp when a healthCheck is given, none when absent.')),
+    type: opt(Enum(CHECK_TYPES, 'Checker: tcp connect, http(s) GET, udp probe, dns query, smtp (banner 220, HELO 250, QUIT: keepalived SMTP_CHECK), exec script, agent (weight feedback line), or none (always up). Default tcp when a healthCheck is given, none when absent.')),
     interval: opt(Duration('Time between checks (keepalived delay_loop). Default 5s.')),
     timeout: opt(Duration('A check that takes longer fails (connect_timeout). Default 2s.')),
     rise: opt(Int(1, 1000, 'Successes in a row to come up. Default 1.')),
@@ -306,6 +306,12 @@ export const HealthCheck = Obj(
           tcpOnTruncation: opt(Type.Boolean({ description: 'udp: ask again over TCP when the answer is truncated (TC). Default true.' })),
         },
         'dns checker settings.',
+      ),
+    ),
+    smtp: opt(
+      Obj(
+        { helo: opt(Type.String({ pattern: '^[\\x21-\\x7e]+$', maxLength: 255, description: 'Name said in HELO (keepalived helo_name). Default: this director\'s host name.' })) },
+        'smtp checker settings.',
       ),
     ),
     exec: opt(

@@ -195,6 +195,7 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       if (hc.udp && type !== 'udp') err([...hcPath, 'udp'], `udp settings on a ${type} check`, 'key');
       if (hc.dns && type !== 'dns') err([...hcPath, 'dns'], `dns settings on a ${type} check`, 'key');
       if (hc.exec && type !== 'exec') err([...hcPath, 'exec'], `exec settings on a ${type} check`, 'key');
+      if (hc.smtp && type !== 'smtp') err([...hcPath, 'smtp'], `smtp settings on a ${type} check`, 'key');
       if (type === 'dns' && !hc.dns && !base?.dns) err(hcPath, 'a dns check needs dns.name');
       if (type === 'exec' && !hc.exec && !base?.exec) err(hcPath, 'an exec check needs exec.command');
       if (hc.agent && type === 'none') err([...hcPath, 'agent'], 'agent settings on a none check (nothing runs)', 'key');
@@ -272,7 +273,7 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       checkMore(rs.moreChecks, rat('moreChecks'));
       // A fwmark service has no port, so a port-based check must be told where to connect.
       const needsPort = (type: string, connectPort: number | undefined, agentPort: number | undefined): boolean =>
-        vs.fwmark !== undefined && (connectPort ?? rs.port) === undefined && ['tcp', 'http', 'https', 'udp', 'dns', 'agent'].includes(type) && !(type === 'agent' && agentPort !== undefined);
+        vs.fwmark !== undefined && (connectPort ?? rs.port) === undefined && ['tcp', 'http', 'https', 'udp', 'dns', 'smtp', 'agent'].includes(type) && !(type === 'agent' && agentPort !== undefined);
       const type = rs.healthCheck?.type ?? vs.healthCheck?.type ?? (rs.healthCheck || vs.healthCheck ? 'tcp' : 'none');
       if (needsPort(type, rs.healthCheck?.connectPort ?? vs.healthCheck?.connectPort, rs.healthCheck?.agent?.port ?? vs.healthCheck?.agent?.port))
         err(rat('address'), `this real server has no port, so its ${type} check needs healthCheck.connectPort (a fwmark service has no port)`);

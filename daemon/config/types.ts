@@ -122,7 +122,7 @@ export interface VrrpConfig {
   realtimePriority?: number;
 }
 
-export type CheckType = 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'exec' | 'agent' | 'none';
+export type CheckType = 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'smtp' | 'exec' | 'agent' | 'none';
 
 export interface HealthCheck {
   type: CheckType;
@@ -151,6 +151,8 @@ export interface HealthCheck {
   };
   udp?: { payload: string; expect?: string };
   dns?: { name: string; type: string; expectRcode: string; expectAnswer?: string; protocol: 'udp' | 'tcp'; tcpOnTruncation: boolean };
+  /** helo absent: the director's host name. */
+  smtp?: { helo?: string };
   exec?: { command: string; dynamicWeight: boolean };
   agent?: { port?: number; send?: string };
 }

@@ -92,6 +92,7 @@ export function checkOptions(hc: HealthCheck, alpha: boolean): CheckOptions {
     o.dns = { name: hc.dns.name, type: hc.dns.type, expectRcode: hc.dns.expectRcode as 'NOERROR', protocol: hc.dns.protocol, tcpOnTruncation: hc.dns.tcpOnTruncation };
     if (hc.dns.expectAnswer !== undefined) o.dns.expectAnswer = hc.dns.expectAnswer;
   }
+  if (hc.smtp !== undefined) o.smtp = { ...hc.smtp };
   if (hc.exec !== undefined) o.exec = { command: hc.exec.command, dynamicWeight: hc.exec.dynamicWeight };
   if (hc.agent !== undefined) o.agent = { ...hc.agent };
   return o;

@@ -7,7 +7,7 @@ export type {
 export { CHECK_DEFAULTS, HealthOptionError } from './options.js';
 export { checkLabel } from './all-checks.js';
 export type {
-  CheckOptions, CheckType, HttpCheckOptions, UdpCheckOptions, DnsCheckOptions, DnsRcodeName, ExecCheckOptions, Endpoint,
+  CheckOptions, CheckType, HttpCheckOptions, UdpCheckOptions, DnsCheckOptions, DnsRcodeName, SmtpCheckOptions, ExecCheckOptions, Endpoint,
 } from './options.js';
 export type { HealthState, Reason, FailReason, LifecycleReason, CheckVerdict, CheckResult } from './types.js';
 export { buildProbe, type Probe } from './checkers/index.js';
