@@ -139,14 +139,15 @@ const CORPUS: Expectation[] = [
   },
   {
     file: 'checkers.conf',
-    diagnostics: ['69 PING_CHECK', '74 SMTP_CHECK'],
+    diagnostics: ['69 PING_CHECK'],
     instances: 1,
     vips: 1,
     virtualServers: 2,
     realServers: 8,
     check: (r) => {
       const types = r.config.virtualServers?.[0]?.realServers.map((s) => s.healthCheck?.type ?? 'none');
-      assert.deepEqual(types, ['tcp', 'http', 'https', 'exec', 'dns', 'none', 'none']);
+      assert.deepEqual(types, ['tcp', 'http', 'https', 'exec', 'dns', 'none', 'smtp']);
+      assert.equal(r.config.virtualServers?.[0]?.realServers[6]?.healthCheck?.smtp?.helo, 'lvs.example.com');
       assert.equal(r.config.virtualServers?.[1]?.healthCheck?.type, 'udp');
     },
   },

@@ -289,6 +289,25 @@ test('a second checker becomes moreChecks (every checker must pass); checkers lv
   assert.deepEqual(loaded.config.virtualServers[0]?.realServers.map((s) => [s.healthCheck.type, ...s.moreChecks.map((m) => m.type)]), [['tcp', 'http'], ['tcp', 'http']]);
 });
 
+test('SMTP_CHECK → smtp with helo_name (keepalived\'s default name written out); each host block a checker of its own', () => {
+  const plain = importText(VS(' real_server 10.0.1.1 25 {\n  SMTP_CHECK {\n   connect_timeout 3\n  }\n }', '10.0.0.100 25'));
+  const hc = plain.config.virtualServers?.[0]?.healthCheck;
+  assert.deepEqual([hc?.type, hc?.timeout, hc?.retry, hc?.smtp], ['smtp', '3s', 1, { helo: 'smtpchecker.keepalived.org' }]);
+  assert.deepEqual(diag(plain), []);
+  const hosts = importText(VS(
+    ' real_server 10.0.1.1 25 {\n  SMTP_CHECK {\n   helo_name lb.example.org\n   host {\n    connect_ip 10.0.1.1\n    connect_port 25\n   }\n' +
+      '   host {\n    connect_ip 10.0.1.1\n    connect_port 587\n    connect_timeout 2\n    frobnicate 1\n   }\n  }\n }',
+    '10.0.0.100 25',
+  ));
+  const rs = hosts.config.virtualServers?.[0];
+  assert.deepEqual([rs?.healthCheck?.type, rs?.healthCheck?.connectPort, rs?.healthCheck?.smtp?.helo], ['smtp', 25, 'lb.example.org']);
+  assert.deepEqual(rs?.moreChecks?.map((c) => [c.type, c.connectPort, c.timeout, c.smtp?.helo]), [['smtp', 587, '2s', 'lb.example.org']]);
+  assert.deepEqual(diag(hosts), ['13 frobnicate']);
+  const loaded = loadConfigText(hosts.yaml);
+  assert.ok(loaded.ok, 'the output passes check-config');
+  assert.deepEqual(loaded.config.virtualServers[0]?.realServers[0]?.moreChecks.map((m) => [m.type, m.connectPort]), [['smtp', 587]]);
+});
+
 test('virtual_server_group: one lvsd service per member, ranges expanded, fwmark members, RS ports dropped for fwmark', () => {
   const r = importText(
     'virtual_server_group G {\n 10.0.0.1 80\n 10.0.0.2-3 80\n fwmark 9\n}\n' + VS(' lvs_sched rr\n real_server 10.0.1.1 80 {\n }', 'group G'),

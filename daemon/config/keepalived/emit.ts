@@ -36,7 +36,7 @@ const ORDER: Partial<Record<Kind, string[]>> = {
   rs: ['address', 'port', 'weight', 'method', 'tunnel', 'upperThreshold', 'lowerThreshold', 'healthCheck', 'moreChecks', 'notify'],
   hc: [
     'type', 'interval', 'timeout', 'rise', 'fall', 'retry', 'delayBeforeRetry', 'warmup', 'connectIp', 'connectPort', 'bindTo', 'bindInterface',
-    'http', 'udp', 'dns', 'exec',
+    'http', 'udp', 'dns', 'smtp', 'exec',
   ],
   track: ['name', 'path', 'weight'],
 };

@@ -69,7 +69,7 @@ export interface UrlOut {
 }
 
 export interface HealthCheckOut {
-  type: 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'exec' | 'none';
+  type: 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'smtp' | 'exec' | 'none';
   interval?: Duration;
   timeout?: Duration;
   rise?: number;
@@ -84,6 +84,7 @@ export interface HealthCheckOut {
   http?: { path?: string; status?: (number | string)[]; host?: string; bodyRegex?: string; digest?: string; urls?: UrlOut[]; tlsVerify?: boolean; sni?: string };
   udp?: { payload?: string; expect?: string };
   dns?: { name: string; type?: string };
+  smtp?: { helo?: string };
   exec?: { command: string; dynamicWeight?: boolean };
 }
 

@@ -1,4 +1,4 @@
-// keepalived checkers (TCP_CHECK, HTTP_GET, SSL_GET, DNS_CHECK, MISC_CHECK, UDP_CHECK) → healthCheck.
+// keepalived checkers (TCP_CHECK, HTTP_GET, SSL_GET, DNS_CHECK, MISC_CHECK, UDP_CHECK, SMTP_CHECK) → healthCheck.
 //
 // keepalived's timing defaults differ from lvsd's (delay_loop 60s vs interval 5s, connect_timeout 5s
 // vs 2s, retry 1, delay_before_retry 3s for HTTP), so the importer always writes the effective value:
@@ -60,14 +60,17 @@ export function mergeTiming(outer: Timing, inner: Timing): Timing {
   return { ...outer, ...Object.fromEntries(Object.entries(inner).filter(([, v]) => v !== undefined)) };
 }
 
-/** Maps one checker block; undefined when the checker type has no lvsd equivalent (reported). */
-export function mapChecker(ctx: Context, d: Directive, inherited: Timing): HealthCheckOut | undefined {
+/**
+ * Maps one checker block to its checkers: one, except an SMTP_CHECK with host blocks (one per host);
+ * none when the checker type has no lvsd equivalent or cannot be carried over (reported).
+ */
+export function mapChecker(ctx: Context, d: Directive, inherited: Timing): HealthCheckOut[] {
   const r = new BlockReader(ctx, d.block ?? [], d.keyword);
   const type = lvsdType(d.keyword);
   if (type === undefined) {
     r.discard();
     ctx.reportDirective(d, notSupported(d.keyword));
-    return undefined;
+    return [];
   }
   const t = mergeTiming(inherited, readTiming(r));
   const hc: HealthCheckOut = { type };
@@ -98,6 +101,96 @@ export function mapChecker(ctx: Context, d: Directive, inherited: Timing): Healt
   if (t.warmup) ctx.source.at(hc, 'warmup', t.warmup.d.pos);
   else defaults.push('warmup = delay_loop');
 
+  readConnection(ctx, r, hc);
+  const alpha = r.last('alpha');
+  if (alpha) ctx.reportDirective(alpha, 'alpha is set per virtual server in lvsd (virtualServers[].alpha); not carried over per checker');
+
+  switch (d.keyword) {
+    case 'HTTP_GET':
+    case 'SSL_GET':
+      mapHttp(ctx, r, hc, t, d.keyword === 'SSL_GET');
+      break;
+    case 'DNS_CHECK': {
+      const name = r.str(r.last('name')) ?? '.';
+      const qtype = (r.str(r.last('type')) ?? 'SOA').toUpperCase();
+      hc.dns = { name, type: qtype };
+      if (!['A', 'AAAA', 'CNAME', 'MX', 'NS', 'SOA', 'TXT'].includes(qtype)) ctx.reportDirective(d, `DNS query type ${qtype} is not supported`);
+      ctx.note(hc, 'keepalived DNS_CHECK defaults: name ".", type SOA');
+      break;
+    }
+    case 'MISC_CHECK': {
+      const pathD = r.last('misc_path');
+      const command = r.str(pathD);
+      if (!pathD || command === undefined) {
+        r.discard();
+        ctx.reportDirective(d, 'MISC_CHECK without misc_path; not carried over');
+        return [];
+      }
+      hc.exec = { command };
+      ctx.source.at(hc.exec, 'command', pathD.pos);
+      const timeoutD = r.last('misc_timeout');
+      const timeout = secondsOf(r, timeoutD);
+      hc.timeout = seconds(timeout?.value ?? delayLoop);
+      if (timeout) ctx.source.at(hc, 'timeout', timeout.d.pos);
+      else defaults.push('misc_timeout = delay_loop');
+      if (r.has('misc_dynamic')) hc.exec.dynamicWeight = true;
+      r.drop('lvsd runs checks as its service user; a per-check user is not supported', 'user');
+      break;
+    }
+    case 'UDP_CHECK':
+      mapUdp(ctx, r, hc, d);
+      break;
+    case 'SMTP_CHECK': {
+      const heloD = r.last('helo_name');
+      const helo = r.str(heloD);
+      hc.smtp = {};
+      if (heloD && helo !== undefined) {
+        if (/^[\x21-\x7e]+$/.test(helo)) {
+          hc.smtp.helo = helo;
+          ctx.source.at(hc.smtp, 'helo', heloD.pos);
+        } else ctx.reportDirective(heloD, `${JSON.stringify(helo)} is not one word; lvsd says HELO with this director's host name`);
+      } else defaults.push('helo_name smtpchecker.keepalived.org');
+      if (!heloD) hc.smtp.helo = 'smtpchecker.keepalived.org';
+      break;
+    }
+    default:
+      break;
+  }
+  if (defaults.length > 0) ctx.note(hc, `keepalived defaults written out: ${defaults.join(', ')}`);
+  const hosts = d.keyword === 'SMTP_CHECK' ? smtpHosts(ctx, r, hc, d) : [hc];
+  r.finish();
+  return hosts;
+}
+
+/**
+ * SMTP_CHECK's deprecated host blocks: keepalived makes each one a checker of its own (connect_ip,
+ * connect_port, bindto… over the SMTP_CHECK's), and the SMTP_CHECK itself is a checker only when it
+ * names a connection of its own. Every one must pass.
+ */
+function smtpHosts(ctx: Context, r: BlockReader, hc: HealthCheckOut, d: Directive): HealthCheckOut[] {
+  const blocks = r.all('host');
+  if (blocks.length === 0) return [hc];
+  const own = hc.connectIp !== undefined || hc.connectPort !== undefined || hc.bindTo !== undefined || hc.bindInterface !== undefined;
+  const out = own ? [hc] : [];
+  for (const b of blocks) {
+    const h: HealthCheckOut = structuredClone(hc);
+    ctx.source.self(h, b.pos);
+    const hr = new BlockReader(ctx, b.block ?? [], 'SMTP_CHECK host');
+    readConnection(ctx, hr, h);
+    const to = secondsOf(hr, hr.last('connect_timeout'));
+    if (to) {
+      h.timeout = seconds(to.value);
+      ctx.source.at(h, 'timeout', to.d.pos);
+    }
+    hr.finish();
+    out.push(h);
+  }
+  ctx.note(out[0] ?? hc, `SMTP_CHECK at ${ctx.displayPos(d.pos)}: each host block is a checker of its own (keepalived does the same); every one must pass`);
+  return out;
+}
+
+/** connect_ip, connect_port, bindto, bind_if of a checker (or of an SMTP_CHECK host block) onto `hc`. */
+function readConnection(ctx: Context, r: BlockReader, hc: HealthCheckOut): void {
   const ipD = r.last('connect_ip');
   const ip = r.str(ipD);
   if (ipD && ip !== undefined) {
@@ -128,50 +221,6 @@ export function mapChecker(ctx: Context, d: Directive, inherited: Timing): Healt
     hc.bindInterface = bindIf;
     ctx.source.at(hc, 'bindInterface', bindIfD.pos);
   }
-  const alpha = r.last('alpha');
-  if (alpha) ctx.reportDirective(alpha, 'alpha is set per virtual server in lvsd (virtualServers[].alpha); not carried over per checker');
-
-  switch (d.keyword) {
-    case 'HTTP_GET':
-    case 'SSL_GET':
-      mapHttp(ctx, r, hc, t, d.keyword === 'SSL_GET');
-      break;
-    case 'DNS_CHECK': {
-      const name = r.str(r.last('name')) ?? '.';
-      const qtype = (r.str(r.last('type')) ?? 'SOA').toUpperCase();
-      hc.dns = { name, type: qtype };
-      if (!['A', 'AAAA', 'CNAME', 'MX', 'NS', 'SOA', 'TXT'].includes(qtype)) ctx.reportDirective(d, `DNS query type ${qtype} is not supported`);
-      ctx.note(hc, 'keepalived DNS_CHECK defaults: name ".", type SOA');
-      break;
-    }
-    case 'MISC_CHECK': {
-      const pathD = r.last('misc_path');
-      const command = r.str(pathD);
-      if (!pathD || command === undefined) {
-        r.discard();
-        ctx.reportDirective(d, 'MISC_CHECK without misc_path; not carried over');
-        return undefined;
-      }
-      hc.exec = { command };
-      ctx.source.at(hc.exec, 'command', pathD.pos);
-      const timeoutD = r.last('misc_timeout');
-      const timeout = secondsOf(r, timeoutD);
-      hc.timeout = seconds(timeout?.value ?? delayLoop);
-      if (timeout) ctx.source.at(hc, 'timeout', timeout.d.pos);
-      else defaults.push('misc_timeout = delay_loop');
-      if (r.has('misc_dynamic')) hc.exec.dynamicWeight = true;
-      r.drop('lvsd runs checks as its service user; a per-check user is not supported', 'user');
-      break;
-    }
-    case 'UDP_CHECK':
-      mapUdp(ctx, r, hc, d);
-      break;
-    default:
-      break;
-  }
-  if (defaults.length > 0) ctx.note(hc, `keepalived defaults written out: ${defaults.join(', ')}`);
-  r.finish();
-  return hc;
 }
 
 function lvsdType(keyword: string): HealthCheckOut['type'] | undefined {
@@ -188,6 +237,8 @@ function lvsdType(keyword: string): HealthCheckOut['type'] | undefined {
       return 'exec';
     case 'UDP_CHECK':
       return 'udp';
+    case 'SMTP_CHECK':
+      return 'smtp';
     default:
       return undefined;
   }
@@ -195,8 +246,6 @@ function lvsdType(keyword: string): HealthCheckOut['type'] | undefined {
 
 function notSupported(keyword: string): string {
   switch (keyword) {
-    case 'SMTP_CHECK':
-      return 'lvsd has no SMTP checker; use a tcp check on port 25 or an exec check';
     case 'PING_CHECK':
       return 'lvsd has no ICMP checker; use a tcp check or an exec check running ping';
     case 'BFD_CHECK':

@@ -383,10 +383,8 @@ function mapRealServer(
   // keepalived keeps a real server up only while every checker passes: the first checker becomes
   // healthCheck, the others moreChecks.
   const mapped: HealthCheckOut[] = [];
-  for (const c of r.all(...CHECKERS)) {
-    const hc = mapChecker(ctx, c, timing);
-    if (!hc) continue;
-    if (vsFlags.fwmark && hc.connectPort === undefined && ['tcp', 'http', 'https', 'udp', 'dns'].includes(hc.type)) {
+  for (const c of r.all(...CHECKERS)) for (const hc of mapChecker(ctx, c, timing)) {
+    if (vsFlags.fwmark && hc.connectPort === undefined && ['tcp', 'http', 'https', 'udp', 'dns', 'smtp'].includes(hc.type)) {
       // IPVS ignores real server ports of fwmark services, but keepalived's checkers still connect to
       // the port written on the real_server line: keep it as the check's port.
       const port = Number(portRaw);
