@@ -84,7 +84,9 @@ export function checkOptions(hc: HealthCheck, alpha: boolean): CheckOptions {
   if (hc.udp !== undefined) {
     const u: UdpCheckOptions = { payload: hc.udp.payload };
     if (hc.udp.expect !== undefined) {
-      u.expect = /^[0-9a-f]+$/i.test(hc.udp.expect) ? { hex: hc.udp.expect } : { regex: hc.udp.expect };
+      // Hex bytes, or a regular expression written /re/ (the slashes are not part of it).
+      const re = /^\/(.*)\/$/s.exec(hc.udp.expect);
+      u.expect = /^[0-9a-f]+$/i.test(hc.udp.expect) ? { hex: hc.udp.expect } : { regex: re?.[1] ?? hc.udp.expect };
     }
     o.udp = u;
   }

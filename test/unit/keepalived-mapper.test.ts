@@ -6,6 +6,7 @@ import YAML from 'yaml';
 import { normaliseHex } from '../../daemon/config/keepalived/map-checker.js';
 import { expandRange } from '../../daemon/config/keepalived/map-lvs.js';
 import { loadConfigText } from '../../daemon/config/load.js';
+import { healthPlan } from '../../daemon/director/plan.js';
 import { diag, importText } from './keepalived-memfs.js';
 
 const VI = (body: string, name = 'VI_1') => `vrrp_instance ${name} {\n interface eth0\n virtual_router_id 51\n virtual_ipaddress {\n  10.0.0.100/24\n }\n${body}\n}\n`;
@@ -264,13 +265,23 @@ test('MISC_CHECK → exec (misc_timeout, misc_dynamic, retry 0); DNS_CHECK defau
   assert.equal(dns.delayBeforeRetry, '5s');
 });
 
-test('UDP_CHECK: keepalived free-form hex; no require_reply is reported (lvsd needs a reply)', () => {
+test('UDP_CHECK: keepalived free-form hex; without require_reply a note, not a diagnostic (lvsd behaves the same)', () => {
   assert.equal(normaliseHex(['Ab12f', '3', '456', '546443123'], false), 'ab120f034506546443120' + '3');
   const ok = importText(VS(' protocol UDP\n real_server 10.0.1.1 53 {\n  UDP_CHECK {\n   payload 01 02\n   require_reply 0a0b\n  }\n }', '10.0.0.100 53'));
   assert.deepEqual(ok.config.virtualServers?.[0]?.healthCheck?.udp, { payload: '0102', expect: '0a0b' });
   assert.deepEqual(ok.diagnostics, []);
   const silent = importText(VS(' protocol UDP\n real_server 10.0.1.1 53 {\n  UDP_CHECK {\n  }\n }', '10.0.0.100 53'));
-  assert.deepEqual(diag(silent), ['4 UDP_CHECK']);
+  assert.deepEqual(diag(silent), [], 'the import is complete (exit 0): nothing changes behaviour');
+  assert.equal(silent.complete, true);
+  assert.equal(silent.config.virtualServers?.[0]?.healthCheck?.udp?.expect, undefined);
+  assert.match(silent.yaml, /no require_reply: up unless an ICMP port-unreachable comes back/);
+  // require_reply without bytes: any reply, which lvsd writes as a regex matching everything.
+  const any = importText(VS(' protocol UDP\n real_server 10.0.1.1 53 {\n  UDP_CHECK {\n   require_reply\n  }\n }', '10.0.0.100 53'));
+  assert.deepEqual(diag(any), []);
+  const loaded = loadConfigText(any.yaml);
+  assert.ok(loaded.ok);
+  const target = healthPlan(loaded.config).targets[0];
+  assert.deepEqual(target?.check.udp?.expect, { regex: '^' });
 });
 
 test('a second checker becomes moreChecks (every checker must pass); checkers lvsd does not have are reported', () => {

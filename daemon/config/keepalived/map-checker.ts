@@ -138,7 +138,7 @@ export function mapChecker(ctx: Context, d: Directive, inherited: Timing): Healt
       break;
     }
     case 'UDP_CHECK':
-      mapUdp(ctx, r, hc, d);
+      mapUdp(ctx, r, hc);
       break;
     case 'SMTP_CHECK': {
       const heloD = r.last('helo_name');
@@ -351,7 +351,7 @@ export function normaliseHex(groups: string[], allowWildcard: boolean): string |
   return out.toLowerCase();
 }
 
-function mapUdp(ctx: Context, r: BlockReader, hc: HealthCheckOut, d: Directive): void {
+function mapUdp(ctx: Context, r: BlockReader, hc: HealthCheckOut): void {
   const udp: NonNullable<HealthCheckOut['udp']> = {};
   const payloadD = r.last('payload');
   if (payloadD) {
@@ -364,8 +364,14 @@ function mapUdp(ctx: Context, r: BlockReader, hc: HealthCheckOut, d: Directive):
   }
   const replyD = r.last('require_reply');
   if (!replyD) {
-    ctx.reportDirective(d, 'lvsd needs a reply to the UDP probe; without require_reply keepalived only failed on ICMP errors, so a silent service may now be marked down');
-  } else if (replyD.args.length > 0) {
+    // Not a diagnostic: lvsd's udp check without expect behaves the same, so nothing changes.
+    ctx.note(udp, 'no require_reply: up unless an ICMP port-unreachable comes back, as in keepalived');
+  } else if (replyD.args.length === 0) {
+    // Any reply will do: a regular expression that matches every datagram.
+    udp.expect = '/^/';
+    ctx.source.at(udp, 'expect', replyD.pos);
+    ctx.note(udp, 'require_reply without bytes: any reply passes (expect /^/)');
+  } else {
     const hex = normaliseHex(replyD.args, true);
     if (hex === undefined) ctx.reportDirective(replyD, 'require_reply is not hex; not carried over');
     else if (/x/.test(hex)) ctx.reportDirective(replyD, 'wildcard nibbles (X) in require_reply are not supported; any reply is accepted');
