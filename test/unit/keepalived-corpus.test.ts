@@ -10,6 +10,8 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { importKeepalived, type ImportResult } from '../../daemon/config/keepalived/index.js';
+import { formatError } from '../../daemon/config/errors.js';
+import { loadConfigText } from '../../daemon/config/load.js';
 import { requireCommands } from '../support/prereq.js';
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/keepalived');
@@ -227,6 +229,12 @@ for (const c of CORPUS) {
     assert.equal(vss.length, c.virtualServers);
     assert.equal(vss.reduce((n, v) => n + v.realServers.length, 0), c.realServers);
     c.check?.(r);
+  });
+
+  test(`corpus ${c.file}: the output passes check-config`, () => {
+    const r = importKeepalived(path.join(FIXTURES, c.file), { configId: 'lb1' });
+    const loaded = loadConfigText(r.yaml, 'imported.yaml');
+    assert.ok(loaded.ok, loaded.ok ? '' : loaded.errors.map(formatError).join('\n'));
   });
 
   test(`corpus ${c.file}: the YAML parses back and its comments point at real directives`, () => {

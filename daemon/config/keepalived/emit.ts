@@ -8,10 +8,16 @@ export function emitYaml(config: object, ctx: Context, header: string[], diagnos
   const doc = new Document(config);
   annotate(doc.contents as Node, config, ctx, 'root');
   const lines = [...header];
-  if (diagnostics.length === 0) lines.push('Complete: every directive was carried over.');
+  const lost = diagnostics.filter((d) => d.warning !== true);
+  const warnings = diagnostics.filter((d) => d.warning === true);
+  if (lost.length === 0) lines.push('Complete: every directive was carried over.');
   else {
-    lines.push(`INCOMPLETE: ${diagnostics.length} directive(s) were not carried over:`);
-    for (const d of diagnostics) lines.push(`  ${d.file}:${d.line}: ${d.directive}: ${d.why}`);
+    lines.push(`INCOMPLETE: ${lost.length} directive(s) were not carried over:`);
+    for (const d of lost) lines.push(`  ${d.file}:${d.line}: ${d.directive}: ${d.why}`);
+  }
+  if (warnings.length > 0) {
+    lines.push('Warnings (nothing lost):');
+    for (const d of warnings) lines.push(`  ${d.file}:${d.line}: ${d.directive}: ${d.why}`);
   }
   doc.commentBefore = lines.map((l) => ` ${l}`).join('\n');
   return doc.toString({ lineWidth: 0 });

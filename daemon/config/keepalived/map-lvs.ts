@@ -407,7 +407,7 @@ function mapRealServer(
 }
 
 /** When every real server has the same checks (usual in keepalived files), write them once on the service. */
-function hoistHealthCheck(vs: VirtualServerOut): void {
+export function hoistHealthCheck(vs: VirtualServerOut): void {
   const first = vs.realServers[0]?.healthCheck;
   if (!first) return;
   const json = JSON.stringify(first);
