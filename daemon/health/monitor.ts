@@ -36,8 +36,6 @@ interface Rec {
   check: CheckOptions;
   /** checkLabel(check), for logs and events when the server has several checkers. */
   label: string;
-  /** What needs a new probe and a fresh rise/fall history when it changes. */
-  probeKey: string;
   probe: Probe;
   health: TargetHealth;
   due: number;
@@ -181,12 +179,11 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     if (srv?.key === key) return 'unchanged';
     const now = this.clock.now();
     const checks = checksOf(t);
-    // Every probe is built before anything changes: a bad option throws and leaves the old target.
-    const keys = checks.map((c) => probeKey(t, c));
-    const probes = checks.map((c, i) => (srv?.checkers[i]?.probeKey === keys[i] ? undefined : this.probeFor(t, c, i)));
     if (srv === undefined) {
+      // Every probe is built before anything changes: a bad option throws and leaves nothing behind.
+      const probes = checks.map((c, i) => this.probeFor(t, c, i));
       const s: Server = { target: t, key, name: t.name ?? t.id, checkers: [], state: 'up', sinceMs: now };
-      checks.forEach((c, i) => s.checkers.push(this.newChecker(s, i, c, keys[i] ?? '', probes[i] ?? this.probeFor(t, c, i), now)));
+      checks.forEach((c, i) => s.checkers.push(this.newChecker(s, i, c, probes[i] ?? this.probeFor(t, c, i), now)));
       s.state = combinedState(s.checkers);
       this.servers.set(t.id, s);
       this.join(s, t.service);
@@ -194,6 +191,11 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       this.evaluateQuorum(this.svc(t.service));
       return 'added';
     }
+    // A checker whose address, port and options are unchanged keeps its probe and history (undefined here).
+    const probes = checks.map((c, i) => {
+      const r = srv.checkers[i];
+      return r !== undefined && probeKey(srv.target, r.check) === probeKey(t, c) ? undefined : this.probeFor(t, c, i);
+    });
     const oldLive = this.liveWeight(srv);
     const oldService = srv.target.service;
     srv.target = t;
@@ -216,14 +218,13 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       reprobed = true;
       const p = probe ?? this.probeFor(t, c, i);
       if (r === undefined) {
-        const fresh = this.newChecker(srv, i, c, keys[i] ?? '', p, now);
+        const fresh = this.newChecker(srv, i, c, p, now);
         srv.checkers.push(fresh);
         this.scheduleFirst(fresh, now);
         continue;
       }
       r.check = c;
       r.label = checkLabel(c);
-      r.probeKey = keys[i] ?? '';
       r.probe = p;
       this.disown(r);
       this.detachNative(r);
@@ -399,9 +400,9 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     }
   }
 
-  private newChecker(server: Server, index: number, check: CheckOptions, key: string, probe: Probe, now: number): Rec {
+  private newChecker(server: Server, index: number, check: CheckOptions, probe: Probe, now: number): Rec {
     const r: Rec = {
-      server, index, check, label: checkLabel(check), probeKey: key, probe,
+      server, index, check, label: checkLabel(check), probe,
       health: newHealth(check.type === 'none' ? { alpha: false } : check, now), due: 0, heapIndex: -1,
       slot: 0, running: false, queued: false, gen: 0, startedAt: 0, ac: new AbortController(), native: -1, token: this.nextToken++, answered: true, baselineMs: 0,
     };
