@@ -9,6 +9,7 @@ packages=(
   nginx-light                          # real servers
   nftables conntrack                   # nftables dataplane (conntrack: forgets the closed connections of removed real servers)
   dnsmasq                              # a real DNS server for the DNS checker
+  opensmtpd                            # a real SMTP server for the SMTP checker (the tests run their own smtpd -d in a namespace)
   openssl                              # self-signed certificates for the HTTPS checker tests
   haproxy wrk                          # benchmark anchors and load
   qemu-system-x86 busybox-static ipvsadm xz-utils   # the real-IPVS test guest (xz: unpack the kernel)

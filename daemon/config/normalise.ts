@@ -61,16 +61,47 @@ function statusRanges(list: (number | string)[] | undefined): { min: number; max
   });
 }
 
-/** The check of a real server: its overrides merged over the service's, then defaults. */
-export function healthCheck(own: HealthCheckFile | undefined, service: HealthCheckFile | undefined): HealthCheck {
+/** The keys of one page of an http check: `urls` stands for all of them. */
+const URL_KEYS = ['path', 'status', 'bodyRegex', 'digest'] as const;
+
+/**
+ * The check of a real server (its overrides merged over the service's, then defaults) as checkers: one per url of an http check with `urls` (keepalived
+ * requires every url block to pass; checking each as its own checker with the same timing gives that,
+ * and names the page that failed), else one.
+ */
+function expandUrls(own: HealthCheckFile | undefined, service: HealthCheckFile | undefined): HealthCheck[] {
+  const m = mergeCheck(own, service);
+  const urls = m.http?.urls;
+  if (urls === undefined) return [normaliseCheck(m, own !== undefined || service !== undefined)];
+  const { urls: _all, ...shared } = m.http ?? {};
+  return urls.map((u) => normaliseCheck({ ...m, http: { ...shared, ...u } }, true));
+}
+
+/** A real server's further checkers: its own moreChecks, else the virtual server's; urls expanded. */
+function moreChecks(own: HealthCheckFile[] | undefined, service: HealthCheckFile[] | undefined): HealthCheck[] {
+  return (own ?? service ?? []).flatMap((c) => expandUrls(c, undefined));
+}
+
+function mergeCheck(own: HealthCheckFile | undefined, service: HealthCheckFile | undefined): HealthCheckFile {
   const m: HealthCheckFile = { ...service, ...own };
   // Checker settings merge key by key, so a real server can override just http.path.
-  if (own?.http && service?.http) m.http = { ...service.http, ...own.http };
+  if (own?.http && service?.http) {
+    m.http = { ...service.http, ...own.http };
+    // One page or several: the real server's form replaces the service's.
+    if (own.http.urls !== undefined) for (const k of URL_KEYS) Reflect.deleteProperty(m.http, k);
+    else if (URL_KEYS.some((k) => own.http?.[k] !== undefined)) Reflect.deleteProperty(m.http, 'urls');
+  }
   if (own?.udp && service?.udp) m.udp = { ...service.udp, ...own.udp };
   if (own?.dns && service?.dns) m.dns = { ...service.dns, ...own.dns };
   if (own?.exec && service?.exec) m.exec = { ...service.exec, ...own.exec };
+  if (own?.smtp && service?.smtp) m.smtp = { ...service.smtp, ...own.smtp };
   if (own?.agent && service?.agent) m.agent = { ...service.agent, ...own.agent };
-  const type = m.type ?? (own || service ? 'tcp' : 'none');
+  return m;
+}
+
+/** Defaults filled into one merged check; `given`: a healthCheck was written at all (else type none). */
+function normaliseCheck(m: HealthCheckFile, given: boolean): HealthCheck {
+  const type = m.type ?? (given ? 'tcp' : 'none');
   const hc: HealthCheck = {
     type,
     intervalMs: ms(m.interval, 5000),
@@ -104,9 +135,23 @@ export function healthCheck(own: HealthCheckFile | undefined, service: HealthChe
       name: m.dns.name, type: m.dns.type ?? 'A', expectRcode: m.dns.expectRcode ?? 'NOERROR', expectAnswer: m.dns.expectAnswer,
       protocol: m.dns.protocol ?? 'udp', tcpOnTruncation: m.dns.tcpOnTruncation ?? true,
     });
+  if (type === 'smtp') hc.smtp = compact({ helo: m.smtp?.helo });
   if (type === 'exec' && m.exec) hc.exec = { command: m.exec.command, dynamicWeight: m.exec.dynamicWeight ?? false };
   if (m.agent && type !== 'none') hc.agent = compact({ port: m.agent.port, send: m.agent.send });
   return compact(hc);
+}
+
+/** One check as written (a real server's over its service's), with the defaults the code fills in: the docs' source. */
+export function healthCheck(own: HealthCheckFile | undefined, service: HealthCheckFile | undefined): HealthCheck {
+  return normaliseCheck(mergeCheck(own, service), own !== undefined || service !== undefined);
+}
+
+/** healthCheck and moreChecks of a real server (or, with `own` undefined, of the service). */
+function checkers(
+  own: HealthCheckFile | undefined, service: HealthCheckFile | undefined, ownMore: HealthCheckFile[] | undefined, serviceMore: HealthCheckFile[] | undefined,
+): { healthCheck: HealthCheck; moreChecks: HealthCheck[] } {
+  const [first, ...pages] = expandUrls(own, service);
+  return { healthCheck: first as HealthCheck, moreChecks: [...pages, ...moreChecks(ownMore, serviceMore)] };
 }
 
 export function normalise(file: ConfigFile, source: string): Config {
@@ -196,7 +241,7 @@ export function normalise(file: ConfigFile, source: string): Config {
         tunnel: rs.tunnel ? compact({ type: rs.tunnel.type, port: rs.tunnel.port, checksum: rs.tunnel.checksum }) : undefined,
         upperThreshold: rs.upperThreshold ?? 0,
         lowerThreshold: rs.lowerThreshold ?? 0,
-        healthCheck: healthCheck(rs.healthCheck, vs.healthCheck),
+        ...checkers(rs.healthCheck, vs.healthCheck, rs.moreChecks, vs.moreChecks),
         notify: compact({ up: rs.notify?.up, down: rs.notify?.down }),
       });
     });
@@ -230,7 +275,7 @@ export function normalise(file: ConfigFile, source: string): Config {
             method: sorry.method ?? method,
           }
         : undefined,
-      healthCheck: healthCheck(undefined, vs.healthCheck),
+      ...checkers(undefined, vs.healthCheck, undefined, vs.moreChecks),
       realServers,
     });
   });

@@ -268,16 +268,26 @@ export const VrrpSection = Obj(
 export const SCHEDULERS = ['rr', 'wrr', 'lc', 'wlc', 'lblc', 'lblcr', 'dh', 'sh', 'sed', 'nq', 'fo', 'ovf', 'mh', 'twos'] as const;
 export const SCHEDULER_FLAGS = ['sh-port', 'sh-fallback', 'mh-port', 'mh-fallback'] as const;
 export const METHODS = ['nat', 'dr', 'tun'] as const;
-export const CHECK_TYPES = ['tcp', 'http', 'https', 'udp', 'dns', 'exec', 'agent', 'none'] as const;
+export const CHECK_TYPES = ['tcp', 'http', 'https', 'udp', 'dns', 'smtp', 'exec', 'agent', 'none'] as const;
 
 const HttpStatus = Type.Union(
   [Int(100, 599, 'A status code.'), Type.String({ pattern: '^[1-5][0-9]{2}-[1-5][0-9]{2}$', description: 'A range like 200-299.' })],
   { description: 'A status code (200) or a range ("200-299").' },
 );
 
+const HttpUrl = Obj(
+  {
+    path: Type.String({ pattern: '^/', description: 'Request path.' }),
+    status: opt(Type.Array(HttpStatus, { minItems: 1, description: 'Accepted status codes. Default [200-299].' })),
+    bodyRegex: opt(Type.String({ minLength: 1, description: 'The body must match this regular expression.' })),
+    digest: opt(Type.String({ pattern: '^[0-9a-fA-F]{32}$', description: 'MD5 hex digest the body must have (keepalived digest).' })),
+  },
+  'One page of an http/https check (keepalived url block).',
+);
+
 export const HealthCheck = Obj(
   {
-    type: opt(Enum(CHECK_TYPES, 'Checker: tcp connect, http(s) GET, udp probe, dns query, exec script, agent (weight feedback line), or none (always up). Default tcp when a healthCheck is given, none when absent.')),
+    type: opt(Enum(CHECK_TYPES, 'Checker: tcp connect, http(s) GET, udp probe, dns query, smtp (banner 220, HELO 250, QUIT: keepalived SMTP_CHECK), exec script, agent (weight feedback line), or none (always up). Default tcp when a healthCheck is given, none when absent.')),
     interval: opt(Duration('Time between checks (keepalived delay_loop). Default 5s.')),
     timeout: opt(Duration('A check that takes longer fails (connect_timeout). Default 2s.')),
     rise: opt(Int(1, 1000, 'Successes in a row to come up. Default 1.')),
@@ -297,6 +307,7 @@ export const HealthCheck = Obj(
           host: opt(Type.String({ minLength: 1, description: 'Host header (keepalived virtualhost). Default: the address checked, with :port when the port is not 80 (http) or 443 (https).' })),
           bodyRegex: opt(Type.String({ minLength: 1, description: 'The body must match this regular expression.' })),
           digest: opt(Type.String({ pattern: '^[0-9a-fA-F]{32}$', description: 'MD5 hex digest the body must have (keepalived digest).' })),
+          urls: opt(Type.Array(HttpUrl, { minItems: 1, description: 'Several pages, every one must pass (keepalived: several url blocks). Instead of path, status, bodyRegex and digest; each url is checked as its own checker with this check\'s timing, so the panel names the page that failed.' })),
           headers: opt(Type.Record(Type.String({ pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$' }), Type.String(), { additionalProperties: false, description: 'Extra request headers. Default none.' })),
           tlsVerify: opt(Type.Boolean({ description: 'https: verify the certificate chain and name against the system CA store (keepalived verifies neither). Default false.' })),
           sni: opt(Type.String({ minLength: 1, description: 'https: TLS server name. Default: host without its port when it is a name (an address is never sent as SNI, RFC 6066).' })),
@@ -326,6 +337,12 @@ export const HealthCheck = Obj(
         'dns checker settings.',
       ),
     ),
+    smtp: opt(
+      Obj(
+        { helo: opt(Type.String({ pattern: '^[\\x21-\\x7e]+$', maxLength: 255, description: 'Name said in HELO (keepalived helo_name). Default: this director\'s host name.' })) },
+        'smtp checker settings.',
+      ),
+    ),
     exec: opt(
       Obj(
         {
@@ -348,6 +365,12 @@ export const HealthCheck = Obj(
   'A health check. On a virtual server it is the default of every real server; on a real server it is merged over that.',
 );
 
+const MoreChecks = (which: string) =>
+  Type.Array(HealthCheck, {
+    minItems: 1,
+    description: `Further checkers beside healthCheck (keepalived: several checkers in one real_server). The real server is up only while healthCheck and every one of these pass, each with its own interval, timeout and rise/fall; each is a whole check (it does not inherit healthCheck's settings). ${which}`,
+  });
+
 export const TunnelSettings = Obj(
   {
     type: Enum(['ipip', 'gue', 'gre'], 'Tunnel encapsulation.'),
@@ -367,6 +390,7 @@ export const RealServer = Obj(
     upperThreshold: opt(Int(0, 2147483647, 'Stop sending new connections above this many; 0 = no limit.')),
     lowerThreshold: opt(Int(0, 2147483647, 'Resume below this many; 0 = no limit.')),
     healthCheck: opt(HealthCheck),
+    moreChecks: opt(MoreChecks('Replaces the virtual server\'s moreChecks.')),
     notify: opt(Obj({ up: opt(Command('Run when it comes up.')), down: opt(Command('Run when it goes down.')) }, 'Notify hooks (notify_up / notify_down).')),
   },
   'A real server (keepalived real_server).',
@@ -410,6 +434,7 @@ export const VirtualServer = Obj(
       ),
     ),
     healthCheck: opt(HealthCheck),
+    moreChecks: opt(MoreChecks('The default of every real server that has no moreChecks of its own.')),
     realServers: opt(Type.Array(RealServer, { description: 'Real servers (real_server).' })),
   },
   'A virtual server (keepalived virtual_server): address:port/protocol or fwmark, with its real servers.',

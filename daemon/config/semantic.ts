@@ -204,31 +204,50 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       if (hc.udp && type !== 'udp') err([...hcPath, 'udp'], `udp settings on a ${type} check`, 'key');
       if (hc.dns && type !== 'dns') err([...hcPath, 'dns'], `dns settings on a ${type} check`, 'key');
       if (hc.exec && type !== 'exec') err([...hcPath, 'exec'], `exec settings on a ${type} check`, 'key');
+      if (hc.smtp && type !== 'smtp') err([...hcPath, 'smtp'], `smtp settings on a ${type} check`, 'key');
       if (type === 'dns' && !hc.dns && !base?.dns) err(hcPath, 'a dns check needs dns.name');
       if (type === 'exec' && !hc.exec && !base?.exec) err(hcPath, 'an exec check needs exec.command');
       if (hc.agent && type === 'none') err([...hcPath, 'agent'], 'agent settings on a none check (nothing runs)', 'key');
       const agentPort = hc.agent?.port ?? base?.agent?.port;
       if ((hc.agent !== undefined || (hc.type !== undefined && base?.agent !== undefined)) && type !== 'agent' && type !== 'none' && agentPort === undefined)
         err([...hcPath, 'agent', 'port'], `an agent beside a ${type} check needs its own port`);
-      if (hc.http?.bodyRegex !== undefined) {
-        try {
-          new RegExp(hc.http.bodyRegex);
-        } catch (e) {
-          err([...hcPath, 'http', 'bodyRegex'], `not a regular expression: ${(e as Error).message}`);
+      const page = (u: { bodyRegex?: string; status?: (number | string)[] } | undefined, uPath: P): void => {
+        if (u?.bodyRegex !== undefined) {
+          try {
+            new RegExp(u.bodyRegex);
+          } catch (e) {
+            err([...uPath, 'bodyRegex'], `not a regular expression: ${(e as Error).message}`);
+          }
         }
-      }
-      (hc.http?.status ?? []).forEach((s, j) => {
-        if (typeof s === 'string') {
-          const [lo, hi] = s.split('-').map(Number);
-          if ((lo ?? 0) > (hi ?? 0)) err([...hcPath, 'http', 'status', j], `range ${s} is empty`);
-        }
+        (u?.status ?? []).forEach((s, j) => {
+          if (typeof s === 'string') {
+            const [lo, hi] = s.split('-').map(Number);
+            if ((lo ?? 0) > (hi ?? 0)) err([...uPath, 'status', j], `range ${s} is empty`);
+          }
+        });
+      };
+      page(hc.http, [...hcPath, 'http']);
+      (hc.http?.urls ?? []).forEach((u, j) => {
+        page(u, [...hcPath, 'http', 'urls', j]);
       });
+      if (hc.http?.urls !== undefined) {
+        const single = (['path', 'status', 'bodyRegex', 'digest'] as const).filter((k) => hc.http?.[k] !== undefined);
+        if (single.length > 0) err([...hcPath, 'http', single[0] ?? 'path'], `${single.join(', ')} beside urls: with urls, give path, status, bodyRegex and digest per url`, 'key');
+      }
       const iv = hc.interval ?? base?.interval;
       if (iv !== undefined && (parseDuration(iv) ?? 0) === 0) err([...hcPath, 'interval'], 'must be more than 0');
       const to = hc.timeout ?? base?.timeout;
       if (to !== undefined && (parseDuration(to) ?? 0) === 0) err([...hcPath, 'timeout'], 'must be more than 0');
     };
     checkHc(vs.healthCheck, undefined, at('healthCheck'));
+    /** Every entry of a moreChecks list is a whole check of its own (nothing merges into it). */
+    const checkMore = (list: HealthCheckFile[] | undefined, listPath: P): void => {
+      (list ?? []).forEach((c, k) => {
+        if (c.type === 'none') err([...listPath, k, 'type'], 'a none check among moreChecks checks nothing; leave it out');
+        checkHc(c, undefined, [...listPath, k]);
+      });
+    };
+    checkMore(vs.moreChecks, at('moreChecks'));
 
     if (vs.sorryServer) {
       const sf = ipFamily(vs.sorryServer.address);
@@ -260,11 +279,18 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       const low = rs.lowerThreshold ?? 0;
       if (up > 0 && low > up) err(rat('lowerThreshold'), `lowerThreshold ${low} is above upperThreshold ${up}`);
       checkHc(rs.healthCheck, vs.healthCheck, rat('healthCheck'));
+      checkMore(rs.moreChecks, rat('moreChecks'));
       // A fwmark service has no port, so a port-based check must be told where to connect.
+      const needsPort = (type: string, connectPort: number | undefined, agentPort: number | undefined): boolean =>
+        vs.fwmark !== undefined && (connectPort ?? rs.port) === undefined && ['tcp', 'http', 'https', 'udp', 'dns', 'smtp', 'agent'].includes(type) && !(type === 'agent' && agentPort !== undefined);
       const type = rs.healthCheck?.type ?? vs.healthCheck?.type ?? (rs.healthCheck || vs.healthCheck ? 'tcp' : 'none');
-      const checkPort = rs.healthCheck?.connectPort ?? vs.healthCheck?.connectPort ?? rs.port;
-      if (vs.fwmark !== undefined && checkPort === undefined && ['tcp', 'http', 'https', 'udp', 'dns', 'agent'].includes(type) && !(type === 'agent' && (rs.healthCheck?.agent?.port ?? vs.healthCheck?.agent?.port) !== undefined))
+      if (needsPort(type, rs.healthCheck?.connectPort ?? vs.healthCheck?.connectPort, rs.healthCheck?.agent?.port ?? vs.healthCheck?.agent?.port))
         err(rat('address'), `this real server has no port, so its ${type} check needs healthCheck.connectPort (a fwmark service has no port)`);
+      const more = rs.moreChecks ?? vs.moreChecks ?? [];
+      more.forEach((c, k) => {
+        if (needsPort(c.type ?? 'tcp', c.connectPort, c.agent?.port))
+          err(rat('address'), `this real server has no port, so its ${c.type ?? 'tcp'} check moreChecks[${k}] needs a connectPort (a fwmark service has no port)`);
+      });
     });
   });
 

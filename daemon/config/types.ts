@@ -136,7 +136,7 @@ export interface VrrpConfig {
   realtimePriority?: number;
 }
 
-export type CheckType = 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'exec' | 'agent' | 'none';
+export type CheckType = 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'smtp' | 'exec' | 'agent' | 'none';
 
 export interface HealthCheck {
   type: CheckType;
@@ -165,6 +165,8 @@ export interface HealthCheck {
   };
   udp?: { payload: string; expect?: string };
   dns?: { name: string; type: string; expectRcode: string; expectAnswer?: string; protocol: 'udp' | 'tcp'; tcpOnTruncation: boolean };
+  /** helo absent: the director's host name. */
+  smtp?: { helo?: string };
   exec?: { command: string; dynamicWeight: boolean };
   agent?: { port?: number; send?: string };
 }
@@ -182,6 +184,11 @@ export interface RealServer {
   lowerThreshold: number;
   /** The virtual server's check with this server's overrides merged over it. */
   healthCheck: HealthCheck;
+  /**
+   * Its further checkers (its own moreChecks, else the virtual server's), and one per url after the
+   * first of an http check with several urls. Up only while healthCheck and every one of these is up.
+   */
+  moreChecks: HealthCheck[];
   notify: { up?: string; down?: string };
 }
 
@@ -209,5 +216,7 @@ export interface VirtualServer {
   sorryServer?: { id: string; address: string; port: number; method: ForwardMethod };
   /** The service-level check (the default of its real servers). */
   healthCheck: HealthCheck;
+  /** The service-level further checkers (the default of its real servers), urls expanded as on a real server. */
+  moreChecks: HealthCheck[];
   realServers: RealServer[];
 }

@@ -81,7 +81,9 @@ export function checkOptions(hc: HealthCheck, alpha: boolean): CheckOptions {
   if (hc.udp !== undefined) {
     const u: UdpCheckOptions = { payload: hc.udp.payload };
     if (hc.udp.expect !== undefined) {
-      u.expect = /^[0-9a-f]+$/i.test(hc.udp.expect) ? { hex: hc.udp.expect } : { regex: hc.udp.expect };
+      // Hex bytes, or a regular expression written /re/ (the slashes are not part of it).
+      const re = /^\/(.*)\/$/s.exec(hc.udp.expect);
+      u.expect = /^[0-9a-f]+$/i.test(hc.udp.expect) ? { hex: hc.udp.expect } : { regex: re?.[1] ?? hc.udp.expect };
     }
     o.udp = u;
   }
@@ -89,6 +91,7 @@ export function checkOptions(hc: HealthCheck, alpha: boolean): CheckOptions {
     o.dns = { name: hc.dns.name, type: hc.dns.type, expectRcode: hc.dns.expectRcode as 'NOERROR', protocol: hc.dns.protocol, tcpOnTruncation: hc.dns.tcpOnTruncation };
     if (hc.dns.expectAnswer !== undefined) o.dns.expectAnswer = hc.dns.expectAnswer;
   }
+  if (hc.smtp !== undefined) o.smtp = { ...hc.smtp };
   if (hc.exec !== undefined) o.exec = { command: hc.exec.command, dynamicWeight: hc.exec.dynamicWeight };
   if (hc.agent !== undefined) o.agent = { ...hc.agent };
   return o;
@@ -99,7 +102,7 @@ export interface HealthPlan {
   targets: HealthTarget[];
 }
 
-/** Every real server with a check (type none = not checked, always up). Quorum groups are service ids. */
+/** Every real server with a check (type none = not checked, always up), all its checkers. Quorum groups are service ids. */
 export function healthPlan(config: Config): HealthPlan {
   const services: HealthService[] = [];
   const targets: HealthTarget[] = [];
@@ -108,18 +111,21 @@ export function healthPlan(config: Config): HealthPlan {
     if (vs.notify.quorumUp !== undefined || vs.notify.quorumDown !== undefined) svc.notify = { ...vs.notify };
     services.push(svc);
     for (const rs of vs.realServers) {
-      if (rs.healthCheck.type === 'none') continue;
+      // Every checker must pass (keepalived); a none check among them checks nothing, so it is left out.
+      const [first, ...more] = [rs.healthCheck, ...rs.moreChecks].filter((c) => c.type !== 'none');
+      if (first === undefined) continue;
       const t: HealthTarget = {
         id: targetKey({ service: vs.id, realServer: rs.id }),
         service: vs.id,
         name: `${vs.name}/${rs.id}`,
         address: rs.address,
-        port: rs.port === 0 ? (rs.healthCheck.connectPort ?? 0) : rs.port,
+        port: rs.port === 0 ? (first.connectPort ?? 0) : rs.port,
         weight: rs.weight,
-        check: checkOptions(rs.healthCheck, vs.alpha),
+        check: checkOptions(first, vs.alpha),
         omega: vs.omega,
         logFields: { virtualServer: vs.name, realServer: rs.id },
       };
+      if (more.length > 0) t.moreChecks = more.map((c) => checkOptions(c, vs.alpha));
       if (rs.notify.up !== undefined || rs.notify.down !== undefined) t.notify = { ...rs.notify };
       targets.push(t);
     }

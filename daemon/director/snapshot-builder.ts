@@ -69,7 +69,8 @@ function healthOf(t: TargetSnapshot | undefined): HealthSnapshot {
   if (t === undefined) return { status: 'unknown', checker: 'none', since: null, lastCheck: null };
   return {
     status: t.checks === 0 && t.last === undefined ? 'unknown' : t.state,
-    checker: t.type,
+    // Several checkers: "tcp + http GET /health"; the failing one leads lastCheck.result.
+    checker: t.checkers === undefined ? t.type : t.checkers.map((c) => c.label).join(' + '),
     since: iso(t.since),
     lastCheck:
       t.last === undefined

@@ -19,6 +19,12 @@ export interface HealthTarget {
   /** Configured weight; the live weight is the dynamic weight reported by the check, if any. */
   weight: number;
   check: CheckOptions;
+  /**
+   * Further checkers of the same server (keepalived: several checkers in one real_server, or the 2nd
+   * and later url blocks of one HTTP_GET). The server is up only while `check` and every one of these
+   * is up; each keeps its own interval, timeout and rise/fall.
+   */
+  moreChecks?: readonly CheckOptions[];
   /** keepalived notify_up / notify_down. */
   notify?: { up?: string; down?: string };
   /** keepalived omega: run down hooks (and emit down transitions) on removal and shutdown. */
@@ -140,13 +146,28 @@ export interface HealthMonitorOptions {
   nativeProbes?: boolean;
 }
 
+/** One checker of a server that has several (TargetSnapshot.checkers). */
+export interface CheckerSnapshot {
+  /** "tcp", "http GET /health", … (all-checks.ts checkLabel). */
+  label: string;
+  type: CheckOptions['type'];
+  state: HealthState;
+  checks: number;
+  failures: number;
+  okStreak: number;
+  failStreak: number;
+  last: { at: number; reason: Reason; detail: string; latencyMs: number } | undefined;
+}
+
 export interface TargetSnapshot {
   id: string;
   service: string;
   name: string;
   address: string;
   port: number;
+  /** The type of the first checker (`check`). */
   type: CheckOptions['type'];
+  /** up only while every checker is up. */
   state: HealthState;
   /** Wall-clock time the current state began. */
   since: number;
@@ -157,7 +178,13 @@ export interface TargetSnapshot {
   failures: number;
   okStreak: number;
   failStreak: number;
+  /**
+   * The result that explains the state: with several checkers, that of the first checker that is down
+   * (its label leads the detail), else the newest.
+   */
   last: { at: number; reason: Reason; detail: string; latencyMs: number } | undefined;
+  /** Present only when the server has more than one checker: each one's own state. */
+  checkers?: CheckerSnapshot[];
 }
 
 export interface ServiceSnapshot {

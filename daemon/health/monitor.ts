@@ -10,6 +10,7 @@
 import { EventEmitter } from 'node:events';
 import { pino, type Logger } from 'pino';
 import { AdmissionLimit } from './admission.js';
+import { checkLabel, combinedState, settle, type ServerHealth } from './all-checks.js';
 import { scaledWeight } from './checkers/agent-line.js';
 import { buildProbe, type Probe } from './checkers/index.js';
 import { shellNotifier, type Notifier } from './notify.js';
@@ -22,15 +23,20 @@ import type {
 import { initialQuorum, nextQuorum } from './quorum.js';
 import { applyResult, firstDelayMs, forceDown, newHealth, nextDelayMs, type TargetHealth, type Transition } from './rise-fall.js';
 import { NativeProbeEngine, nativeSpecFor, probeAddon } from './native-probe.js';
+import { HealthOptionError, type CheckOptions } from './options.js';
 import { TimerHeap } from './timer-heap.js';
 import { fail, type CheckVerdict, type HealthState, type Reason } from './types.js';
 
 export * from './monitor-api.js';
 
+/** One checker of one real server. The timer heap, the queue and the native engine deal in these. */
 interface Rec {
-  target: HealthTarget;
-  key: string;
-  name: string;
+  server: Server;
+  /** Its place among the server's checkers (0 = `target.check`, then `moreChecks`). */
+  index: number;
+  check: CheckOptions;
+  /** checkLabel(check), for logs and events when the server has several checkers. */
+  label: string;
   probe: Probe;
   health: TargetHealth;
   due: number;
@@ -45,7 +51,7 @@ interface Rec {
   ac: AbortController;
   /** Spec id in the native probe engine, or -1: the JS probe runs the check. */
   native: number;
-  /** This target's number in the native engine's results. */
+  /** This checker's number in the native engine's results. */
   token: number;
   /** Its last check got an answer (or it has had none): a timeout now may be congestion, not a dead server. */
   answered: boolean;
@@ -53,9 +59,17 @@ interface Rec {
   baselineMs: number;
 }
 
+/** One real server: its checkers and the state they add up to (up while every one is up). */
+interface Server extends ServerHealth {
+  target: HealthTarget;
+  key: string;
+  name: string;
+  checkers: Rec[];
+}
+
 interface Svc {
   spec: Required<Pick<HealthService, 'name' | 'quorum' | 'hysteresis'>> & HealthService;
-  members: Set<Rec>;
+  members: Set<Server>;
   quorumUp: boolean | undefined;
   sinceMs: number;
 }
@@ -89,9 +103,14 @@ function stableKey(v: unknown): string {
   );
 }
 
-/** The parts of a target that need a new probe and a fresh check history when they change. */
-function probeKey(t: HealthTarget): string {
-  return stableKey({ a: t.address, p: t.port, c: t.check });
+/** The parts of one checker that need a new probe and a fresh check history when they change. */
+function probeKey(t: HealthTarget, check: CheckOptions): string {
+  return stableKey({ a: t.address, p: t.port, c: check });
+}
+
+/** `check` first, then `moreChecks`: every checker of a target, in its order. */
+function checksOf(t: HealthTarget): readonly CheckOptions[] {
+  return t.moreChecks === undefined || t.moreChecks.length === 0 ? [t.check] : [t.check, ...t.moreChecks];
 }
 
 export class HealthMonitor extends EventEmitter<MonitorEvents> {
@@ -102,7 +121,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
   private readonly random: () => number;
   private readonly notifier: Notifier;
   private readonly probeFactory: (t: HealthTarget) => Probe;
-  private readonly recs = new Map<string, Rec>();
+  private readonly servers = new Map<string, Server>();
   private readonly services = new Map<string, Svc>();
   private readonly heap = new TimerHeap<Rec>();
   private readonly queue: Rec[] = [];
@@ -149,82 +168,106 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
 
   /**
    * Adds or updates a target. An identical target is a no-op ('unchanged'); a change of weight, name,
-   * service or hooks keeps the history ('updated'); a change of address, port or check options keeps
-   * the current state but restarts the rise/fall counting with a new probe ('reconfigured').
+   * service or hooks keeps the history ('updated'); a change of address, port or a checker's options
+   * keeps the current state but restarts that checker's rise/fall counting with a new probe
+   * ('reconfigured'); checkers that did not change keep theirs.
    * Throws HealthOptionError (naming target and field) on bad check options, leaving the old target.
    */
   upsert(t: HealthTarget): 'added' | 'unchanged' | 'updated' | 'reconfigured' {
     if (this.closed) throw new Error('HealthMonitor is closed');
     const key = stableKey(t);
-    const rec = this.recs.get(t.id);
-    if (rec?.key === key) return 'unchanged';
+    const srv = this.servers.get(t.id);
+    if (srv?.key === key) return 'unchanged';
     const now = this.clock.now();
-    if (rec === undefined) {
-      const probe = this.probeFactory(t);
-      const r: Rec = {
-        target: t, key, name: t.name ?? t.id, probe, health: newHealth(t.check.type === 'none' ? { alpha: false } : t.check, now), due: 0, heapIndex: -1,
-        slot: 0, running: false, queued: false, gen: 0, startedAt: 0, ac: new AbortController(), native: -1, token: this.nextToken++, answered: true, baselineMs: 0,
-      };
-      this.attachNative(r);
-      this.recs.set(t.id, r);
-      this.byToken.set(r.token, r);
-      this.join(r, t.service);
-      this.scheduleFirst(r, now);
+    const checks = checksOf(t);
+    if (srv === undefined) {
+      // Every probe is built before anything changes: a bad option throws and leaves nothing behind.
+      const probes = checks.map((c, i) => this.probeFor(t, c, i));
+      const s: Server = { target: t, key, name: t.name ?? t.id, checkers: [], state: 'up', sinceMs: now };
+      checks.forEach((c, i) => s.checkers.push(this.newChecker(s, i, c, probes[i] ?? this.probeFor(t, c, i), now)));
+      s.state = combinedState(s.checkers);
+      this.servers.set(t.id, s);
+      this.join(s, t.service);
+      for (const r of s.checkers) this.scheduleFirst(r, now);
       this.evaluateQuorum(this.svc(t.service));
       return 'added';
     }
-    const reprobe = probeKey(rec.target) !== probeKey(t);
-    const probe = reprobe ? this.probeFactory(t) : rec.probe;
-    const oldLive = this.liveWeight(rec);
-    const oldService = rec.target.service;
-    rec.target = t;
-    rec.key = key;
-    rec.name = t.name ?? t.id;
+    // A checker whose address, port and options are unchanged keeps its probe and history (undefined here).
+    const probes = checks.map((c, i) => {
+      const r = srv.checkers[i];
+      return r !== undefined && probeKey(srv.target, r.check) === probeKey(t, c) ? undefined : this.probeFor(t, c, i);
+    });
+    const oldLive = this.liveWeight(srv);
+    const oldService = srv.target.service;
+    srv.target = t;
+    srv.key = key;
+    srv.name = t.name ?? t.id;
     if (oldService !== t.service) {
-      this.leave(rec, oldService);
-      this.join(rec, t.service);
+      this.leave(srv, oldService);
+      this.join(srv, t.service);
     }
-    if (reprobe) {
-      rec.probe = probe;
-      this.disown(rec);
-      this.detachNative(rec);
-      this.attachNative(rec);
-      const h = rec.health;
+    let reprobed = srv.checkers.length !== checks.length;
+    for (const r of srv.checkers.splice(checks.length)) this.retire(r);
+    let disabled = false;
+    for (const [i, c] of checks.entries()) {
+      const probe = probes[i];
+      const r = srv.checkers[i];
+      if (probe === undefined && r !== undefined) {
+        r.check = c;
+        continue;
+      }
+      reprobed = true;
+      const p = probe ?? this.probeFor(t, c, i);
+      if (r === undefined) {
+        const fresh = this.newChecker(srv, i, c, p, now);
+        srv.checkers.push(fresh);
+        this.scheduleFirst(fresh, now);
+        continue;
+      }
+      r.check = c;
+      r.label = checkLabel(c);
+      r.probe = p;
+      this.disown(r);
+      this.detachNative(r);
+      this.attachNative(r);
+      const h = r.health;
       h.okStreak = 0;
       h.failStreak = 0;
       h.retriesUsed = 0;
       h.dynamicWeight = undefined;
       h.weightPercent = undefined;
-      this.scheduleFirst(rec, now);
-      if (t.check.type === 'none' && h.state === 'down') {
-        // Checking switched off: nothing will ever prove the server up, so it is up now.
-        const tr = applyResult(h, { ...t.check, rise: 1 }, { ok: true, reason: 'ok', detail: 'health check disabled (type none)', latencyMs: 0 }, now);
-        if (tr !== null) this.onTransition(rec, tr, 0);
+      this.scheduleFirst(r, now);
+      if (c.type === 'none' && h.state === 'down') {
+        // Checking switched off: nothing will ever prove this checker up, so it is up now.
+        applyResult(h, { ...c, rise: 1 }, { ok: true, reason: 'ok', detail: 'health check disabled (type none)', latencyMs: 0 }, now);
+        disabled = true;
       }
     }
-    const newLive = this.liveWeight(rec);
-    if (newLive !== oldLive && rec.health.state === 'up') {
-      this.log.info({ ...this.logFields(rec), weight: newLive, previous: oldLive }, `real server weight ${oldLive} → ${newLive}: configuration changed`);
-      this.emit('weight', { id: t.id, service: t.service, name: rec.name, weight: newLive, previous: oldLive, at: this.clock.wall(), detail: 'configuration changed' });
+    if (reprobed) {
+      // A checker switched off, removed or added (alpha: down until proven) can move the server.
+      const tr = settle(srv, srv.checkers, disabled ? 'ok' : 'initial', disabled ? 'health check disabled (type none)' : 'checkers changed', now);
+      if (tr !== null) this.onTransition(srv, tr, 0);
+    }
+    const newLive = this.liveWeight(srv);
+    if (newLive !== oldLive && srv.state === 'up') {
+      this.log.info({ ...this.logFields(srv), weight: newLive, previous: oldLive }, `real server weight ${oldLive} → ${newLive}: configuration changed`);
+      this.emit('weight', { id: t.id, service: t.service, name: srv.name, weight: newLive, previous: oldLive, at: this.clock.wall(), detail: 'configuration changed' });
     }
     if (oldService !== t.service) this.evaluateQuorum(this.svc(oldService));
     this.evaluateQuorum(this.svc(t.service));
-    return reprobe ? 'reconfigured' : 'updated';
+    return reprobed ? 'reconfigured' : 'updated';
   }
 
   /** Removes a target; with omega an up target first goes down (reason "removed") and its down hook runs. */
   remove(id: string): boolean {
-    const rec = this.recs.get(id);
-    if (rec === undefined) return false;
-    if (rec.target.omega === true) this.lifecycleDown(rec, 'removed', 'removed from the configuration');
-    this.disown(rec);
-    this.detachNative(rec);
-    this.heap.remove(rec);
-    this.recs.delete(id);
-    this.byToken.delete(rec.token);
-    this.leave(rec, rec.target.service);
-    this.emit('removed', { id, service: rec.target.service, name: rec.name });
-    this.evaluateQuorum(this.svc(rec.target.service));
+    const srv = this.servers.get(id);
+    if (srv === undefined) return false;
+    if (srv.target.omega === true) this.lifecycleDown(srv, 'removed', 'removed from the configuration');
+    for (const r of srv.checkers) this.retire(r);
+    this.servers.delete(id);
+    this.leave(srv, srv.target.service);
+    this.emit('removed', { id, service: srv.target.service, name: srv.name });
+    this.evaluateQuorum(this.svc(srv.target.service));
     this.arm();
     return true;
   }
@@ -241,7 +284,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     const wanted = new Set(targets.map((t) => t.id));
     this.batch = true;
     try {
-      for (const id of [...this.recs.keys()]) {
+      for (const id of [...this.servers.keys()]) {
         if (!wanted.has(id)) {
           this.remove(id);
           res.removed++;
@@ -270,15 +313,34 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
   snapshot(): { targets: TargetSnapshot[]; services: ServiceSnapshot[]; concurrencyLimit: number } {
     const now = this.clock.now();
     const toWall = (ms: number): number => this.clock.wall() - (now - ms);
-    const targets = [...this.recs.values()].map((r): TargetSnapshot => {
+    const lastOf = (r: Rec, labelled: boolean): TargetSnapshot['last'] => {
       const h = r.health;
-      return {
-        id: r.target.id, service: r.target.service, name: r.name, address: r.target.address, port: r.target.port,
-        type: r.target.check.type, state: h.state, since: toWall(h.sinceMs), inStateMs: now - h.sinceMs,
-        weight: r.target.weight, liveWeight: this.liveWeight(r), checks: h.checks, failures: h.failures,
-        okStreak: h.okStreak, failStreak: h.failStreak,
-        last: h.checks === 0 ? undefined : { at: toWall(h.lastCheckMs), reason: h.lastReason, detail: h.lastDetail, latencyMs: h.lastLatencyMs },
+      if (h.checks === 0) return undefined;
+      return { at: toWall(h.lastCheckMs), reason: h.lastReason, detail: labelled ? `${r.label}: ${h.lastDetail}` : h.lastDetail, latencyMs: h.lastLatencyMs };
+    };
+    const targets = [...this.servers.values()].map((s): TargetSnapshot => {
+      const several = s.checkers.length > 1;
+      const focus = this.focus(s);
+      const h = focus.health;
+      let checks = 0;
+      let failures = 0;
+      for (const r of s.checkers) {
+        checks += r.health.checks;
+        failures += r.health.failures;
+      }
+      const snap: TargetSnapshot = {
+        id: s.target.id, service: s.target.service, name: s.name, address: s.target.address, port: s.target.port,
+        type: s.target.check.type, state: s.state, since: toWall(s.sinceMs), inStateMs: now - s.sinceMs,
+        weight: s.target.weight, liveWeight: this.liveWeight(s), checks, failures,
+        okStreak: h.okStreak, failStreak: h.failStreak, last: lastOf(focus, several),
       };
+      if (several) {
+        snap.checkers = s.checkers.map((r) => ({
+          label: r.label, type: r.check.type, state: r.health.state, checks: r.health.checks, failures: r.health.failures,
+          okStreak: r.health.okStreak, failStreak: r.health.failStreak, last: lastOf(r, false),
+        }));
+      }
+      return snap;
     });
     const services = [...this.services.values()].map((s): ServiceSnapshot => ({
       name: s.spec.name, quorumUp: s.quorumUp ?? true, sorryServer: s.quorumUp === false, aliveWeight: this.aliveWeight(s),
@@ -287,18 +349,18 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     return { targets, services, concurrencyLimit: this.admission.limit };
   }
 
-  /** One target's state, or undefined. */
+  /** One target's state (up only while every checker is up), or undefined. */
   state(id: string): HealthState | undefined {
-    return this.recs.get(id)?.health.state;
+    return this.servers.get(id)?.state;
   }
 
   /** What the director reads of one target (undefined: not checked here, so up). Read-only: a view, not a copy. */
   view(id: string): HealthView | undefined {
-    const r = this.recs.get(id);
-    if (r === undefined) return undefined;
-    const h = r.health;
-    const up = h.state === 'up';
-    return h.dynamicWeight === undefined && h.weightPercent === undefined ? { up } : { up, dynamicWeight: this.liveWeight(r) };
+    const srv = this.servers.get(id);
+    if (srv === undefined) return undefined;
+    const up = srv.state === 'up';
+    const reported = srv.checkers.some((r) => r.health.dynamicWeight !== undefined || r.health.weightPercent !== undefined);
+    return reported ? { up, dynamicWeight: this.liveWeight(srv) } : { up };
   }
 
   /** Whether a virtual server's quorum is lost now (its sorry server serves). */
@@ -308,10 +370,10 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
 
   stats(): MonitorStats {
     let nativeTargets = 0;
-    for (const r of this.recs.values()) if (r.native >= 0) nativeTargets++;
+    for (const s of this.servers.values()) for (const r of s.checkers) if (r.native >= 0) nativeTargets++;
     const a = this.admission;
     return {
-      targets: this.recs.size, running: this.running, queued: this.queue.length - this.queueHead, ...this.counters, nativeTargets,
+      targets: this.servers.size, running: this.running, queued: this.queue.length - this.queueHead, ...this.counters, nativeTargets,
       concurrencyLimit: a.limit, concurrencyCuts: a.cuts, concurrencyRaises: a.raises,
     };
   }
@@ -325,30 +387,74 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     this.closed = true;
     if (this.timer !== undefined) this.clock.clearTimer(this.timer);
     this.timer = undefined;
-    for (const rec of this.recs.values()) {
-      if (rec.target.omega === true) this.lifecycleDown(rec, 'shutdown', 'lvsd stopping');
-      this.disown(rec);
+    for (const srv of this.servers.values()) {
+      if (srv.target.omega === true) this.lifecycleDown(srv, 'shutdown', 'lvsd stopping');
+      for (const r of srv.checkers) this.disown(r);
     }
     for (const svc of this.services.values()) {
       if (svc.spec.omega === true && svc.quorumUp === true && svc.spec.notify?.quorumDown !== undefined) {
         this.notifier(svc.spec.notify.quorumDown, { LVSD_EVENT: 'quorum-down', LVSD_SERVICE: svc.spec.name, LVSD_REASON: 'shutdown' });
       }
     }
-    this.recs.clear();
+    this.servers.clear();
     this.byToken.clear();
     this.engine?.close();
     this.queue.length = 0;
     this.queueHead = 0;
   }
 
+  // ——— checkers ———
+
+  /** The probe of checker `index` of `t`; an option error names the checker's place in the config. */
+  private probeFor(t: HealthTarget, check: CheckOptions, index: number): Probe {
+    if (index === 0) return this.probeFactory(t);
+    try {
+      return this.probeFactory({ ...t, check });
+    } catch (e) {
+      if (e instanceof HealthOptionError) throw new HealthOptionError(e.target, e.field, e.problem, `moreChecks[${index - 1}]`);
+      throw e;
+    }
+  }
+
+  private newChecker(server: Server, index: number, check: CheckOptions, probe: Probe, now: number): Rec {
+    const r: Rec = {
+      server, index, check, label: checkLabel(check), probe,
+      health: newHealth(check.type === 'none' ? { alpha: false } : check, now), due: 0, heapIndex: -1,
+      slot: 0, running: false, queued: false, gen: 0, startedAt: 0, ac: new AbortController(), native: -1, token: this.nextToken++, answered: true, baselineMs: 0,
+    };
+    this.attachNative(r);
+    this.byToken.set(r.token, r);
+    return r;
+  }
+
+  /** Stops a checker for good (its server was removed, or it left the server's list). */
+  private retire(r: Rec): void {
+    this.disown(r);
+    this.detachNative(r);
+    this.heap.remove(r);
+    this.byToken.delete(r.token);
+  }
+
+  /** The checker whose result explains the server's state: the first one down, else the newest result. */
+  private focus(s: Server): Rec {
+    const first = s.checkers[0] as Rec;
+    if (s.checkers.length === 1) return first;
+    let newest = first;
+    for (const r of s.checkers) {
+      if (s.state === 'down' && r.health.state === 'down') return r;
+      if (r.health.lastCheckMs > newest.health.lastCheckMs) newest = r;
+    }
+    return newest;
+  }
+
   // ——— scheduling ———
 
   private scheduleFirst(rec: Rec, now: number): void {
-    if (rec.target.check.type === 'none') {
+    if (rec.check.type === 'none') {
       this.heap.remove(rec);
       return;
     }
-    rec.slot = now + firstDelayMs(rec.target.check, this.random());
+    rec.slot = now + firstDelayMs(rec.check, this.random());
     this.heap.update(rec, rec.slot);
     this.arm();
   }
@@ -442,12 +548,12 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     const gen = rec.gen;
     if (rec.native >= 0 && this.engine !== undefined) {
       // No promise, closure or signal per check: the engine runs it and reports by token.
-      this.heap.update(rec, now + rec.target.check.timeoutMs + NATIVE_BACKSTOP_MS);
+      this.heap.update(rec, now + rec.check.timeoutMs + NATIVE_BACKSTOP_MS);
       this.engine.start(rec.native, rec.token, gen);
       return;
     }
     if (rec.ac.signal.aborted) rec.ac = new AbortController();
-    this.heap.update(rec, now + rec.target.check.timeoutMs);
+    this.heap.update(rec, now + rec.check.timeoutMs);
     let p: Promise<CheckVerdict>;
     try {
       p = rec.probe(rec.ac.signal);
@@ -476,37 +582,49 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     }
     this.heap.remove(rec);
     this.counters.checksCompleted++;
+    const check = rec.check;
     const latencyMs = now - rec.startedAt;
     this.admission.record(
-      { latencyMs, baselineMs: rec.baselineMs, timeoutMs: rec.target.check.timeoutMs, timedOut, answeredBefore: rec.answered, saturated: this.queueHead < this.queue.length },
+      { latencyMs, baselineMs: rec.baselineMs, timeoutMs: check.timeoutMs, timedOut, answeredBefore: rec.answered, saturated: this.queueHead < this.queue.length },
       now,
     );
     rec.answered = !timedOut;
     if (!timedOut) rec.baselineMs = rec.baselineMs === 0 ? latencyMs : Math.min(latencyMs, rec.baselineMs + (latencyMs - rec.baselineMs) / 16);
     const h = rec.health;
-    const before = this.liveWeight(rec);
-    const t = applyResult(h, rec.target.check, { ...v, latencyMs: now - rec.startedAt }, now);
-    const delay = nextDelayMs(h, rec.target.check);
+    const srv = rec.server;
+    const before = this.liveWeight(srv);
+    const t = applyResult(h, check, { ...v, latencyMs }, now);
+    const delay = nextDelayMs(h, check);
     if (h.retriesUsed > 0) {
       rec.due = now + delay;
     } else {
-      rec.slot += rec.target.check.intervalMs;
+      rec.slot += check.intervalMs;
       // Fell behind (the loop was late, or the check outlasted its interval): re-phase from this
       // check's start instead of firing the missed slots back to back.
-      if (rec.slot < now) rec.slot = Math.max(now, rec.startedAt + rec.target.check.intervalMs);
+      if (rec.slot < now) rec.slot = Math.max(now, rec.startedAt + check.intervalMs);
       rec.due = rec.slot;
     }
     this.heap.update(rec, rec.due);
-    if (t !== null) this.onTransition(rec, t, now - rec.startedAt);
-    else if (this.liveWeight(rec) !== before && h.state === 'up') {
-      const ev: WeightEvent = { id: rec.target.id, service: rec.target.service, name: rec.name, weight: this.liveWeight(rec), previous: before, at: this.clock.wall(), detail: v.detail };
-      this.log.info({ ...this.logFields(rec), weight: ev.weight, previous: ev.previous, detail: v.detail }, `real server weight ${ev.previous} → ${ev.weight}: ${v.detail}`);
+    let moved = false;
+    if (t !== null) {
+      const several = srv.checkers.length > 1;
+      const st = several ? settle(srv, srv.checkers, t.reason, `${rec.label}: ${t.detail}`, now) : this.single(srv, t);
+      if (st !== null) {
+        this.onTransition(srv, st, latencyMs);
+        moved = true;
+      } else if (several) {
+        this.log.info({ ...this.logFields(srv), checker: rec.label, to: t.to, reason: t.reason, detail: t.detail, server: srv.state }, `checker ${t.to}`);
+      }
+    }
+    if (!moved && this.liveWeight(srv) !== before && srv.state === 'up') {
+      const ev: WeightEvent = { id: srv.target.id, service: srv.target.service, name: srv.name, weight: this.liveWeight(srv), previous: before, at: this.clock.wall(), detail: v.detail };
+      this.log.info({ ...this.logFields(srv), weight: ev.weight, previous: ev.previous, detail: v.detail }, `real server weight ${ev.previous} → ${ev.weight}: ${v.detail}`);
       this.emit('weight', ev);
-      this.evaluateQuorum(this.svc(rec.target.service));
+      this.evaluateQuorum(this.svc(srv.target.service));
     }
     while (this.running < this.admission.limit && this.queueHead < this.queue.length) {
       const next = this.queue[this.queueHead++];
-      if (next?.queued === true && this.recs.get(next.target.id) === next) {
+      if (next?.queued === true && this.byToken.get(next.token) === next) {
         next.queued = false;
         this.start(next, now);
       }
@@ -518,6 +636,14 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     this.arm();
   }
 
+  /** One checker: the server moves with it (no list to walk on the hot path). */
+  private single(srv: Server, t: Transition): Transition {
+    t.inPreviousStateMs = t.atMs - srv.sinceMs;
+    srv.state = t.to;
+    srv.sinceMs = t.atMs;
+    return t;
+  }
+
   private readonly onNativeVerdict = (token: number, gen: number, v: CheckVerdict | null): void => {
     const rec = this.byToken.get(token);
     if (rec === undefined) return;
@@ -525,14 +651,14 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
   };
 
   private timeoutVerdict(rec: Rec): CheckVerdict {
-    return fail('timeout', `no answer within ${rec.target.check.timeoutMs} ms`);
+    return fail('timeout', `no answer within ${rec.check.timeoutMs} ms`);
   }
 
   /** Puts a TCP or plain-HTTP check on the native engine when there is one. */
   private attachNative(rec: Rec): void {
     if (this.engine === undefined) return;
-    const t = rec.target;
-    const spec = nativeSpecFor(t.id, t.address, t.port, t.check);
+    const t = rec.server.target;
+    const spec = nativeSpecFor(t.id, t.address, t.port, rec.check);
     if (spec !== undefined) rec.native = this.engine.add(spec);
   }
 
@@ -556,22 +682,31 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
   // ——— effects ———
 
   /** What every log line about a target carries: the owner's names for it, else its service and name. */
-  private logFields(rec: Rec): Record<string, string> {
-    return rec.target.logFields ?? { service: rec.target.service, realServer: rec.name };
+  private logFields(srv: Server): Record<string, string> {
+    return srv.target.logFields ?? { service: srv.target.service, realServer: srv.name };
   }
 
-  private liveWeight(rec: Rec): number {
-    return rec.health.dynamicWeight ?? scaledWeight(rec.target.weight, rec.health.weightPercent);
+  /** The weight a server carries while up: a dynamic weight or agent percentage any checker reported. */
+  private liveWeight(srv: Server): number {
+    const first = srv.checkers[0] as Rec;
+    if (srv.checkers.length === 1) return first.health.dynamicWeight ?? scaledWeight(srv.target.weight, first.health.weightPercent);
+    let dynamic: number | undefined;
+    let percent: number | undefined;
+    for (const r of srv.checkers) {
+      dynamic ??= r.health.dynamicWeight;
+      percent ??= r.health.weightPercent;
+    }
+    return dynamic ?? scaledWeight(srv.target.weight, percent);
   }
 
-  private onTransition(rec: Rec, t: Transition, latencyMs: number): void {
-    const tg = rec.target;
+  private onTransition(srv: Server, t: Transition, latencyMs: number): void {
+    const tg = srv.target;
     const ev: TransitionEvent = {
-      id: tg.id, service: tg.service, name: rec.name, address: tg.address, port: tg.port, from: t.from, to: t.to,
+      id: tg.id, service: tg.service, name: srv.name, address: tg.address, port: tg.port, from: t.from, to: t.to,
       reason: t.reason, detail: t.detail, at: this.clock.wall(), inPreviousStateMs: t.inPreviousStateMs, latencyMs,
-      weight: t.to === 'up' ? this.liveWeight(rec) : 0,
+      weight: t.to === 'up' ? this.liveWeight(srv) : 0,
     };
-    const fields = { ...this.logFields(rec), from: t.from, to: t.to, reason: t.reason, detail: t.detail, inPreviousStateMs: Math.round(t.inPreviousStateMs) };
+    const fields = { ...this.logFields(srv), from: t.from, to: t.to, reason: t.reason, detail: t.detail, inPreviousStateMs: Math.round(t.inPreviousStateMs) };
     // The one log line of a transition (the director only publishes it).
     if (t.to === 'down') this.log.warn(fields, `real server down: ${t.detail}`);
     else this.log.info(fields, `real server up: ${t.detail}`);
@@ -579,16 +714,16 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     const hook = t.to === 'up' ? tg.notify?.up : tg.notify?.down;
     if (hook !== undefined) {
       this.notifier(hook, {
-        LVSD_EVENT: t.to, LVSD_SERVICE: tg.service, LVSD_RS: rec.name, LVSD_RS_ADDRESS: tg.address, LVSD_RS_PORT: String(tg.port),
+        LVSD_EVENT: t.to, LVSD_SERVICE: tg.service, LVSD_RS: srv.name, LVSD_RS_ADDRESS: tg.address, LVSD_RS_PORT: String(tg.port),
         LVSD_REASON: t.reason, LVSD_DETAIL: t.detail,
       });
     }
     this.evaluateQuorum(this.svc(tg.service));
   }
 
-  private lifecycleDown(rec: Rec, reason: Reason, detail: string): void {
-    const t = forceDown(rec.health, reason, detail, this.clock.now());
-    if (t !== null) this.onTransition(rec, t, 0);
+  private lifecycleDown(srv: Server, reason: Reason, detail: string): void {
+    const t = forceDown(srv, reason, detail, this.clock.now());
+    if (t !== null) this.onTransition(srv, t, 0);
   }
 
   private svc(name: string): Svc {
@@ -600,17 +735,17 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     return s;
   }
 
-  private join(rec: Rec, service: string): void {
-    this.svc(service).members.add(rec);
+  private join(srv: Server, service: string): void {
+    this.svc(service).members.add(srv);
   }
 
-  private leave(rec: Rec, service: string): void {
-    this.services.get(service)?.members.delete(rec);
+  private leave(srv: Server, service: string): void {
+    this.services.get(service)?.members.delete(srv);
   }
 
   private aliveWeight(s: Svc): number {
     let w = 0;
-    for (const r of s.members) if (r.health.state === 'up') w += this.liveWeight(r);
+    for (const srv of s.members) if (srv.state === 'up') w += this.liveWeight(srv);
     return w;
   }
 

@@ -2,7 +2,7 @@
 // the YAML `healthCheck` section onto this: durations become milliseconds, names stay the same).
 import type { RiseFallOptions } from './rise-fall.js';
 
-export type CheckType = 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'exec' | 'agent' | 'none';
+export type CheckType = 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'smtp' | 'exec' | 'agent' | 'none';
 
 export interface HttpCheckOptions {
   /** Request path (default "/"). */
@@ -62,6 +62,11 @@ export interface AgentCheckOptions {
   send?: string;
 }
 
+export interface SmtpCheckOptions {
+  /** The name said in HELO (keepalived helo_name); default: this host's name. */
+  helo?: string;
+}
+
 export interface ExecCheckOptions {
   /** Shell command (run with /bin/sh -c), keepalived MISC_CHECK misc_path. */
   command: string;
@@ -84,6 +89,7 @@ export interface CheckOptions extends RiseFallOptions {
   http?: HttpCheckOptions;
   udp?: UdpCheckOptions;
   dns?: DnsCheckOptions;
+  smtp?: SmtpCheckOptions;
   exec?: ExecCheckOptions;
   /** The agent (weight feedback): the check itself with `type: agent`, or beside another check. */
   agent?: AgentCheckOptions;
@@ -114,9 +120,12 @@ export class HealthOptionError extends Error {
   constructor(
     readonly target: string,
     readonly field: string,
-    message: string,
+    /** What is wrong, without the where. */
+    readonly problem: string,
+    /** Where the check sits in the config: "healthCheck", or "moreChecks[0]" for a further checker. */
+    section = 'healthCheck',
   ) {
-    super(`${target}: healthCheck.${field}: ${message}`);
+    super(`${target}: ${section}.${field}: ${problem}`);
     this.name = 'HealthOptionError';
   }
 }

@@ -120,7 +120,7 @@ function move(h: TargetHealth, to: HealthState, r: CheckResult, nowMs: number): 
 }
 
 /** A lifecycle transition (removal, shutdown with omega): forces down with the given reason. */
-export function forceDown(h: TargetHealth, reason: Reason, detail: string, nowMs: number): Transition | null {
+export function forceDown(h: Pick<TargetHealth, 'state' | 'sinceMs'>, reason: Reason, detail: string, nowMs: number): Transition | null {
   if (h.state === 'down') return null;
   const t: Transition = { from: 'up', to: 'down', reason, detail, atMs: nowMs, inPreviousStateMs: nowMs - h.sinceMs };
   h.state = 'down';

@@ -10,7 +10,7 @@ export type FailReason =
   | 'refused' // TCP RST / ICMP port unreachable
   | 'unreachable' // no route, host unreachable, network down
   | 'reset' // connection reset or closed before a full answer
-  | 'status' // HTTP status outside the accepted ranges
+  | 'status' // HTTP status outside the accepted ranges, an SMTP reply code other than 220 / 250
   | 'regex-mismatch' // HTTP/UDP body does not match the regex
   | 'digest-mismatch' // HTTP body md5 differs
   | 'tls' // handshake failed or certificate rejected

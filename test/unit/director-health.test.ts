@@ -51,3 +51,47 @@ virtualServers:
     up.server.close();
   }
 });
+
+test('director: a real server with two checkers stays out while one fails, and its status names that checker', async () => {
+  const a = await listening();
+  const b = await listening();
+  const gone = await listening();
+  await new Promise((r) => gone.server.close(r));
+  // Both real servers pass their tcp check on their own port; the 2nd checker (moreChecks) of the first
+  // one connects to a port nothing listens on.
+  const t = await startFakeDirector(`
+vrrp: { instances: [] }
+virtualServers:
+  - name: web
+    address: 192.0.2.10
+    port: 80
+    alpha: true
+    healthCheck: { type: tcp, interval: 100ms, timeout: 500ms }
+    realServers:
+      - address: 127.0.0.1
+        port: ${a.port}
+        moreChecks: [{ type: tcp, connectPort: ${gone.port}, interval: 100ms, timeout: 500ms }]
+      - address: 127.0.0.1
+        port: ${b.port}
+        moreChecks: [{ type: tcp, connectPort: ${a.port}, interval: 100ms, timeout: 500ms }]
+`);
+  try {
+    const deadline = Date.now() + 10_000;
+    while (!t.dataplane.applied.some((x) => ports(x).includes(b.port))) {
+      assert.ok(Date.now() < deadline, 'the server whose checkers both pass never entered the table');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await new Promise((r) => setTimeout(r, 500)); // several more failed checks of the 2nd checker
+    assert.ok(t.dataplane.applied.every((x) => !ports(x).includes(a.port)), 'a server with a failing checker entered the table');
+    const [rsA, rsB] = t.d.snapshot().virtualServices[0]?.realServers ?? [];
+    assert.equal(rsA?.health.status, 'down');
+    assert.equal(rsA.health.checker, `tcp + tcp :${gone.port}`);
+    assert.match(rsA.health.lastCheck?.result ?? '', new RegExp(`^refused: tcp :${gone.port}: `));
+    assert.equal(rsB?.health.status, 'up');
+    assert.equal(rsB.health.checker, `tcp + tcp :${a.port}`);
+  } finally {
+    await t.cleanup();
+    a.server.close();
+    b.server.close();
+  }
+});

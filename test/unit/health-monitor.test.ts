@@ -94,7 +94,8 @@ function rig(concurrency = 1000): Rig {
       inFlight.set(t.id, (inFlight.get(t.id) ?? 1) - 1);
       return v;
     };
-    const b = behave.get(t.id) ?? { verdict: OK_VERDICT };
+    // A further checker (moreChecks) is told apart by its connectPort: `${id}@${port}`.
+    const b = behave.get(`${t.id}@${t.check.connectPort ?? ''}`) ?? behave.get(t.id) ?? { verdict: OK_VERDICT };
     return new Promise((resolve) => {
       if (b === 'hang') {
         signal.addEventListener('abort', () => { resolve(end(fail('timeout', 'aborted'))); }, { once: true });
@@ -396,4 +397,101 @@ test('monitor: hung targets do not throttle the others (their repeated timeouts 
   const down = new Set(r.transitions.filter((e) => e.to === 'down').map((e) => e.id));
   assert.equal(down.size, 50);
   for (let i = 50; i < 100; i++) assert.equal(r.mon.state(`rs${i}`), 'up');
+});
+
+// ——— several checkers on one real server (keepalived: every checker must be up) ———
+
+test('monitor: with several checkers a server is down while any one is down, each with its own fall and rise', async () => {
+  const r = rig();
+  // tcp: fall 3, rise 2 (the rig's defaults); the http checker on :8080 goes down on its first failure.
+  r.mon.upsert(target('rs1', { moreChecks: [check({ type: 'http', connectPort: 8080, http: { path: '/ready' }, fall: 1, rise: 1 })] }));
+  await r.clock.advance(5_000);
+  assert.equal(r.mon.state('rs1'), 'up');
+  const checksBefore = r.starts.length;
+  r.behave.set('rs1@8080', { verdict: fail('status', 'status 503') });
+  await r.clock.advance(1_000);
+  assert.equal(r.mon.state('rs1'), 'down', 'one failed http check (fall 1) takes the server down though tcp still passes');
+  assert.equal(r.transitions.length, 1);
+  const down = r.transitions[0] as TransitionEvent;
+  assert.deepEqual([down.id, down.to, down.reason, down.detail], ['rs1', 'down', 'status', 'http GET /ready :8080: status 503']);
+  // The tcp checker fails too, then the http one recovers: still down until tcp has risen (rise 2).
+  r.behave.set('rs1', { verdict: refused });
+  await r.clock.advance(4_000);
+  r.behave.delete('rs1@8080');
+  await r.clock.advance(2_000);
+  assert.equal(r.mon.state('rs1'), 'down', 'http is up again, tcp is still down');
+  assert.equal(r.transitions.length, 1, 'no flap while one checker stays down');
+  r.behave.delete('rs1');
+  await r.clock.advance(1_000);
+  assert.equal(r.mon.state('rs1'), 'down', 'tcp has passed once of rise 2');
+  await r.clock.advance(1_000);
+  assert.equal(r.mon.state('rs1'), 'up');
+  assert.deepEqual(r.transitions.map((e) => [e.to, e.reason]), [['down', 'status'], ['up', 'ok']]);
+  assert.match(r.transitions[1]?.detail ?? '', /^tcp: /);
+  assert.ok(r.starts.length - checksBefore >= 16, 'both checkers kept running once a second');
+});
+
+test('monitor: the snapshot of a server with several checkers shows each one and the failing one first', async () => {
+  const r = rig();
+  r.mon.upsert(target('rs1', { moreChecks: [check({ type: 'http', connectPort: 8080, fall: 1 })] }));
+  r.mon.upsert(target('rs2'));
+  await r.clock.advance(3_000);
+  r.behave.set('rs1@8080', { verdict: fail('status', 'status 500') });
+  await r.clock.advance(2_000);
+  const snap = r.mon.snapshot().targets;
+  const one = snap.find((t) => t.id === 'rs1');
+  assert.ok(one?.checkers !== undefined);
+  assert.equal(one.state, 'down');
+  assert.deepEqual(one.checkers.map((c) => [c.label, c.type, c.state]), [['tcp', 'tcp', 'up'], ['http GET / :8080', 'http', 'down']]);
+  assert.equal(one.last?.detail, 'http GET / :8080: status 500');
+  assert.equal(one.checks, one.checkers.reduce((n, c) => n + c.checks, 0));
+  const two = snap.find((t) => t.id === 'rs2');
+  assert.equal(two?.checkers, undefined, 'one checker: the snapshot keeps its one-check shape');
+  assert.equal(two?.last?.detail, 'ok');
+});
+
+test('monitor: a reload that adds or drops a checker keeps the other checkers\' history', async () => {
+  const r = rig();
+  r.mon.upsert(target('rs1'));
+  await r.clock.advance(3_000);
+  const extra = check({ type: 'http', connectPort: 8080, fall: 1, alpha: false });
+  assert.equal(r.mon.upsert(target('rs1', { moreChecks: [extra] })), 'reconfigured');
+  r.behave.set('rs1@8080', { verdict: fail('status', 'status 404') });
+  await r.clock.advance(2_000);
+  assert.equal(r.mon.state('rs1'), 'down');
+  const tcpChecks = r.mon.snapshot().targets[0]?.checkers?.[0]?.checks ?? 0;
+  assert.ok(tcpChecks >= 4, `the tcp checker kept its count (${tcpChecks})`);
+  // Dropping the failing checker brings the server back at once: nothing down is left.
+  assert.equal(r.mon.upsert(target('rs1')), 'reconfigured');
+  assert.equal(r.mon.state('rs1'), 'up');
+  assert.deepEqual(r.transitions.map((e) => [e.to, e.reason, e.detail]), [['down', 'status', 'http GET / :8080: status 404'], ['up', 'initial', 'checkers changed']]);
+  assert.equal(r.mon.snapshot().targets[0]?.checkers, undefined);
+  assert.equal(r.mon.stats().targets, 1);
+});
+
+test('monitor: quorum counts a server with several checkers once, by its combined state', async () => {
+  const r = rig();
+  r.mon.upsertService({ name: 'web', quorum: 2 });
+  r.mon.upsert(target('rs1', { moreChecks: [check({ connectPort: 81, fall: 1 }), check({ connectPort: 82, fall: 1 })] }));
+  r.mon.upsert(target('rs2'));
+  await r.clock.advance(3_000);
+  assert.equal(r.mon.snapshot().services.find((s) => s.name === 'web')?.aliveWeight, 2);
+  const before = r.quorums.length;
+  r.behave.set('rs1@82', { verdict: refused });
+  await r.clock.advance(2_000);
+  assert.equal(r.mon.snapshot().services.find((s) => s.name === 'web')?.aliveWeight, 1);
+  assert.deepEqual(r.quorums.slice(before).map((q) => [q.up, q.aliveWeight]), [[false, 1]]);
+});
+
+test('monitor: a bad option in a further checker names moreChecks[i] and leaves nothing half-added', () => {
+  const mon = new HealthMonitor({ nativeProbes: false });
+  try {
+    assert.throws(
+      () => mon.upsert({ id: 'web/10.0.1.1:80', service: 'web', address: '127.0.0.1', port: 80, weight: 1, check: check(), moreChecks: [check({ type: 'http', http: { bodyRegex: 'ok(' } })] }),
+      /web\/10\.0\.1\.1:80: moreChecks\[0\]\.http\.bodyRegex: /,
+    );
+    assert.equal(mon.stats().targets, 0);
+  } finally {
+    mon.close();
+  }
 });

@@ -10,6 +10,8 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { importKeepalived, type ImportResult } from '../../daemon/config/keepalived/index.js';
+import { formatError } from '../../daemon/config/errors.js';
+import { loadConfigText } from '../../daemon/config/load.js';
 import { requireCommands } from '../support/prereq.js';
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/keepalived');
@@ -139,15 +141,17 @@ const CORPUS: Expectation[] = [
   },
   {
     file: 'checkers.conf',
-    diagnostics: ['69 PING_CHECK', '74 SMTP_CHECK'],
+    diagnostics: ['69 PING_CHECK'],
     instances: 1,
     vips: 1,
     virtualServers: 2,
     realServers: 8,
     check: (r) => {
       const types = r.config.virtualServers?.[0]?.realServers.map((s) => s.healthCheck?.type ?? 'none');
-      assert.deepEqual(types, ['tcp', 'http', 'https', 'exec', 'dns', 'none', 'none']);
+      assert.deepEqual(types, ['tcp', 'http', 'https', 'exec', 'dns', 'none', 'smtp']);
       assert.equal(r.config.virtualServers?.[1]?.healthCheck?.type, 'udp');
+      const smtp = r.config.virtualServers[0]?.realServers[6]?.healthCheck;
+      assert.equal(smtp?.smtp?.helo, 'lvs.example.com');
     },
   },
   {
@@ -225,6 +229,12 @@ for (const c of CORPUS) {
     assert.equal(vss.length, c.virtualServers);
     assert.equal(vss.reduce((n, v) => n + v.realServers.length, 0), c.realServers);
     c.check?.(r);
+  });
+
+  test(`corpus ${c.file}: the output passes check-config`, () => {
+    const r = importKeepalived(path.join(FIXTURES, c.file), { configId: 'lb1' });
+    const loaded = loadConfigText(r.yaml, 'imported.yaml');
+    assert.ok(loaded.ok, loaded.ok ? '' : loaded.errors.map(formatError).join('\n'));
   });
 
   test(`corpus ${c.file}: the YAML parses back and its comments point at real directives`, () => {

@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import YAML from 'yaml';
 import { normaliseHex } from '../../daemon/config/keepalived/map-checker.js';
 import { expandRange } from '../../daemon/config/keepalived/map-lvs.js';
+import { loadConfigText } from '../../daemon/config/load.js';
+import { healthPlan } from '../../daemon/director/plan.js';
 import { diag, importText } from './keepalived-memfs.js';
 
 const VI = (body: string, name = 'VI_1') => `vrrp_instance ${name} {\n interface eth0\n virtual_router_id 51\n virtual_ipaddress {\n  10.0.0.100/24\n }\n${body}\n}\n`;
@@ -266,7 +268,7 @@ test('identical checks of every real server are written once on the virtual serv
   assert.equal(differ?.realServers[0]?.healthCheck?.type, 'tcp');
 });
 
-test('HTTP_GET/SSL_GET: url, digest, status ranges, virtualhost, regex, SNI; extra urls reported', () => {
+test('HTTP_GET/SSL_GET: url, digest, status ranges, virtualhost, regex, SNI; every url block carried over', () => {
   const r = importText(
     VS(
       ' virtualhost vs.example\n real_server 10.0.1.1 443 {\n  SSL_GET {\n   url {\n    path /h\n    digest 9B3A0C85A887A256D6939DA88AABD8CD\n    status_code 200-299 301 bad\n    regex "ok"\n   }\n' +
@@ -276,11 +278,25 @@ test('HTTP_GET/SSL_GET: url, digest, status ranges, virtualhost, regex, SNI; ext
   );
   const hc = r.config.virtualServers?.[0]?.healthCheck;
   assert.equal(hc?.type, 'https');
-  assert.deepEqual(hc.http, { path: '/h', digest: '9b3a0c85a887a256d6939da88aabd8cd', status: ['200-299', 301], bodyRegex: 'ok', host: 'vs.example', tlsVerify: false, sni: 'vs.example' });
+  // keepalived requires every url to pass: both pages, each with its own settings.
+  assert.deepEqual(hc.http, {
+    urls: [{ path: '/h', digest: '9b3a0c85a887a256d6939da88aabd8cd', status: ['200-299', 301], bodyRegex: 'ok' }, { path: '/second' }],
+    host: 'vs.example', tlsVerify: false, sni: 'vs.example',
+  });
   assert.equal(hc.connectPort, 8443);
   assert.equal(hc.bindTo, '10.0.0.5');
   assert.equal(hc.bindInterface, 'eth0');
-  assert.deepEqual(diag(r), ['8 status_code', '11 url']);
+  assert.deepEqual(diag(r), ['8 status_code']);
+  const loaded = loadConfigText(r.yaml);
+  assert.ok(loaded.ok, 'the output passes check-config');
+  assert.deepEqual([loaded.config.virtualServers[0]?.realServers[0]?.healthCheck.http?.path, loaded.config.virtualServers[0]?.realServers[0]?.moreChecks.map((m) => m.http?.path)], ['/h', ['/second']]);
+  // One url stays the one-page form.
+  const one = importText(VS(' real_server 10.0.1.1 80 {\n  HTTP_GET {\n   url {\n    path /only\n    status_code 200\n   }\n  }\n }')).config.virtualServers?.[0]?.healthCheck;
+  assert.deepEqual(one?.http, { path: '/only', status: [200] });
+  // A 2nd url with another virtualhost: lvsd sends one Host per check, reported.
+  const hosts = importText(VS(' real_server 10.0.1.1 80 {\n  HTTP_GET {\n   url {\n    path /a\n    virtualhost a.example\n   }\n   url {\n    path /b\n    virtualhost b.example\n   }\n  }\n }'));
+  assert.equal(hosts.config.virtualServers?.[0]?.healthCheck?.http?.host, 'a.example');
+  assert.deepEqual(diag(hosts), ['10 virtualhost']);
 });
 
 test('MISC_CHECK → exec (misc_timeout, misc_dynamic, retry 0); DNS_CHECK defaults SOA "." retry 3', () => {
@@ -292,19 +308,58 @@ test('MISC_CHECK → exec (misc_timeout, misc_dynamic, retry 0); DNS_CHECK defau
   assert.equal(dns.delayBeforeRetry, '5s');
 });
 
-test('UDP_CHECK: keepalived free-form hex; no require_reply is reported (lvsd needs a reply)', () => {
+test('UDP_CHECK: keepalived free-form hex; without require_reply a note, not a diagnostic (lvsd behaves the same)', () => {
   assert.equal(normaliseHex(['Ab12f', '3', '456', '546443123'], false), 'ab120f034506546443120' + '3');
   const ok = importText(VS(' protocol UDP\n real_server 10.0.1.1 53 {\n  UDP_CHECK {\n   payload 01 02\n   require_reply 0a0b\n  }\n }', '10.0.0.100 53'));
   assert.deepEqual(ok.config.virtualServers?.[0]?.healthCheck?.udp, { payload: '0102', expect: '0a0b' });
   assert.deepEqual(ok.diagnostics, []);
   const silent = importText(VS(' protocol UDP\n real_server 10.0.1.1 53 {\n  UDP_CHECK {\n  }\n }', '10.0.0.100 53'));
-  assert.deepEqual(diag(silent), ['4 UDP_CHECK']);
+  assert.deepEqual(diag(silent), [], 'the import is complete (exit 0): nothing changes behaviour');
+  assert.equal(silent.complete, true);
+  assert.equal(silent.config.virtualServers?.[0]?.healthCheck?.udp?.expect, undefined);
+  assert.match(silent.yaml, /no require_reply: up unless an ICMP port-unreachable comes back/);
+  // require_reply without bytes: any reply, which lvsd writes as a regex matching everything.
+  const any = importText(VS(' protocol UDP\n real_server 10.0.1.1 53 {\n  UDP_CHECK {\n   require_reply\n  }\n }', '10.0.0.100 53'));
+  assert.deepEqual(diag(any), []);
+  const loaded = loadConfigText(any.yaml);
+  assert.ok(loaded.ok);
+  const target = healthPlan(loaded.config).targets[0];
+  assert.deepEqual(target?.check.udp?.expect, { regex: '^' });
 });
 
-test('a second checker, and checkers lvsd does not have, are reported', () => {
-  const r = importText(VS(' real_server 10.0.1.1 80 {\n  PING_CHECK {\n  }\n  TCP_CHECK {\n  }\n  HTTP_GET {\n  }\n }'));
-  assert.equal(r.config.virtualServers?.[0]?.healthCheck?.type, 'tcp');
-  assert.deepEqual(diag(r), ['3 PING_CHECK', '7 HTTP_GET']);
+test('a second checker becomes moreChecks (every checker must pass); checkers lvsd does not have are reported', () => {
+  const r = importText(VS(' real_server 10.0.1.1 80 {\n  PING_CHECK {\n  }\n  TCP_CHECK {\n  }\n  HTTP_GET {\n  }\n }\n real_server 10.0.1.2 80 {\n  TCP_CHECK {\n  }\n  HTTP_GET {\n  }\n }'));
+  const vs = r.config.virtualServers?.[0];
+  assert.equal(vs?.healthCheck?.type, 'tcp');
+  assert.deepEqual(vs.moreChecks?.map((c) => c.type), ['http'], 'the same list on every real server is written once on the service');
+  assert.ok(vs.realServers.every((s) => s.moreChecks === undefined));
+  assert.deepEqual(diag(r), ['3 PING_CHECK']);
+  // Different lists stay on their real servers.
+  const differ = importText(VS(' real_server 10.0.1.1 80 {\n  TCP_CHECK {\n  }\n  HTTP_GET {\n  }\n }\n real_server 10.0.1.2 80 {\n  TCP_CHECK {\n  }\n }')).config.virtualServers?.[0];
+  assert.equal(differ?.moreChecks, undefined);
+  assert.deepEqual(differ?.realServers.map((s) => s.moreChecks?.map((c) => c.type)), [['http'], undefined]);
+  const loaded = loadConfigText(r.yaml);
+  assert.ok(loaded.ok, 'the output passes check-config');
+  assert.deepEqual(loaded.config.virtualServers[0]?.realServers.map((s) => [s.healthCheck.type, ...s.moreChecks.map((m) => m.type)]), [['tcp', 'http'], ['tcp', 'http']]);
+});
+
+test('SMTP_CHECK → smtp with helo_name (keepalived\'s default name written out); each host block a checker of its own', () => {
+  const plain = importText(VS(' real_server 10.0.1.1 25 {\n  SMTP_CHECK {\n   connect_timeout 3\n  }\n }', '10.0.0.100 25'));
+  const hc = plain.config.virtualServers?.[0]?.healthCheck;
+  assert.deepEqual([hc?.type, hc?.timeout, hc?.retry, hc?.smtp], ['smtp', '3s', 1, { helo: 'smtpchecker.keepalived.org' }]);
+  assert.deepEqual(diag(plain), []);
+  const hosts = importText(VS(
+    ' real_server 10.0.1.1 25 {\n  SMTP_CHECK {\n   helo_name lb.example.org\n   host {\n    connect_ip 10.0.1.1\n    connect_port 25\n   }\n' +
+      '   host {\n    connect_ip 10.0.1.1\n    connect_port 587\n    connect_timeout 2\n    frobnicate 1\n   }\n  }\n }',
+    '10.0.0.100 25',
+  ));
+  const rs = hosts.config.virtualServers?.[0];
+  assert.deepEqual([rs?.healthCheck?.type, rs?.healthCheck?.connectPort, rs?.healthCheck?.smtp?.helo], ['smtp', 25, 'lb.example.org']);
+  assert.deepEqual(rs?.moreChecks?.map((c) => [c.type, c.connectPort, c.timeout, c.smtp?.helo]), [['smtp', 587, '2s', 'lb.example.org']]);
+  assert.deepEqual(diag(hosts), ['13 frobnicate']);
+  const loaded = loadConfigText(hosts.yaml);
+  assert.ok(loaded.ok, 'the output passes check-config');
+  assert.deepEqual(loaded.config.virtualServers[0]?.realServers[0]?.moreChecks.map((m) => [m.type, m.connectPort]), [['smtp', 587]]);
 });
 
 test('virtual_server_group: one lvsd service per member, ranges expanded, fwmark members, RS ports dropped for fwmark', () => {

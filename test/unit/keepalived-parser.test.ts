@@ -98,9 +98,11 @@ test('parser: nested blocks, last-line brace, one-line blocks', () => {
   assert.equal(path6?.pos.line, 6);
 });
 
-test('parser: unbalanced braces are errors with the position of the culprit', () => {
+test('parser: an unclosed block is an error with the position of the culprit; an extra } is a warning, as in keepalived', () => {
   assert.throws(() => parse({ '/etc/keepalived/keepalived.conf': 'global_defs {\n router_id x\n' }), /keepalived\.conf:1:13: block opened here is never closed/);
-  assert.throws(() => parse({ '/etc/keepalived/keepalived.conf': 'router_id x\n}\n' }), /keepalived\.conf:2:1: '}' without a matching '\{'/);
+  const stray = parse({ '/etc/keepalived/keepalived.conf': 'router_id x\n}\nrouter_id y\n' });
+  assert.deepEqual(stray.directives.map((d) => d.args[0]), ['x', 'y'], 'the file goes on after it');
+  assert.deepEqual(stray.diagnostics.map((d) => [d.pos.line, d.pos.col, d.directive, d.warning]), [[2, 1, '}', true]]);
   assert.throws(() => parse({ '/etc/keepalived/keepalived.conf': '{\n}' }), /keepalived\.conf:1:1: '\{' without a keyword/);
 });
 

@@ -8,10 +8,16 @@ export function emitYaml(config: object, ctx: Context, header: string[], diagnos
   const doc = new Document(config);
   annotate(doc.contents as Node, config, ctx, 'root');
   const lines = [...header];
-  if (diagnostics.length === 0) lines.push('Complete: every directive was carried over.');
+  const lost = diagnostics.filter((d) => d.warning !== true);
+  const warnings = diagnostics.filter((d) => d.warning === true);
+  if (lost.length === 0) lines.push('Complete: every directive was carried over.');
   else {
-    lines.push(`INCOMPLETE: ${diagnostics.length} directive(s) were not carried over:`);
-    for (const d of diagnostics) lines.push(`  ${d.file}:${d.line}: ${d.directive}: ${d.why}`);
+    lines.push(`INCOMPLETE: ${lost.length} directive(s) were not carried over:`);
+    for (const d of lost) lines.push(`  ${d.file}:${d.line}: ${d.directive}: ${d.why}`);
+  }
+  if (warnings.length > 0) {
+    lines.push('Warnings (nothing lost):');
+    for (const d of warnings) lines.push(`  ${d.file}:${d.line}: ${d.directive}: ${d.why}`);
   }
   doc.commentBefore = lines.map((l) => ` ${l}`).join('\n');
   return doc.toString({ lineWidth: 0 });
@@ -32,12 +38,12 @@ const ORDER: Partial<Record<Kind, string[]>> = {
   script: ['command', 'interval', 'timeout', 'rise', 'fall', 'weight', 'user'],
   vs: [
     'name', 'address', 'port', 'fwmark', 'family', 'protocol', 'scheduler', 'schedulerFlags', 'method', 'persistence', 'onePacket',
-    'quorum', 'hysteresis', 'inhibitOnFailure', 'alpha', 'omega', 'notify', 'sorryServer', 'healthCheck', 'realServers',
+    'quorum', 'hysteresis', 'inhibitOnFailure', 'alpha', 'omega', 'notify', 'sorryServer', 'healthCheck', 'moreChecks', 'realServers',
   ],
-  rs: ['address', 'port', 'weight', 'method', 'tunnel', 'upperThreshold', 'lowerThreshold', 'healthCheck', 'notify'],
+  rs: ['address', 'port', 'weight', 'method', 'tunnel', 'upperThreshold', 'lowerThreshold', 'healthCheck', 'moreChecks', 'notify'],
   hc: [
     'type', 'interval', 'timeout', 'rise', 'fall', 'retry', 'delayBeforeRetry', 'warmup', 'connectIp', 'connectPort', 'bindTo', 'bindInterface',
-    'http', 'udp', 'dns', 'exec',
+    'http', 'udp', 'dns', 'smtp', 'exec',
   ],
   track: ['name', 'path', 'weight'],
 };
@@ -46,8 +52,8 @@ function childKind(parent: Kind, key: string | undefined): Kind {
   if (parent === 'root') return key === 'vrrp' ? 'vrrp' : key === 'virtualServers' ? 'vs' : 'other';
   if (parent === 'vrrp') return key === 'instances' ? 'instance' : key === 'scripts' ? 'script' : 'other';
   if (parent === 'instance') return key === 'trackInterfaces' || key === 'trackScripts' || key === 'trackFiles' ? 'track' : 'other';
-  if (parent === 'vs') return key === 'realServers' ? 'rs' : key === 'healthCheck' ? 'hc' : 'other';
-  if (parent === 'rs') return key === 'healthCheck' ? 'hc' : 'other';
+  if (parent === 'vs') return key === 'realServers' ? 'rs' : key === 'healthCheck' || key === 'moreChecks' ? 'hc' : 'other';
+  if (parent === 'rs') return key === 'healthCheck' || key === 'moreChecks' ? 'hc' : 'other';
   return 'other';
 }
 

@@ -25,7 +25,7 @@ export interface ImportResult {
   yaml: string;
   config: ConfigOut;
   diagnostics: Diagnostic[];
-  /** True when every directive was carried over. */
+  /** True when every directive was carried over (warnings aside). */
   complete: boolean;
   /** Every file read, the main one first. */
   files: string[];
@@ -62,7 +62,9 @@ export function importKeepalived(file: string, opts: ImportOptions = {}): Import
     throw e;
   }
   const { config, ctx } = mapKeepalived(toAst(parsed.directives), display);
-  const lexDiagnostics: Diagnostic[] = parsed.diagnostics.map((d) => ({ file: display(d.pos.file), line: d.pos.line, directive: d.directive, why: d.why }));
+  const lexDiagnostics: Diagnostic[] = parsed.diagnostics.map((d) => ({
+    file: display(d.pos.file), line: d.pos.line, directive: d.directive, why: d.why, ...(d.warning === true ? { warning: true as const } : {}),
+  }));
   const diagnostics = [...lexDiagnostics, ...ctx.diagnostics].sort((a, b) => (a.file === b.file ? a.line - b.line : parsed.files.indexOf(path.resolve(baseDir, a.file)) - parsed.files.indexOf(path.resolve(baseDir, b.file))));
   const header = [
     `lvsd configuration imported from ${parsed.files.map(display).join(', ')} by \`lvsd import-keepalived\`.`,
@@ -72,7 +74,7 @@ export function importKeepalived(file: string, opts: ImportOptions = {}): Import
     header.push(`Conditional lines kept for config id "${configId}" (ids in the file: ${[...parsed.conditionalIds].sort().join(', ')}); use --config-id for another director.`);
   }
   const yaml = emitYaml(config, ctx, header, diagnostics);
-  return { yaml, config, diagnostics, complete: diagnostics.length === 0, files: parsed.files };
+  return { yaml, config, diagnostics, complete: diagnostics.every((d) => d.warning === true), files: parsed.files };
 }
 
 export interface CommandIo {
@@ -132,7 +134,7 @@ export function importKeepalivedCommand(argv: string[], io: CommandIo = processI
   io.stdout(result.yaml);
   for (const d of result.diagnostics) io.stderr(`${d.file}:${d.line}: ${d.directive}: ${d.why}\n`);
   if (!result.complete) {
-    io.stderr(`lvsd import-keepalived: incomplete: ${result.diagnostics.length} directive(s) not carried over\n`);
+    io.stderr(`lvsd import-keepalived: incomplete: ${result.diagnostics.filter((d) => d.warning !== true).length} directive(s) not carried over\n`);
     return Promise.resolve(2);
   }
   return Promise.resolve(0);

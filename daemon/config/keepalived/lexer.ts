@@ -26,6 +26,8 @@ export interface LexDiagnostic {
   pos: Pos;
   directive: string;
   why: string;
+  /** keepalived only warns and goes on; nothing is lost (see Diagnostic.warning). */
+  warning?: true;
 }
 
 /** A syntax error keepalived itself would not recover from sensibly: the import stops here. */

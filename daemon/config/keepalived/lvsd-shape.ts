@@ -65,8 +65,16 @@ export interface SyncGroupOut {
   notify?: NotifyOut;
 }
 
+/** One page of an http check (keepalived url block). */
+export interface UrlOut {
+  path?: string;
+  status?: (number | string)[];
+  bodyRegex?: string;
+  digest?: string;
+}
+
 export interface HealthCheckOut {
-  type: 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'exec' | 'none';
+  type: 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'smtp' | 'exec' | 'none';
   interval?: Duration;
   timeout?: Duration;
   rise?: number;
@@ -78,9 +86,10 @@ export interface HealthCheckOut {
   connectPort?: number;
   bindTo?: string;
   bindInterface?: string;
-  http?: { path?: string; status?: (number | string)[]; host?: string; bodyRegex?: string; digest?: string; tlsVerify?: boolean; sni?: string };
+  http?: { path?: string; status?: (number | string)[]; host?: string; bodyRegex?: string; digest?: string; urls?: UrlOut[]; tlsVerify?: boolean; sni?: string };
   udp?: { payload?: string; expect?: string };
   dns?: { name: string; type?: string };
+  smtp?: { helo?: string };
   exec?: { command: string; dynamicWeight?: boolean };
 }
 
@@ -101,6 +110,8 @@ export interface RealServerOut {
   upperThreshold?: number;
   lowerThreshold?: number;
   healthCheck?: HealthCheckOut;
+  /** The 2nd and later checkers of the real_server (keepalived requires every one to pass). */
+  moreChecks?: HealthCheckOut[];
   notify?: { up?: string; down?: string };
 }
 
@@ -124,6 +135,7 @@ export interface VirtualServerOut {
   notify?: { quorumUp?: string; quorumDown?: string };
   sorryServer?: { address: string; port?: number; method?: Method };
   healthCheck?: HealthCheckOut;
+  moreChecks?: HealthCheckOut[];
   realServers: RealServerOut[];
 }
 

@@ -1,4 +1,4 @@
-// keepalived checkers (TCP_CHECK, HTTP_GET, SSL_GET, DNS_CHECK, MISC_CHECK, UDP_CHECK) → healthCheck.
+// keepalived checkers (TCP_CHECK, HTTP_GET, SSL_GET, DNS_CHECK, MISC_CHECK, UDP_CHECK, SMTP_CHECK) → healthCheck.
 //
 // keepalived's timing defaults differ from lvsd's (delay_loop 60s vs interval 5s, connect_timeout 5s
 // vs 2s, retry 1, delay_before_retry 3s for HTTP), so the importer always writes the effective value:
@@ -6,7 +6,7 @@
 // server up after one good check and down after 1 + retry failed attempts: rise 1, fall 1, retry N.
 import { isIP } from 'node:net';
 import type { Directive } from './parser.js';
-import type { HealthCheckOut } from './lvsd-shape.js';
+import type { HealthCheckOut, UrlOut } from './lvsd-shape.js';
 import { BlockReader, seconds, type Context } from './reader.js';
 
 export const CHECKERS = ['TCP_CHECK', 'HTTP_GET', 'SSL_GET', 'DNS_CHECK', 'MISC_CHECK', 'UDP_CHECK', 'SMTP_CHECK', 'PING_CHECK', 'BFD_CHECK', 'FILE_CHECK'];
@@ -60,14 +60,17 @@ export function mergeTiming(outer: Timing, inner: Timing): Timing {
   return { ...outer, ...Object.fromEntries(Object.entries(inner).filter(([, v]) => v !== undefined)) };
 }
 
-/** Maps one checker block; undefined when the checker type has no lvsd equivalent (reported). */
-export function mapChecker(ctx: Context, d: Directive, inherited: Timing): HealthCheckOut | undefined {
+/**
+ * Maps one checker block to its checkers: one, except an SMTP_CHECK with host blocks (one per host);
+ * none when the checker type has no lvsd equivalent or cannot be carried over (reported).
+ */
+export function mapChecker(ctx: Context, d: Directive, inherited: Timing): HealthCheckOut[] {
   const r = new BlockReader(ctx, d.block ?? [], d.keyword);
   const type = lvsdType(d.keyword);
   if (type === undefined) {
     r.discard();
     ctx.reportDirective(d, notSupported(d.keyword));
-    return undefined;
+    return [];
   }
   const t = mergeTiming(inherited, readTiming(r));
   const hc: HealthCheckOut = { type };
@@ -98,6 +101,96 @@ export function mapChecker(ctx: Context, d: Directive, inherited: Timing): Healt
   if (t.warmup) ctx.source.at(hc, 'warmup', t.warmup.d.pos);
   else defaults.push('warmup = delay_loop');
 
+  readConnection(ctx, r, hc);
+  const alpha = r.last('alpha');
+  if (alpha) ctx.reportDirective(alpha, 'alpha is set per virtual server in lvsd (virtualServers[].alpha); not carried over per checker');
+
+  switch (d.keyword) {
+    case 'HTTP_GET':
+    case 'SSL_GET':
+      mapHttp(ctx, r, hc, t, d.keyword === 'SSL_GET');
+      break;
+    case 'DNS_CHECK': {
+      const name = r.str(r.last('name')) ?? '.';
+      const qtype = (r.str(r.last('type')) ?? 'SOA').toUpperCase();
+      hc.dns = { name, type: qtype };
+      if (!['A', 'AAAA', 'CNAME', 'MX', 'NS', 'SOA', 'TXT'].includes(qtype)) ctx.reportDirective(d, `DNS query type ${qtype} is not supported`);
+      ctx.note(hc, 'keepalived DNS_CHECK defaults: name ".", type SOA');
+      break;
+    }
+    case 'MISC_CHECK': {
+      const pathD = r.last('misc_path');
+      const command = r.str(pathD);
+      if (!pathD || command === undefined) {
+        r.discard();
+        ctx.reportDirective(d, 'MISC_CHECK without misc_path; not carried over');
+        return [];
+      }
+      hc.exec = { command };
+      ctx.source.at(hc.exec, 'command', pathD.pos);
+      const timeoutD = r.last('misc_timeout');
+      const timeout = secondsOf(r, timeoutD);
+      hc.timeout = seconds(timeout?.value ?? delayLoop);
+      if (timeout) ctx.source.at(hc, 'timeout', timeout.d.pos);
+      else defaults.push('misc_timeout = delay_loop');
+      if (r.has('misc_dynamic')) hc.exec.dynamicWeight = true;
+      r.drop('lvsd runs checks as its service user; a per-check user is not supported', 'user');
+      break;
+    }
+    case 'UDP_CHECK':
+      mapUdp(ctx, r, hc);
+      break;
+    case 'SMTP_CHECK': {
+      const heloD = r.last('helo_name');
+      const helo = r.str(heloD);
+      hc.smtp = {};
+      if (heloD && helo !== undefined) {
+        if (/^[\x21-\x7e]+$/.test(helo)) {
+          hc.smtp.helo = helo;
+          ctx.source.at(hc.smtp, 'helo', heloD.pos);
+        } else ctx.reportDirective(heloD, `${JSON.stringify(helo)} is not one word; lvsd says HELO with this director's host name`);
+      } else defaults.push('helo_name smtpchecker.keepalived.org');
+      if (!heloD) hc.smtp.helo = 'smtpchecker.keepalived.org';
+      break;
+    }
+    default:
+      break;
+  }
+  if (defaults.length > 0) ctx.note(hc, `keepalived defaults written out: ${defaults.join(', ')}`);
+  const hosts = d.keyword === 'SMTP_CHECK' ? smtpHosts(ctx, r, hc, d) : [hc];
+  r.finish();
+  return hosts;
+}
+
+/**
+ * SMTP_CHECK's deprecated host blocks: keepalived makes each one a checker of its own (connect_ip,
+ * connect_port, bindto… over the SMTP_CHECK's), and the SMTP_CHECK itself is a checker only when it
+ * names a connection of its own. Every one must pass.
+ */
+function smtpHosts(ctx: Context, r: BlockReader, hc: HealthCheckOut, d: Directive): HealthCheckOut[] {
+  const blocks = r.all('host');
+  if (blocks.length === 0) return [hc];
+  const own = hc.connectIp !== undefined || hc.connectPort !== undefined || hc.bindTo !== undefined || hc.bindInterface !== undefined;
+  const out = own ? [hc] : [];
+  for (const b of blocks) {
+    const h: HealthCheckOut = structuredClone(hc);
+    ctx.source.self(h, b.pos);
+    const hr = new BlockReader(ctx, b.block ?? [], 'SMTP_CHECK host');
+    readConnection(ctx, hr, h);
+    const to = secondsOf(hr, hr.last('connect_timeout'));
+    if (to) {
+      h.timeout = seconds(to.value);
+      ctx.source.at(h, 'timeout', to.d.pos);
+    }
+    hr.finish();
+    out.push(h);
+  }
+  ctx.note(out[0] ?? hc, `SMTP_CHECK at ${ctx.displayPos(d.pos)}: each host block is a checker of its own (keepalived does the same); every one must pass`);
+  return out;
+}
+
+/** connect_ip, connect_port, bindto, bind_if of a checker (or of an SMTP_CHECK host block) onto `hc`. */
+function readConnection(ctx: Context, r: BlockReader, hc: HealthCheckOut): void {
   const ipD = r.last('connect_ip');
   const ip = r.str(ipD);
   if (ipD && ip !== undefined) {
@@ -128,50 +221,6 @@ export function mapChecker(ctx: Context, d: Directive, inherited: Timing): Healt
     hc.bindInterface = bindIf;
     ctx.source.at(hc, 'bindInterface', bindIfD.pos);
   }
-  const alpha = r.last('alpha');
-  if (alpha) ctx.reportDirective(alpha, 'alpha is set per virtual server in lvsd (virtualServers[].alpha); not carried over per checker');
-
-  switch (d.keyword) {
-    case 'HTTP_GET':
-    case 'SSL_GET':
-      mapHttp(ctx, r, hc, t, d.keyword === 'SSL_GET');
-      break;
-    case 'DNS_CHECK': {
-      const name = r.str(r.last('name')) ?? '.';
-      const qtype = (r.str(r.last('type')) ?? 'SOA').toUpperCase();
-      hc.dns = { name, type: qtype };
-      if (!['A', 'AAAA', 'CNAME', 'MX', 'NS', 'SOA', 'TXT'].includes(qtype)) ctx.reportDirective(d, `DNS query type ${qtype} is not supported`);
-      ctx.note(hc, 'keepalived DNS_CHECK defaults: name ".", type SOA');
-      break;
-    }
-    case 'MISC_CHECK': {
-      const pathD = r.last('misc_path');
-      const command = r.str(pathD);
-      if (!pathD || command === undefined) {
-        r.discard();
-        ctx.reportDirective(d, 'MISC_CHECK without misc_path; not carried over');
-        return undefined;
-      }
-      hc.exec = { command };
-      ctx.source.at(hc.exec, 'command', pathD.pos);
-      const timeoutD = r.last('misc_timeout');
-      const timeout = secondsOf(r, timeoutD);
-      hc.timeout = seconds(timeout?.value ?? delayLoop);
-      if (timeout) ctx.source.at(hc, 'timeout', timeout.d.pos);
-      else defaults.push('misc_timeout = delay_loop');
-      if (r.has('misc_dynamic')) hc.exec.dynamicWeight = true;
-      r.drop('lvsd runs checks as its service user; a per-check user is not supported', 'user');
-      break;
-    }
-    case 'UDP_CHECK':
-      mapUdp(ctx, r, hc, d);
-      break;
-    default:
-      break;
-  }
-  if (defaults.length > 0) ctx.note(hc, `keepalived defaults written out: ${defaults.join(', ')}`);
-  r.finish();
-  return hc;
 }
 
 function lvsdType(keyword: string): HealthCheckOut['type'] | undefined {
@@ -188,6 +237,8 @@ function lvsdType(keyword: string): HealthCheckOut['type'] | undefined {
       return 'exec';
     case 'UDP_CHECK':
       return 'udp';
+    case 'SMTP_CHECK':
+      return 'smtp';
     default:
       return undefined;
   }
@@ -195,8 +246,6 @@ function lvsdType(keyword: string): HealthCheckOut['type'] | undefined {
 
 function notSupported(keyword: string): string {
   switch (keyword) {
-    case 'SMTP_CHECK':
-      return 'lvsd has no SMTP checker; use a tcp check on port 25 or an exec check';
     case 'PING_CHECK':
       return 'lvsd has no ICMP checker; use a tcp check or an exec check running ping';
     case 'BFD_CHECK':
@@ -210,51 +259,25 @@ function notSupported(keyword: string): string {
 
 function mapHttp(ctx: Context, r: BlockReader, hc: HealthCheckOut, t: Timing, tls: boolean): void {
   const http: NonNullable<HealthCheckOut['http']> = {};
-  const urls = r.all('url');
-  const url = urls[0];
-  for (const extra of urls.slice(1)) {
-    ctx.reportDirective(extra, 'lvsd checks one URL per real server; only the first url is carried over (keepalived required every url to pass)');
-  }
+  const urlDs = r.all('url');
   let host = t.virtualhost;
-  if (url) {
-    const u = new BlockReader(ctx, url.block ?? [], 'url');
-    const pathD = u.last('path');
-    const path = u.str(pathD);
-    if (pathD && path !== undefined) {
-      http.path = path.startsWith('/') ? path : `/${path}`;
-      ctx.source.at(http, 'path', pathD.pos);
+  // keepalived requires every url to pass: one url's settings go on http itself, several become urls.
+  const pages = urlDs.map((url, i) => {
+    const page = mapUrl(ctx, url);
+    if (page.host === undefined) return page.out;
+    if (i === 0) host = page.host;
+    else if (page.host.value !== host?.value) {
+      ctx.reportDirective(page.host.d, `lvsd sends one Host header per check (${host?.value ?? 'the address'}); this url's virtualhost ${page.host.value} is not carried over`);
     }
-    const digestD = u.last('digest');
-    const digest = u.str(digestD);
-    if (digestD && digest !== undefined) {
-      if (/^[0-9a-fA-F]{32}$/.test(digest)) {
-        http.digest = digest.toLowerCase();
-        ctx.source.at(http, 'digest', digestD.pos);
-      } else ctx.reportDirective(digestD, `${digest} is not an MD5 hex digest; not carried over`);
-    }
-    const statusD = u.last('status_code');
-    if (statusD) {
-      const status: (number | string)[] = [];
-      for (const s of statusD.args) {
-        if (/^[1-5]\d\d$/.test(s)) status.push(Number(s));
-        else if (/^[1-5]\d\d-[1-5]\d\d$/.test(s)) status.push(s);
-        else ctx.reportDirective(statusD, `${s} is not a status code or range; not carried over`);
-      }
-      if (status.length > 0) {
-        http.status = status;
-        ctx.source.at(http, 'status', statusD.pos);
-      }
-    }
-    const vhD = u.last('virtualhost');
-    const vh = u.str(vhD);
-    if (vhD && vh !== undefined) host = { value: vh, d: vhD };
-    const regexD = u.last('regex');
-    const regex = u.str(regexD);
-    if (regexD && regex !== undefined) {
-      http.bodyRegex = regex;
-      ctx.source.at(http, 'bodyRegex', regexD.pos);
-    }
-    u.finish();
+    return page.out;
+  });
+  const first = pages[0];
+  if (pages.length === 1 && first !== undefined) Object.assign(http, first);
+  if (pages.length > 1) http.urls = pages;
+  // Positions: a single url's keys keep theirs (mapUrl recorded them on the page, copied here).
+  if (first !== undefined && pages.length === 1) for (const k of Object.keys(first)) {
+    const pos = ctx.source.get(first, k);
+    if (pos) ctx.source.at(http, k, pos);
   }
   if (host) {
     http.host = host.value;
@@ -270,7 +293,51 @@ function mapHttp(ctx: Context, r: BlockReader, hc: HealthCheckOut, t: Timing, tl
     }
   }
   hc.http = http;
-  ctx.source.self(http, (url ?? r.items[0])?.pos ?? { file: '', line: 0, col: 0 });
+  ctx.source.self(http, (urlDs[0] ?? r.items[0])?.pos ?? { file: '', line: 0, col: 0 });
+}
+
+/** One url block: its page settings, and its virtualhost (which lvsd keeps per check, not per page). */
+function mapUrl(ctx: Context, url: Directive): { out: UrlOut; host: Setting<string> | undefined } {
+  const out: UrlOut = {};
+  ctx.source.self(out, url.pos);
+  const u = new BlockReader(ctx, url.block ?? [], 'url');
+  const pathD = u.last('path');
+  const path = u.str(pathD);
+  if (pathD && path !== undefined) {
+    out.path = path.startsWith('/') ? path : `/${path}`;
+    ctx.source.at(out, 'path', pathD.pos);
+  } else out.path = '/';
+  const digestD = u.last('digest');
+  const digest = u.str(digestD);
+  if (digestD && digest !== undefined) {
+    if (/^[0-9a-fA-F]{32}$/.test(digest)) {
+      out.digest = digest.toLowerCase();
+      ctx.source.at(out, 'digest', digestD.pos);
+    } else ctx.reportDirective(digestD, `${digest} is not an MD5 hex digest; not carried over`);
+  }
+  const statusD = u.last('status_code');
+  if (statusD) {
+    const status: (number | string)[] = [];
+    for (const s of statusD.args) {
+      if (/^[1-5]\d\d$/.test(s)) status.push(Number(s));
+      else if (/^[1-5]\d\d-[1-5]\d\d$/.test(s)) status.push(s);
+      else ctx.reportDirective(statusD, `${s} is not a status code or range; not carried over`);
+    }
+    if (status.length > 0) {
+      out.status = status;
+      ctx.source.at(out, 'status', statusD.pos);
+    }
+  }
+  const vhD = u.last('virtualhost');
+  const vh = u.str(vhD);
+  const regexD = u.last('regex');
+  const regex = u.str(regexD);
+  if (regexD && regex !== undefined) {
+    out.bodyRegex = regex;
+    ctx.source.at(out, 'bodyRegex', regexD.pos);
+  }
+  u.finish();
+  return { out, host: vhD && vh !== undefined ? { value: vh, d: vhD } : undefined };
 }
 
 /** keepalived's free-form hex: blank-separated groups, pairs from the left, a lone digit is 0X. */
@@ -284,7 +351,7 @@ export function normaliseHex(groups: string[], allowWildcard: boolean): string |
   return out.toLowerCase();
 }
 
-function mapUdp(ctx: Context, r: BlockReader, hc: HealthCheckOut, d: Directive): void {
+function mapUdp(ctx: Context, r: BlockReader, hc: HealthCheckOut): void {
   const udp: NonNullable<HealthCheckOut['udp']> = {};
   const payloadD = r.last('payload');
   if (payloadD) {
@@ -297,8 +364,14 @@ function mapUdp(ctx: Context, r: BlockReader, hc: HealthCheckOut, d: Directive):
   }
   const replyD = r.last('require_reply');
   if (!replyD) {
-    ctx.reportDirective(d, 'lvsd needs a reply to the UDP probe; without require_reply keepalived only failed on ICMP errors, so a silent service may now be marked down');
-  } else if (replyD.args.length > 0) {
+    // Not a diagnostic: lvsd's udp check without expect behaves the same, so nothing changes.
+    ctx.note(udp, 'no require_reply: up unless an ICMP port-unreachable comes back, as in keepalived');
+  } else if (replyD.args.length === 0) {
+    // Any reply will do: a regular expression that matches every datagram.
+    udp.expect = '/^/';
+    ctx.source.at(udp, 'expect', replyD.pos);
+    ctx.note(udp, 'require_reply without bytes: any reply passes (expect /^/)');
+  } else {
     const hex = normaliseHex(replyD.args, true);
     if (hex === undefined) ctx.reportDirective(replyD, 'require_reply is not hex; not carried over');
     else if (/x/.test(hex)) ctx.reportDirective(replyD, 'wildcard nibbles (X) in require_reply are not supported; any reply is accepted');

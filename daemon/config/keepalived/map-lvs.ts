@@ -380,43 +380,45 @@ function mapRealServer(
   }
 
   const timing = mergeTiming(vsTiming, readTiming(r));
-  const checkers = r.all(...CHECKERS);
-  let hc: HealthCheckOut | undefined;
-  let hcD: Directive | undefined;
-  for (const c of checkers) {
-    const mapped = mapChecker(ctx, c, timing);
-    if (!mapped) continue;
-    if (hc) {
-      ctx.reportDirective(c, 'lvsd runs one checker per real server; only the first is carried over (keepalived required every checker to pass)');
-      continue;
+  // keepalived keeps a real server up only while every checker passes: the first checker becomes
+  // healthCheck, the others moreChecks.
+  const mapped: HealthCheckOut[] = [];
+  for (const c of r.all(...CHECKERS)) for (const hc of mapChecker(ctx, c, timing)) {
+    if (vsFlags.fwmark && hc.connectPort === undefined && ['tcp', 'http', 'https', 'udp', 'dns', 'smtp'].includes(hc.type)) {
+      // IPVS ignores real server ports of fwmark services, but keepalived's checkers still connect to
+      // the port written on the real_server line: keep it as the check's port.
+      const port = Number(portRaw);
+      if (portRaw !== undefined && Number.isInteger(port) && port >= 1 && port <= 65535) {
+        hc.connectPort = port;
+        ctx.source.at(hc, 'connectPort', d.pos);
+      } else {
+        ctx.reportDirective(c, 'a fwmark service\'s real server without a port needs connect_port for this check; the check is not carried over (it counts as passing)');
+        continue;
+      }
     }
-    hc = mapped;
-    hcD = c;
+    mapped.push(hc);
   }
-  if (hc && vsFlags.fwmark && hc.connectPort === undefined && ['tcp', 'http', 'https', 'udp', 'dns'].includes(hc.type)) {
-    // IPVS ignores real server ports of fwmark services, but keepalived's checkers still connect to
-    // the port written on the real_server line: keep it as the check's port.
-    const port = Number(portRaw);
-    if (portRaw !== undefined && Number.isInteger(port) && port >= 1 && port <= 65535) {
-      hc.connectPort = port;
-      ctx.source.at(hc, 'connectPort', d.pos);
-    } else {
-      ctx.reportDirective(hcD ?? d, 'a fwmark service\'s real server without a port needs connect_port for this check; the check is not carried over (the server counts as up)');
-      hc = undefined;
-    }
-  }
-  if (hc) rs.healthCheck = hc;
+  const [first, ...more] = mapped;
+  if (first) rs.healthCheck = first;
+  if (more.length > 0) rs.moreChecks = more;
   if (Object.keys(notify).length > 0) rs.notify = notify;
   r.finish();
   return rs;
 }
 
-/** When every real server has the same check (usual in keepalived files), write it once on the service. */
-function hoistHealthCheck(vs: VirtualServerOut): void {
+/** When every real server has the same checks (usual in keepalived files), write them once on the service. */
+export function hoistHealthCheck(vs: VirtualServerOut): void {
   const first = vs.realServers[0]?.healthCheck;
   if (!first) return;
   const json = JSON.stringify(first);
   if (!vs.realServers.every((rs) => rs.healthCheck !== undefined && JSON.stringify(rs.healthCheck) === json)) return;
   vs.healthCheck = first;
   for (const rs of vs.realServers) delete rs.healthCheck;
+  // moreChecks too, but only then: a real server's own list replaces the service's whole.
+  const firstMore = vs.realServers[0]?.moreChecks;
+  if (!firstMore) return;
+  const more = JSON.stringify(firstMore);
+  if (!vs.realServers.every((rs) => JSON.stringify(rs.moreChecks) === more)) return;
+  vs.moreChecks = firstMore;
+  for (const rs of vs.realServers) delete rs.moreChecks;
 }

@@ -5,6 +5,7 @@ import type { ConfigOut, InstanceOut, ScriptOut, SyncGroupOut } from './lvsd-sha
 import { Context } from './reader.js';
 import { mapGlobalDefs } from './map-global.js';
 import { mapSyncGroup, mapTrackFile, mapVrrpInstance, mapVrrpScript, type TrackFile, type VrrpResult } from './map-vrrp.js';
+import { mergeDuplicateServers, type MappedServer } from './duplicates.js';
 import { expandGroup, mapVirtualServer, virtualServerKeys, type GroupMember } from './map-lvs.js';
 import { safeName } from './names.js';
 import { unsupportedReason } from './unsupported.js';
@@ -90,13 +91,14 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
 
   const groups = new Map<string, GroupMember[]>();
   for (const g of ast.virtualServerGroups) groups.set(g.name, expandGroup(ctx, g));
-  const servers: NonNullable<ConfigOut['virtualServers']> = [];
+  const mapped: MappedServer[] = [];
   for (const vs of ast.virtualServers) {
     for (const key of virtualServerKeys(ctx, vs, groups)) {
       const out = mapVirtualServer(ctx, vs, key);
-      if (out) servers.push(out);
+      if (out) mapped.push({ out, pos: key.pos });
     }
   }
+  const servers = mergeDuplicateServers(ctx, mapped);
   if (servers.length > 0) config.virtualServers = servers;
 
   dedupe(ctx);

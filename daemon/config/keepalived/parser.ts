@@ -124,7 +124,12 @@ function parseBlock(cur: Cursor, state: State, opener: Pos | undefined): Directi
         break;
       }
       case 'close':
-        if (!opener) throw new KeepalivedSyntaxError(t.pos, "'}' without a matching '{'");
+        if (!opener) {
+          // keepalived 2.2.7 logs "(FILE: Line N) Extra '}' found" and goes on (measured: keepalived -t).
+          finish();
+          state.diagnostics.push({ pos: t.pos, directive: '}', why: "warning: extra '}' without a matching '{'; ignored, as keepalived does", warning: true });
+          break;
+        }
         finish();
         return expandIncludes(out, state);
     }

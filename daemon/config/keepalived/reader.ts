@@ -10,6 +10,11 @@ export interface Diagnostic {
   line: number;
   directive: string;
   why: string;
+  /**
+   * A warning: keepalived itself only warns and the import lost nothing (a stray '}'). Printed like
+   * the others, but it does not make the import incomplete (exit 2).
+   */
+  warning?: true;
 }
 
 /** Where each emitted value came from: object → key ('' = the object itself) → position. */

@@ -84,7 +84,6 @@ const REASONS: Record<string, string> = {
   ha_suspend: 'not supported by lvsd',
   persistence_engine: 'IPVS persistence engines (sip) are not supported by lvsd',
   nat_mask: 'obsolete: keepalived ignores it too',
-  SMTP_CHECK: 'lvsd has no SMTP checker; use an exec check or a tcp check on port 25',
   PING_CHECK: 'lvsd has no ICMP checker; use a tcp check or an exec check running ping',
   BFD_CHECK: 'BFD is not supported by lvsd',
   FILE_CHECK: 'file checks on real servers are not supported; use an exec check reading the file',

@@ -8,6 +8,7 @@ import { dnsProbe } from './dns.js';
 import { execProbe } from './exec.js';
 import { httpProbe, prepareHttp } from './http.js';
 import type { Probe } from './probe.js';
+import { smtpProbe } from './smtp.js';
 import { tcpProbe } from './tcp.js';
 import { udpProbe } from './udp.js';
 
@@ -61,6 +62,8 @@ function buildCheckProbe(id: string, address: string, port: number, o: CheckOpti
       case 'dns':
         if (o.dns === undefined) throw new Error('name: required');
         return dnsProbe(ep, o.dns, o.timeoutMs);
+      case 'smtp':
+        return smtpProbe(ep, o.smtp ?? {}, o.timeoutMs);
       case 'exec':
         if (o.exec === undefined) throw new Error('command: required');
         return execProbe(ep, o.exec, o.timeoutMs);
