@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import errorsPlugin from './plugins/errors.js';
 import authPlugin from './plugins/auth.js';
 import openapiPlugin from './plugins/openapi.js';
+import queryTypesPlugin from './plugins/query-types.js';
 import webPlugin from './plugins/web.js';
 import statusRoutes from './routes/status.js';
 import overrideRoutes from './routes/overrides.js';
@@ -69,8 +70,10 @@ export async function buildApi(opts: ApiOptions): Promise<Api> {
   const base = {
     trustProxy: false,
     bodyLimit: 5 * 1024 * 1024,
-    // every error at once, and unknown fields refused rather than silently dropped
-    ajv: { customOptions: { allErrors: true, removeAdditional: false as const } },
+    // every error at once, unknown fields refused rather than silently dropped, and no type coercion:
+    // {"weight":"5"}, {"drain":"true"}, {"drain":null} and [5] for 5 are 400 naming the field (fastify's
+    // default coerceTypes: 'array' would accept them all; query strings are typed by plugins/query-types)
+    ajv: { customOptions: { allErrors: true, removeAdditional: false as const, coerceTypes: false as const } },
   };
   const common = https !== null ? { ...base, https: { key: https.key, cert: https.cert } } : base;
   const logged = opts.logger === undefined || opts.logger === false ? { logger: false } : { loggerInstance: opts.logger };
@@ -91,6 +94,7 @@ export async function buildApi(opts: ApiOptions): Promise<Api> {
 
   await app.register(errorsPlugin);
   await app.register(openapiPlugin, { title: 'lvsd', version: API_VERSION });
+  await app.register(queryTypesPlugin);
   await app.register(authPlugin, {
     ...deps,
     localAdmin: opts.localAdmin === true,

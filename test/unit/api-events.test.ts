@@ -106,6 +106,12 @@ test('recent events and the audit log filter by type / who / action', async (t) 
   const bad = await h.call(op, 'GET', '/api/v1/events?limit=0');
   assert.equal(bad.statusCode, 400);
   assert.match(bad.json<{ message: string }>().message, /querystring\.limit: must be >= 1/);
+  // a query string is text: only an exact decimal becomes the declared integer
+  for (const q of ['limit=abc', 'limit=2.5', 'limit=0x2', 'limit=%202', 'limit=1&limit=2', 'after=']) {
+    const r = await h.call(op, 'GET', `/api/v1/events?${q}`);
+    assert.equal(r.statusCode, 400, `?${q}: ${r.body}`);
+    assert.match(r.json<{ message: string }>().message, /^querystring\.(limit|after): must be integer/, q);
+  }
   const audit = (await h.call(op, 'GET', '/api/v1/audit?who=operator&action=override')).json<{ who: string; action: string; target: string }[]>();
   assert.deepEqual(audit.map((e) => `${e.who} ${e.action} ${e.target}`), [`operator override.set ${WEB}`]);
   const badSince = await h.call(op, 'GET', '/api/v1/audit?since=yesterday');
