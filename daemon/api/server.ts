@@ -90,7 +90,7 @@ export async function buildApi(opts: ApiOptions): Promise<Api> {
     });
   }
   const sessions = opts.sessions ?? new SessionTable();
-  const deps = { director: opts.director, store: opts.store, events };
+  const deps = { director: opts.director, store: opts.store, events, sessions };
 
   await app.register(errorsPlugin);
   await app.register(openapiPlugin, { title: 'lvsd', version: API_VERSION });
@@ -115,7 +115,7 @@ export async function buildApi(opts: ApiOptions): Promise<Api> {
     overrideRoutes(scope, deps);
     failoverRoutes(scope, deps);
     configRoutes(scope, deps);
-    userRoutes(scope, deps, sessions);
+    userRoutes(scope, deps);
     auditRoutes(scope, deps);
     streamRoutes(scope, deps, { heartbeatMs: opts.heartbeatMs ?? 15_000 });
     metricsRoutes(scope, metrics.registry);

@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { request } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -195,11 +196,25 @@ test('roles are enforced on the server for every route: none â†’ 401, too low â†
       }
     }
   }
+  // the live event stream never ends by itself: over a real listener, look at the status, then hang up
+  const address = await h.app.listen({ host: '127.0.0.1', port: 0 });
+  const streamStatus = (cookie: string | null): Promise<number> => new Promise((resolve, reject) => {
+    const req = request(`${address}/api/v1/events/stream`, { headers: cookie === null ? {} : { cookie } }, (res) => {
+      resolve(res.statusCode ?? 0);
+      req.destroy();
+    });
+    req.on('error', (e) => { if ((e as NodeJS.ErrnoException).code !== 'ECONNRESET') reject(e); });
+    req.end();
+  });
+  assert.equal(await streamStatus(null), 401, 'GET /api/v1/events/stream without login');
+  assert.equal(await streamStatus('lvsd_session=forged'), 401, 'GET /api/v1/events/stream with a forged cookie');
+  for (const role of ['viewer', 'operator', 'admin'] as const) assert.equal(await streamStatus((await h.as(role)).cookie), 200, `${role} GET /api/v1/events/stream`);
   // every /api route in the OpenAPI document is in this matrix (or public)
   const doc = (await h.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json<{ paths: Record<string, Record<string, { 'x-lvsd-role': string }>> }>();
   const covered = new Set(ROUTES.map((r) => `${r.method} ${decodeURIComponent(r.url).replace(WEB_ENC, '')}`));
   for (const [path, ops] of Object.entries(doc.paths)) {
     for (const [m, op] of Object.entries(ops)) {
+      // the session routes have their own tests above; the stream is checked over a listener just above
       if (op['x-lvsd-role'] === 'public' || path === '/api/v1/session' || path === '/api/v1/session/password' || path === '/api/v1/events/stream') continue;
       const tmpl = path.replace('{instance}', m === 'get' ? 'VI_1' : 'VI_2').replace('{service}', 'tcp:192.168.77.100:80').replace('{realServer}', '10.0.1.11:80').replace('{name}', 'nobody');
       assert.ok(covered.has(`${m.toUpperCase()} ${tmpl}`), `role matrix misses ${m.toUpperCase()} ${path}`);

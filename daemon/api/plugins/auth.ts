@@ -9,7 +9,7 @@ import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from './errors.js';
 import { ErrorSchema, SessionSchema } from '../schemas.js';
-import { SessionTable, type Session } from '../sessions.js';
+import type { Session } from '../sessions.js';
 import { allows, type Api, type ApiDeps, type Principal } from '../types.js';
 
 export const SESSION_COOKIE = 'lvsd_session';
@@ -21,7 +21,6 @@ export interface AuthOptions extends ApiDeps {
   /** Cookies get the Secure flag (set when serving TLS). */
   secureCookies: boolean;
   loginRateLimit: { max: number; timeWindowMs: number };
-  sessions: SessionTable;
 }
 
 function sameToken(a: string, b: string): boolean {
@@ -50,6 +49,7 @@ async function authPlugin(app: Api, opts: AuthOptions): Promise<void> {
 
   app.decorateRequest('principal', null);
   app.decorateRequest('csrfToken', null);
+  app.decorateRequest('sessionId', null);
 
   const sessionOf = (req: FastifyRequest): Session | null => {
     const raw = req.cookies[SESSION_COOKIE];
@@ -69,6 +69,7 @@ async function authPlugin(app: Api, opts: AuthOptions): Promise<void> {
       if (s !== null && user !== undefined) {
         req.principal = { name: user.name, role: user.role, local: false };
         req.csrfToken = s.csrfToken;
+        req.sessionId = s.id;
       }
     }
     // Every /api route must declare its access; a forgotten one is closed, not open. Unknown paths
