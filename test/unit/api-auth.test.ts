@@ -6,6 +6,7 @@ import { request } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FailedAttempts } from '../../daemon/api/attempts.js';
 import { cookieOf, harness, RS1_ENC, WEB_ENC, type Client, type Harness } from '../support/api-harness.js';
 
 test('login sets a signed HttpOnly SameSite=Strict cookie; wrong password is 401 and names nothing secret', async (t) => {
@@ -89,6 +90,55 @@ test('login is rate-limited', async (t) => {
   assert.deepEqual(codes, [401, 401, 401, 429, 429]);
   const right = await h.app.inject({ method: 'POST', url: '/api/v1/session', payload: { name: 'admin', password: 'admin password' } });
   assert.equal(right.statusCode, 429, 'even the right password waits out the window');
+});
+
+test('login is limited per account too: guesses from many addresses at one account; other accounts unaffected', async (t) => {
+  const h = await harness({ loginRateLimit: { max: 3, timeWindowMs: 60_000 } });
+  t.after(() => h.close());
+  const login = (name: string, password: string, i: number) =>
+    h.app.inject({ method: 'POST', url: '/api/v1/session', remoteAddress: `198.51.100.${String(i)}`, payload: { name, password } });
+  const codes: number[] = [];
+  for (let i = 1; i <= 5; i++) codes.push((await login('admin', `guess ${String(i)}`, i)).statusCode);
+  assert.deepEqual(codes, [401, 401, 401, 429, 429], 'each address tried at most twice: the account limit, not the address limit');
+  const right = await login('admin', 'admin password', 9);
+  assert.equal(right.statusCode, 429, 'even the right password waits out the window');
+  assert.match(right.json<{ message: string }>().message, /too many failed password attempts for this account; try again in \d+ s/);
+  assert.equal((await login('operator', 'operator password', 10)).statusCode, 200, 'another account is not locked');
+  // a name that is no account behaves the same (a 429 tells nothing about who exists)
+  const ghost: number[] = [];
+  for (let i = 11; i <= 14; i++) ghost.push((await login('ghost', 'nope nope', i)).statusCode);
+  assert.deepEqual(ghost, [401, 401, 401, 429]);
+});
+
+test('the current-password check of a password change counts against the account as well', async (t) => {
+  const h = await harness({ loginRateLimit: { max: 3, timeWindowMs: 60_000 } });
+  t.after(() => h.close());
+  const c = await h.login('viewer');
+  const codes: number[] = [];
+  for (let i = 0; i < 4; i++) codes.push((await h.call(c, 'PUT', '/api/v1/session/password', { currentPassword: `guess ${String(i)}`, password: 'brand new pass' })).statusCode);
+  assert.deepEqual(codes, [403, 403, 403, 429]);
+  assert.equal((await h.call(c, 'PUT', '/api/v1/session/password', { currentPassword: 'viewer password', password: 'brand new pass' })).statusCode, 429);
+  const login = await h.app.inject({ method: 'POST', url: '/api/v1/session', remoteAddress: '198.51.100.7', payload: { name: 'viewer', password: 'viewer password' } });
+  assert.equal(login.statusCode, 429, 'one count per account, login and password change together');
+});
+
+test('FailedAttempts: a window per name, the right password clears it, flooding made-up names never evicts an account', () => {
+  let now = 0;
+  const f = new FailedAttempts(2, 1000, () => now, 3);
+  f.fail('admin', true);
+  f.fail('admin', true);
+  assert.equal(f.retryAfter('admin'), 1000);
+  now = 400;
+  assert.equal(f.retryAfter('admin'), 600);
+  now = 1001;
+  assert.equal(f.retryAfter('admin'), 0, 'the window slid past both');
+  f.fail('admin', true);
+  f.fail('admin', true);
+  for (let i = 0; i < 100; i++) f.fail(`made-up-${String(i)}`, false);
+  assert.ok(f.size <= 3);
+  assert.ok(f.retryAfter('admin') > 0, 'the account keeps its count');
+  f.succeed('admin');
+  assert.equal(f.retryAfter('admin'), 0);
 });
 
 test('bad login bodies are 400 naming the field', async (t) => {
