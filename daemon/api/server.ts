@@ -9,6 +9,7 @@ import errorsPlugin from './plugins/errors.js';
 import authPlugin from './plugins/auth.js';
 import openapiPlugin from './plugins/openapi.js';
 import queryTypesPlugin from './plugins/query-types.js';
+import hostCheckPlugin from './plugins/host-check.js';
 import webPlugin from './plugins/web.js';
 import statusRoutes from './routes/status.js';
 import overrideRoutes from './routes/overrides.js';
@@ -52,6 +53,12 @@ export interface ApiOptions {
   sessions?: SessionTable;
   heartbeatMs?: number;
   processMetrics?: boolean;
+  /**
+   * Names the TCP panel answers to besides localhost, 127.0.0.1, [::1] and the address a request came in
+   * on (plugins/host-check.ts). A loopback panel refuses any other Host; beyond loopback the list applies
+   * only when given.
+   */
+  allowedHosts?: readonly string[];
 }
 
 /**
@@ -93,6 +100,8 @@ export async function buildApi(opts: ApiOptions): Promise<Api> {
   const deps = { director: opts.director, store: opts.store, events, sessions };
 
   await app.register(errorsPlugin);
+  // the local socket has no Host to check: only root can open it
+  if (opts.localAdmin !== true) await app.register(hostCheckPlugin, { allowedHosts: opts.allowedHosts ?? [] });
   await app.register(openapiPlugin, { title: 'lvsd', version: API_VERSION });
   await app.register(queryTypesPlugin);
   await app.register(authPlugin, {
