@@ -178,6 +178,9 @@ test('bootstrap: the first admin comes from the one-time token, never a default 
   assert.ok(token !== null);
   const wrong = await h.app.inject({ method: 'POST', url: '/api/v1/bootstrap', payload: { token: 'nope', name: 'alice', password: 'alice password' } });
   assert.equal(wrong.statusCode, 400);
+  assert.match(wrong.json<{ message: string }>().message, /^bootstrap token is not valid/);
+  const foreign = await h.app.inject({ method: 'POST', url: '/api/v1/bootstrap', headers: { origin: 'https://evil.example', host: 'localhost:9180' }, payload: { token, name: 'alice', password: 'alice password' } });
+  assert.equal(foreign.statusCode, 403);
   const weak = await h.app.inject({ method: 'POST', url: '/api/v1/bootstrap', payload: { token, name: 'alice', password: 'short' } });
   assert.equal(weak.statusCode, 400);
   assert.match(weak.body, /at least 8/);
@@ -201,6 +204,19 @@ test('changing my own password needs the current one and ends my other sessions'
   assert.equal((await h.call(a, 'GET', '/api/v1/status')).statusCode, 200, 'this session lives on');
   assert.equal((await h.call(b, 'GET', '/api/v1/status')).statusCode, 401, 'the other one ended');
   await h.login('viewer', 'brand new pass');
+});
+
+test('the bootstrap answers are the ones docs/api.md and the OpenAPI document list', async (t) => {
+  const h = await harness();
+  t.after(() => h.close());
+  const doc = (await h.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json<{ paths: Record<string, Record<string, { responses: Record<string, unknown> }>> }>();
+  const openapi = Object.keys(doc.paths['/api/v1/bootstrap']?.post?.responses ?? {}).sort();
+  const md = readFileSync(new URL('../../../docs/api.md', import.meta.url), 'utf8');
+  const row = md.split('\n').find((l) => l.startsWith('| `GET /api/v1/bootstrap` / `POST /api/v1/bootstrap`'));
+  assert.ok(row !== undefined, 'docs/api.md has the bootstrap row');
+  const documented = [...new Set(row.match(/\b[2-5]\d\d\b/g) ?? [])].sort();
+  assert.deepEqual(documented, openapi);
+  assert.deepEqual(openapi, ['200', '400', '403', '429']);
 });
 
 // ---- the role matrix: every route, every role --------------------------------------------------
