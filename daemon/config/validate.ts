@@ -83,6 +83,7 @@ function jsonType(v: unknown): string {
 function show(v: unknown): string {
   if (v === null || v === undefined) return 'nothing';
   if (typeof v === 'object') return Array.isArray(v) ? 'a list' : 'a map';
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v); // JSON would say null for 1e999 or .inf
   return echo(JSON.stringify(v));
 }
 
