@@ -81,23 +81,36 @@ function boundField(s: string): string {
 /**
  * Bounds the audit log in place: each entry's fields and before/after, then the whole log (oldest
  * entries dropped). In place, so the store's memory and the file keep saying the same thing.
+ * `known` caches the size of entries already bounded, by id (an entry never changes once written), so
+ * a write measures only the new ones.
  */
-export function boundAudit(audit: AuditEntry[]): void {
+export function boundAudit(audit: AuditEntry[], known: Map<number, number> = new Map()): void {
   let total = 0;
-  let keepFrom = 0;
   const sizes: number[] = [];
   for (const e of audit) {
-    e.who = boundField(e.who);
-    e.action = boundField(e.action);
-    e.target = boundField(e.target);
-    e.before = boundValue(e.before);
-    e.after = boundValue(e.after);
-    const n = JSON.stringify(e).length;
+    let n = known.get(e.id);
+    if (n === undefined) {
+      e.who = boundField(e.who);
+      e.action = boundField(e.action);
+      e.target = boundField(e.target);
+      n = JSON.stringify(e).length;
+      if (n > AUDIT_VALUE_MAX) {
+        e.before = boundValue(e.before);
+        e.after = boundValue(e.after);
+        n = JSON.stringify(e).length;
+      }
+      known.set(e.id, n);
+    }
     sizes.push(n);
     total += n;
   }
+  let keepFrom = 0;
   while (total > AUDIT_TOTAL_MAX && keepFrom < audit.length) total -= sizes[keepFrom++] ?? 0;
-  if (keepFrom > 0) audit.splice(0, keepFrom);
+  if (keepFrom > 0) for (const e of audit.splice(0, keepFrom)) known.delete(e.id);
+  if (known.size > audit.length * 2) {
+    const live = new Set(audit.map((e) => e.id));
+    for (const id of known.keys()) if (!live.has(id)) known.delete(id);
+  }
 }
 
 // ---- the adapter -------------------------------------------------------------------------------
@@ -114,6 +127,8 @@ export class CheckedJsonFile implements Adapter<State> {
   #queue: Promise<void> = Promise.resolve();
   #seq = 0;
   #cleaned = false;
+  /** Sizes of the audit entries already bounded (boundAudit). */
+  readonly #auditSizes = new Map<number, number>();
   /** Orphan tmp files removed at the first read (kept for the start-up log). */
   removedOrphans: string[] = [];
 
@@ -162,13 +177,13 @@ export class CheckedJsonFile implements Adapter<State> {
       throw new StateFileError(this.file, `cannot read (${(e as Error).message})`);
     }
     const state = parseState(this.file, text);
-    boundAudit(state.audit);
+    boundAudit(state.audit, this.#auditSizes);
     return state;
   }
 
   /** Writes are serialised: the last write wins and no two renames race. */
   write(data: State): Promise<void> {
-    boundAudit(data.audit);
+    boundAudit(data.audit, this.#auditSizes);
     const text = JSON.stringify(data, null, 2) + '\n';
     const run = this.#queue.then(() => this.#writeNow(text));
     this.#queue = run.catch(() => undefined);
