@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs what it needs, builds, lints, then runs every
-# layer (unit → netns → vm → e2e) and ends with one "N passed, N failed" line over all of them.
+# layer (unit → fuzz → netns → vm → e2e) and ends with one "N passed, N failed" line over all of them.
 # LVSD_TEST_LAYERS="unit netns" limits the layers (for the inner loop).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,8 @@ npm run --silent build || exit 1
 step "lint"
 npx eslint . || exit 1
 
-layers=${LVSD_TEST_LAYERS:-unit netns vm e2e}
+# fuzz: bounded by LVSD_FUZZ_N / LVSD_FUZZ_SECONDS (test/support/fuzz-text.ts)
+layers=${LVSD_TEST_LAYERS:-unit fuzz netns vm e2e}
 total_pass=0 total_fail=0 status=0
 mkdir -p test-artifacts
 for layer in $layers; do
@@ -31,7 +32,7 @@ for layer in $layers; do
   fi
   step "layer: $layer"
   # Integration layers share namespaces, CPUs and timing: one file at a time.
-  concurrency=1; [[ $layer == unit ]] && concurrency=2
+  concurrency=1; [[ $layer == unit || $layer == fuzz ]] && concurrency=2
   log=test-artifacts/$layer.tap
   node --test --test-reporter=tap --test-concurrency=$concurrency "$dir"/*.test.js | tee "$log"
   rc=${PIPESTATUS[0]}

@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import errorsPlugin from './plugins/errors.js';
 import authPlugin from './plugins/auth.js';
 import openapiPlugin from './plugins/openapi.js';
+import queryTypesPlugin from './plugins/query-types.js';
+import hostCheckPlugin from './plugins/host-check.js';
 import webPlugin from './plugins/web.js';
 import statusRoutes from './routes/status.js';
 import overrideRoutes from './routes/overrides.js';
@@ -51,6 +53,12 @@ export interface ApiOptions {
   sessions?: SessionTable;
   heartbeatMs?: number;
   processMetrics?: boolean;
+  /**
+   * Names the TCP panel answers to besides localhost, 127.0.0.1, [::1] and the address a request came in
+   * on (plugins/host-check.ts). A loopback panel refuses any other Host; beyond loopback the list applies
+   * only when given.
+   */
+  allowedHosts?: readonly string[];
 }
 
 /**
@@ -69,8 +77,10 @@ export async function buildApi(opts: ApiOptions): Promise<Api> {
   const base = {
     trustProxy: false,
     bodyLimit: 5 * 1024 * 1024,
-    // every error at once, and unknown fields refused rather than silently dropped
-    ajv: { customOptions: { allErrors: true, removeAdditional: false as const } },
+    // every error at once, unknown fields refused rather than silently dropped, and no type coercion:
+    // {"weight":"5"}, {"drain":"true"}, {"drain":null} and [5] for 5 are 400 naming the field (fastify's
+    // default coerceTypes: 'array' would accept them all; query strings are typed by plugins/query-types)
+    ajv: { customOptions: { allErrors: true, removeAdditional: false as const, coerceTypes: false as const } },
   };
   const common = https !== null ? { ...base, https: { key: https.key, cert: https.cert } } : base;
   const logged = opts.logger === undefined || opts.logger === false ? { logger: false } : { loggerInstance: opts.logger };
@@ -87,10 +97,13 @@ export async function buildApi(opts: ApiOptions): Promise<Api> {
     });
   }
   const sessions = opts.sessions ?? new SessionTable();
-  const deps = { director: opts.director, store: opts.store, events };
+  const deps = { director: opts.director, store: opts.store, events, sessions };
 
   await app.register(errorsPlugin);
+  // the local socket has no Host to check: only root can open it
+  if (opts.localAdmin !== true) await app.register(hostCheckPlugin, { allowedHosts: opts.allowedHosts ?? [] });
   await app.register(openapiPlugin, { title: 'lvsd', version: API_VERSION });
+  await app.register(queryTypesPlugin);
   await app.register(authPlugin, {
     ...deps,
     localAdmin: opts.localAdmin === true,
@@ -111,7 +124,7 @@ export async function buildApi(opts: ApiOptions): Promise<Api> {
     overrideRoutes(scope, deps);
     failoverRoutes(scope, deps);
     configRoutes(scope, deps);
-    userRoutes(scope, deps, sessions);
+    userRoutes(scope, deps);
     auditRoutes(scope, deps);
     streamRoutes(scope, deps, { heartbeatMs: opts.heartbeatMs ?? 15_000 });
     metricsRoutes(scope, metrics.registry);

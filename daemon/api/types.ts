@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { StateStore, Role } from '../state/store.js';
 import type { DirectorPort } from '../director/port.js';
 import type { EventLog } from './event-log.js';
+import type { SessionTable } from './sessions.js';
 
 export type Api = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -11,6 +12,7 @@ export interface ApiDeps {
   director: DirectorPort;
   store: StateStore;
   events: EventLog;
+  sessions: SessionTable;
 }
 
 export interface Principal {
@@ -27,6 +29,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
     csrfToken: string | null;
+    /** The session id behind `principal` (null for the local socket and for nobody). */
+    sessionId: string | null;
   }
   interface FastifyContextConfig {
     /** Required on every /api route; checked server-side by the auth plugin. */

@@ -35,6 +35,46 @@ export function renderPath(path: readonly PathSegment[]): string {
   return out;
 }
 
+// ---- what an error may echo from the file ------------------------------------------------------
+// A config error quotes the file back (a key, a value, the YAML parser's view of a line). The file may
+// be anything — a binary blob, a key full of terminal escapes, a 4 MB line — and the quote lands in a
+// terminal, the journal and the panel. So every quote is escaped and cut, and a file with thousands of
+// problems shows the first MAX_ERRORS and a count of the rest.
+
+/** Errors a load reports at most; the rest are counted in one last line. */
+export const MAX_ERRORS = 100;
+/** Characters of one message at most (a YAML parser message can quote a whole line). */
+export const MAX_MESSAGE = 300;
+
+// C0 and C1 controls, DEL, zero-width and bidi controls, line/paragraph separators, BOM, lone surrogates:
+// anything that can move the cursor, recolour a terminal or reorder what a reader sees.
+const UNSAFE_CHAR = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/gu;
+
+/** Text from the file as safe to print: unsafe characters as \uXXXX, at most `max` characters ("…" ends a cut). */
+export function echo(text: string, max = 60): string {
+  const escaped = text.replace(UNSAFE_CHAR, (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`);
+  if (escaped.length <= max) return escaped;
+  // cut on a code point, and never inside an escape we just made
+  let cut = '';
+  for (const c of escaped) {
+    if (cut.length + c.length > max - 1) break;
+    cut += c;
+  }
+  cut = cut.replace(/\\u[0-9a-f]{0,3}$/, '');
+  return `${cut}…`;
+}
+
+/** The errors as they may be shown: messages and paths escaped and bounded, at most MAX_ERRORS and a count of the rest. */
+export function bounded(errors: readonly ConfigError[]): ConfigError[] {
+  const out = errors.slice(0, MAX_ERRORS).map((e) => ({ ...e, path: echo(e.path, 200), message: echo(e.message, MAX_MESSAGE) }));
+  const rest = errors.length - out.length;
+  const last = errors[MAX_ERRORS];
+  if (rest > 0 && last !== undefined) {
+    out.push({ file: last.file, line: last.line, col: last.col, path: '', message: `${rest} more error${rest === 1 ? '' : 's'} not shown (the first ${MAX_ERRORS} are above)` });
+  }
+  return out;
+}
+
 export function formatError(e: ConfigError): string {
   const where = `${e.file}:${e.line}:${e.col}`;
   return e.path === '' ? `${where}: ${e.message}` : `${where}: ${e.path}: ${e.message}`;

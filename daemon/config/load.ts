@@ -2,12 +2,12 @@
 // YAML syntax errors, then schema errors, then semantic errors (each stage needs the previous one
 // to be clean to say anything meaningful, so a stage with errors stops the pipeline there).
 import { readFile } from 'node:fs/promises';
-import { LineCounter, parseDocument, visit, type Document } from 'yaml';
+import { isScalar, LineCounter, parseDocument, visit, type Document } from 'yaml';
 import { validateShape } from './validate.js';
 import { checkSemantics } from './semantic.js';
 import { normalise } from './normalise.js';
 import { locate } from './positions.js';
-import { ConfigInvalid, renderPath, type ConfigError, type Issue, type PathSegment } from './errors.js';
+import { bounded, ConfigInvalid, renderPath, type ConfigError, type Issue, type PathSegment } from './errors.js';
 import type { ConfigFile } from './schema.js';
 import type { Config } from './types.js';
 
@@ -44,8 +44,25 @@ function dropKey(root: unknown, path: readonly PathSegment[]): boolean {
   return true;
 }
 
-/** Parses and checks config text; `file` is only used in the messages. */
+/**
+ * Parses and checks config text; `file` is only used in the messages. What the errors quote from the
+ * text is escaped and cut, and at most MAX_ERRORS are reported (errors.ts: `bounded`).
+ */
 export function loadConfigText(text: string, file = '<inline>'): LoadResult {
+  const r = checkText(text, file);
+  return r.ok ? { ...r, warnings: bounded(r.warnings) } : { ok: false, errors: bounded(r.errors), warnings: bounded(r.warnings) };
+}
+
+function checkText(text: string, file: string): LoadResult {
+  // YAML has no NUL (YAML 1.2 §5.1): a file with one is not a config, and parsing a binary blob only
+  // yields thousands of errors about its "lines".
+  const nul = text.indexOf('\0');
+  if (nul >= 0) {
+    const before = text.slice(0, nul);
+    const line = before.split('\n').length;
+    const col = nul - before.lastIndexOf('\n');
+    return { ok: false, errors: [{ file, line, col, path: '', message: 'not a text file (a NUL byte here); a config is YAML text' }], warnings: [] };
+  }
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true, merge: true, strict: true });
   const syntax: ConfigError[] = doc.errors.map((e) => {
@@ -54,6 +71,12 @@ export function loadConfigText(text: string, file = '<inline>'): LoadResult {
   });
   if (syntax.length) return { ok: false, errors: syntax, warnings: [] };
 
+  // Nothing but whitespace and comments: a truncated or wrongly copied file, not a wish for a director
+  // with no VRRP instance and no virtual server — that is written `{}`.
+  const top = doc.contents;
+  if (top === null || (isScalar(top) && top.value === null && top.range[0] === top.range[1])) {
+    return { ok: false, errors: [{ file, line: 1, col: 1, path: '', message: 'the file is empty (no settings at all); write {} for a config with every default' }], warnings: [] };
+  }
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: 1000 }) ?? {};

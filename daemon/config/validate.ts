@@ -7,7 +7,7 @@ import type { TSchema } from 'typebox';
 import { Settings } from 'typebox/system';
 import { ConfigFile } from './schema.js';
 import { FORMAT_MESSAGES, registerFormats, type FormatName } from './formats.js';
-import type { Issue, PathSegment } from './errors.js';
+import { echo, type Issue, type PathSegment } from './errors.js';
 
 interface RawError {
   keyword: string;
@@ -83,8 +83,26 @@ function jsonType(v: unknown): string {
 function show(v: unknown): string {
   if (v === null || v === undefined) return 'nothing';
   if (typeof v === 'object') return Array.isArray(v) ? 'a list' : 'a map';
-  const s = JSON.stringify(v);
-  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v); // JSON would say null for 1e999 or .inf
+  return echo(JSON.stringify(v));
+}
+
+/**
+ * Keys whose values are secrets (the VRRP password, keepalived's auth_pass). An error about one names
+ * the place and what kind of value is there, never the value: errors reach the journal, `lvsd
+ * check-config` output, and `status.config.lastReload`, which viewers can read.
+ */
+const SECRET_KEYS: ReadonlySet<string> = new Set(['password']);
+
+export function isSecretPath(path: readonly PathSegment[]): boolean {
+  return path.some((seg) => typeof seg === 'string' && SECRET_KEYS.has(seg));
+}
+
+/** What an error may say about the value at `path`: the value itself (escaped, cut), or for a secret only its kind. */
+function shown(path: readonly PathSegment[], v: unknown): string {
+  if (!isSecretPath(path)) return show(v);
+  const kind = jsonType(v);
+  return `${kind === 'integer' || kind === 'number' ? 'a number' : kind === 'string' ? 'a string' : show(v)} (not shown: a secret)`;
 }
 
 const TYPE_WORDS: Record<string, string> = {
@@ -144,8 +162,9 @@ function rangeText(s: SchemaNode | undefined): string | undefined {
 }
 
 /** Translates one raw error; undefined = noise that another error already covers. */
-function translate(e: RawError, root: unknown, value: unknown): Issue[] {
+function translate(e: RawError, root: unknown, value: unknown, prefix: readonly PathSegment[]): Issue[] {
   const path = instancePath(e.instancePath, value);
+  const full = [...prefix, ...path];
   const v = valueAt(value, path);
   const schema = schemaAt(root, e.schemaPath);
   switch (e.keyword) {
@@ -158,13 +177,13 @@ function translate(e: RawError, root: unknown, value: unknown): Issue[] {
       return keys.map((k) => {
         if (patterns.length > 0) {
           const what = patterns[0] === NAME_PATTERN ? 'a valid name (letters, digits and _ . : @ - only)' : 'a valid HTTP header name';
-          return { path: [...path, k], at: 'key' as const, message: `"${k}" is not ${what}` };
+          return { path: [...path, k], at: 'key' as const, message: `"${echo(k)}" is not ${what}` };
         }
         const near = suggest(k, props);
         return {
           path: [...path, k],
           at: 'key' as const,
-          message: `unknown key "${k}"${near ? ` (did you mean "${near}"?)` : ''}`,
+          message: `unknown key "${echo(k)}"${near ? ` (did you mean "${near}"?)` : ''}`,
         };
       });
     }
@@ -174,29 +193,29 @@ function translate(e: RawError, root: unknown, value: unknown): Issue[] {
     }
     case 'type': {
       const want = String(e.params.type);
-      return [{ path, message: `must be ${TYPE_WORDS[want] ?? want}, got ${show(v)}` }];
+      return [{ path, message: `must be ${TYPE_WORDS[want] ?? want}, got ${shown(full, v)}` }];
     }
     case 'enum': {
       const allowed = (e.params.allowedValues as unknown[] | undefined) ?? [];
       const near = typeof v === 'string' ? suggest(v, allowed.map(String)) : undefined;
-      return [{ path, message: `${show(v)} is not one of: ${allowed.map(String).join(', ')}${near ? ` (did you mean "${near}"?)` : ''}` }];
+      return [{ path, message: `${shown(full, v)} is not one of: ${allowed.map(String).join(', ')}${near ? ` (did you mean "${near}"?)` : ''}` }];
     }
     case 'const':
-      return [{ path, message: `must be ${JSON.stringify(e.params.allowedValue)}, got ${show(v)}` }];
+      return [{ path, message: `must be ${JSON.stringify(e.params.allowedValue)}, got ${shown(full, v)}` }];
     case 'minimum':
     case 'maximum':
     case 'exclusiveMinimum':
     case 'exclusiveMaximum': {
       const range = rangeText(schema);
-      return [{ path, message: range ? `${show(v)} is out of range ${range}` : `${e.message}, got ${show(v)}` }];
+      return [{ path, message: range ? `${shown(full, v)} is out of range ${range}` : `${e.message}, got ${shown(full, v)}` }];
     }
     case 'format': {
       const f = String(e.params.format) as FormatName;
-      return [{ path, message: `${show(v)} ${FORMAT_MESSAGES[f]}` }];
+      return [{ path, message: `${shown(full, v)} ${FORMAT_MESSAGES[f]}` }];
     }
     case 'pattern':
-      if (schema?.pattern === NAME_PATTERN) return [{ path, message: `${show(v)} is not a valid name (letters, digits and _ . : @ - only)` }];
-      return [{ path, message: `${show(v)} does not match ${String(schema?.pattern)}` }];
+      if (schema?.pattern === NAME_PATTERN) return [{ path, message: `${shown(full, v)} is not a valid name (letters, digits and _ . : @ - only)` }];
+      return [{ path, message: `${shown(full, v)} does not match ${String(schema?.pattern)}` }];
     case 'minItems':
       return [{ path, message: `must have at least ${String(e.params.limit)} item${e.params.limit === 1 ? '' : 's'}` }];
     case 'minLength':
@@ -236,11 +255,11 @@ function schemaIssues(schema: TSchema, value: unknown, prefix: PathSegment[]): I
       if (union && union['x-lvsd-type'] !== 'duration' && branch) {
         out.push(...schemaIssues(branch, v, [...prefix, ...path]));
       } else {
-        out.push({ path: [...prefix, ...path], message: `${union ? describeUnion(union) : 'has the wrong form'}, got ${show(v)}` });
+        out.push({ path: [...prefix, ...path], message: `${union ? describeUnion(union) : 'has the wrong form'}, got ${shown([...prefix, ...path], v)}` });
       }
       continue;
     }
-    for (const i of translate(e, schema, value)) out.push({ ...i, path: [...prefix, ...i.path] });
+    for (const i of translate(e, schema, value, prefix)) out.push({ ...i, path: [...prefix, ...i.path] });
   }
   return out;
 }

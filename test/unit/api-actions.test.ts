@@ -72,6 +72,13 @@ const badBodies: [string, unknown, RegExp][] = [
   ['fractional weight', { weight: 1.5 }, /body\.weight: must be integer/],
   ['unknown field', { drian: true }, /unknown field "drian"/],
   ['not an object', [1], /body: must be object/],
+  // no type coercion (issue 17): each of these used to be accepted as 5 / true / false
+  ['a weight as a string', { weight: '5' }, /body\.weight: must be integer/],
+  ['a drain as a string', { drain: 'true' }, /body\.drain: must be boolean/],
+  ['a drain of null (used to clear the override)', { drain: null }, /body\.drain: must be boolean/],
+  ['a weight as a list', { weight: [5] }, /body\.weight: must be integer/],
+  ['a maintenance as a list', { maintenance: [true] }, /body\.maintenance: must be boolean/],
+  ['a weight of true', { weight: true }, /body\.weight: must be integer/],
 ];
 for (const [what, body, msg] of badBodies) {
   test(`override with ${what} → 400 naming the field; nothing changes`, async (t) => {

@@ -2,9 +2,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { request } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FailedAttempts } from '../../daemon/api/attempts.js';
 import { cookieOf, harness, RS1_ENC, WEB_ENC, type Client, type Harness } from '../support/api-harness.js';
 
 test('login sets a signed HttpOnly SameSite=Strict cookie; wrong password is 401 and names nothing secret', async (t) => {
@@ -90,6 +92,55 @@ test('login is rate-limited', async (t) => {
   assert.equal(right.statusCode, 429, 'even the right password waits out the window');
 });
 
+test('login is limited per account too: guesses from many addresses at one account; other accounts unaffected', async (t) => {
+  const h = await harness({ loginRateLimit: { max: 3, timeWindowMs: 60_000 } });
+  t.after(() => h.close());
+  const login = (name: string, password: string, i: number) =>
+    h.app.inject({ method: 'POST', url: '/api/v1/session', remoteAddress: `198.51.100.${String(i)}`, payload: { name, password } });
+  const codes: number[] = [];
+  for (let i = 1; i <= 5; i++) codes.push((await login('admin', `guess ${String(i)}`, i)).statusCode);
+  assert.deepEqual(codes, [401, 401, 401, 429, 429], 'each address tried at most twice: the account limit, not the address limit');
+  const right = await login('admin', 'admin password', 9);
+  assert.equal(right.statusCode, 429, 'even the right password waits out the window');
+  assert.match(right.json<{ message: string }>().message, /too many failed password attempts for this account; try again in \d+ s/);
+  assert.equal((await login('operator', 'operator password', 10)).statusCode, 200, 'another account is not locked');
+  // a name that is no account behaves the same (a 429 tells nothing about who exists)
+  const ghost: number[] = [];
+  for (let i = 11; i <= 14; i++) ghost.push((await login('ghost', 'nope nope', i)).statusCode);
+  assert.deepEqual(ghost, [401, 401, 401, 429]);
+});
+
+test('the current-password check of a password change counts against the account as well', async (t) => {
+  const h = await harness({ loginRateLimit: { max: 3, timeWindowMs: 60_000 } });
+  t.after(() => h.close());
+  const c = await h.login('viewer');
+  const codes: number[] = [];
+  for (let i = 0; i < 4; i++) codes.push((await h.call(c, 'PUT', '/api/v1/session/password', { currentPassword: `guess ${String(i)}`, password: 'brand new pass' })).statusCode);
+  assert.deepEqual(codes, [403, 403, 403, 429]);
+  assert.equal((await h.call(c, 'PUT', '/api/v1/session/password', { currentPassword: 'viewer password', password: 'brand new pass' })).statusCode, 429);
+  const login = await h.app.inject({ method: 'POST', url: '/api/v1/session', remoteAddress: '198.51.100.7', payload: { name: 'viewer', password: 'viewer password' } });
+  assert.equal(login.statusCode, 429, 'one count per account, login and password change together');
+});
+
+test('FailedAttempts: a window per name, the right password clears it, flooding made-up names never evicts an account', () => {
+  let now = 0;
+  const f = new FailedAttempts(2, 1000, () => now, 3);
+  f.fail('admin', true);
+  f.fail('admin', true);
+  assert.equal(f.retryAfter('admin'), 1000);
+  now = 400;
+  assert.equal(f.retryAfter('admin'), 600);
+  now = 1001;
+  assert.equal(f.retryAfter('admin'), 0, 'the window slid past both');
+  f.fail('admin', true);
+  f.fail('admin', true);
+  for (let i = 0; i < 100; i++) f.fail(`made-up-${String(i)}`, false);
+  assert.ok(f.size <= 3);
+  assert.ok(f.retryAfter('admin') > 0, 'the account keeps its count');
+  f.succeed('admin');
+  assert.equal(f.retryAfter('admin'), 0);
+});
+
 test('bad login bodies are 400 naming the field', async (t) => {
   const h = await harness();
   t.after(() => h.close());
@@ -127,6 +178,9 @@ test('bootstrap: the first admin comes from the one-time token, never a default 
   assert.ok(token !== null);
   const wrong = await h.app.inject({ method: 'POST', url: '/api/v1/bootstrap', payload: { token: 'nope', name: 'alice', password: 'alice password' } });
   assert.equal(wrong.statusCode, 400);
+  assert.match(wrong.json<{ message: string }>().message, /^bootstrap token is not valid/);
+  const foreign = await h.app.inject({ method: 'POST', url: '/api/v1/bootstrap', headers: { origin: 'https://evil.example', host: 'localhost:9180' }, payload: { token, name: 'alice', password: 'alice password' } });
+  assert.equal(foreign.statusCode, 403);
   const weak = await h.app.inject({ method: 'POST', url: '/api/v1/bootstrap', payload: { token, name: 'alice', password: 'short' } });
   assert.equal(weak.statusCode, 400);
   assert.match(weak.body, /at least 8/);
@@ -150,6 +204,19 @@ test('changing my own password needs the current one and ends my other sessions'
   assert.equal((await h.call(a, 'GET', '/api/v1/status')).statusCode, 200, 'this session lives on');
   assert.equal((await h.call(b, 'GET', '/api/v1/status')).statusCode, 401, 'the other one ended');
   await h.login('viewer', 'brand new pass');
+});
+
+test('the bootstrap answers are the ones docs/api.md and the OpenAPI document list', async (t) => {
+  const h = await harness();
+  t.after(() => h.close());
+  const doc = (await h.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json<{ paths: Record<string, Record<string, { responses: Record<string, unknown> }>> }>();
+  const openapi = Object.keys(doc.paths['/api/v1/bootstrap']?.post?.responses ?? {}).sort();
+  const md = readFileSync(new URL('../../../docs/api.md', import.meta.url), 'utf8');
+  const row = md.split('\n').find((l) => l.startsWith('| `GET /api/v1/bootstrap` / `POST /api/v1/bootstrap`'));
+  assert.ok(row !== undefined, 'docs/api.md has the bootstrap row');
+  const documented = [...new Set(row.match(/\b[2-5]\d\d\b/g) ?? [])].sort();
+  assert.deepEqual(documented, openapi);
+  assert.deepEqual(openapi, ['200', '400', '403', '429']);
 });
 
 // ---- the role matrix: every route, every role --------------------------------------------------
@@ -196,11 +263,25 @@ test('roles are enforced on the server for every route: none â†’ 401, too low â†
       }
     }
   }
+  // the live event stream never ends by itself: over a real listener, look at the status, then hang up
+  const address = await h.app.listen({ host: '127.0.0.1', port: 0 });
+  const streamStatus = (cookie: string | null): Promise<number> => new Promise((resolve, reject) => {
+    const req = request(`${address}/api/v1/events/stream`, { headers: cookie === null ? {} : { cookie } }, (res) => {
+      resolve(res.statusCode ?? 0);
+      req.destroy();
+    });
+    req.on('error', (e) => { if ((e as NodeJS.ErrnoException).code !== 'ECONNRESET') reject(e); });
+    req.end();
+  });
+  assert.equal(await streamStatus(null), 401, 'GET /api/v1/events/stream without login');
+  assert.equal(await streamStatus('lvsd_session=forged'), 401, 'GET /api/v1/events/stream with a forged cookie');
+  for (const role of ['viewer', 'operator', 'admin'] as const) assert.equal(await streamStatus((await h.as(role)).cookie), 200, `${role} GET /api/v1/events/stream`);
   // every /api route in the OpenAPI document is in this matrix (or public)
   const doc = (await h.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json<{ paths: Record<string, Record<string, { 'x-lvsd-role': string }>> }>();
   const covered = new Set(ROUTES.map((r) => `${r.method} ${decodeURIComponent(r.url).replace(WEB_ENC, '')}`));
   for (const [path, ops] of Object.entries(doc.paths)) {
     for (const [m, op] of Object.entries(ops)) {
+      // the session routes have their own tests above; the stream is checked over a listener just above
       if (op['x-lvsd-role'] === 'public' || path === '/api/v1/session' || path === '/api/v1/session/password' || path === '/api/v1/events/stream') continue;
       const tmpl = path.replace('{instance}', m === 'get' ? 'VI_1' : 'VI_2').replace('{service}', 'tcp:192.168.77.100:80').replace('{realServer}', '10.0.1.11:80').replace('{name}', 'nobody');
       assert.ok(covered.has(`${m.toUpperCase()} ${tmpl}`), `role matrix misses ${m.toUpperCase()} ${path}`);

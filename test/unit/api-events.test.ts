@@ -6,12 +6,13 @@ import { request } from 'node:http';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { harness, RS1_ENC, WEB, WEB_ENC } from '../support/api-harness.js';
+import { harness, RS1_ENC, WEB, WEB_ENC, type Harness } from '../support/api-harness.js';
+import { SessionTable } from '../../daemon/api/sessions.js';
 import { FakeDirector } from '../support/fake-director.js';
 import { openStore } from '../../daemon/state/store.js';
 import { parseListen, startApi } from '../../daemon/api/listen.js';
 
-interface Sse { events: { event: string; data: Record<string, unknown> }[]; close: () => void; next: (pred: (e: { event: string; data: Record<string, unknown> }) => boolean) => Promise<{ event: string; data: Record<string, unknown> }> }
+interface Sse { events: { event: string; data: Record<string, unknown> }[]; close: () => void; ended: Promise<void>; next: (pred: (e: { event: string; data: Record<string, unknown> }) => boolean) => Promise<{ event: string; data: Record<string, unknown> }> }
 
 function openSse(url: string, cookie: string, lastEventId?: number): Promise<Sse> {
   return new Promise((resolve, reject) => {
@@ -23,6 +24,7 @@ function openSse(url: string, cookie: string, lastEventId?: number): Promise<Sse
       const sse: Sse = {
         events: [],
         close: () => { req.destroy(); },
+        ended: new Promise<void>((done) => { res.once('end', done); res.once('close', done); }),
         next: (pred) => new Promise((res2, rej2) => {
           const found = sse.events.find(pred);
           if (found) { res2(found); return; }
@@ -86,6 +88,69 @@ test('SSE: a drain shows up as a director event and an audit event within a seco
   assert.equal(anon, 401);
 });
 
+/** Resolves true when the stream ends within 5 s (false if it is still open then). */
+async function endsSoon(sse: Sse): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((r) => { timer = setTimeout(() => { r(false); }, 5000); });
+  const r = await Promise.race([sse.ended.then(() => true), late]);
+  clearTimeout(timer);
+  return r;
+}
+
+test('SSE ends with its session: logout, user deleted, password reset by an admin, my own password change elsewhere', async (t) => {
+  const h: Harness = await harness();
+  t.after(() => h.close());
+  const address = await h.app.listen({ host: '127.0.0.1', port: 0 });
+  const url = `${address}/api/v1/events/stream`;
+  const admin = await h.as('admin');
+
+  const loggedOut = await h.login('viewer');
+  const a = await openSse(url, loggedOut.cookie);
+  const stays = await openSse(url, (await h.login('viewer')).cookie);
+  t.after(() => { a.close(); stays.close(); });
+  assert.equal((await h.call(loggedOut, 'DELETE', '/api/v1/session')).statusCode, 204);
+  assert.equal(await endsSoon(a), true, 'logout ends the stream');
+
+  assert.equal((await h.call(admin, 'POST', '/api/v1/users', { name: 'dave', password: 'dave password', role: 'operator' })).statusCode, 201);
+  const dave = await openSse(url, (await h.login('dave', 'dave password')).cookie);
+  t.after(() => { dave.close(); });
+  assert.equal((await h.call(admin, 'DELETE', '/api/v1/users/dave')).statusCode, 204);
+  assert.equal(await endsSoon(dave), true, 'deleting the user ends the stream');
+
+  const reset = await openSse(url, (await h.login('operator')).cookie);
+  t.after(() => { reset.close(); });
+  assert.equal((await h.call(admin, 'PATCH', '/api/v1/users/operator', { password: 'reset by admin' })).statusCode, 200);
+  assert.equal(await endsSoon(reset), true, 'a password reset ends the stream');
+
+  const here = await h.login('admin');
+  const elsewhere = await openSse(url, (await h.login('admin')).cookie);
+  const mine = await openSse(url, here.cookie);
+  t.after(() => { elsewhere.close(); mine.close(); });
+  assert.equal((await h.call(here, 'PUT', '/api/v1/session/password', { currentPassword: 'admin password', password: 'a new admin pass' })).statusCode, 204);
+  assert.equal(await endsSoon(elsewhere), true, 'my other sessions\' streams end');
+
+  // the streams whose sessions live on still deliver
+  h.director.transition('VI_2', 'MASTER', 'still here');
+  assert.equal((await stays.next((e) => e.data.type === 'vrrp.transition')).data.instance, 'VI_2');
+  assert.equal((await mine.next((e) => e.data.type === 'vrrp.transition')).data.instance, 'VI_2');
+  assert.ok(![a, dave, reset, elsewhere].some((s) => s.events.some((e) => e.data.type === 'vrrp.transition')), 'nothing reached an ended stream');
+});
+
+test('SSE re-checks its session before each event: an expired session gets nothing more, and the stream ends', async (t) => {
+  let now = 1_000_000;
+  const h = await harness({ sessions: new SessionTable(60_000, 3600_000, () => now) });
+  t.after(() => h.close());
+  const address = await h.app.listen({ host: '127.0.0.1', port: 0 });
+  const sse = await openSse(`${address}/api/v1/events/stream`, (await h.login('viewer')).cookie);
+  t.after(() => { sse.close(); });
+  h.director.transition('VI_2', 'MASTER', 'first');
+  await sse.next((e) => e.data.type === 'vrrp.transition');
+  now += 61_000; // idle past the timeout; nobody told the stream
+  h.director.transition('VI_2', 'BACKUP', 'second');
+  assert.equal(await endsSoon(sse), true);
+  assert.equal(sse.events.filter((e) => e.data.type === 'vrrp.transition').length, 1, 'the event after expiry was not sent');
+});
+
 test('recent events and the audit log filter by type / who / action', async (t) => {
   const h = await harness();
   t.after(() => h.close());
@@ -106,6 +171,12 @@ test('recent events and the audit log filter by type / who / action', async (t) 
   const bad = await h.call(op, 'GET', '/api/v1/events?limit=0');
   assert.equal(bad.statusCode, 400);
   assert.match(bad.json<{ message: string }>().message, /querystring\.limit: must be >= 1/);
+  // a query string is text: only an exact decimal becomes the declared integer
+  for (const q of ['limit=abc', 'limit=2.5', 'limit=0x2', 'limit=%202', 'limit=1&limit=2', 'after=']) {
+    const r = await h.call(op, 'GET', `/api/v1/events?${q}`);
+    assert.equal(r.statusCode, 400, `?${q}: ${r.body}`);
+    assert.match(r.json<{ message: string }>().message, /^querystring\.(limit|after): must be integer/, q);
+  }
   const audit = (await h.call(op, 'GET', '/api/v1/audit?who=operator&action=override')).json<{ who: string; action: string; target: string }[]>();
   assert.deepEqual(audit.map((e) => `${e.who} ${e.action} ${e.target}`), [`operator override.set ${WEB}`]);
   const badSince = await h.call(op, 'GET', '/api/v1/audit?since=yesterday');

@@ -39,6 +39,8 @@ const errors: [string, string, string, unknown, number, RegExp][] = [
   ['short password', 'POST', '/api/v1/users', { name: 'dave', password: 'short', role: 'viewer' }, 400, /body\.password: must NOT have fewer than 8 characters/],
   ['unknown role', 'POST', '/api/v1/users', { name: 'dave', password: 'long enough', role: 'root' }, 400, /body\.role/],
   ['bad name', 'POST', '/api/v1/users', { name: 'da ve', password: 'long enough', role: 'viewer' }, 400, /user name "da ve"/],
+  ['role as a list (no coercion)', 'POST', '/api/v1/users', { name: 'dave', password: 'long enough', role: ['viewer'] }, 400, /body\.role/],
+  ['password as a number (no coercion)', 'POST', '/api/v1/users', { name: 'dave', password: 12345678, role: 'viewer' }, 400, /body\.password: must be string/],
   ['unknown user', 'PATCH', '/api/v1/users/zed', { role: 'viewer' }, 404, /no user "zed"/],
   ['empty patch', 'PATCH', '/api/v1/users/viewer', {}, 400, /must NOT have fewer than 1 properties/],
   ['demote last admin', 'PATCH', '/api/v1/users/admin', { role: 'viewer' }, 409, /last admin/],

@@ -143,11 +143,76 @@ vrrp:
   ]);
 });
 
-test('an empty file is a valid config with every default', () => {
-  const c = ok(loadConfigText(''));
+test('an empty file (or only comments) is refused; {} is a valid config with every default', () => {
+  for (const text of ['', '\n\n', '# truncated\n', '---\n']) {
+    const r = loadConfigText(text, 'e.yaml');
+    assert.ok(!r.ok, JSON.stringify(text));
+    assert.deepEqual(r.errors.map(formatError), ['e.yaml:1:1: the file is empty (no settings at all); write {} for a config with every default']);
+  }
+  const c = ok(loadConfigText('{}\n'));
   assert.equal(c.dataplane, 'auto');
   assert.deepEqual(c.virtualServers, []);
   assert.deepEqual(c.vrrp.instances, []);
+});
+
+// ---- what errors echo (issue 17, item 5) -------------------------------------------------------
+
+const V2 = (auth: string) => `
+vrrp:
+  instances:
+    - { name: A, interface: eth0, virtualRouterId: 9, version: 2, authentication: ${auth}, virtualIpaddresses: [192.0.2.1/24] }
+`;
+
+test('a secret is never echoed: an unquoted numeric VRRP password names the place and the kind, not the value', () => {
+  const cases: [string, RegExp][] = [
+    ['{ type: PASS, password: 73918264 }', /authentication\.password: must be a string, got a number \(not shown: a secret\)$/],
+    ['{ type: PASS, password: 7391.8264 }', /authentication\.password: must be a string, got a number \(not shown: a secret\)$/],
+    ['{ type: PASS, password: [hunter22] }', /authentication\.password: must be a string, got a list/],
+    ['{ type: PASS, password: "" }', /authentication\.password: must not be empty$/],
+    ['{ type: PASS, password: toolongsecret }', /authentication\.password: must be at most 8 characters, got 13$/],
+  ];
+  for (const [auth, want] of cases) {
+    const r = loadConfigText(V2(auth), 's.yaml');
+    assert.ok(!r.ok, auth);
+    const text = r.errors.map(formatError).join('\n');
+    assert.match(text, want);
+    for (const secret of ['73918264', '7391.8264', '8264', 'hunter22', 'toolongsecret']) assert.ok(!text.includes(secret), `${auth}: "${secret}" echoed in ${text}`);
+  }
+});
+
+test('an unknown key with terminal escapes is printed escaped; long keys and values are cut', () => {
+  const r = loadConfigText(`node: { name: x }\n"\\e[31mred\\e[0m\\u202e": 1\n${'k'.repeat(1000)}: 1\ndataplane: "${'\\e'.repeat(3000)}"\n`, 'k.yaml');
+  assert.ok(!r.ok);
+  for (const e of r.errors) {
+    const line = formatError(e);
+    assert.doesNotMatch(line, /[\u0000-\u001f\u007f-\u009f\u202e]/, `raw control character in ${JSON.stringify(line)}`);
+    assert.ok(e.message.length <= 300 && e.path.length <= 200, `bounded: ${String(line.length)}`);
+  }
+  assert.match(formatError(r.errors[0] ?? assert.fail()), /unknown key "\\u001b\[31mred\\u001b\[0m\\u202e"/);
+});
+
+test('a binary file gives one line, a file with thousands of problems the first 100 and a count', () => {
+  const bytes = Buffer.alloc(300_000);
+  let x = 2463534242;
+  for (let i = 0; i < bytes.length; i++) {
+    x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+    bytes[i] = x & 0xff;
+  }
+  const withNul = loadConfigText(bytes.toString('latin1'), 'b.bin');
+  assert.ok(!withNul.ok);
+  assert.equal(withNul.errors.length, 1);
+  assert.match(withNul.errors[0]?.message ?? '', /not a text file \(a NUL byte here\)/);
+  // the same noise without NUL bytes: YAML errors by the thousand, a few reported, each short
+  const noNul = loadConfigText(bytes.toString('latin1').replace(/\0/g, ''), 'b.bin');
+  assert.ok(!noNul.ok);
+  const printed = noNul.errors.map(formatError).join('\n');
+  assert.ok(noNul.errors.length <= 101, String(noNul.errors.length));
+  assert.ok(printed.length < 50_000, `${String(printed.length)} characters of errors`);
+  assert.doesNotMatch(printed, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+  const many = loadConfigText(`virtualServers:\n${Array.from({ length: 500 }, (_, i) => `  - { address: 192.0.2.${String(i % 250)}, port: 80, bogus${String(i)}: 1 }`).join('\n')}\n`, 'm.yaml');
+  assert.ok(!many.ok);
+  assert.equal(many.errors.length, 101);
+  assert.match(formatError(many.errors[100] ?? assert.fail()), /^m\.yaml:\d+:\d+: \d+ more errors not shown \(the first 100 are above\)$/);
 });
 
 test('warnings do not fail the load: a virtual address that is no VIP', () => {

@@ -3,12 +3,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openStore, StateFileError } from '../../daemon/state/store.js';
-import { parseState } from '../../daemon/state/file-adapter.js';
+import { AUDIT_TOTAL_MAX, AUDIT_VALUE_MAX, boundAudit, parseState } from '../../daemon/state/file-adapter.js';
+import { addUserLocally } from '../../daemon/api/user-cli.js';
+import type { AuditEntry } from '../../daemon/state/schema.js';
 
 async function tempDir(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'lvsd-state-'));
@@ -98,7 +100,76 @@ test('writes survive kill -9 at any moment: the file always parses and holds the
     assert.ok(state.overrides.length >= 1, `round ${round}: the writer's changes are there`);
     assert.equal(state.audit.length >= state.overrides.length, true, 'each override came with its audit entry');
   }
-  // tmp files of killed writers may stay behind, but never in place of the state file
+  // tmp files of killed writers may stay behind, but never in place of the state file, and the next
+  // start removes them
   const { store } = await openStore(file);
   assert.ok(store.overrides().length > 0);
+  assert.deepEqual(await readdir(dir), ['state.json']);
+});
+
+// ---- issue 17: owner and mode, orphan tmp files, a bounded audit log ----------------------------
+
+test('`lvsd user add` with lvsd stopped keeps the state file\'s mode (the owner: test/netns/state-file-owner)', async (t) => {
+  const dir = await tempDir(t);
+  const file = join(dir, 'state.json');
+  await openStore(file);
+  await chmod(file, 0o640);
+  const r = await addUserLocally({ socket: null, stateFile: file, name: 'carol', password: 'carol password', role: 'admin' });
+  assert.equal(r.via, 'file');
+  assert.equal((await stat(file)).mode & 0o7777, 0o640);
+  const { store } = await openStore(file);
+  assert.equal(store.getUser('carol')?.role, 'admin');
+});
+
+test('tmp files a crash left next to the state file are removed at start; a live writer\'s are not', async (t) => {
+  const dir = await tempDir(t);
+  const file = join(dir, 'state.json');
+  await openStore(file);
+  const dead = '.state.json.2147483646.7.tmp'; // above any pid_max: no such process
+  const live = `.state.json.${String(process.ppid)}.1.tmp`;
+  const other = '.other.json.2147483646.1.tmp';
+  for (const n of [dead, live, other, 'state.json.notes']) await writeFile(join(dir, n), '{');
+  await openStore(file);
+  assert.deepEqual((await readdir(dir)).sort(), [live, other, 'state.json', 'state.json.notes'].sort());
+});
+
+function entry(id: number, before: unknown, after: unknown): AuditEntry {
+  return { id, at: '2026-01-01T00:00:00.000Z', who: 'alice', action: 'config.apply', target: '/etc/lvsd/lvsd.yaml', before, after };
+}
+
+test('boundAudit: a big before/after becomes a summary, long fields are cut, the oldest entries go past the total', () => {
+  const big = { changes: Array.from({ length: 5000 }, (_, i) => `add real-server web/10.0.${String(i >> 8)}.${String(i & 255)}:80`) };
+  const long = { ...entry(2, { hash: 'a' }, { hash: 'b' }), target: 'x'.repeat(10_000) };
+  const audit = [entry(1, null, big), long];
+  boundAudit(audit);
+  const after = audit[0]?.after as { truncated: boolean; chars: number; preview: string };
+  assert.equal(after.truncated, true);
+  assert.equal(after.chars, JSON.stringify(big).length);
+  assert.ok(JSON.stringify(after).length <= AUDIT_VALUE_MAX);
+  assert.deepEqual(audit[1]?.before, { hash: 'a' }, 'small values untouched');
+  assert.ok(long.target.length <= 256);
+  const many = Array.from({ length: 6000 }, (_, i) => entry(i + 1, 'b'.repeat(AUDIT_VALUE_MAX - 10), 'a'.repeat(AUDIT_VALUE_MAX - 10)));
+  boundAudit(many);
+  const total = many.reduce((n, e) => n + JSON.stringify(e).length, 0);
+  assert.ok(total <= AUDIT_TOTAL_MAX, String(total));
+  assert.ok(many.length > 100);
+  assert.equal(many.at(-1)?.id, 6000, 'the newest entries stay');
+  assert.equal(many[0]?.id, 6000 - many.length + 1, 'the oldest went');
+});
+
+test('an audit entry with a huge before/after is stored as a summary; an oversized file is trimmed at the next write', async (t) => {
+  const dir = await tempDir(t);
+  const file = join(dir, 'state.json');
+  const { store } = await openStore(file);
+  await store.audit('alice', 'config.apply', 'f', { text: 'x'.repeat(1_000_000) }, null);
+  assert.ok((await stat(file)).size < 20_000, `${String((await stat(file)).size)} bytes`);
+  assert.equal((store.auditLog()[0]?.before as { truncated?: boolean }).truncated, true, 'memory says what the file says');
+  // a file grown big before the bound existed
+  const state = parseState(file, await readFile(file, 'utf8'));
+  state.audit = Array.from({ length: 5000 }, (_, i) => entry(i + 1, 'y'.repeat(4000), null));
+  await writeFile(file, JSON.stringify(state));
+  const again = await openStore(file);
+  await again.store.setOverride({ service: 's' }, { drain: true }, 'alice');
+  assert.ok((await stat(file)).size < AUDIT_TOTAL_MAX * 1.5, `${String((await stat(file)).size)} bytes`);
+  assert.equal(again.store.auditLog({ limit: 1 })[0]?.action, 'override.set');
 });

@@ -9,7 +9,8 @@ import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from './errors.js';
 import { ErrorSchema, SessionSchema } from '../schemas.js';
-import { SessionTable, type Session } from '../sessions.js';
+import type { Session } from '../sessions.js';
+import { FailedAttempts } from '../attempts.js';
 import { allows, type Api, type ApiDeps, type Principal } from '../types.js';
 
 export const SESSION_COOKIE = 'lvsd_session';
@@ -21,7 +22,6 @@ export interface AuthOptions extends ApiDeps {
   /** Cookies get the Secure flag (set when serving TLS). */
   secureCookies: boolean;
   loginRateLimit: { max: number; timeWindowMs: number };
-  sessions: SessionTable;
 }
 
 function sameToken(a: string, b: string): boolean {
@@ -45,11 +45,23 @@ const PasswordBody = Type.Object(
 
 async function authPlugin(app: Api, opts: AuthOptions): Promise<void> {
   const { store, sessions } = opts;
+  // per account, beside the per-address limit of the login route (rate-limit plugin below)
+  const attempts = new FailedAttempts(opts.loginRateLimit.max, opts.loginRateLimit.timeWindowMs);
+  /** Checks `password` of account `name` under the per-account limit: the user, null (wrong), or 429. */
+  const checkPassword = async (name: string, password: string): Promise<Awaited<ReturnType<typeof store.authenticate>>> => {
+    const wait = attempts.retryAfter(name);
+    if (wait > 0) throw new HttpError(429, `too many failed password attempts for this account; try again in ${Math.ceil(wait / 1000)} s`);
+    const user = await store.authenticate(name, password);
+    if (user === null) attempts.fail(name, store.getUser(name) !== undefined);
+    else attempts.succeed(name);
+    return user;
+  };
   await app.register(cookie, { secret: store.cookieSecret });
   await app.register(rateLimit, { global: false });
 
   app.decorateRequest('principal', null);
   app.decorateRequest('csrfToken', null);
+  app.decorateRequest('sessionId', null);
 
   const sessionOf = (req: FastifyRequest): Session | null => {
     const raw = req.cookies[SESSION_COOKIE];
@@ -69,6 +81,7 @@ async function authPlugin(app: Api, opts: AuthOptions): Promise<void> {
       if (s !== null && user !== undefined) {
         req.principal = { name: user.name, role: user.role, local: false };
         req.csrfToken = s.csrfToken;
+        req.sessionId = s.id;
       }
     }
     // Every /api route must declare its access; a forgotten one is closed, not open. Unknown paths
@@ -127,7 +140,7 @@ async function authPlugin(app: Api, opts: AuthOptions): Promise<void> {
     },
   }, async (req, reply) => {
     checkOrigin(req);
-    const user = await store.authenticate(req.body.name, req.body.password);
+    const user = await checkPassword(req.body.name, req.body.password);
     if (user === null) {
       req.log.warn({ user: req.body.name, ip: req.ip }, 'login failed');
       throw new HttpError(401, 'wrong user name or password');
@@ -156,12 +169,12 @@ async function authPlugin(app: Api, opts: AuthOptions): Promise<void> {
   });
 
   app.put('/api/v1/session/password', {
-    schema: { summary: 'Change my own password', tags: ['session'], body: PasswordBody, response: { 204: Type.Null(), 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema } },
+    schema: { summary: 'Change my own password', tags: ['session'], body: PasswordBody, response: { 204: Type.Null(), 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 429: ErrorSchema } },
     config: { access: 'viewer' },
   }, async (req, reply) => {
     const p = req.principal;
     if (p === null || p.local) throw new HttpError(400, 'the local socket has no password');
-    if ((await store.authenticate(p.name, req.body.currentPassword)) === null) throw new HttpError(403, 'current password is wrong');
+    if ((await checkPassword(p.name, req.body.currentPassword)) === null) throw new HttpError(403, 'current password is wrong');
     await store.setPassword(p.name, req.body.password, p.name);
     const s = sessionOf(req);
     sessions.deleteUser(p.name, s?.id);

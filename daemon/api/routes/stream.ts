@@ -1,17 +1,34 @@
 // Live events as Server-Sent Events: one `data:` line of JSON per event, `id:` = seq so a reconnecting
 // browser (EventSource sends Last-Event-ID) gets what it missed from the ring. Comments keep proxies awake.
+//
+// A stream outlives the request that opened it, so the session check of that request is not enough: a
+// stream ends with its session (logout, user deleted, password reset, expiry) and re-checks the session
+// before every event and heartbeat, so nothing reaches a caller who is no longer logged in.
+import type { FastifyRequest } from 'fastify';
 import type { Api, ApiDeps } from '../types.js';
+import { allows } from '../types.js';
 import { ErrorSchema, type ApiEvent } from '../schemas.js';
 
-export default function streamRoutes(app: Api, { events }: ApiDeps, opts: { heartbeatMs: number }): void {
+export default function streamRoutes(app: Api, { events, sessions, store }: ApiDeps, opts: { heartbeatMs: number }): void {
   // Open streams never go idle: end them when the server closes, or close() would wait forever.
   const open = new Set<() => void>();
   app.addHook('preClose', async () => {
     for (const end of open) end();
     await Promise.resolve();
   });
+
+  /** Whether the caller who opened the stream may still read it. The local socket's admin always may. */
+  const stillAllowed = (req: FastifyRequest): boolean => {
+    const p = req.principal;
+    if (p === null) return false;
+    if (p.local) return true;
+    const s = req.sessionId === null ? null : sessions.peek(req.sessionId);
+    const user = s === null ? undefined : store.getUser(s.user);
+    return user !== undefined && user.name === p.name && allows(user.role, 'viewer');
+  };
+
   app.get('/api/v1/events/stream', {
-    schema: { summary: 'Live events (text/event-stream); each data line is an event as in GET /api/v1/events', tags: ['events'], response: { 401: ErrorSchema } },
+    schema: { summary: 'Live events (text/event-stream); each data line is an event as in GET /api/v1/events. Ends with the session.', tags: ['events'], response: { 401: ErrorSchema } },
     config: { access: 'viewer' },
   }, (req, reply) => {
     reply.hijack();
@@ -22,23 +39,36 @@ export default function streamRoutes(app: Api, { events }: ApiDeps, opts: { hear
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
     });
-    const send = (e: ApiEvent): void => {
-      res.write(`id: ${e.seq}\nevent: ${e.type === 'audit' ? 'audit' : 'director'}\ndata: ${JSON.stringify(e)}\n\n`);
+    let ended = false;
+    const write = (text: string): void => {
+      if (ended) return;
+      if (!stillAllowed(req)) {
+        end();
+        return;
+      }
+      res.write(text);
     };
-    res.write('retry: 2000\n: lvsd events\n\n');
-    const last = Number(req.headers['last-event-id']);
-    if (Number.isInteger(last) && last > 0) for (const e of events.recent({ after: last, limit: 1000 }).reverse()) send(e);
+    const send = (e: ApiEvent): void => {
+      write(`id: ${e.seq}\nevent: ${e.type === 'audit' ? 'audit' : 'director'}\ndata: ${JSON.stringify(e)}\n\n`);
+    };
     const unsubscribe = events.subscribe(send);
-    const beat = setInterval(() => res.write(': keep-alive\n\n'), opts.heartbeatMs);
+    const beat = setInterval(() => { write(': keep-alive\n\n'); }, opts.heartbeatMs);
     beat.unref();
-    const end = (): void => {
+    const unwatch = req.sessionId === null ? () => undefined : sessions.watch(req.sessionId, () => { end(); });
+    function end(): void {
+      if (ended) return;
+      ended = true;
       clearInterval(beat);
       unsubscribe();
+      unwatch();
       open.delete(end);
       if (!res.writableEnded) res.end();
-    };
+    }
     open.add(end);
     req.raw.on('close', end);
     res.on('close', end);
+    write('retry: 2000\n: lvsd events\n\n');
+    const last = Number(req.headers['last-event-id']);
+    if (Number.isInteger(last) && last > 0) for (const e of events.recent({ after: last, limit: 1000 }).reverse()) send(e);
   });
 }

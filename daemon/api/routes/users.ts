@@ -3,13 +3,12 @@
 import { Type } from 'typebox';
 import { ErrorSchema, RoleSchema, UserSchema } from '../schemas.js';
 import { StoreError } from '../../state/store.js';
-import type { SessionTable } from '../sessions.js';
 import type { Api, ApiDeps } from '../types.js';
 
 const Errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
 const NameParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) });
 
-export default function userRoutes(app: Api, { store, events }: ApiDeps, sessions: SessionTable): void {
+export default function userRoutes(app: Api, { store, events, sessions }: ApiDeps): void {
   const view = (u: { name: string; role: 'viewer' | 'operator' | 'admin'; createdAt: string }) => ({ name: u.name, role: u.role, createdAt: u.createdAt });
   const audit = (): void => {
     const e = store.auditLog({ limit: 1 })[0];

@@ -59,6 +59,10 @@ export interface LexResult {
 
 const PARAM_DEF = /^\s*\$([A-Za-z_][A-Za-z0-9_]*)=(.*)$/;
 const MAX_SUBSTITUTIONS = 100;
+// A parameter that refers to itself ($A=$A $A) doubles the line on every pass: without a bound, 100
+// passes exhaust memory and kill the process (found by test/fuzz/keepalived-import). keepalived 2.2.7
+// itself accepts such a file silently (`keepalived -t` exits 0); the importer drops the line and says so.
+const MAX_SUBSTITUTED_LINE = 65_536;
 
 export function lex(text: string, file: string, opts: LexOptions): LexResult {
   const tokens: Token[] = [];
@@ -107,14 +111,26 @@ export function lex(text: string, file: string, opts: LexOptions): LexResult {
       continue;
     }
 
-    if (line.includes('$')) line = substitute(line, opts);
+    if (line.includes('$')) {
+      const substituted = substitute(line, opts);
+      if (substituted === null) {
+        diagnostics.push({
+          pos: { file, line: lineNo, col: line.indexOf('$') + 1 },
+          directive: line.trim().split(/\s/)[0] ?? '$',
+          why: `parameter substitution makes this line longer than ${MAX_SUBSTITUTED_LINE} characters (a parameter that refers to itself?); the line is dropped`,
+        });
+        continue;
+      }
+      line = substituted;
+    }
     tokenizeLine(line, file, lineNo, tokens);
     tokens.push({ kind: 'eol', pos: { file, line: lineNo, col: line.length + 1 } });
   }
   return { tokens, diagnostics };
 }
 
-function substitute(line: string, opts: LexOptions): string {
+/** The line with its parameters substituted, or null when that grows it past MAX_SUBSTITUTED_LINE. */
+function substitute(line: string, opts: LexOptions): string | null {
   const lookup = (name: string): string | undefined => {
     if (name === '_PWD') return opts.dir;
     if (name === '_INSTANCE') return opts.configId;
@@ -125,9 +141,15 @@ function substitute(line: string, opts: LexOptions): string {
   let out = line;
   for (let n = 0; n < MAX_SUBSTITUTIONS; n++) {
     const before = out;
+    // the length is counted while replacing: one pass of many long values must not build the huge line first
+    let length = out.length;
     out = out.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)(?=\s|$)/g, (whole, braced?: string, bare?: string) => {
-      return lookup(braced ?? bare ?? '') ?? whole;
+      const value = length > MAX_SUBSTITUTED_LINE ? undefined : lookup(braced ?? bare ?? '');
+      if (value === undefined) return whole;
+      length += value.length - whole.length;
+      return value;
     });
+    if (length > MAX_SUBSTITUTED_LINE) return null;
     if (out === before) break;
   }
   return out;
