@@ -20,6 +20,8 @@ export interface ApiListenConfig {
   /** Unix socket path; absent/null = no socket. */
   socket?: string | null;
   tls?: { cert: string; key: string } | null;
+  /** Host header names answered besides localhost and the listener's own address. */
+  allowedHosts?: readonly string[];
 }
 
 export interface RunningApi {
@@ -62,7 +64,7 @@ export async function startApi(
   const sessions = new SessionTable();
   const https = cfg.tls ? { key: await readFile(cfg.tls.key), cert: await readFile(cfg.tls.cert) } : null;
   const shared = { director: deps.director, store: deps.store, logger: deps.logger ?? false, events, sessions };
-  const tcp = await buildApi({ ...shared, https, webuiDir: deps.webuiDir, processMetrics: true });
+  const tcp = await buildApi({ ...shared, https, webuiDir: deps.webuiDir, processMetrics: true, allowedHosts: cfg.allowedHosts ?? [] });
   let local: Api | null = null;
   try {
     const address = await tcp.listen({ host, port });

@@ -14,9 +14,9 @@ import { DEFAULT_CONFIG } from './local.js';
 export const reloadCommand: Command = {
   name: 'reload',
   summary: 'check the config file and make the running lvsd apply it (only the difference changes)',
-  usage: 'reload [--config FILE] [--socket PATH]',
+  usage: 'reload [--config FILE] [--socket PATH] [--allow-empty]',
   async run(argv, io) {
-    const { values } = parse(argv, { config: { type: 'string', short: 'c' }, socket: { type: 'string' } });
+    const { values } = parse(argv, { config: { type: 'string', short: 'c' }, socket: { type: 'string' }, 'allow-empty': { type: 'boolean' } });
     const configPath = values.config ?? (existsSync(DEFAULT_CONFIG) ? DEFAULT_CONFIG : undefined);
     if (configPath === undefined) throw new UsageError('reload needs --config FILE (no /etc/lvsd/lvsd.yaml here)');
     const checked = await loadConfig(configPath);
@@ -27,7 +27,8 @@ export const reloadCommand: Command = {
     }
     const socket = values.socket ?? checked.config.api.socket;
     try {
-      const { body } = await localRequest<ApplyResult>(socket, 'POST', '/api/v1/config/reload');
+      // --allow-empty: a config with no VRRP instance and no virtual server replaces one that has some (else refused).
+      const { body } = await localRequest<ApplyResult>(socket, 'POST', '/api/v1/config/reload', values['allow-empty'] === true ? { allowEmpty: true } : undefined);
       if (body.changes.length === 0) io.out('reloaded: no changes');
       for (const c of body.changes) io.out(`${c.change} ${c.kind} ${c.name}${c.detail === undefined ? '' : `: ${c.detail}`}${c.restart === true ? ' (takes effect at the next restart)' : ''}`);
       if (body.restartNeeded.length > 0) io.err(`restart lvsd for these to take effect: ${body.restartNeeded.join(', ')}`);

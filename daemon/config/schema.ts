@@ -43,6 +43,7 @@ export const ApiSection = Obj(
   {
     listen: opt(Type.String({ format: 'host-port', description: 'HTTP listen address host:port. Default 127.0.0.1:9180.' })),
     socket: opt(Type.String({ minLength: 1, description: 'Local admin socket (mode 0600) that `lvsd status` uses. Default /run/lvsd/lvsd.sock.' })),
+    allowedHosts: opt(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { description: 'Host header names (or host:port) the panel answers besides localhost and its own address, e.g. the name operators type; a request with any other Host is refused (DNS rebinding). Default none.' })),
     tls: opt(
       Obj(
         {

@@ -26,6 +26,8 @@ export interface ApiConfig {
   host: string;
   port: number;
   socket: string;
+  /** Host header names the panel answers besides localhost and its own address (DNS rebinding guard). */
+  allowedHosts: string[];
   tls?: { cert: string; key: string };
 }
 

@@ -8,6 +8,7 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { diffConfig, describeDiff } from '../config/diff.js';
+import { emptiesDirector } from '../config/empty-reload.js';
 import type { Config } from '../config/types.js';
 import { HealthMonitor } from '../health/monitor.js';
 import type { StateStore } from '../state/store.js';
@@ -20,7 +21,7 @@ import { publishHealth } from './health-events.js';
 import { DataplaneSupervisor } from './dataplane-supervisor.js';
 import type { OpenedDataplane } from './open-dataplane.js';
 import { healthPlan, servicePlan } from './plan.js';
-import { DirectorRejection, type ApplyResult, type ConfigCheck, type ConfigDiff, type ConfigProblem, type DirectorPort, type RunningConfig } from './port.js';
+import { DirectorRejection, type ApplyOptions, type ApplyResult, type ConfigCheck, type ConfigDiff, type ConfigProblem, type DirectorPort, type RunningConfig } from './port.js';
 import { partsToReload, restartSettings, type ReloadPart } from './reload-parts.js';
 import { describeOutcome, describeRefusal, failureOf, runReload } from './reload-transaction.js';
 import { buildSnapshot } from './snapshot-builder.js';
@@ -213,23 +214,23 @@ export class Director implements DirectorPort {
   }
 
   /** SIGHUP and `lvsd reload`: the file is read once, and what was read is what runs. */
-  reloadFile(by: string): Promise<ApplyResult> {
+  reloadFile(by: string, opts: Pick<ApplyOptions, 'allowEmpty'> = {}): Promise<ApplyResult> {
     return this.queued(`reloading ${this.file.path}`, async () => {
       const read = await this.file.read();
       if (!read.ok) return this.refuse(read.errors, by);
       for (const w of read.warnings) this.log.warn({ line: w.line, col: w.column, path: w.path }, w.message);
-      return this.commit(read.loaded, by, false);
+      return this.commit(read.loaded, by, false, opts.allowEmpty === true);
     });
   }
 
   /** The API's apply: validated, written to the file (atomically), then reloaded like a SIGHUP. */
-  applyConfig(text: string, by: string, expectedHash?: string): Promise<ApplyResult> {
+  applyConfig(text: string, by: string, opts: ApplyOptions = {}): Promise<ApplyResult> {
     return this.queued(`applying a config from ${by}`, async () => {
-      if (expectedHash !== undefined && expectedHash !== this.file.hash) {
+      if (opts.expectedHash !== undefined && opts.expectedHash !== this.file.hash) {
         throw new DirectorRejection(409, 'the running config changed since you loaded it; reload the page and apply again');
       }
       const p = this.file.parse(text);
-      return p.ok ? this.commit(p.loaded, by, true) : this.answer(false, p.errors, []);
+      return p.ok ? this.commit(p.loaded, by, true, opts.allowEmpty === true) : this.answer(false, p.errors, []);
     });
   }
 
@@ -238,7 +239,7 @@ export class Director implements DirectorPort {
       const previous = this.file.takePrevious();
       if (previous === undefined) throw new DirectorRejection(409, 'no earlier config to roll back to');
       const p = this.file.parse(previous);
-      const r = p.ok ? await this.commit(p.loaded, by, true) : this.answer(false, p.errors, []);
+      const r = p.ok ? await this.commit(p.loaded, by, true, true) : this.answer(false, p.errors, []);
       // The config rolled back from is not one to go back to; a failed rollback keeps its target.
       if (r.ok) this.file.forgetNewest();
       else this.file.restoreHistory(previous);
@@ -268,9 +269,8 @@ export class Director implements DirectorPort {
     return { ok, errors, hash: this.file.hash, changes, restartNeeded: [], ...extra };
   }
 
-  /** A file that does not validate: recorded where operators look, nothing changes. */
-  private refuse(errors: ConfigProblem[], by: string): ApplyResult {
-    const message = describeRefusal(errors.map((e) => e.message));
+  /** A file that does not validate, or would empty the director: recorded where operators look, nothing changes. */
+  private refuse(errors: ConfigProblem[], by: string, message = describeRefusal(errors.map((e) => e.message))): ApplyResult {
     for (const e of errors) this.log.error({ line: e.line, col: e.column, path: e.path }, e.message);
     this.log.error({ by, errors: errors.length }, `reload ${message}; keeping the running config`);
     this.lastReload = { at: nowIso(), ok: false, message, by, restartNeeded: [] };
@@ -283,8 +283,10 @@ export class Director implements DirectorPort {
    * part; when a part fails, every part goes back to the running config (reload-transaction.ts), and a config
    * written for it is put back on disk too. Settings no part applies are named as waiting for a restart.
    */
-  private async commit(next: LoadedConfig, by: string, write: boolean): Promise<ApplyResult> {
+  private async commit(next: LoadedConfig, by: string, write: boolean, allowEmpty: boolean): Promise<ApplyResult> {
     const before = this.file.running;
+    const empties = allowEmpty ? null : emptiesDirector(before.config, next.config);
+    if (empties !== null) return this.refuse([{ message: empties }], by, `refused: ${empties}`);
     const onDisk = write ? await this.file.onDisk() : next.text;
     if (onDisk !== next.text) await this.file.write(next.text);
     const diff = diffConfig(before.config, next.config);

@@ -56,6 +56,13 @@ export interface ApplyResult {
   failure?: ReloadFailure;
 }
 
+export interface ApplyOptions {
+  /** Refuse (409) unless the running config still has this hash when the apply's turn comes. */
+  expectedHash?: string;
+  /** Apply a config with no VRRP instance and no virtual server over one that has some (refused otherwise). */
+  allowEmpty?: boolean;
+}
+
 export interface RunningConfig {
   path: string;
   hash: string;
@@ -88,11 +95,11 @@ export interface DirectorPort {
   /**
    * Validates, writes the config file, reloads; on any error nothing changes (ok: false): an invalid
    * config never reaches the parts, a part that fails is rolled back with `failure` saying which and why.
-   * With `expectedHash`, refuses (409) unless the running config still has that hash when its turn comes.
+   * A config that would empty the director (config/empty-reload.ts) is refused unless `allowEmpty`.
    */
-  applyConfig(text: string, by: string, expectedHash?: string): Promise<ApplyResult>;
+  applyConfig(text: string, by: string, opts?: ApplyOptions): Promise<ApplyResult>;
   /** Re-reads the config file and applies it, as SIGHUP does (`lvsd reload`). */
-  reloadFile(by: string): Promise<ApplyResult>;
+  reloadFile(by: string, opts?: Pick<ApplyOptions, 'allowEmpty'>): Promise<ApplyResult>;
   /** Back to the last config that applied cleanly before the running one. */
   rollbackConfig(by: string): Promise<ApplyResult>;
   runningConfig(): Promise<RunningConfig>;

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { parseDocument, LineCounter } from 'yaml';
 import {
   DirectorRejection,
+  type ApplyOptions,
   type ApplyResult,
   type ConfigChange,
   type ConfigCheck,
@@ -455,8 +456,8 @@ export class FakeDirector implements DirectorPort {
     return { ok: true, errors: [], hash: sha(text), changes, restartNeeded: [] };
   }
 
-  applyConfig(text: string, by: string, expectedHash?: string): Promise<ApplyResult> {
-    if (expectedHash !== undefined && expectedHash !== sha(this.#text)) {
+  applyConfig(text: string, by: string, opts: ApplyOptions = {}): Promise<ApplyResult> {
+    if (opts.expectedHash !== undefined && opts.expectedHash !== sha(this.#text)) {
       return Promise.reject(new DirectorRejection(409, 'the running config changed since you loaded it; reload the page and apply again'));
     }
     return Promise.resolve(this.#load(text, by, 'apply'));

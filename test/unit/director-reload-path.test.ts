@@ -164,13 +164,37 @@ test('two applies at once: the second waits for the first, and the file on disk 
     t.engine().reconfigureMs = 100;
     const a = ONE_OF_EACH.replace('priority: 150', 'priority: 140');
     const b = ONE_OF_EACH.replace('priority: 150', 'priority: 130');
-    const first = t.d.applyConfig(a, 'alice', sha(ONE_OF_EACH));
-    const second = t.d.applyConfig(b, 'bob', sha(ONE_OF_EACH));
+    const first = t.d.applyConfig(a, 'alice', { expectedHash: sha(ONE_OF_EACH) });
+    const second = t.d.applyConfig(b, 'bob', { expectedHash: sha(ONE_OF_EACH) });
     assert.equal((await first).ok, true);
     // Bob's expectation was the config Alice's apply replaced: refused, nothing changed.
     await assert.rejects(second, /the running config changed since you loaded it/);
     assert.equal(readFileSync(t.file, 'utf8'), a);
     assert.equal((await t.d.runningConfig()).text, a);
+  } finally {
+    await t.cleanup();
+  }
+});
+
+test('a reload to "nothing" (a truncated file: no VRRP instance, no virtual server) is refused unless asked for explicitly', async () => {
+  const t = await startFakeDirector(ONE_OF_EACH);
+  try {
+    const nothing = 'node: { name: d1 }\n';
+    writeFileSync(t.file, nothing);
+    const r = await t.d.reloadFile('SIGHUP');
+    assert.equal(r.ok, false);
+    assert.match(r.errors[0]?.message ?? '', /has no VRRP instance and no virtual server, while the running config has 1 VRRP instance and 1 virtual server/);
+    assert.equal((await t.d.runningConfig()).text, ONE_OF_EACH, 'the running config stays');
+    assert.match(t.d.snapshot().config.lastReload?.message ?? '', /^refused: .* no VRRP instance and no virtual server/);
+    assert.equal(t.engine().stopped, false, 'VRRP kept running');
+    writeFileSync(t.file, ONE_OF_EACH);
+    const api = await t.d.applyConfig(nothing, 'alice');
+    assert.equal(api.ok, false);
+    assert.equal(readFileSync(t.file, 'utf8'), ONE_OF_EACH, 'an apply refused is never written');
+    writeFileSync(t.file, nothing);
+    const asked = await t.d.reloadFile('alice', { allowEmpty: true });
+    assert.equal(asked.ok, true);
+    assert.equal(t.d.snapshot().virtualServices.length, 0);
   } finally {
     await t.cleanup();
   }

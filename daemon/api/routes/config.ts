@@ -41,7 +41,11 @@ export default function configRoutes(app: Api, { director, store, events }: ApiD
     schema: {
       summary: 'Validate, write and reload a new config; on any error nothing changes (422 with every error)',
       tags: ['config'],
-      body: Type.Object({ text: ConfigTextSchema.properties.text, expectedHash: Type.Optional(Type.String({ description: 'refuse (409) unless the running config still has this hash' })) }, { additionalProperties: false }),
+      body: Type.Object({
+        text: ConfigTextSchema.properties.text,
+        expectedHash: Type.Optional(Type.String({ description: 'refuse (409) unless the running config still has this hash' })),
+        allowEmpty: Type.Optional(Type.Boolean({ description: 'apply a config with no VRRP instance and no virtual server over one that has some (refused by default: a truncated file?)' })),
+      }, { additionalProperties: false }),
       response: { 200: ApplyResultSchema, ...Errors, 409: ErrorSchema, 422: ErrorSchema },
     },
     config: { access: 'admin' },
@@ -49,7 +53,7 @@ export default function configRoutes(app: Api, { director, store, events }: ApiD
     const who = req.principal?.name ?? 'unknown';
     const before = await director.runningConfig();
     // The hash is checked again inside the director's reload queue: an apply that waited behind another sees its result.
-    const r = await director.applyConfig(req.body.text, who, req.body.expectedHash);
+    const r = await director.applyConfig(req.body.text, who, { expectedHash: req.body.expectedHash, allowEmpty: req.body.allowEmpty });
     if (!r.ok) throw new HttpError(422, `config not applied: ${notApplied(r)}`, r.errors.map((e) => e.message));
     await record(who, 'config.apply', before.hash, r);
     return r;
@@ -59,13 +63,16 @@ export default function configRoutes(app: Api, { director, store, events }: ApiD
     schema: {
       summary: 'Re-read the config file on disk and apply the difference, as SIGHUP does (422 when invalid or rolled back)',
       tags: ['config'],
+      body: Type.Optional(Type.Object({ allowEmpty: Type.Optional(Type.Boolean({ description: 'as for apply' })) }, { additionalProperties: false })),
       response: { 200: ApplyResultSchema, ...Errors, 409: ErrorSchema, 422: ErrorSchema },
     },
     config: { access: 'admin' },
   }, async (req) => {
     const who = req.principal?.name ?? 'unknown';
     const before = await director.runningConfig();
-    const r = await director.reloadFile(who);
+    // A POST without a body is the usual call (`lvsd reload`): the schema's Optional does not reach the type.
+    const body = req.body as { allowEmpty?: boolean } | undefined;
+    const r = await director.reloadFile(who, { allowEmpty: body?.allowEmpty === true });
     if (!r.ok) throw new HttpError(422, `config not reloaded: ${notApplied(r)}`, r.errors.map((e) => e.message));
     await record(who, 'config.reload', before.hash, r);
     return r;
