@@ -2,6 +2,7 @@
 // defaults filled in (the defaults documented in schema.ts), durations in ms, canonical ids.
 import { hostname } from 'node:os';
 import { ipFamily, parseCidr, parseDuration, parseHostPort } from './formats.js';
+import { bgpConfig } from './bgp.js';
 import { realServerKey, serviceKey } from './semantic.js';
 import type { ConfigFile, HealthCheckFile } from './schema.js';
 import type { Config, Garp, HealthCheck, Notify, RealServer, VirtualServer, Vip, VrrpInstance, VrrpScript } from './types.js';
@@ -246,6 +247,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       syncGroups: (file.vrrp?.syncGroups ?? []).map((g) => ({ name: g.name, instances: [...g.instances], notify: notify(g.notify) })),
       ...(file.vrrp?.realtimePriority !== undefined ? { realtimePriority: file.vrrp.realtimePriority } : {}),
     },
+    ...(file.bgp ? { bgp: bgpConfig(file.bgp, virtualServers) } : {}),
     virtualServers,
   };
 }
