@@ -54,14 +54,21 @@ export class BgpSupervisor {
   apply(config: Config): Promise<void> {
     return this.serial(async () => {
       const next = config.bgp ?? null;
-      if (next?.socket !== this.bgp?.socket) {
+      const previous = this.bgp;
+      if (next === null) {
+        // The section removed: what this director announced is withdrawn, then BIRD is left alone.
+        if (previous !== null && this.client !== null) await this.withdrawAll();
         this.client?.close();
-        this.client = next === null ? null : new BirdClient({ socket: next.socket });
+        this.client = null;
+        this.bgp = null;
+        return;
+      }
+      if (next.socket !== previous?.socket) {
+        this.client?.close();
+        this.client = new BirdClient({ socket: next.socket });
         this.configured = false;
       }
-      const previous = this.bgp;
       this.bgp = next;
-      if (next === null) return;
       try {
         await this.configure(next, previous);
       } catch (e) {
@@ -70,6 +77,16 @@ export class BgpSupervisor {
       }
       await this.sync();
     });
+  }
+
+  private async withdrawAll(): Promise<void> {
+    const phase = this.phase;
+    this.phase = 'stopped';
+    try {
+      await this.sync();
+    } finally {
+      this.phase = phase;
+    }
   }
 
   /** Health changed somewhere: announce or withdraw what quorum now says. */
@@ -89,8 +106,8 @@ export class BgpSupervisor {
           this.log.info({ drainMs: bgp.drainOnStopMs }, `bgp: announcing with the graceful-shutdown community for ${String(bgp.drainOnStopMs)} ms before the withdraw`);
           await new Promise((r) => setTimeout(r, bgp.drainOnStopMs));
         }
+        await this.serial(() => this.withdrawAll());
         this.phase = 'stopped';
-        await this.serial(() => this.sync());
       } catch (e) {
         this.fail(e);
       }
