@@ -5,7 +5,7 @@
 // drain, and is gone once lvsd has stopped. A second run points lvsd at a socket that does not exist.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
@@ -126,6 +126,21 @@ protocol bgp upstream { local 10.77.0.2 as 65001; neighbor 10.77.0.1 as 65000; h
       const s = JSON.parse((await d1.exec(process.execPath, [BIN, 'status', '--json', '--socket', join(dir, 'lvsd.sock')])).stdout) as { bgp?: { sessions: { name: string; state: string; info: string }[]; announcements: { prefix: string; announced: boolean }[] } };
       return s.bgp?.sessions.some((x) => x.name === 'upstream' && x.info === 'Established') === true && s.bgp.announcements.some((a) => a.prefix === `${VIP}/32` && a.announced);
     }, 'lvsd status --json to show the established session and the announcement');
+    const text = (await d1.exec(process.execPath, [BIN, 'status', '--socket', join(dir, 'lvsd.sock')])).stdout;
+    assert.match(text, /^BGP \(bird at .*d1\.ctl\)$/m);
+    assert.match(text, /^ {2}session upstream +up +Established/m);
+    assert.match(text, /^ {2}announced 192\.0\.2\.10\/32 +announced: quorum on tcp:192\.0\.2\.10:80$/m);
+
+    // A reload BIRD refuses (configure check): the whole reload is rolled back, the fragment put back, the route kept.
+    const good = readFileSync(fragment, 'utf8');
+    writeFileSync(cfg, lvsdConfig(socket, fragment).replace('communities: ["65001:100"]', 'communities: ["65001:100"]\n    - prefix: 192.0.2.10/24\n      virtualServers: [web]'));
+    run.child.kill('SIGHUP');
+    const refused = await run.waitFor(/Invalid IPv4 prefix 192\.0\.2\.10\/24/);
+    assert.equal(refused.level, 'error');
+    assert.match(refused.msg, /lvsd-bird\.conf:\d+:\d+ Invalid IPv4 prefix/, 'BIRD\'s FILE:LINE:COL passed on');
+    assert.equal(readFileSync(fragment, 'utf8'), good, 'the fragment BIRD runs is back');
+    assert.match(await routeOnRouter(), /via 10\.77\.0\.2/);
+    writeFileSync(cfg, lvsdConfig(socket, fragment));
 
     // Quorum lost: the real server stops; the route is withdrawn.
     await nginx.stop();
