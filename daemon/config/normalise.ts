@@ -194,7 +194,8 @@ export function normalise(file: ConfigFile, source: string): Config {
       port: vs.fwmark !== undefined ? undefined : vs.port,
       fwmark: vs.fwmark,
       scheduler: vs.scheduler ?? DEFAULTS.scheduler,
-      schedulerFlags: [...(vs.schedulerFlags ?? [])],
+      // mh behind ECMP: hash the port too (NAT'd clients spread), and fall back past an overloaded server.
+      schedulerFlags: [...(vs.schedulerFlags ?? ((vs.scheduler ?? DEFAULTS.scheduler) === 'mh' ? (['mh-fallback', 'mh-port'] as const) : []))],
       method,
       persistence: vs.persistence
         ? { timeoutMs: ms(vs.persistence.timeout, 300_000), netmask: vs.persistence.netmask ?? (family === 4 ? '255.255.255.255' : '128') }

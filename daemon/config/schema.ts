@@ -352,7 +352,7 @@ export const VirtualServer = Obj(
     family: opt(Enum(['ipv4', 'ipv6'], 'fwmark services: address family. Default ipv4.')),
     protocol: opt(Enum(['tcp', 'udp', 'sctp'], 'Protocol. Default tcp.')),
     scheduler: opt(Enum(SCHEDULERS, 'IPVS scheduler (lb_algo). Default wlc.')),
-    schedulerFlags: opt(Type.Array(Enum(SCHEDULER_FLAGS, 'A scheduler flag.'), { description: 'sh-port / sh-fallback (scheduler sh), mh-port / mh-fallback (scheduler mh).' })),
+    schedulerFlags: opt(Type.Array(Enum(SCHEDULER_FLAGS, 'A scheduler flag.'), { description: 'sh-port / sh-fallback (scheduler sh), mh-port / mh-fallback (scheduler mh). Default: none, except [mh-fallback, mh-port] for scheduler mh (written out, [] turns them off).' })),
     method: opt(Enum(METHODS, 'Default forwarding method of the real servers (lb_kind). Default nat.')),
     persistence: opt(
       Obj(
