@@ -7,6 +7,7 @@ packages=(
   iproute2 procps psmisc kmod curl     # namespaces, process control, HTTP probes
   keepalived tcpdump iputils-arping    # VRRP interop peers and wire captures
   nginx-light                          # real servers
+  bird2                                # the BGP speaker lvsd drives, and the router peering with it (bgp tests)
   nftables conntrack                   # nftables dataplane (conntrack: forgets the closed connections of removed real servers)
   dnsmasq                              # a real DNS server for the DNS checker
   opensmtpd                            # a real SMTP server for the SMTP checker (the tests run their own smtpd -d in a namespace)

@@ -111,7 +111,19 @@ export function renderVrrp(s: DirectorSnapshot): string[] {
   return out;
 }
 
+/** BIRD's BGP sessions and this director's announcements (nothing without a bgp section). */
+export function renderBgp(s: DirectorSnapshot): string[] {
+  const b = s.bgp;
+  if (b === undefined) return [];
+  const out = [`BGP (bird at ${b.socket})`];
+  if (b.problem !== null) out.push(`  PROBLEM: ${b.problem}`);
+  for (const x of b.sessions) out.push(`  session ${x.name.padEnd(12)} ${x.state.padEnd(5)} ${x.info} (since ${x.since})`);
+  for (const a of b.announcements) out.push(`  ${a.announced ? 'announced' : 'withdrawn'} ${a.prefix.padEnd(20)} ${a.reason}`);
+  return out;
+}
+
 /** Everything `lvsd status` prints. */
 export function renderSnapshot(s: DirectorSnapshot, opts: RenderOptions = {}): string {
-  return [...renderHeader(s), '', ...renderVrrp(s), '', ...renderTable(s, opts)].join('\n');
+  const bgp = renderBgp(s);
+  return [...renderHeader(s), '', ...renderVrrp(s), ...(bgp.length > 0 ? ['', ...bgp] : []), '', ...renderTable(s, opts)].join('\n');
 }

@@ -2,6 +2,7 @@
 // defaults filled in (the defaults documented in schema.ts), durations in ms, canonical ids.
 import { hostname } from 'node:os';
 import { ipFamily, parseCidr, parseDuration, parseHostPort } from './formats.js';
+import { bgpConfig } from './bgp.js';
 import { realServerKey, serviceKey } from './semantic.js';
 import type { ConfigFile, HealthCheckFile } from './schema.js';
 import type { Config, Garp, HealthCheck, Notify, RealServer, VirtualServer, Vip, VrrpInstance, VrrpScript } from './types.js';
@@ -255,7 +256,8 @@ export function normalise(file: ConfigFile, source: string): Config {
       port: vs.fwmark !== undefined ? undefined : vs.port,
       fwmark: vs.fwmark,
       scheduler: vs.scheduler ?? DEFAULTS.scheduler,
-      schedulerFlags: [...(vs.schedulerFlags ?? [])],
+      // mh behind ECMP: hash the port too (NAT'd clients spread), and fall back past an overloaded server.
+      schedulerFlags: [...(vs.schedulerFlags ?? ((vs.scheduler ?? DEFAULTS.scheduler) === 'mh' ? (['mh-fallback', 'mh-port'] as const) : []))],
       method,
       persistence: vs.persistence
         ? { timeoutMs: ms(vs.persistence.timeout, 300_000), netmask: vs.persistence.netmask ?? (family === 4 ? '255.255.255.255' : '128') }
@@ -312,6 +314,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       syncGroups: (file.vrrp?.syncGroups ?? []).map((g) => ({ name: g.name, instances: [...g.instances], notify: notify(g.notify) })),
       ...(file.vrrp?.realtimePriority !== undefined ? { realtimePriority: file.vrrp.realtimePriority } : {}),
     },
+    ...(file.bgp ? { bgp: bgpConfig(file.bgp, virtualServers) } : {}),
     virtualServers,
   };
 }

@@ -406,7 +406,7 @@ export const VirtualServer = Obj(
     family: opt(Enum(['ipv4', 'ipv6'], 'fwmark services: address family. Default ipv4.')),
     protocol: opt(Enum(['tcp', 'udp', 'sctp'], 'Protocol. Default tcp.')),
     scheduler: opt(Enum(SCHEDULERS, 'IPVS scheduler (lb_algo). Default wlc.')),
-    schedulerFlags: opt(Type.Array(Enum(SCHEDULER_FLAGS, 'A scheduler flag.'), { description: 'sh-port / sh-fallback (scheduler sh), mh-port / mh-fallback (scheduler mh).' })),
+    schedulerFlags: opt(Type.Array(Enum(SCHEDULER_FLAGS, 'A scheduler flag.'), { description: 'sh-port / sh-fallback (scheduler sh), mh-port / mh-fallback (scheduler mh). Default: none, except [mh-fallback, mh-port] for scheduler mh (written out, [] turns them off).' })),
     method: opt(Enum(METHODS, 'Default forwarding method of the real servers (lb_kind). Default nat.')),
     persistence: opt(
       Obj(
@@ -442,6 +442,30 @@ export const VirtualServer = Obj(
 );
 
 // ---------------------------------------------------------------------------------------------
+// BGP: every healthy director announces its VIPs through BIRD (docs/bgp.md)
+
+export const BgpAnnouncement = Obj(
+  {
+    prefix: Type.String({ format: 'cidr', description: 'The route announced, e.g. 192.0.2.10/32 (the VIP, kept on lo for the dataplane).' }),
+    virtualServers: opt(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'Virtual servers (id or name) that must all have quorum for the prefix to be announced. Default: every virtual server on the prefix\'s address (host routes only).' })),
+    communities: opt(Type.Array(Type.String({ pattern: '^[0-9]{1,5}:[0-9]{1,5}$' }), { description: 'Standard BGP communities "asn:value" added to the route.' })),
+  },
+  'One prefix lvsd announces while its virtual servers have quorum and withdraws when they lose it.',
+);
+
+export const BgpSection = Obj(
+  {
+    speaker: opt(Enum(['bird'], 'The BGP speaker lvsd drives. Only BIRD 2 for now. Default bird.')),
+    socket: opt(Type.String({ minLength: 1, description: 'BIRD\'s control socket (bird -s). Default /run/bird/bird.ctl.' })),
+    configFile: opt(Type.String({ minLength: 1, description: 'The fragment lvsd writes and bird.conf includes (one protocol static per prefix). Default /etc/bird/lvsd.conf.' })),
+    configureTimeout: opt(Duration('A reload\'s `configure timeout`: BIRD undoes the new config by itself if lvsd does not confirm it in time. Default 30s.')),
+    drainOnStop: opt(Duration('On stop, announce with the graceful-shutdown community (65535:0) this long before the withdraw. 0 withdraws at once. Default 5s.')),
+    announce: Type.Array(BgpAnnouncement, { description: 'The prefixes lvsd announces.' }),
+  },
+  'Active-active directors behind ECMP routers: announce each VIP over BGP while its virtual servers are healthy.',
+);
+
+// ---------------------------------------------------------------------------------------------
 // The file
 
 export const ConfigFile = Type.Object(
@@ -455,6 +479,7 @@ export const ConfigFile = Type.Object(
     nftables: opt(NftablesSection),
     userspace: opt(UserspaceSection),
     vrrp: opt(VrrpSection),
+    bgp: opt(BgpSection),
     virtualServers: opt(Type.Array(VirtualServer, { description: 'Virtual servers (keepalived virtual_server).' })),
   },
   {

@@ -2,6 +2,7 @@
 // services, v2-only / v3-only options, names that must refer to something, forwarding methods
 // that cannot map ports, scheduler flags of another scheduler. Runs on a document that already
 // passed the schema; returns every problem with its path.
+import { checkBgp } from './bgp.js';
 import { ipFamily, parseCidr, parseDuration, type AddressFamily } from './formats.js';
 import type { ConfigFile, HealthCheckFile } from './schema.js';
 import type { Issue, PathSegment } from './errors.js';
@@ -294,5 +295,9 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
     });
   });
 
+  if (cfg.bgp !== undefined) {
+    const refs = (cfg.virtualServers ?? []).flatMap((vs) => (vs.address !== undefined && vs.port !== undefined ? [{ id: serviceKey(vs.protocol ?? 'tcp', vs.address, vs.port), name: vs.name, address: vs.address }] : vs.fwmark !== undefined ? [{ id: `fwmark:${vs.family === 'ipv6' ? 6 : 4}:${vs.fwmark}`, name: vs.name }] : []));
+    errors.push(...checkBgp(cfg.bgp, refs));
+  }
   return { errors, warnings };
 }

@@ -17,7 +17,26 @@ export interface Config {
   nftables: { table: string; masquerade: boolean };
   userspace: { idleTimeoutMs: number; proxyProtocol: 'none' | 'v1' | 'v2' };
   vrrp: VrrpConfig;
+  /** Absent: lvsd announces nothing over BGP. */
+  bgp?: BgpConfig;
   virtualServers: VirtualServer[];
+}
+
+export interface BgpConfig {
+  speaker: 'bird';
+  socket: string;
+  configFile: string;
+  configureTimeoutMs: number;
+  drainOnStopMs: number;
+  announce: BgpAnnouncement[];
+}
+
+export interface BgpAnnouncement {
+  /** With its length always: "192.0.2.10/32". */
+  prefix: string;
+  /** Virtual server ids (canonical, as VirtualServer.id) that must all have quorum. */
+  virtualServers: string[];
+  communities: [number, number][];
 }
 
 export interface ApiConfig {

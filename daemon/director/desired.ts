@@ -53,13 +53,44 @@ function toSpec(rs: RealServerSpec, weight: number): RealServerSpec {
   return spec;
 }
 
+/** A sort key for address:port that orders IPv4 before IPv6 and both numerically ("10.0.1.9" < "10.0.1.10"). */
+export function canonicalKey(address: string, port: number): string {
+  let addr: string;
+  if (address.includes(':')) {
+    const [head = '', tail] = address.split('::');
+    const h = head === '' ? [] : head.split(':');
+    const t = tail === undefined || tail === '' ? [] : tail.split(':');
+    const groups = tail === undefined ? h : [...h, ...new Array<string>(8 - h.length - t.length).fill('0'), ...t];
+    addr = `6:${groups.map((g) => g.toLowerCase().padStart(4, '0')).join(':')}`;
+  } else {
+    addr = `4:${address.split('.').map((o) => o.padStart(3, '0')).join('.')}`;
+  }
+  return `${addr}/${String(port).padStart(5, '0')}`;
+}
+
+/**
+ * IPVS mh builds its table by walking the destinations in the order they were added, and contested slots
+ * depend on that order (notes/scale-out.md): so for mh every director adds them in one canonical order, and a
+ * failed real server is quiesced (weight 0: no slots, its place kept) rather than removed, so that directors
+ * that check health independently, or restart, still build the same table.
+ */
+function mhOrdered(plan: ServicePlan): RealServerPlan[] {
+  if (plan.scheduler !== 'mh') return plan.realServers;
+  return [...plan.realServers].sort((a, b) => {
+    const x = canonicalKey(a.address, a.port);
+    const y = canonicalKey(b.address, b.port);
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+}
+
 export function desiredService(plan: ServicePlan, inputs: DesiredInputs): ServiceSpec {
-  const { name: _name, realServers, sorryServer, quorum: _quorum, ...service } = plan;
+  const { name: _name, realServers: _configured, sorryServer, quorum: _quorum, ...service } = plan;
   const serviceOverride = inputs.overrides.get(plan.id);
   const live: RealServerSpec[] = [];
-  for (const rs of realServers) {
+  for (const rs of mhOrdered(plan)) {
     const key = targetKey({ service: plan.id, realServer: rs.id });
-    const weight = effectiveWeight(rs, inputs.health.get(key), serviceOverride, inputs.overrides.get(key));
+    const planned = plan.scheduler === 'mh' ? { ...rs, inhibitOnFailure: true } : rs;
+    const weight = effectiveWeight(planned, inputs.health.get(key), serviceOverride, inputs.overrides.get(key));
     if (weight !== undefined) live.push(toSpec(rs, weight));
   }
   // keepalived: with quorum lost, the sorry server takes the service and the servers still alive leave

@@ -14,6 +14,7 @@ import { HealthMonitor } from '../health/monitor.js';
 import type { StateStore } from '../state/store.js';
 import { targetKey, type OverrideTarget } from '../state/target-key.js';
 import type { Override } from '../state/schema.js';
+import { BgpSupervisor } from './bgp-supervisor.js';
 import { configChanges } from './config-changes.js';
 import { ConfigFile, type LoadedConfig } from './config-file.js';
 import { desiredTable } from './desired.js';
@@ -55,6 +56,7 @@ export class Director implements DirectorPort {
   private readonly bus = new EventEmitter();
   private readonly health: HealthMonitor;
   private readonly vrrp: VrrpSupervisor;
+  private readonly bgp: BgpSupervisor;
   /** Operator overrides by target key (state/target-key.ts): loaded from the store at start. */
   private readonly overrides: Map<string, Override>;
   /** Set by init(), which Director.start awaits before anyone holds the director. */
@@ -74,6 +76,7 @@ export class Director implements DirectorPort {
       ...(opts.startVrrp === undefined ? {} : { startVrrp: opts.startVrrp }),
       ...(opts.vrrpRespawn === undefined ? {} : { respawn: opts.vrrpRespawn }),
     });
+    this.bgp = new BgpSupervisor({ logger: opts.logger.child({ component: 'bgp' }), emit: (e) => { this.emit(e); }, quorumLost: { has: (id) => this.health.quorumLost(id) } });
   }
 
   static async start(opts: DirectorOptions): Promise<Director> {
@@ -104,13 +107,14 @@ export class Director implements DirectorPort {
     this.vrrp.attachSyncDaemon(opened.sync);
     await this.dataplane.start(this.config);
     await this.vrrp.start(this.config);
+    await this.bgp.start(this.config);
   }
 
   // ---- health -------------------------------------------------------------------------------------------
 
   /** Not while stopping: omega's "servers go down at shutdown" runs the down hooks, but the table stays on SIGTERM. */
   private healthChanged(): void {
-    if (!this.stopping) void this.dataplane.request();
+    if (!this.stopping) void this.dataplane.request().then(() => { this.bgp.refresh(); });
   }
 
   /** Hands the monitor the checks of `config`; a bad check keeps its old definition. Returns what it refused. */
@@ -159,6 +163,7 @@ export class Director implements DirectorPort {
       observed: this.dataplane.observed,
       overrides: this.overrides,
       quorumLost: { has: (id) => this.health.quorumLost(id) },
+      bgp: this.bgp.view(),
     });
   }
 
@@ -326,6 +331,8 @@ export class Director implements DirectorPort {
         return this.vrrp.apply(config);
       case 'dataplane':
         return this.dataplane.applyReload(config, known);
+      case 'bgp':
+        return this.bgp.apply(config);
     }
   }
 
@@ -336,6 +343,7 @@ export class Director implements DirectorPort {
     this.stopping = true;
     // A reload in progress finishes first, so nothing starts after this stop.
     await this.queue;
+    await this.bgp.stop(); // withdrawn first (after the drain), while the table still serves
     this.health.close();
     await this.vrrp.stop();
     await this.dataplane.close();

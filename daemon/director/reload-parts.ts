@@ -5,10 +5,13 @@
 // a new setting waits for a restart until a reload part learns to apply it.
 import type { ConfigDiff } from '../config/diff.js';
 
-export type ReloadPart = 'health' | 'vrrp' | 'dataplane';
+export type ReloadPart = 'health' | 'vrrp' | 'dataplane' | 'bgp';
 
-/** The order parts are applied in: checks first (new real servers count as up until checked), the VIPs, then the table. */
-export const RELOAD_ORDER: readonly ReloadPart[] = ['health', 'vrrp', 'dataplane'];
+/**
+ * The order parts are applied in: checks first (new real servers count as up until checked), the VIPs, the
+ * table, and the BGP announcements last (a prefix is announced only once the table behind it is in place).
+ */
+export const RELOAD_ORDER: readonly ReloadPart[] = ['health', 'vrrp', 'dataplane', 'bgp'];
 
 /** Setting path (and everything below it) → the reload part that applies it (null: read live, nothing to do). */
 const LIVE: readonly (readonly [string, ReloadPart | null])[] = [
@@ -18,6 +21,7 @@ const LIVE: readonly (readonly [string, ReloadPart | null])[] = [
   ['ipvs.timeouts', 'dataplane'],
   ['ipvs.removal', 'dataplane'],
   ['ipvs.drainTimeoutMs', 'dataplane'],
+  ['bgp', 'bgp'], // BIRD's configure check / timeout / confirm (bgp-supervisor.ts)
 ];
 
 const under = (setting: string, prefix: string): boolean => setting === prefix || setting.startsWith(`${prefix}.`);
@@ -38,5 +42,7 @@ export function partsToReload(diff: ConfigDiff): ReloadPart[] {
   const services = size(diff.virtualServers) > 0;
   const bySettings = new Set(diff.settings.map(partFor));
   const vrrp = size(diff.instances) + size(diff.syncGroups) + size(diff.scripts) > 0 || bySettings.has('vrrp');
-  return RELOAD_ORDER.filter((p) => (p === 'vrrp' ? vrrp : p === 'dataplane' ? services || bySettings.has('dataplane') : services));
+  // bgp: its section only (a prefix's virtual servers are in it, normalised); quorum changes are live events.
+  const wanted = { health: services, vrrp, dataplane: services || bySettings.has('dataplane'), bgp: bySettings.has('bgp') };
+  return RELOAD_ORDER.filter((p) => wanted[p]);
 }

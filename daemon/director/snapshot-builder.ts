@@ -12,6 +12,7 @@ import type {
   RateCounters,
   RealServerSnapshot,
   VirtualServerSnapshot,
+  BgpSnapshot,
   VrrpInstanceSnapshot,
   VrrpTransition,
 } from './snapshot.js';
@@ -33,6 +34,8 @@ export interface SnapshotParts {
   observed: ObservedTable;
   overrides: ReadonlyMap<string, Override>;
   quorumLost: { has(serviceId: string): boolean };
+  /** The BGP supervisor's view; absent without a bgp section. */
+  bgp?: BgpSnapshot | undefined;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -132,6 +135,7 @@ export function buildSnapshot(parts: SnapshotParts): DirectorSnapshot {
     vrrp: (parts.vrrp?.instances ?? []).map((i) => instanceSnapshot(i, parts)),
     vrrpProblem: parts.vrrpProblem,
     virtualServices: parts.config.virtualServers.map((vs) => serviceSnapshot(vs, parts, observed.get(vs.id), targets, services)),
+    ...(parts.bgp === undefined ? {} : { bgp: parts.bgp }),
     config: parts.configInfo,
   };
 }

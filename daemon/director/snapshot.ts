@@ -116,6 +116,8 @@ export interface DirectorSnapshot {
   /** Why VRRP is not running (no raw sockets, the engine process died), else null; `vrrp` then holds the last roles it reported. */
   vrrpProblem: string | null;
   virtualServices: VirtualServerSnapshot[];
+  /** Present when the config has a bgp section. */
+  bgp?: BgpSnapshot;
   config: {
     path: string;
     /** sha256 of the file text, hex. */
@@ -125,6 +127,17 @@ export interface DirectorSnapshot {
     /** `restartNeeded`: settings that reload changed in the file but take effect at the next restart. */
     lastReload: { at: string; ok: boolean; message: string; by: string; restartNeeded: string[] } | null;
   };
+}
+
+/** The BGP speaker lvsd drives (BIRD): its sessions and lvsd's announcements. */
+export interface BgpSnapshot {
+  speaker: 'bird';
+  socket: string;
+  /** Why lvsd cannot drive BIRD right now (its socket missing, a command refused), else null. */
+  problem: string | null;
+  /** BIRD's BGP sessions as `show protocols` lists them. */
+  sessions: { name: string; state: string; since: string; info: string }[];
+  announcements: { prefix: string; protocol: string; announced: boolean; reason: string }[];
 }
 
 // ---- events -------------------------------------------------------------------------------------
@@ -152,6 +165,7 @@ export type DirectorEvent =
   | (EventBase & { type: 'override'; target: OverrideTarget; override: Override | null; by: string })
   | (EventBase & { type: 'dataplane.apply'; operations: number; drift: string[]; durationMs: number })
   | (EventBase & { type: 'dataplane.error'; message: string })
+  | (EventBase & { type: 'bgp.announcement'; prefix: string; announced: boolean; reason: string })
   | (EventBase & { type: 'config.reload'; ok: boolean; hash: string; by: string; message: string })
   | (EventBase & { type: 'failover'; instance: string; how: FailoverHow; by: string });
 
