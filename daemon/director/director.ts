@@ -65,7 +65,10 @@ export class Director implements DirectorPort {
   private queue: Promise<unknown> = Promise.resolve();
   private stopping = false;
 
+  private readonly log: Logger;
+
   private constructor(private readonly opts: DirectorOptions) {
+    this.log = opts.logger;
     this.file = new ConfigFile(opts.loaded);
     this.overrides = opts.store.overrideMap();
     this.bus.setMaxListeners(0);
@@ -83,10 +86,6 @@ export class Director implements DirectorPort {
     const d = new Director(opts);
     await d.init();
     return d;
-  }
-
-  private get log(): Logger {
-    return this.opts.logger;
   }
 
   private get config(): Config {
