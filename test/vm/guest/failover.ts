@@ -1,0 +1,24 @@
+// Runs INSIDE the guest: two lvsd directors in DR with VRRP and the IPVS sync daemon (follow-vrrp, lvsd's sync
+// defaults), 30 long-lived connections through the VIP exchanging a line every 300 ms, and a SIGKILL of the
+// master's lvsd and its VRRP engine. What must hold: the backup had the connections synced before the kill,
+// every connection is still alive afterwards, no new connection fails once the backup holds the VIP, and the
+// new master runs the master sync daemon. Figures (gap, takeover) are reported, never asserted.
+import assert from 'node:assert/strict';
+import { Checks } from './checks.js';
+import { runFailover } from './failover-scenario.js';
+
+const checks = new Checks();
+
+await checks.check('DR pair, master lvsd + VRRP engine SIGKILLed under 30 long-lived connections: all kept, no new connection fails after the takeover', async () => {
+  const f = await runFailover('lvsd', { log: (l) => process.stderr.write(`[failover] ${l}\n`) });
+  const detail = JSON.stringify(f);
+  assert.equal(f.total, 30, detail);
+  assert.equal(f.syncedBeforeKill, 30, `the backup's IPVS table did not hold every connection before the kill: ${detail}`);
+  assert.equal(f.kept, 30, `connections lost across the failover: ${detail}`);
+  assert.ok(f.newAfterTakeover > 0, `no new connection was tried after the takeover: ${detail}`);
+  assert.equal(f.newFailedAfterTakeover, 0, detail);
+  assert.match(f.daemons.d2 ?? '', /master sync daemon \(mcast=eth1, syncid=51/, `the new master does not send: ${detail}`);
+  return `kept ${f.kept}/${f.total}, longest gap ${f.longestGapMs} ms, takeover ${f.takeoverMs} ms, new after takeover ${f.newAfterTakeover} (${f.newFailedAfterTakeover} failed), during the gap ${f.newDuringGap} (${f.newFailedDuringGap} failed)`;
+});
+
+checks.finish();
