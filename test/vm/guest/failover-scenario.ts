@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { Topology, type Netns } from '../../support/netns.js';
 import { startRun, type LvsdRun } from '../../support/lvsd-run.js';
+import { LVSD_BUNDLE } from '../bundle-path.js';
 
 export type PairKind = 'lvsd' | 'keepalived';
 
@@ -34,9 +35,13 @@ export interface FailoverFigures {
   newFailedDuringGap: number;
   /** Kill → VIP on the backup, as seen by polling (coarse). */
   takeoverMs: number;
+  /** After the takeover: when the backup's sync daemon became the master one (-1: not within 60 s). */
+  syncMasterAfterMs: number;
   /** What each director's ipvsadm -L --daemon said at the end. */
   daemons: Record<string, string>;
   deadReasons: Record<string, number>;
+  /** The backup director's log lines about VRRP and the sync daemon, and its errors (lvsd only). */
+  backupLog: string[];
 }
 
 const VIP = '10.1.0.100';
@@ -101,6 +106,8 @@ ${rs}
 
 interface Director {
   ns: Netns;
+  /** Log lines worth showing when something is off (lvsd: sync, VRRP transitions, errors). */
+  notable: () => string[];
   pid: () => number | undefined;
   /** SIGKILL to the director's processes (the main one and its children: the VRRP engine, keepalived's checker). */
   kill: () => Promise<void>;
@@ -128,9 +135,12 @@ async function killTree(pid: number): Promise<void> {
 function startLvsd(ns: Netns, i: number, dir: string): { director: Director; run: LvsdRun } {
   const conf = join(dir, 'lvsd.yaml');
   writeFileSync(conf, lvsdConfig(i, dir));
-  const run = startRun(['--config', conf], ['ip', 'netns', 'exec', ns.name]);
+  // The one-file bundle: the project share has no page cache in the guest, and lvsd's module graph read file by
+  // file from it took minutes under TCG (`lvsd version`: 3 min 24 s).
+  const run = startRun(['--config', conf], ['ip', 'netns', 'exec', ns.name], LVSD_BUNDLE);
   const director: Director = {
     ns,
+    notable: () => run.lines.filter((l) => /sync|Entering|MASTER/i.test(l.msg) || l.level === 'error').map((l) => `${String(l.time)} ${l.level} ${l.msg}${l.err === undefined ? '' : ` ${JSON.stringify(l.err).slice(0, 300)}`}`),
     pid: () => run.child.pid,
     kill: async () => { if (run.child.pid !== undefined) await killTree(run.child.pid); },
     stop: async () => {
@@ -151,6 +161,7 @@ function startKeepalived(ns: Netns, i: number, dir: string): Director {
   const exit = new Promise<void>((r) => child.once('exit', () => { r(); }));
   return {
     ns,
+    notable: () => [],
     pid: () => child.pid,
     kill: async () => { if (child.pid !== undefined) await killTree(child.pid); },
     stop: async () => {
@@ -223,7 +234,13 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
       if (kind === 'lvsd') {
         const { director, run } = startLvsd(ns, i, dir);
         directors.push(director);
-        await run.waitFor(/IPVS sync daemon: (backup|master)/, 60_000);
+        let stderr = '';
+        run.child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+        try {
+          await run.waitFor(/IPVS sync daemon: (backup|master)/, 150_000);
+        } catch (e) {
+          throw new Error(`d${i + 1}: ${e instanceof Error ? e.message : String(e)}\nexit ${String(run.child.exitCode)}; stderr:\n${stderr.slice(-2000)}`, { cause: e });
+        }
       } else {
         directors.push(startKeepalived(ns, i, dir));
       }
@@ -265,6 +282,8 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
     const during = result.fresh.filter((f) => f.at >= killAt && f.at < takeoverAt);
     const deadReasons: Record<string, number> = {};
     for (const c of result.conns) if (!c.alive) deadReasons[c.dead ?? '?'] = (deadReasons[c.dead ?? '?'] ?? 0) + 1;
+    // The new master's sync daemon: polled rather than read once, since every process in this guest is slow.
+    const masterAt = await waitUntil('the master sync daemon on d2', async () => /master sync daemon/.test((await d2.exec('ipvsadm', ['-L', '--daemon'])).stdout), 60_000).catch(() => -1);
     const daemons: Record<string, string> = {};
     for (const [i, ns] of ds.entries()) daemons[`d${i + 1}`] = (await ns.exec('ipvsadm', ['-L', '--daemon'])).stdout.trim();
     return {
@@ -278,8 +297,10 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
       newDuringGap: during.length,
       newFailedDuringGap: during.filter((f) => !f.ok).length,
       takeoverMs: takeoverAt - killAt,
+      syncMasterAfterMs: masterAt < 0 ? -1 : masterAt - takeoverAt,
       daemons,
       deadReasons,
+      backupLog: (directors[1] as Director).notable(),
     };
   } finally {
     for (const d of directors) await d.stop().catch(() => undefined);
