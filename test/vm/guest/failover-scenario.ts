@@ -197,6 +197,8 @@ export interface ScenarioOptions {
   beforeMs?: number;
   afterMs?: number;
   log?: (line: string) => void;
+  /** Runs on the directors (namespaces, config files) after the figures, before the topology goes. */
+  afterwards?: (directors: { ns: Netns; config: string }[]) => Promise<void>;
 }
 
 export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): Promise<FailoverFigures> {
@@ -206,6 +208,7 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
   const topo = await Topology.create(kind === 'lvsd' ? 'fo-l' : 'fo-k');
   const procs: ChildProcess[] = [];
   const directors: Director[] = [];
+  const configs: string[] = [];
   try {
     const client = await topo.addHost({ name: 'client', addresses: ['10.1.0.2/24'] });
     const ds: Netns[] = [];
@@ -231,6 +234,7 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
     // d1 first, so it is the master when d2 arrives (priority 150 vs 100 would get there anyway).
     for (const [i, ns] of ds.entries()) {
       const dir = mkdtempSync(join(tmpdir(), `fo-${kind}-d${i + 1}-`));
+      configs.push(join(dir, kind === 'lvsd' ? 'lvsd.yaml' : 'keepalived.conf'));
       if (kind === 'lvsd') {
         const { director, run } = startLvsd(ns, i, dir);
         directors.push(director);
@@ -286,6 +290,7 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
     const masterAt = await waitUntil('the master sync daemon on d2', async () => /master sync daemon/.test((await d2.exec('ipvsadm', ['-L', '--daemon'])).stdout), 60_000).catch(() => -1);
     const daemons: Record<string, string> = {};
     for (const [i, ns] of ds.entries()) daemons[`d${i + 1}`] = (await ns.exec('ipvsadm', ['-L', '--daemon'])).stdout.trim();
+    await opts.afterwards?.(ds.map((ns, i) => ({ ns, config: configs[i] ?? '' })));
     return {
       kind,
       total: result.conns.length,
