@@ -8,8 +8,9 @@ import { versionCommand } from './version.js';
 import { importKeepalivedCliCommand } from '../config/keepalived/command.js';
 import { reloadCommand } from './reload.js';
 import { userAddCommand } from './user.js';
+import { doctorCommand } from './doctor.js';
 
-export const COMMANDS: Command[] = [runCommand, checkConfigCommand, statusCommand, topCommand, versionCommand, importKeepalivedCliCommand, reloadCommand, userAddCommand];
+export const COMMANDS: Command[] = [runCommand, checkConfigCommand, statusCommand, topCommand, versionCommand, importKeepalivedCliCommand, reloadCommand, userAddCommand, doctorCommand];
 
 /** The command for argv: the longest name that matches its leading words ("user add" before "user"). */
 export function findCommand(argv: readonly string[], commands: readonly Command[] = COMMANDS): { command: Command; rest: string[] } | undefined {

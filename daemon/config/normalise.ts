@@ -298,7 +298,23 @@ export function normalise(file: ConfigFile, source: string): Config {
         udpMs: file.ipvs?.timeouts?.udp !== undefined ? ms(file.ipvs.timeouts.udp, 0) : undefined,
       }),
       syncDaemon: sd
-        ? { interface: sd.interface, syncId: sd.syncId ?? 0, maxLen: sd.maxLen ?? 1472, mcastGroup: sd.mcastGroup ?? '224.0.0.81', port: sd.port ?? 8848, ttl: sd.ttl ?? 1 }
+        ? {
+            interface: sd.interface,
+            syncId: sd.syncId ?? 0,
+            maxLen: sd.maxLen ?? 1472,
+            mcastGroup: sd.mcastGroup ?? '224.0.0.81',
+            port: sd.port ?? 8848,
+            ttl: sd.ttl ?? 1,
+            role: sd.role ?? 'follow-vrrp',
+            // Why these defaults (docs/ipvs.md, "What is synced and when"): the kernel's own (3 50, refresh 0) syncs a
+            // connection at its 3rd, 53rd, 103rd… packet, so a connection that sends little has a copy on the backup that
+            // expired long before the master's; a failover then resets it. Refresh-driven sync renews that copy.
+            threshold: sd.threshold ?? 3,
+            thresholdPeriod: sd.thresholdPeriod ?? 0,
+            refreshPeriodMs: ms(sd.refreshPeriod, 60_000),
+            persistMode: sd.persistMode ?? 'all',
+            ports: sd.ports ?? 1,
+          }
         : undefined,
     }),
     nftables: { table: file.nftables?.table ?? 'lvsd', masquerade: file.nftables?.masquerade ?? true },

@@ -299,5 +299,22 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
     const refs = (cfg.virtualServers ?? []).flatMap((vs) => (vs.address !== undefined && vs.port !== undefined ? [{ id: serviceKey(vs.protocol ?? 'tcp', vs.address, vs.port), name: vs.name, address: vs.address }] : vs.fwmark !== undefined ? [{ id: `fwmark:${vs.family === 'ipv6' ? 6 : 4}:${vs.fwmark}`, name: vs.name }] : []));
     errors.push(...checkBgp(cfg.bgp, refs));
   }
+  checkSyncDaemon(cfg, err);
   return { errors, warnings };
+}
+
+/** The kernel's own rules for the sync sysctls (ip_vs_ctl.c refuses the write with EINVAL otherwise). */
+function checkSyncDaemon(cfg: ConfigFile, err: (path: P, message: string) => void): void {
+  const sd = cfg.ipvs?.syncDaemon;
+  if (sd === undefined) return;
+  const at = (key: string): P => ['ipvs', 'syncDaemon', key];
+  const threshold = sd.threshold ?? 3;
+  const period = sd.thresholdPeriod ?? 0;
+  if (period !== 0 && threshold >= period)
+    err(at(sd.threshold !== undefined ? 'threshold' : 'thresholdPeriod'), `threshold ${threshold} must be less than thresholdPeriod ${period} (or thresholdPeriod 0); the kernel refuses sync_threshold "${threshold} ${period}"`);
+  const ports = sd.ports ?? 1;
+  if ((ports & (ports - 1)) !== 0) err(at('ports'), `ports must be a power of two (1, 2, 4 … 64), got ${ports}; the kernel refuses sync_ports ${ports}`);
+  const refresh = sd.refreshPeriod === undefined ? 0 : (parseDuration(sd.refreshPeriod) ?? 0);
+  if (refresh % 1000 !== 0) err(at('refreshPeriod'), `refreshPeriod must be whole seconds (the kernel counts seconds), got ${refresh}ms`);
+  if ((sd.port ?? 8848) + ports - 1 > 65535) err(at('ports'), `${ports} sync ports from port ${sd.port ?? 8848} run past 65535`);
 }

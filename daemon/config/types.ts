@@ -55,7 +55,25 @@ export interface IpvsConfig {
   drainTimeoutMs: number;
   /** Absent = leave the kernel's value. */
   timeouts: { tcpMs?: number; tcpFinMs?: number; udpMs?: number };
-  syncDaemon?: { interface: string; syncId: number; maxLen: number; mcastGroup: string; port: number; ttl: number };
+  syncDaemon?: SyncDaemon;
+}
+
+/** ipvs.syncDaemon with its defaults (normalise.ts); the sysctls are net.ipv4.vs.sync_*. */
+export interface SyncDaemon {
+  interface: string;
+  syncId: number;
+  maxLen: number;
+  mcastGroup: string;
+  port: number;
+  ttl: number;
+  role: 'follow-vrrp' | 'both';
+  /** sync_threshold: [threshold, thresholdPeriod]. */
+  threshold: number;
+  thresholdPeriod: number;
+  /** sync_refresh_period, in ms (the kernel takes whole seconds). */
+  refreshPeriodMs: number;
+  persistMode: 'all' | 'templates';
+  ports: number;
 }
 
 export interface Garp {

@@ -5,13 +5,15 @@
 // an advert.
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
+import type { SyncDaemon } from '../config/types.js';
 import type { SyncDaemonConfig } from '../dataplane/ipvs/backend.js';
 import { startVrrp as realStartVrrp, type TransitionEvent, type VrrpEngine, type VrrpSnapshot, type VrrpState } from '../vrrp/index.js';
 import { vrrpOptions } from './plan.js';
 import { DirectorRejection } from './port.js';
 import type { DirectorEventInput, FailoverHow, VrrpTransition } from './snapshot.js';
 
-export type SyncRole = 'master' | 'backup' | 'none';
+/** The sync daemons the director asks for: the VRRP role's one, both at once (ipvs.syncDaemon.role: both), or none. */
+export type SyncRole = 'master' | 'backup' | 'both' | 'none';
 
 /** The dataplane's connection sync daemon, when it has one (IPVS). */
 export interface SyncDaemonPort {
@@ -144,7 +146,8 @@ export class VrrpSupervisor {
   }
 
   /**
-   * The IPVS sync daemon follows the VRRP role: master while any instance is MASTER, else backup. Decided from
+   * The IPVS sync daemon follows the VRRP role: master while any instance is MASTER, else backup (or runs both
+   * whatever the role, with ipvs.syncDaemon.role: both). Decided from
    * the transitions themselves (the engine's snapshot lags one transition behind when they arrive), and applied
    * one change at a time, so two quick transitions cannot race each other into the kernel.
    */
@@ -153,8 +156,8 @@ export class VrrpSupervisor {
       const sd = this.config?.ipvs.syncDaemon;
       if (this.sync === null) return;
       const master = [...this.states.values()].includes('MASTER');
-      const role: SyncRole = sd === undefined ? 'none' : master ? 'master' : 'backup';
-      const cfg: SyncDaemonConfig | undefined = sd === undefined ? undefined : { interface: sd.interface, syncId: sd.syncId, mcastGroup: sd.mcastGroup, mcastPort: sd.port, mcastTtl: sd.ttl, syncMaxLen: sd.maxLen };
+      const role: SyncRole = sd === undefined ? 'none' : sd.role === 'both' ? 'both' : master ? 'master' : 'backup';
+      const cfg = sd === undefined ? undefined : syncDaemonConfig(sd);
       const key = `${role} ${JSON.stringify(cfg ?? null)}`;
       if (key === this.syncApplied || (role === 'none' && this.syncApplied === 'none')) return;
       try {
@@ -258,4 +261,23 @@ export class VrrpSupervisor {
   private now(): number {
     return (this.opts.now ?? Date.now)();
   }
+}
+
+/** The config's sync daemon as the dataplane takes it (the sysctls in the kernel's units). */
+export function syncDaemonConfig(sd: SyncDaemon): SyncDaemonConfig {
+  return {
+    interface: sd.interface,
+    syncId: sd.syncId,
+    mcastGroup: sd.mcastGroup,
+    mcastPort: sd.port,
+    mcastTtl: sd.ttl,
+    syncMaxLen: sd.maxLen,
+    tuning: {
+      threshold: sd.threshold,
+      thresholdPeriod: sd.thresholdPeriod,
+      refreshPeriodS: Math.round(sd.refreshPeriodMs / 1000),
+      persistMode: sd.persistMode === 'templates' ? 1 : 0,
+      ports: sd.ports,
+    },
+  };
 }

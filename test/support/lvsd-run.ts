@@ -19,10 +19,11 @@ export interface LvsdRun {
   exit: Promise<number | null>;
 }
 
-export function startRun(args: string[], prefix: string[] = []): LvsdRun {
+/** `bin`: another build of the CLI (the guest runs a one-file bundle: test/vm/bundle.ts). */
+export function startRun(args: string[], prefix: string[] = [], bin = BIN): LvsdRun {
   const cmd = prefix[0] ?? process.execPath;
   const pre = prefix.length > 0 ? [...prefix.slice(1), process.execPath] : [];
-  const child = spawn(cmd, [...pre, BIN, 'run', ...args], { env: { ...process.env, LVSD_LOG_FORMAT: 'json' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, [...pre, bin, 'run', ...args], { env: { ...process.env, LVSD_LOG_FORMAT: 'json' }, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: LogLine[] = [];
   const waiters: { re: RegExp; resolve: (l: LogLine) => void }[] = [];
   let buf = '';

@@ -308,7 +308,10 @@ virtualServers:
   assert.deepEqual([c.api.host, c.api.port, c.api.tls?.cert], ['::1', 9443, '/etc/lvsd/c.pem']);
   assert.equal(c.ipvs.removal, 'immediate');
   assert.deepEqual(c.ipvs.timeouts, { tcpMs: 900_000, udpMs: 30_000 });
-  assert.deepEqual(c.ipvs.syncDaemon, { interface: 'eth1', syncId: 0, maxLen: 1472, mcastGroup: '224.0.0.81', port: 8848, ttl: 1 });
+  assert.deepEqual(c.ipvs.syncDaemon, {
+    interface: 'eth1', syncId: 0, maxLen: 1472, mcastGroup: '224.0.0.81', port: 8848, ttl: 1,
+    role: 'follow-vrrp', threshold: 3, thresholdPeriod: 0, refreshPeriodMs: 60_000, persistMode: 'all', ports: 1,
+  });
   assert.deepEqual(c.userspace, { idleTimeoutMs: 90_000, proxyProtocol: 'v2' });
   const vi = c.vrrp.instances[0];
   assert.ok(vi);

@@ -132,7 +132,10 @@ test('the sync daemon follows the transition being announced, not the engine sna
     await sleep(200);
     assert.equal(sync.calls.at(-1)?.role, 'backup');
     assert.equal(sync.overlapped(), 0, 'one role change at a time');
-    assert.deepEqual(sync.calls[1]?.cfg, { interface: 'eth0', syncId: 51, mcastGroup: '224.0.0.81', mcastPort: 8848, mcastTtl: 1, syncMaxLen: 1472 });
+    assert.deepEqual(sync.calls[1]?.cfg, {
+      interface: 'eth0', syncId: 51, mcastGroup: '224.0.0.81', mcastPort: 8848, mcastTtl: 1, syncMaxLen: 1472,
+      tuning: { threshold: 3, thresholdPeriod: 0, refreshPeriodS: 60, persistMode: 0, ports: 1 },
+    });
   } finally {
     await t.cleanup();
   }
@@ -153,6 +156,34 @@ test('a reload that changes ipvs.syncDaemon restarts the sync daemon with the ne
     await t.d.applyConfig(ONE_OF_EACH, 'alice');
     await sleep(100);
     assert.deepEqual(sync.calls.map((c) => c.role), ['backup', 'master', 'master', 'none']);
+  } finally {
+    await t.cleanup();
+  }
+});
+
+test('role: both runs both daemons whatever the VRRP role; a reload of the sync sysctls reaches the dataplane without a restart', async () => {
+  const sync = recordingSync();
+  const both = WITH_SYNC.replace('syncId: 51 }', 'syncId: 51, role: both }');
+  const t = await startFakeDirector(both, { sync: sync.port });
+  try {
+    t.engine().transition('VI_1', 'INIT', 'BACKUP');
+    await sleep(100);
+    t.engine().transition('VI_1', 'BACKUP', 'MASTER');
+    await sleep(100);
+    t.engine().transition('VI_1', 'MASTER', 'BACKUP');
+    await sleep(100);
+    // One call at start; transitions change nothing, since both daemons already run.
+    assert.deepEqual(sync.calls.map((c) => c.role), ['both']);
+    const r = await t.d.applyConfig(both.replace('role: both }', 'role: both, refreshPeriod: 10s, ports: 2, persistMode: templates }'), 'alice');
+    assert.equal(r.ok, true);
+    assert.deepEqual(r.restartNeeded, []);
+    await sleep(100);
+    assert.deepEqual(sync.calls.map((c) => c.role), ['both', 'both']);
+    assert.deepEqual(sync.calls[1]?.cfg?.tuning, { threshold: 3, thresholdPeriod: 0, refreshPeriodS: 10, persistMode: 1, ports: 2 });
+    // Back to following VRRP: the backup's role again.
+    await t.d.applyConfig(WITH_SYNC, 'alice');
+    await sleep(100);
+    assert.equal(sync.calls.at(-1)?.role, 'backup');
   } finally {
     await t.cleanup();
   }

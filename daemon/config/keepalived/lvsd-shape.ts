@@ -143,7 +143,7 @@ export interface ConfigOut {
   node?: { name: string };
   ipvs?: {
     timeouts?: { tcp?: Duration; tcpFin?: Duration; udp?: Duration };
-    syncDaemon?: { interface: string; syncId?: number; maxLen?: number; mcastGroup?: string; port?: number; ttl?: number };
+    syncDaemon?: { interface: string; syncId?: number; maxLen?: number; mcastGroup?: string; port?: number; ttl?: number; role?: 'follow-vrrp' | 'both' };
   };
   vrrp?: {
     garp?: GarpOut;

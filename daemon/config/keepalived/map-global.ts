@@ -177,10 +177,15 @@ function mapSyncDaemon(ctx: Context, d: Directive, out: GlobalResult): void {
   }
   for (const k of Object.keys(sd) as (keyof typeof sd)[]) if (sd[k] === undefined) Reflect.deleteProperty(sd, k);
   if (instance !== undefined) {
-    ctx.note(sd, `keepalived tied the sync daemon to ${instance}; lvsd runs it as master on the VRRP master and backup on backups`);
+    // keepalived (vrrp.c): the named instance's MASTER state starts the master daemon, leaving it the backup.
+    ctx.note(sd, `keepalived tied the sync daemon to ${instance}; lvsd runs it as master on the VRRP master and backup on backups (role: follow-vrrp)`);
     if (sd.syncId === undefined) out.syncIdFromInstance = instance;
   } else {
-    ctx.note(sd, 'keepalived ran master and backup sync daemons at once; lvsd follows the VRRP state');
+    // keepalived without an instance: its checker process starts the master and the backup daemon at once.
+    sd.role = 'both';
+    ctx.note(sd, 'keepalived ran master and backup sync daemons at once, without an instance; so does role: both');
   }
+  // keepalived leaves net.ipv4.vs.sync_* as the kernel has them (3 50, refresh 0); lvsd writes its defaults.
+  ctx.note(sd, 'lvsd writes the sync sysctls (threshold 3, thresholdPeriod 0, refreshPeriod 60s) so idle connections stay synced; keepalived left the kernel\'s sync_threshold 3 50');
   out.ipvs = { ...out.ipvs, syncDaemon: sd };
 }

@@ -5,10 +5,11 @@
 //   const probe = await probeIpvs();                 // { available: true, version } | { available: false, reason }
 //   const dp = await createIpvsDataplane({ stateDir: '/var/lib/lvsd', drain: { mode: 'graceful', timeoutMs: 60_000 }, logger });
 //   await dp.apply(desired); await dp.observe(); await dp.setSyncRole('master', { interface: 'eth0', syncId: 51 });
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { IpvsClient, probeIpvs, type IpvsOp } from '../../ipvs/client.js';
-import type { IpvsDaemon, IpvsInfo, IpvsTimeouts, SyncRole } from '../../ipvs/codec.js';
-import { SYNC_DEFAULT_GROUP, SYNC_DEFAULT_PORT } from '../../ipvs/constants.js';
+import type { IpvsDaemon, IpvsInfo, IpvsTimeouts } from '../../ipvs/codec.js';
+import { planSync, syncSysctls, sysctlEquals, wantedDaemons, type SyncDaemonConfig, type SyncDaemonRole, type SyncTuning } from './sync.js';
 import { canonicalizeDesired, fromIpvs, observedDest, serviceKeyOf, toIpvsDest, toIpvsService } from './spec.js';
 import { IpvsError } from '../../ipvs/errors.js';
 import { applyDrain, DEFAULT_DRAIN_POLICY, type DrainEntry, type DrainPolicy } from './drain.js';
@@ -26,15 +27,7 @@ export interface Log {
 }
 const silent: Log = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
-export interface SyncDaemonConfig {
-  /** Interface the sync messages go out of / come in on (keepalived's lvs_sync_daemon_interface). */
-  interface: string;
-  syncId: number;
-  mcastGroup?: string;
-  mcastPort?: number;
-  mcastTtl?: number;
-  syncMaxLen?: number;
-}
+export type { SyncDaemonConfig } from './sync.js';
 
 export interface IpvsDataplaneOptions {
   /** An open client (tests, or to share one socket); default: IpvsClient.open(). */
@@ -50,6 +43,8 @@ export interface IpvsDataplaneOptions {
   resyncIntervalMs?: number;
   logger?: Log;
   now?: () => number;
+  /** Where the sync sysctls live (default /proc/sys/net/ipv4/vs: this network namespace's). */
+  sysctlDir?: string;
 }
 
 interface Round {
@@ -334,32 +329,42 @@ export class IpvsDataplane implements Dataplane {
   }
 
   /**
-   * Connection sync daemon role, driven by the VRRP state: 'master' sends connection state,
-   * 'backup' receives it, 'none' stops both. Idempotent: an identical running daemon is left alone.
+   * Connection sync daemons, driven by the director: 'master' sends connection state, 'backup' receives it,
+   * 'both' runs the two at once (backup with sync id 0), 'none' stops them. The sync sysctls are written first
+   * (a daemon starts with the sync_ports it finds). Idempotent: an identical running daemon is left alone.
    */
-  async setSyncRole(role: SyncRole | 'none', cfg?: SyncDaemonConfig): Promise<void> {
+  async setSyncRole(role: SyncDaemonRole, cfg?: SyncDaemonConfig): Promise<void> {
+    const wanted = wantedDaemons(role, cfg);
+    const portsChanged = cfg?.tuning !== undefined && role !== 'none' ? await this.writeSyncSysctls(cfg.tuning) : false;
     const running = await this.client.listDaemons();
-    const want: IpvsDaemon | undefined =
-      role === 'none'
-        ? undefined
-        : (() => {
-            if (cfg === undefined) throw new Error(`setSyncRole(${role}) needs the sync daemon configuration`);
-            const d: IpvsDaemon = { role, ifname: cfg.interface, syncId: cfg.syncId, mcastGroup: cfg.mcastGroup ?? SYNC_DEFAULT_GROUP, mcastPort: cfg.mcastPort ?? SYNC_DEFAULT_PORT, mcastTtl: cfg.mcastTtl ?? 1 };
-            if (cfg.syncMaxLen !== undefined) d.syncMaxLen = cfg.syncMaxLen;
-            return d;
-          })();
-    for (const d of running) {
-      const same = want !== undefined && d.role === want.role && d.ifname === want.ifname && d.syncId === want.syncId &&
-        (d.mcastGroup === undefined || d.mcastGroup === want.mcastGroup) && (d.mcastPort === undefined || d.mcastPort === want.mcastPort) &&
-        (d.mcastTtl === undefined || d.mcastTtl === want.mcastTtl);
-      if (same) return;
-      await this.client.stopDaemon(d.role);
-      this.log.info({ syncDaemon: d.role, interface: d.ifname, syncId: d.syncId }, 'sync daemon stopped');
+    const plan = planSync(running, wanted, portsChanged);
+    for (const r of plan.stop) {
+      await this.client.stopDaemon(r);
+      this.log.info({ syncDaemon: r }, 'sync daemon stopped');
     }
-    if (want !== undefined) {
-      await this.client.startDaemon(want);
-      this.log.info({ syncDaemon: want.role, interface: want.ifname, syncId: want.syncId }, 'sync daemon started');
+    for (const d of plan.start) {
+      await this.client.startDaemon(d);
+      this.log.info({ syncDaemon: d.role, interface: d.ifname, syncId: d.syncId }, 'sync daemon started');
     }
+  }
+
+  /** Writes the sync sysctls that differ; returns whether sync_ports changed (running daemons must restart). */
+  private async writeSyncSysctls(t: SyncTuning): Promise<boolean> {
+    const dir = this.opts.sysctlDir ?? '/proc/sys/net/ipv4/vs';
+    let portsChanged = false;
+    for (const [name, value] of syncSysctls(t)) {
+      const file = join(dir, name);
+      const held = await readFile(file, 'utf8');
+      if (sysctlEquals(held, value)) continue;
+      try {
+        await writeFile(file, `${value}\n`);
+      } catch (e) {
+        throw new Error(`net.ipv4.vs.${name} = ${value}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+      }
+      this.log.info({ sysctl: `net.ipv4.vs.${name}`, from: held.trim(), to: value }, 'sync sysctl set');
+      if (name === 'sync_ports') portsChanged = true;
+    }
+    return portsChanged;
   }
 
   syncDaemons(): Promise<IpvsDaemon[]> {

@@ -3,6 +3,7 @@
 // timeouts, and a differential against keepalived. Prints a JSON report (see checks.ts).
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -227,6 +228,30 @@ await checks.check('sync daemon: master → backup → none via setSyncRole, see
   await dp.setSyncRole('none');
   assert.deepEqual(await dp.syncDaemons(), []);
   return out1.trim();
+});
+
+await checks.check('sync daemon: both at once (master id 51, backup id 0), the sync sysctls written first; sync_ports restarts them', async () => {
+  const vs = (name: string): Promise<string> => readFile(`/proc/sys/net/ipv4/vs/${name}`, 'utf8').then((t) => t.trim().split(/\s+/).join(' '));
+  assert.equal(await vs('sync_threshold'), '3 50', 'the kernel default before lvsd writes it');
+  const tuning = { threshold: 3, thresholdPeriod: 0, refreshPeriodS: 60, persistMode: 0 as const, ports: 1 };
+  await dp.setSyncRole('both', { interface: 'sync0', syncId: 51, tuning });
+  const d = await dp.syncDaemons();
+  assert.deepEqual(d.map((x) => [x.role, x.ifname, x.syncId]).sort(), [['backup', 'sync0', 0], ['master', 'sync0', 51]]);
+  assert.equal(await vs('sync_threshold'), '3 0');
+  assert.equal(await vs('sync_refresh_period'), '60');
+  const out = await sh('ipvsadm -L --daemon');
+  assert.match(out, /master sync daemon \(mcast=sync0, syncid=51/);
+  assert.match(out, /backup sync daemon \(mcast=sync0, syncid=0/);
+  await dp.setSyncRole('both', { interface: 'sync0', syncId: 51, tuning: { ...tuning, ports: 2, persistMode: 1 } });
+  assert.equal(await vs('sync_ports'), '2');
+  assert.equal(await vs('sync_persist_mode'), '1');
+  assert.equal((await dp.syncDaemons()).length, 2);
+  // The kernel's own rule, which the config check mirrors: threshold ≥ period (period > 0) is refused.
+  await assert.rejects(dp.setSyncRole('both', { interface: 'sync0', syncId: 51, tuning: { ...tuning, threshold: 50, thresholdPeriod: 50 } }), /sync_threshold/);
+  await dp.setSyncRole('none');
+  assert.deepEqual(await dp.syncDaemons(), []);
+  await writeFile('/proc/sys/net/ipv4/vs/sync_ports', '1');
+  return out.trim();
 });
 
 await checks.check('stats: counters present for services and real servers; zero works', async () => {

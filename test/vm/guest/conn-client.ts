@@ -1,0 +1,113 @@
+// Runs INSIDE the guest, in the client namespace: N long-lived TCP connections through the VIP, each sending a
+// numbered line every INTERVAL ms and waiting for its echo; and, beside them, one new short connection every
+// NEW ms (connect, one line, its echo, close). On SIGTERM it prints one JSON line: per connection whether it is
+// still alive (no error, no close, its last line answered), the longest gap between answers, and every new
+// connection with its start time and outcome. Wall-clock times (Date.now()) so the caller can line them up with
+// a director's log.
+//   node conn-client.js HOST PORT N INTERVAL_MS NEW_MS
+import { connect, type Socket } from 'node:net';
+
+const [host = '10.1.0.100', portText = '7000', nText = '30', intervalText = '300', newText = '250'] = process.argv.slice(2);
+const port = Number(portText);
+const N = Number(nText);
+const INTERVAL = Number(intervalText);
+const NEW = Number(newText);
+/** A new connection that gets no echo in this long counts as failed (the client gives up, as a user would). */
+const NEW_TIMEOUT_MS = 3000;
+
+interface Long {
+  id: number;
+  sock: Socket;
+  opened: boolean;
+  dead: string | null;
+  sent: number;
+  answered: number;
+  lastAnswer: number;
+  maxGapMs: number;
+  servers: Set<string>;
+}
+interface Fresh { at: number; ok: boolean; ms: number; error?: string }
+
+const longs: Long[] = [];
+const fresh: Fresh[] = [];
+let stopping = false;
+
+function openLong(id: number): Long {
+  const sock = connect({ host, port });
+  sock.setNoDelay(true);
+  const c: Long = { id, sock, opened: false, dead: null, sent: 0, answered: 0, lastAnswer: Date.now(), maxGapMs: 0, servers: new Set() };
+  let buf = '';
+  sock.on('connect', () => {
+    c.opened = true;
+    c.lastAnswer = Date.now();
+  });
+  sock.on('data', (d: Buffer) => {
+    buf += d.toString();
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const [server] = buf.slice(0, nl).split(' ');
+      buf = buf.slice(nl + 1);
+      const now = Date.now();
+      c.maxGapMs = Math.max(c.maxGapMs, now - c.lastAnswer);
+      c.lastAnswer = now;
+      c.answered++;
+      if (server !== undefined) c.servers.add(server);
+    }
+  });
+  sock.on('error', (e: NodeJS.ErrnoException) => {
+    c.dead ??= e.code ?? e.message;
+  });
+  sock.on('close', () => {
+    if (!stopping) c.dead ??= 'closed';
+  });
+  return c;
+}
+
+function tick(): void {
+  for (const c of longs) {
+    if (c.opened && c.dead === null) {
+      c.sock.write(`${c.id} ${c.sent}\n`);
+      c.sent++;
+    }
+  }
+}
+
+function newConnection(): void {
+  const at = Date.now();
+  const sock = connect({ host, port });
+  let done = false;
+  const finish = (ok: boolean, error?: string): void => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    fresh.push(error === undefined ? { at, ok, ms: Date.now() - at } : { at, ok, ms: Date.now() - at, error });
+    sock.destroy();
+  };
+  const timer = setTimeout(() => { finish(false, 'timeout'); }, NEW_TIMEOUT_MS);
+  sock.on('connect', () => sock.write('new 0\n'));
+  sock.on('data', () => { finish(true); });
+  sock.on('error', (e: NodeJS.ErrnoException) => { finish(false, e.code ?? e.message); });
+}
+
+for (let i = 0; i < N; i++) longs.push(openLong(i));
+const t1 = setInterval(tick, INTERVAL);
+const t2 = setInterval(newConnection, NEW);
+process.stdout.write('started\n');
+
+process.on('SIGTERM', () => {
+  stopping = true;
+  clearInterval(t1);
+  clearInterval(t2);
+  // The last line sent deserves its answer: wait one round trip's worth before judging.
+  setTimeout(() => {
+    const now = Date.now();
+    const conns = longs.map((c) => {
+      // Alive: never failed, and answered within a few intervals of the end (not silently stuck).
+      const stuck = now - c.lastAnswer > Math.max(5 * INTERVAL, 2000);
+      return { id: c.id, alive: c.opened && c.dead === null && !stuck, dead: c.dead ?? (stuck ? 'no answer' : null), sent: c.sent, answered: c.answered, maxGapMs: c.maxGapMs, servers: [...c.servers] };
+    });
+    for (const c of longs) c.sock.destroy();
+    process.stdout.write(`${JSON.stringify({ conns, fresh })}\n`);
+    process.exit(0);
+  }, Math.max(2 * INTERVAL, 500));
+});
