@@ -100,7 +100,8 @@ cp systemd/lvsd.sysusers "$stage/usr/lib/sysusers.d/lvsd.conf"
 # yaml-language-server: $schema=/usr/lib/lvsd/config/lvsd.schema.json
 #
 # /etc/lvsd/lvsd.yaml: this director's lvsd configuration. As installed every line is a comment, so
-# there is nothing to run, and the package leaves lvsd.service disabled and stopped. To configure:
+# there is nothing to run: lvsd check-config (and so lvsd.service) refuses the file until it is written,
+# and the package leaves lvsd.service disabled and stopped. To configure:
 #   write the config (the example below; every key: /usr/share/doc/lvsd/config.md;
 #   from keepalived: lvsd import-keepalived /etc/keepalived/keepalived.conf > /etc/lvsd/lvsd.yaml)
 #   lvsd check-config /etc/lvsd/lvsd.yaml

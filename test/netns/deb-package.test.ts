@@ -91,7 +91,7 @@ test('the .deb installs into a clean root: lvsd user, conffile, disabled unit th
     assert.equal(fs.existsSync(calls), false, `systemctl was called: ${fs.existsSync(calls) ? fs.readFileSync(calls, 'utf8') : ''}`);
     assert.equal(fs.existsSync(path.join(R, 'etc/systemd/system/multi-user.target.wants/lvsd.service')), false);
 
-    // The conffile is the shipped example, every line a comment: valid, and nothing to run.
+    // The conffile is the shipped example, every line a comment: nothing to run.
     const text = fs.readFileSync(conf, 'utf8');
     assert.deepEqual(text.split('\n').filter((l) => l !== '' && !l.startsWith('#')), [], 'every line is a comment');
     const example = fs.readFileSync(path.join(ROOT, 'config/lvsd.yaml'), 'utf8');
@@ -99,7 +99,11 @@ test('the .deb installs into a clean root: lvsd user, conffile, disabled unit th
 
     // The installed program runs from R with its own node_modules and addons.
     const lvsd = path.join(R, 'usr/bin/lvsd');
-    assert.match(ok(spawnSync(lvsd, ['check-config', conf], { encoding: 'utf8', timeout: 60_000 }), 'lvsd check-config'), /: ok \(0 VRRP instances, 0 virtual servers, 0 real servers\)/);
+    // As installed it configures nothing, so check-config refuses it — and with it the unit's ExecStartPre: an
+    // lvsd started by mistake before the file is written does not come up empty.
+    const unconfigured = spawnSync(lvsd, ['check-config', conf], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(unconfigured.status, 1, `${unconfigured.stdout}${unconfigured.stderr}`);
+    assert.match(`${unconfigured.stdout}${unconfigured.stderr}`, /lvsd\.yaml:1:1: the file is empty \(no settings at all\)/);
     assert.match(ok(spawnSync(lvsd, ['version'], { encoding: 'utf8', timeout: 60_000 }), 'lvsd version'), new RegExp(`^lvsd ${pkg.version.replace(/\./g, '\\.')} `));
     // Every production dependency loads from the installed tree, and so does the whole daemon (the files
     // build-deb.sh strips from node_modules must be ones nothing loads).
