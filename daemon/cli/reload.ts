@@ -28,7 +28,7 @@ export const reloadCommand: Command = {
     const socket = values.socket ?? checked.config.api.socket;
     try {
       // --allow-empty: a config with no VRRP instance and no virtual server replaces one that has some (else refused).
-      const { body } = await localRequest<ApplyResult>(socket, 'POST', '/api/v1/config/reload', values['allow-empty'] === true ? { allowEmpty: true } : undefined);
+      const { body } = await localRequest<ApplyResult>(socket, 'POST', '/api/v1/config/reload', values['allow-empty'] === true ? { allowEmpty: true } : {});
       if (body.changes.length === 0) io.out('reloaded: no changes');
       for (const c of body.changes) io.out(`${c.change} ${c.kind} ${c.name}${c.detail === undefined ? '' : `: ${c.detail}`}${c.restart === true ? ' (takes effect at the next restart)' : ''}`);
       if (body.restartNeeded.length > 0) io.err(`restart lvsd for these to take effect: ${body.restartNeeded.join(', ')}`);

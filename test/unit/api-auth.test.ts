@@ -239,7 +239,7 @@ const ROUTES: Route[] = [
   { method: 'POST', url: '/api/v1/config/diff', body: { text: 'node: { name: x }\n' }, need: 'operator' },
   { method: 'POST', url: '/api/v1/config/apply', body: { text: ':\n  - [' }, need: 'admin' },
   { method: 'POST', url: '/api/v1/config/rollback', need: 'admin' },
-  { method: 'POST', url: '/api/v1/config/reload', need: 'admin' },
+  { method: 'POST', url: '/api/v1/config/reload', body: {}, need: 'admin' },
   { method: 'GET', url: '/api/v1/users', need: 'admin' },
   { method: 'POST', url: '/api/v1/users', body: { name: 'x', password: 'short', role: 'viewer' }, need: 'admin' },
   { method: 'PATCH', url: '/api/v1/users/nobody', body: { role: 'viewer' }, need: 'admin' },

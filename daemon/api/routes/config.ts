@@ -63,16 +63,14 @@ export default function configRoutes(app: Api, { director, store, events }: ApiD
     schema: {
       summary: 'Re-read the config file on disk and apply the difference, as SIGHUP does (422 when invalid or rolled back)',
       tags: ['config'],
-      body: Type.Optional(Type.Object({ allowEmpty: Type.Optional(Type.Boolean({ description: 'as for apply' })) }, { additionalProperties: false })),
+      body: Type.Object({ allowEmpty: Type.Optional(Type.Boolean({ description: 'as for apply' })) }, { additionalProperties: false, description: '{} to reload as SIGHUP does' }),
       response: { 200: ApplyResultSchema, ...Errors, 409: ErrorSchema, 422: ErrorSchema },
     },
     config: { access: 'admin' },
   }, async (req) => {
     const who = req.principal?.name ?? 'unknown';
     const before = await director.runningConfig();
-    // A POST without a body is the usual call (`lvsd reload`): the schema's Optional does not reach the type.
-    const body = req.body as { allowEmpty?: boolean } | undefined;
-    const r = await director.reloadFile(who, { allowEmpty: body?.allowEmpty === true });
+    const r = await director.reloadFile(who, { allowEmpty: req.body.allowEmpty === true });
     if (!r.ok) throw new HttpError(422, `config not reloaded: ${notApplied(r)}`, r.errors.map((e) => e.message));
     await record(who, 'config.reload', before.hash, r);
     return r;
