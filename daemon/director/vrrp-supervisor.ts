@@ -4,8 +4,7 @@
 // engine itself runs in its own child process (daemon/vrrp/engine-process.ts), where nothing here can delay
 // an advert.
 import type { Logger } from 'pino';
-import type { Config } from '../config/types.js';
-import type { SyncDaemon } from '../config/types.js';
+import type { Config, SyncDaemon } from '../config/types.js';
 import type { SyncDaemonConfig } from '../dataplane/ipvs/backend.js';
 import { startVrrp as realStartVrrp, type TransitionEvent, type VrrpEngine, type VrrpSnapshot, type VrrpState } from '../vrrp/index.js';
 import { vrrpOptions } from './plan.js';
