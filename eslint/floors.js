@@ -6,14 +6,14 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
-/** cli > api > director > config > dataplane, vrrp, systemd, bgp > ipvs, health, state, net. */
+/** cli > api > director > config > dataplane, vrrp, systemd, bgp > ipvs, health, alerts, state, net. */
 export const FLOORS = {
   cli: 5,
   api: 4,
   director: 3,
   config: 2,
   dataplane: 1, vrrp: 1, systemd: 1, bgp: 1,
-  ipvs: 0, health: 0, state: 0, net: 0,
+  ipvs: 0, health: 0, alerts: 0, state: 0, net: 0,
 };
 /** Files directly in daemon/ (log.ts): leaves every floor may use. */
 const ROOT_FLOOR = -1;
@@ -68,7 +68,7 @@ const floors = {
       const ft = floorOf(to);
       if (ff === undefined) context.report({ node: src, message: `daemon/${from}/ has no floor: add it to FLOORS in eslint/floors.js (and to DESIGN.md's floors)` });
       else if (ft === undefined) context.report({ node: src, message: `daemon/${to}/ has no floor: add it to FLOORS in eslint/floors.js (and to DESIGN.md's floors)` });
-      else if (ft > ff) context.report({ node: src, message: `an upward import: ${from || 'daemon'} (floor ${ff}) may not import from ${to} (floor ${ft}); imports run cli > api > director > config > dataplane, vrrp, systemd, bgp > ipvs, health, state, net` });
+      else if (ft > ff) context.report({ node: src, message: `an upward import: ${from || 'daemon'} (floor ${ff}) may not import from ${to} (floor ${ft}); imports run cli > api > director > config > dataplane, vrrp, systemd, bgp > ipvs, health, alerts, state, net` });
     };
     return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check };
   },

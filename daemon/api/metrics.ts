@@ -213,6 +213,13 @@ export function createMetrics(source: MetricsSource, opts: { processMetrics?: bo
       this.set(snap().config.lastReload?.ok === false ? 0 : 1);
     },
   });
+  const mails = new Counter({
+    name: 'lvsd_alert_mails_total',
+    help: 'E-mail alerts since the API started, by outcome: sent, failed (the SMTP server refused or did not answer), dropped (the queue was full)',
+    labelNames: ['outcome'],
+    registers,
+  });
+  for (const outcome of ['sent', 'failed', 'dropped']) mails.inc({ outcome }, 0);
 
   const unsubscribe = source.subscribe((e) => {
     switch (e.type) {
@@ -225,6 +232,9 @@ export function createMetrics(source: MetricsSource, opts: { processMetrics?: bo
         break;
       case 'config.reload':
         reloadResults.inc({ result: e.ok ? 'ok' : 'error' });
+        break;
+      case 'alert.mail':
+        mails.inc({ outcome: e.outcome });
         break;
       default:
         break;

@@ -2,6 +2,7 @@
 // defaults filled in (the defaults documented in schema.ts), durations in ms, canonical ids.
 import { hostname } from 'node:os';
 import { ipFamily, parseCidr, parseDuration, parseHostPort } from './formats.js';
+import { alertsConfig } from './alerts.js';
 import { bgpConfig } from './bgp.js';
 import { realServerKey, serviceKey } from './semantic.js';
 import type { ConfigFile, HealthCheckFile } from './schema.js';
@@ -331,6 +332,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       ...(file.vrrp?.realtimePriority !== undefined ? { realtimePriority: file.vrrp.realtimePriority } : {}),
     },
     ...(file.bgp ? { bgp: bgpConfig(file.bgp, virtualServers) } : {}),
+    ...(file.alerts ? { alerts: alertsConfig(file.alerts, virtualServers) } : {}),
     virtualServers,
   };
 }

@@ -477,6 +477,31 @@ export const BgpSection = Obj(
 );
 
 // ---------------------------------------------------------------------------------------------
+// Alerts: e-mail as keepalived sends it (notification_email, smtp_server, smtp_alert; docs/alerts.md)
+
+const Mailbox = (description: string) => Type.String({ pattern: '^[^\\s@<>,]+@[^\\s@<>,]+$', maxLength: 254, description });
+
+export const EmailAlerts = Obj(
+  {
+    to: Type.Array(Mailbox('A recipient.'), { minItems: 1, description: 'Recipients (notification_email); one message goes to all of them.' }),
+    from: Mailbox('Sender (notification_email_from).'),
+    smtpServer: Type.String({ minLength: 1, maxLength: 255, description: 'SMTP server host name or address (smtp_server).' }),
+    smtpPort: opt(Port('SMTP server port. Default 25.')),
+    connectTimeout: opt(Duration('Bounds the whole SMTP exchange of one message (smtp_connect_timeout). Default 30s.')),
+    helo: opt(Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9.-]+$', description: 'Name sent in EHLO/HELO (smtp_helo_name). Default: this machine\'s host name.' })),
+    vrrp: opt(Type.Boolean({ description: 'Mail on VRRP transitions (smtp_alert_vrrp). Default true.' })),
+    realServers: opt(Type.Boolean({ description: 'Mail when a real server goes up or down (smtp_alert_checker). Default true.' })),
+    quorum: opt(Type.Boolean({ description: 'Mail when a virtual server gains or loses its quorum (smtp_alert_checker). Default true.' })),
+    instances: opt(Type.Record(Type.String({ minLength: 1 }), Type.Boolean(), { description: 'Per VRRP instance (by name): mail on its transitions or not, over `vrrp` (an instance\'s smtp_alert).' })),
+    virtualServers: opt(Type.Record(Type.String({ minLength: 1 }), Type.Boolean(), { description: 'Per virtual server (id or name): mail on its quorum and its real servers or not, over `realServers` and `quorum` (a virtual server\'s smtp_alert).' })),
+    queueSize: opt(Int(1, 10000, 'Messages waiting while one is sent; when full (a dead or slow server) a new alert is dropped and counted. Default 64.')),
+  },
+  'E-mail alerts, sent one at a time through an SMTP server; an alert never waits for the mail.',
+);
+
+export const AlertsSection = Obj({ email: opt(EmailAlerts) }, 'Alerts lvsd sends by itself (besides notify scripts and the event stream).');
+
+// ---------------------------------------------------------------------------------------------
 // The file
 
 export const ConfigFile = Type.Object(
@@ -491,6 +516,7 @@ export const ConfigFile = Type.Object(
     userspace: opt(UserspaceSection),
     vrrp: opt(VrrpSection),
     bgp: opt(BgpSection),
+    alerts: opt(AlertsSection),
     virtualServers: opt(Type.Array(VirtualServer, { description: 'Virtual servers (keepalived virtual_server).' })),
   },
   {

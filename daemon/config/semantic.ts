@@ -2,7 +2,8 @@
 // services, v2-only / v3-only options, names that must refer to something, forwarding methods
 // that cannot map ports, scheduler flags of another scheduler. Runs on a document that already
 // passed the schema; returns every problem with its path.
-import { checkBgp } from './bgp.js';
+import { checkAlerts } from './alerts.js';
+import { checkBgp, type VirtualServerRef } from './bgp.js';
 import { ipFamily, parseCidr, parseDuration, type AddressFamily } from './formats.js';
 import type { ConfigFile, HealthCheckFile } from './schema.js';
 import type { Issue, PathSegment } from './errors.js';
@@ -295,12 +296,15 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
     });
   });
 
-  if (cfg.bgp !== undefined) {
-    const refs = (cfg.virtualServers ?? []).flatMap((vs) => (vs.address !== undefined && vs.port !== undefined ? [{ id: serviceKey(vs.protocol ?? 'tcp', vs.address, vs.port), name: vs.name, address: vs.address }] : vs.fwmark !== undefined ? [{ id: `fwmark:${vs.family === 'ipv6' ? 6 : 4}:${vs.fwmark}`, name: vs.name }] : []));
-    errors.push(...checkBgp(cfg.bgp, refs));
-  }
+  if (cfg.bgp !== undefined) errors.push(...checkBgp(cfg.bgp, serviceRefs(cfg)));
+  if (cfg.alerts !== undefined) errors.push(...checkAlerts(cfg.alerts, (cfg.vrrp?.instances ?? []).map((i) => i.name), serviceRefs(cfg)));
   checkSyncDaemon(cfg, err);
   return { errors, warnings };
+}
+
+/** The virtual servers as the bgp and alerts sections refer to them: canonical id, name, address. */
+function serviceRefs(cfg: ConfigFile): VirtualServerRef[] {
+  return (cfg.virtualServers ?? []).flatMap((vs) => (vs.address !== undefined && vs.port !== undefined ? [{ id: serviceKey(vs.protocol ?? 'tcp', vs.address, vs.port), name: vs.name, address: vs.address }] : vs.fwmark !== undefined ? [{ id: `fwmark:${vs.family === 'ipv6' ? 6 : 4}:${vs.fwmark}`, name: vs.name }] : []));
 }
 
 /** The kernel's own rules for the sync sysctls (ip_vs_ctl.c refuses the write with EINVAL otherwise). */

@@ -19,7 +19,28 @@ export interface Config {
   vrrp: VrrpConfig;
   /** Absent: lvsd announces nothing over BGP. */
   bgp?: BgpConfig;
+  /** Absent: lvsd sends no alerts of its own. */
+  alerts?: AlertsConfig;
   virtualServers: VirtualServer[];
+}
+
+export interface AlertsConfig {
+  email?: EmailAlertsConfig;
+}
+
+/** alerts.email, resolved: every switch is explicit, the per-object overrides keyed by instance name and virtual server id. */
+export interface EmailAlertsConfig {
+  to: string[];
+  from: string;
+  server: { host: string; port: number };
+  connectTimeoutMs: number;
+  helo?: string;
+  vrrp: boolean;
+  realServers: boolean;
+  quorum: boolean;
+  instances: Record<string, boolean>;
+  virtualServers: Record<string, boolean>;
+  queueSize: number;
 }
 
 export interface BgpConfig {

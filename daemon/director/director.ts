@@ -21,6 +21,7 @@ import { desiredTable } from './desired.js';
 import { publishHealth } from './health-events.js';
 import { DataplaneSupervisor } from './dataplane-supervisor.js';
 import type { OpenedDataplane } from './open-dataplane.js';
+import { MailSupervisor } from './mail-supervisor.js';
 import { healthPlan, servicePlan } from './plan.js';
 import { DirectorRejection, type ApplyOptions, type ApplyResult, type ConfigCheck, type ConfigDiff, type ConfigProblem, type DirectorPort, type RunningConfig } from './port.js';
 import { partsToReload, restartSettings, type ReloadPart } from './reload-parts.js';
@@ -57,6 +58,7 @@ export class Director implements DirectorPort {
   private readonly health: HealthMonitor;
   private readonly vrrp: VrrpSupervisor;
   private readonly bgp: BgpSupervisor;
+  private readonly mail: MailSupervisor;
   /** Operator overrides by target key (state/target-key.ts): loaded from the store at start. */
   private readonly overrides: Map<string, Override>;
   /** Set by init(), which Director.start awaits before anyone holds the director. */
@@ -73,12 +75,9 @@ export class Director implements DirectorPort {
     this.overrides = opts.store.overrideMap();
     this.bus.setMaxListeners(0);
     this.health = new HealthMonitor({ logger: opts.logger.child({ component: 'health' }) });
-    this.vrrp = new VrrpSupervisor({
-      logger: opts.logger,
-      emit: (e) => { this.emit(e); },
-      ...(opts.startVrrp === undefined ? {} : { startVrrp: opts.startVrrp }),
-      ...(opts.vrrpRespawn === undefined ? {} : { respawn: opts.vrrpRespawn }),
-    });
+    const vrrpHooks = { ...(opts.startVrrp === undefined ? {} : { startVrrp: opts.startVrrp }), ...(opts.vrrpRespawn === undefined ? {} : { respawn: opts.vrrpRespawn }) };
+    this.vrrp = new VrrpSupervisor({ logger: opts.logger, emit: (e) => { this.emit(e); }, ...vrrpHooks });
+    this.mail = new MailSupervisor({ logger: opts.logger.child({ component: 'alerts' }), config: () => this.config, subscribe: (fn) => this.subscribe(fn), emit: (e) => { this.emit(e); } });
     this.bgp = new BgpSupervisor({ logger: opts.logger.child({ component: 'bgp' }), emit: (e) => { this.emit(e); }, quorumLost: { has: (id) => this.health.quorumLost(id) } });
   }
 
@@ -343,6 +342,7 @@ export class Director implements DirectorPort {
     // A reload in progress finishes first, so nothing starts after this stop.
     await this.queue;
     await this.bgp.stop(); // withdrawn first (after the drain), while the table still serves
+    this.mail.stop();
     this.health.close();
     await this.vrrp.stop();
     await this.dataplane.close();

@@ -16,7 +16,7 @@ export function publishHealth(monitor: HealthMonitor, emit: (e: DirectorEventInp
     changed();
   });
   monitor.on('quorum', (e) => {
-    emit({ type: 'quorum.change', service: e.service, up: e.up });
+    emit({ type: 'quorum.change', service: e.service, up: e.up, aliveWeight: e.aliveWeight });
     changed();
   });
 }

@@ -22,6 +22,7 @@ const LIVE: readonly (readonly [string, ReloadPart | null])[] = [
   ['ipvs.removal', 'dataplane'],
   ['ipvs.drainTimeoutMs', 'dataplane'],
   ['bgp', 'bgp'], // BIRD's configure check / timeout / confirm (bgp-supervisor.ts)
+  ['alerts', null], // the mail supervisor reads the running config at each alert (mail-supervisor.ts)
 ];
 
 const under = (setting: string, prefix: string): boolean => setting === prefix || setting.startsWith(`${prefix}.`);

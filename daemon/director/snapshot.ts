@@ -161,13 +161,15 @@ export type DirectorEvent =
   | (EventBase & { type: 'health.change'; service: string; realServer: string; status: 'up' | 'down'; reason: string })
   /** A live weight change of an up real server: agent percentage or drain, misc_dynamic exit code, reload. */
   | (EventBase & { type: 'health.weight'; service: string; realServer: string; weight: number; previous: number; reason: string })
-  | (EventBase & { type: 'quorum.change'; service: string; up: boolean })
+  | (EventBase & { type: 'quorum.change'; service: string; up: boolean; aliveWeight?: number })
   | (EventBase & { type: 'override'; target: OverrideTarget; override: Override | null; by: string })
   | (EventBase & { type: 'dataplane.apply'; operations: number; drift: string[]; durationMs: number })
   | (EventBase & { type: 'dataplane.error'; message: string })
   | (EventBase & { type: 'bgp.announcement'; prefix: string; announced: boolean; reason: string })
   | (EventBase & { type: 'config.reload'; ok: boolean; hash: string; by: string; message: string })
-  | (EventBase & { type: 'failover'; instance: string; how: FailoverHow; by: string });
+  | (EventBase & { type: 'failover'; instance: string; how: FailoverHow; by: string })
+  /** One e-mail alert: sent, failed at the SMTP server, or dropped because the queue was full (mail-supervisor.ts). */
+  | (EventBase & { type: 'alert.mail'; outcome: 'sent' | 'failed' | 'dropped'; subject: string; error?: string });
 
 export type DirectorEventType = DirectorEvent['type'];
 
