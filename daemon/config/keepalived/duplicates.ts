@@ -19,7 +19,7 @@ export interface MappedServer {
 }
 
 /** The canonical id lvsd's check-config uses for a virtual server. */
-function idOf(vs: VirtualServerOut): string {
+export function serviceId(vs: VirtualServerOut): string {
   if (vs.fwmark !== undefined) return `fwmark:${vs.family === 'ipv6' ? 6 : 4}:${vs.fwmark}`;
   return serviceKey(vs.protocol ?? 'tcp', vs.address ?? '', vs.port ?? 0);
 }
@@ -34,7 +34,7 @@ export function mergeDuplicateServers(ctx: Context, servers: MappedServer[]): Vi
   const byId = new Map<string, MappedServer>();
   const out: VirtualServerOut[] = [];
   for (const s of servers) {
-    const id = idOf(s.out);
+    const id = serviceId(s.out);
     const first = byId.get(id);
     if (first === undefined) {
       byId.set(id, s);

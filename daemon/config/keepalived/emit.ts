@@ -28,7 +28,7 @@ export function emitYaml(config: object, ctx: Context, header: string[], diagnos
 type Kind = 'root' | 'vrrp' | 'instance' | 'script' | 'vs' | 'rs' | 'hc' | 'track' | 'other';
 
 const ORDER: Partial<Record<Kind, string[]>> = {
-  root: ['node', 'api', 'stateFile', 'dataplane', 'ipvs', 'nftables', 'userspace', 'vrrp', 'virtualServers'],
+  root: ['node', 'api', 'stateFile', 'dataplane', 'ipvs', 'nftables', 'userspace', 'vrrp', 'alerts', 'virtualServers'],
   vrrp: ['startupDelay', 'delayAfterBoot', 'garp', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'scripts', 'instances', 'syncGroups'],
   instance: [
     'name', 'interface', 'state', 'virtualRouterId', 'priority', 'version', 'advertInterval', 'preempt', 'preemptDelay', 'accept',

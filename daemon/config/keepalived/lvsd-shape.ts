@@ -139,8 +139,25 @@ export interface VirtualServerOut {
   realServers: RealServerOut[];
 }
 
+export interface AlertsOut {
+  email?: {
+    to: string[];
+    from: string;
+    smtpServer: string;
+    smtpPort?: number;
+    connectTimeout?: Duration;
+    helo?: string;
+    vrrp?: boolean;
+    realServers?: boolean;
+    quorum?: boolean;
+    instances?: Record<string, boolean>;
+    virtualServers?: Record<string, boolean>;
+  };
+}
+
 export interface ConfigOut {
   node?: { name: string };
+  alerts?: AlertsOut;
   ipvs?: {
     timeouts?: { tcp?: Duration; tcpFin?: Duration; udp?: Duration };
     syncDaemon?: { interface: string; syncId?: number; maxLen?: number; mcastGroup?: string; port?: number; ttl?: number; role?: 'follow-vrrp' | 'both' };

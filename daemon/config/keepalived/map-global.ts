@@ -4,6 +4,7 @@ import type { Directive } from './parser.js';
 import type { ConfigOut, GarpOut } from './lvsd-shape.js';
 import { BlockReader, type Context } from './reader.js';
 import { safeName } from './names.js';
+import { mapGlobalMail, type GlobalMail } from './map-alerts.js';
 
 export interface GlobalResult {
   node?: ConfigOut['node'];
@@ -23,6 +24,8 @@ export interface GlobalResult {
   /** vrrp_startup_delay, vrrp_delay_after_boot, with their directives (for the source comments). */
   startupDelay?: { value: string; d: Directive };
   delayAfterBoot?: { value: string; d: Directive };
+  /** notification_email and the smtp_* settings (map-alerts.ts). */
+  mail?: GlobalMail;
 }
 
 export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
@@ -93,6 +96,9 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
     out.strict = true;
     ctx.reportDirective(strict, 'strict RFC mode is not a switch in lvsd; accept mode is imported as off, the other restrictions are not enforced');
   }
+
+  const mail = mapGlobalMail(r);
+  if (mail !== undefined) out.mail = mail;
 
   // No effect to carry: lvsd needs an interface on every instance, and static addresses are not imported.
   r.ignore('default_interface');

@@ -3,6 +3,7 @@
 // lvsd has no virtual server groups: `virtual_server group NAME` becomes one lvsd virtual server per
 // member address/port or fwmark of the group, each with the same real servers and checks (keepalived
 // shared one checker per real server across the group; lvsd checks each copy — same verdicts).
+import { readSmtpAlert } from './map-alerts.js';
 import { isIP } from 'node:net';
 import type { NamedBlock, VirtualServerBlock } from './ast.js';
 import type { Pos } from './lexer.js';
@@ -307,6 +308,7 @@ export function mapVirtualServer(ctx: Context, vs: VirtualServerBlock, key: VsKe
     }
   }
   hoistHealthCheck(out);
+  readSmtpAlert(r, out); // alerts.email.virtualServers (map-alerts.ts)
   r.finish();
   return out;
 }

@@ -1,6 +1,7 @@
 // vrrp_script, track_file, vrrp_instance and vrrp_sync_group → vrrp.scripts, vrrp.instances,
 // vrrp.syncGroups. keepalived's defaults that differ from lvsd's (version 2, accept mode on) are
 // written out explicitly so the imported director behaves the same.
+import { readSmtpAlert } from './map-alerts.js';
 import { isIP } from 'node:net';
 import type { NamedBlock } from './ast.js';
 import type { Directive } from './parser.js';
@@ -286,6 +287,8 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
 
   const syncIf = r.last('lvs_sync_daemon_interface');
   if (syncIf?.args[0] !== undefined) result.syncDaemonInterface ??= { iface: syncIf.args[0], vrid, d: syncIf };
+
+  readSmtpAlert(r, inst); // alerts.email.instances (map-alerts.ts)
 
   // Nothing to carry: lvsd derives the address family from the VIPs.
   r.ignore('native_ipv6');

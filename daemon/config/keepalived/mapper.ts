@@ -5,7 +5,8 @@ import type { ConfigOut, InstanceOut, ScriptOut, SyncGroupOut } from './lvsd-sha
 import { Context } from './reader.js';
 import { mapGlobalDefs } from './map-global.js';
 import { mapSyncGroup, mapTrackFile, mapVrrpInstance, mapVrrpScript, type TrackFile, type VrrpResult } from './map-vrrp.js';
-import { mergeDuplicateServers, type MappedServer } from './duplicates.js';
+import { mergeDuplicateServers, serviceId, type MappedServer } from './duplicates.js';
+import { alertsOut } from './map-alerts.js';
 import { expandGroup, mapVirtualServer, virtualServerKeys, type GroupMember } from './map-lvs.js';
 import { safeName } from './names.js';
 import { unsupportedReason } from './unsupported.js';
@@ -100,6 +101,8 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
   }
   const servers = mergeDuplicateServers(ctx, mapped);
   if (servers.length > 0) config.virtualServers = servers;
+  const alerts = global.mail && alertsOut(ctx, global.mail, instances.map((i) => ({ name: i.name, out: i })), mapped.map((m) => ({ id: serviceId(m.out), out: m.out })));
+  if (alerts) config.alerts = alerts;
 
   dedupe(ctx);
   return { config, ctx };

@@ -1,21 +1,11 @@
 // Why a keepalived directive is not carried over — the text an operator reads on stderr. Specific
 // reasons for the directives that real configs use; a generic one for the rest.
 
-const EMAIL = 'lvsd does not send e-mail; use notify scripts or the event stream of the REST API';
 const SCHED = 'process scheduling is set by the systemd unit (Nice=, CPUSchedulingPolicy=, CPUAffinity=), not by the config';
 const SNMP = 'lvsd has no SNMP/DBus agent; use the REST API and /metrics';
 const FIREWALL = 'lvsd does not manage iptables/nftables sets for VRRP';
 
 const REASONS: Record<string, string> = {
-  notification_email: EMAIL,
-  notification_email_from: EMAIL,
-  smtp_server: EMAIL,
-  smtp_connect_timeout: EMAIL,
-  smtp_helo_name: EMAIL,
-  smtp_alert: EMAIL,
-  smtp_alert_vrrp: EMAIL,
-  smtp_alert_checker: EMAIL,
-  no_email_faults: EMAIL,
   lvs_id: 'obsolete (keepalived 1.x); use router_id',
   vrrp_priority: SCHED,
   checker_priority: SCHED,
