@@ -479,7 +479,8 @@ export const BgpSection = Obj(
 // ---------------------------------------------------------------------------------------------
 // Alerts: e-mail as keepalived sends it (notification_email, smtp_server, smtp_alert; docs/alerts.md)
 
-const Mailbox = (description: string) => Type.String({ pattern: '^[^\\s@<>,]+@[^\\s@<>,]+$', maxLength: 254, description });
+// user@domain, or a bare local user ("root"), which keepalived's samples mail and a local MTA delivers.
+const Mailbox = (description: string) => Type.String({ pattern: '^[^\\s@<>,]+(@[^\\s@<>,]+)?$', maxLength: 254, description });
 
 export const EmailAlerts = Obj(
   {
@@ -492,8 +493,8 @@ export const EmailAlerts = Obj(
     vrrp: opt(Type.Boolean({ description: 'Mail on VRRP transitions (smtp_alert_vrrp). Default true.' })),
     realServers: opt(Type.Boolean({ description: 'Mail when a real server goes up or down (smtp_alert_checker). Default true.' })),
     quorum: opt(Type.Boolean({ description: 'Mail when a virtual server gains or loses its quorum (smtp_alert_checker). Default true.' })),
-    instances: opt(Type.Record(Type.String({ minLength: 1 }), Type.Boolean(), { description: 'Per VRRP instance (by name): mail on its transitions or not, over `vrrp` (an instance\'s smtp_alert).' })),
-    virtualServers: opt(Type.Record(Type.String({ minLength: 1 }), Type.Boolean(), { description: 'Per virtual server (id or name): mail on its quorum and its real servers or not, over `realServers` and `quorum` (a virtual server\'s smtp_alert).' })),
+    instances: opt(Type.Record(Type.String({ minLength: 1 }), Type.Boolean(), { additionalProperties: false, description: 'Per VRRP instance (by name): mail on its transitions or not, over `vrrp` (an instance\'s smtp_alert).' })),
+    virtualServers: opt(Type.Record(Type.String({ minLength: 1 }), Type.Boolean(), { additionalProperties: false, description: 'Per virtual server (id or name): mail on its quorum and its real servers or not, over `realServers` and `quorum` (a virtual server\'s smtp_alert).' })),
     queueSize: opt(Int(1, 10000, 'Messages waiting while one is sent; when full (a dead or slow server) a new alert is dropped and counted. Default 64.')),
   },
   'E-mail alerts, sent one at a time through an SMTP server; an alert never waits for the mail.',

@@ -129,7 +129,7 @@ test('alerts.email: an unknown instance or virtual server is an error at its lin
   const lines = bad.errors.map(formatError);
   assert.ok(lines.some((l) => /:20:\d+.*alerts\.email\.instances\.VI_9.*unknown VRRP instance "VI_9"/.test(l)), lines.join('\n'));
   assert.ok(lines.some((l) => /:21:\d+.*unknown virtual server "nope"/.test(l)), lines.join('\n'));
-  const badMail = loadConfigText(CONFIG('alerts:\n  email: { to: [not-an-address], from: a@b, smtpServer: x }\n'));
+  const badMail = loadConfigText(CONFIG('alerts:\n  email: { to: [two@at@signs], from: a@b, smtpServer: x }\n'));
   assert.equal(badMail.ok, false);
 
   const before = load(CONFIG(''));

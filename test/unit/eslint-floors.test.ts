@@ -50,8 +50,8 @@ test('an upward import fails, naming both floors', async () => {
     'daemon/director/snapshot.ts': "export const key = 1;\n",
   });
   assert.deepEqual(found, [
-    'daemon/ipvs/codec.ts:1: an upward import: ipvs (floor 0) may not import from dataplane (floor 1); imports run cli > api > director > config > dataplane, vrrp, systemd, bgp > ipvs, health, state, net',
-    'daemon/state/store.ts:1: an upward import: state (floor 0) may not import from director (floor 3); imports run cli > api > director > config > dataplane, vrrp, systemd, bgp > ipvs, health, state, net',
+    'daemon/ipvs/codec.ts:1: an upward import: ipvs (floor 0) may not import from dataplane (floor 1); imports run cli > api > director > config > dataplane, vrrp, systemd, bgp > ipvs, health, alerts, state, net',
+    'daemon/state/store.ts:1: an upward import: state (floor 0) may not import from director (floor 3); imports run cli > api > director > config > dataplane, vrrp, systemd, bgp > ipvs, health, alerts, state, net',
   ]);
 });
 

@@ -406,7 +406,7 @@ test('unsupported and unknown directives are reported with file, line and a reas
     ['keepalived.conf:2: notification_email', 'keepalived.conf:5: vrrp_iptables', 'keepalived.conf:6: totally_unknown', 'keepalived.conf:8: static_routes', 'keepalived.conf:17: use_vmac', 'keepalived.conf:18: virtual_routes'],
   );
   assert.match(r.diagnostics[2]?.why ?? '', /not supported in global_defs/);
-  assert.match(r.diagnostics[0]?.why ?? '', /e-mail/);
+  assert.match(r.diagnostics[0]?.why ?? '', /no smtp_server: keepalived sends no mail/);
 });
 
 test('diagnostics in included files name those files, relative to the main file', () => {
