@@ -64,7 +64,7 @@ export class MailSupervisor {
   private readonly ledger = new OutcomeLedger();
   private mailer: { key: string; mailer: Mailer } | null = null;
   private draining = false;
-  private dropping = false;
+  private dropLogged = false;
   private stopped = false;
 
   constructor(private readonly opts: MailSupervisorOptions) {
@@ -87,12 +87,11 @@ export class MailSupervisor {
     if (!this.queue.offer({ from: email.from, to: email.to, subject, text })) {
       this.ledger.dropped();
       this.opts.emit({ type: 'alert.mail', outcome: 'dropped', subject });
-      // Once per run of drops (until an alert fits in the queue again), like the failures.
-      if (!this.dropping) this.opts.logger.warn({ subject, queueSize: email.queueSize }, `mail alerts dropped: ${email.queueSize} already wait for the SMTP server (further drops are counted, not logged)`);
-      this.dropping = true;
+      // Once until a message is sent again, like the failures: a dead server must not fill the log.
+      if (!this.dropLogged) this.opts.logger.warn({ subject, queueSize: email.queueSize }, `mail alerts dropped: ${email.queueSize} already wait for the SMTP server (further drops are counted, not logged, until one is sent)`);
+      this.dropLogged = true;
       return;
     }
-    this.dropping = false;
     void this.drain();
   }
 
@@ -128,6 +127,7 @@ export class MailSupervisor {
         try {
           await this.mailerFor(email).send(m);
           this.note(this.ledger.sent(), server);
+          this.dropLogged = false;
           this.opts.emit({ type: 'alert.mail', outcome: 'sent', subject: m.subject });
         } catch (e) {
           this.note(this.ledger.failed(), server, message(e));
