@@ -2,7 +2,7 @@
 // dialogue, dot-stuffing, MIME headers and opportunistic STARTTLS are its business, not ours).
 // keepalived's smtp_connect_timeout bounds the whole exchange, so here it bounds connect, greeting and every
 // socket wait alike: a dead or black-holed server costs one timeout per message at most, never a hang.
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 
 export interface SmtpServer {
   host: string;
@@ -25,22 +25,29 @@ export interface Mailer {
 }
 
 export function smtpMailer(server: SmtpServer): Mailer {
-  const t: Transporter = createTransport({
-    host: server.host,
-    port: server.port,
-    secure: false,
-    connectionTimeout: server.connectTimeoutMs,
-    greetingTimeout: server.connectTimeoutMs,
-    socketTimeout: server.connectTimeoutMs,
-    ...(server.helo === undefined ? {} : { name: server.helo }),
-  });
+  // Loaded at the first message, not at start: every `lvsd` command imports the director, few ever mail.
+  let transport: Promise<Transporter> | null = null;
+  const open = async (): Promise<Transporter> => {
+    const { createTransport } = await import('nodemailer');
+    return createTransport({
+      host: server.host,
+      port: server.port,
+      secure: false,
+      connectionTimeout: server.connectTimeoutMs,
+      greetingTimeout: server.connectTimeoutMs,
+      socketTimeout: server.connectTimeoutMs,
+      ...(server.helo === undefined ? {} : { name: server.helo }),
+    });
+  };
   return {
     async send(mail) {
+      transport ??= open();
       // One message to every recipient, as keepalived sends it (one RCPT TO each, one To: header).
-      await t.sendMail({ from: mail.from, to: mail.to, subject: mail.subject, text: mail.text, headers: { 'X-Mailer': 'lvsd' } });
+      await (await transport).sendMail({ from: mail.from, to: mail.to, subject: mail.subject, text: mail.text, headers: { 'X-Mailer': 'lvsd' } });
     },
     close() {
-      t.close();
+      void transport?.then((t) => { t.close(); });
+      transport = null;
     },
   };
 }
