@@ -31,7 +31,7 @@ export async function loggedIn(browser: Browser, url: string, user: string, pass
   await page.getByLabel('User').fill(user);
   await page.getByLabel('Password').fill(password);
   await page.keyboard.press('Enter');
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor().catch(async (e: unknown) => { await page.screenshot({ path: join(ARTIFACTS, 'login-failed.png') }); throw e; });
   return page;
 }
 
