@@ -8,6 +8,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { buildApi, connectEvents } from './server.js';
 import { EventLog } from './event-log.js';
 import { SessionTable } from './sessions.js';
+import { History } from './history.js';
 import type { DirectorPort } from '../director/port.js';
 import type { StateStore } from '../state/store.js';
 import type { Api } from './types.js';
@@ -62,8 +63,9 @@ export async function startApi(
   const events = new EventLog();
   const off = connectEvents(deps.director, events);
   const sessions = new SessionTable();
+  const history = new History(deps.director).start();
   const https = cfg.tls ? { key: await readFile(cfg.tls.key), cert: await readFile(cfg.tls.cert) } : null;
-  const shared = { director: deps.director, store: deps.store, logger: deps.logger ?? false, events, sessions };
+  const shared = { director: deps.director, store: deps.store, logger: deps.logger ?? false, events, sessions, history };
   const tcp = await buildApi({ ...shared, https, webuiDir: deps.webuiDir, processMetrics: true, allowedHosts: cfg.allowedHosts ?? [] });
   let local: Api | null = null;
   try {
@@ -93,12 +95,14 @@ export async function startApi(
       events,
       async close() {
         off();
+        history.stop();
         await Promise.allSettled([tcp.close(), localApi?.close()]);
         if (sock !== null) await unlink(sock).catch(() => undefined);
       },
     };
   } catch (e) {
     off();
+    history.stop();
     await tcp.close();
     await local?.close();
     throw e;

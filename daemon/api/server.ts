@@ -19,6 +19,8 @@ import userRoutes from './routes/users.js';
 import auditRoutes from './routes/audit.js';
 import streamRoutes from './routes/stream.js';
 import metricsRoutes from './routes/metrics.js';
+import historyRoutes from './routes/history.js';
+import { History } from './history.js';
 import { EventLog } from './event-log.js';
 import { SessionTable } from './sessions.js';
 import { createMetrics } from './metrics.js';
@@ -51,6 +53,9 @@ export interface ApiOptions {
   /** Shared by the TCP and socket servers so both see one event history and one session table. */
   events?: EventLog;
   sessions?: SessionTable;
+  /** The graphs' history, shared like events; without one the server keeps its own (`historyPeriodMs`). */
+  history?: History;
+  historyPeriodMs?: number;
   heartbeatMs?: number;
   processMetrics?: boolean;
   /**
@@ -119,8 +124,20 @@ export async function buildApi(opts: ApiOptions): Promise<Api> {
     await Promise.resolve();
   });
 
+  let history = opts.history;
+  if (history === undefined) {
+    const own = new History(opts.director, opts.historyPeriodMs === undefined ? {} : { periodMs: opts.historyPeriodMs }).start();
+    history = own;
+    app.addHook('onClose', async () => {
+      own.stop();
+      await Promise.resolve();
+    });
+  }
+  const graphs = history;
+
   await app.register((scope: Api) => {
     statusRoutes(scope, deps);
+    historyRoutes(scope, graphs);
     overrideRoutes(scope, deps);
     failoverRoutes(scope, deps);
     configRoutes(scope, deps);

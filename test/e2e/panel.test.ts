@@ -12,6 +12,7 @@ import { buildApi, DEFAULT_WEBUI_DIR } from '../../daemon/api/server.js';
 import { openStore } from '../../daemon/state/store.js';
 import { FakeDirector, FAKE_CONFIG } from '../support/fake-director.js';
 import { requireCommands } from '../support/prereq.js';
+import { editorText, setEditorText } from './editor.js';
 
 async function waitUntil(cond: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -104,8 +105,8 @@ test('panel: log in, MASTER badge, drain → dataplane weight 0, apply + roll ba
   // ---- config: edit, diff, apply, roll back
   await page.getByRole('link', { name: 'Config' }).click();
   const editor = page.getByLabel('Config (YAML)');
-  await waitUntil(async () => (await editor.inputValue()).includes('virtualServers'), 'the running config in the editor');
-  await editor.fill(FAKE_CONFIG.replace('priority: 150', 'priority: 120'));
+  await waitUntil(async () => (await editorText(page)).includes('virtualServers'), 'the running config in the editor');
+  await setEditorText(page, FAKE_CONFIG.replace('priority: 150', 'priority: 120'));
   await page.getByRole('button', { name: 'Diff' }).click();
   await page.getByText('priority 150 → 120').waitFor();
   await page.screenshot({ path: join(ARTIFACTS, '05-config-diff.png'), fullPage: true });
@@ -119,7 +120,8 @@ test('panel: log in, MASTER badge, drain → dataplane weight 0, apply + roll ba
   await page.getByText(/✓ Rolled back/).waitFor();
   assert.equal(director.snapshot().vrrp[0]?.basePriority, 150, 'rolled back to the original config');
   assert.notEqual(director.snapshot().config.hash, applied);
-  assert.equal((await editor.inputValue()), FAKE_CONFIG);
+  await waitUntil(async () => (await editorText(page)) === FAKE_CONFIG.trimEnd(), 'the rolled-back config in the editor');
+  await editor.waitFor();
   await page.screenshot({ path: join(ARTIFACTS, '06-config-rolled-back.png'), fullPage: true });
 
   // ---- events and audit show who did what

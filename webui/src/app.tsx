@@ -9,6 +9,7 @@ import { Overview } from './pages/overview.js';
 import { Services } from './pages/services.js';
 import { ConfigPage } from './pages/config.js';
 import { Events } from './pages/events.js';
+import { Graphs } from './pages/graphs.js';
 import { Audit } from './pages/audit.js';
 import { Users } from './pages/users.js';
 
@@ -20,6 +21,7 @@ interface Page {
 const PAGES: Page[] = [
   { id: 'overview', label: 'Overview', need: 'viewer' },
   { id: 'services', label: 'Services', need: 'viewer' },
+  { id: 'graphs', label: 'Graphs', need: 'viewer' },
   { id: 'config', label: 'Config', need: 'operator' },
   { id: 'events', label: 'Events', need: 'viewer' },
   { id: 'audit', label: 'Audit', need: 'viewer' },
@@ -70,6 +72,7 @@ function Shell({ session, onLogout }: { session: Session; onLogout: () => void }
       <main id="main" tabIndex={-1}>
         {page?.id === 'overview' && <Overview role={session.role} />}
         {page?.id === 'services' && <Services role={session.role} />}
+        {page?.id === 'graphs' && <Graphs />}
         {page?.id === 'config' && <ConfigPage role={session.role} />}
         {page?.id === 'events' && <Events />}
         {page?.id === 'audit' && <Audit />}

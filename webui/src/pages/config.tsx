@@ -1,8 +1,10 @@
-// The running config and a candidate: validate, diff, apply (admin), roll back (admin).
-import { useEffect, useState } from 'preact/hooks';
+// The running config and a candidate: edit it in a code editor (schema completion and hover, lvsd's errors
+// as inline markers), validate, diff against the running config, apply (admin), roll back (admin).
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorText } from '../api.js';
 import { live } from '../live.js';
 import { ask, toast } from '../ui.js';
+import type { ConfigEditor } from '../editor/code-editor.js';
 import { allows, type ApplyResult, type ConfigChange, type ConfigProblem, type Role, type RunningConfig } from '../types.js';
 
 interface DiffResult {
@@ -15,7 +17,7 @@ interface DiffResult {
 type Result =
   | { kind: 'valid' }
   | { kind: 'errors'; title: string; errors: string[] }
-  | { kind: 'diff'; diff: DiffResult }
+  | { kind: 'diff'; diff: DiffResult; candidate: string }
   | { kind: 'applied'; what: string; r: ApplyResult };
 
 function Changes({ changes }: { changes: ConfigChange[] }) {
@@ -32,11 +34,69 @@ function Changes({ changes }: { changes: ConfigChange[] }) {
   );
 }
 
+/** The candidate against the running config, as a read-only unified diff (CodeMirror's merge view). */
+function DiffView({ running, candidate }: { running: string; candidate: string }) {
+  const host = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    let view: { destroy: () => void } | null = null;
+    let gone = false;
+    void import('../editor/code-editor.js').then((m) => {
+      if (!gone && host.current !== null) view = m.createDiffView(host.current, running, candidate);
+    });
+    return () => { gone = true; view?.destroy(); };
+  }, [running, candidate]);
+  return <div ref={host} class="cm-host cm-diff" data-testid="config-diff" />;
+}
+
+/** How long the editor waits after the last keystroke before asking lvsd to validate (markers follow). */
+const VALIDATE_AFTER_MS = 600;
+
 export function ConfigPage({ role }: { role: Role }) {
   const [running, setRunning] = useState<RunningConfig | null>(null);
-  const [text, setText] = useState('');
+  const [text, setTextState] = useState('');
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<Result | null>(null);
+  const [problems, setProblems] = useState<ConfigProblem[] | null>(null);
+  const host = useRef<HTMLDivElement>(null);
+  const editor = useRef<ConfigEditor | null>(null);
+  const latest = useRef('');
+  // one text, two holders: the editor's document and this state; a change from the page goes to both
+  const setText = (t: string): void => {
+    latest.current = t;
+    setTextState(t);
+    editor.current?.setText(t);
+  };
+
+  useEffect(() => {
+    let gone = false;
+    void import('../editor/code-editor.js').then((m) => {
+      if (gone || host.current === null) return;
+      editor.current = m.createConfigEditor(host.current, {
+        text: latest.current,
+        label: 'Config (YAML)',
+        readOnly: false,
+        onChange: (t) => { latest.current = t; setTextState(t); },
+      });
+    });
+    return () => { gone = true; editor.current?.destroy(); editor.current = null; };
+  }, []);
+
+  const mark = (errors: ConfigProblem[]): void => {
+    setProblems(errors);
+    editor.current?.setProblems(errors);
+  };
+
+  // validate as the operator types: the markers are lvsd's own errors, at their line and column
+  useEffect(() => {
+    if (running === null) return;
+    const typed = text;
+    const timer = setTimeout(() => {
+      void api<{ ok: boolean; errors: ConfigProblem[] }>('POST', '/api/v1/config/validate', { text: typed }).then((r) => {
+        if (latest.current === typed) mark(r.errors);
+      }, () => undefined);
+    }, VALIDATE_AFTER_MS);
+    return () => { clearTimeout(timer); };
+  }, [text, running]);
 
   const load = async (): Promise<void> => {
     try {
@@ -65,18 +125,23 @@ export function ConfigPage({ role }: { role: Role }) {
 
   const validate = () => run(async () => {
     const r = await api<{ ok: boolean; errors: ConfigProblem[] }>('POST', '/api/v1/config/validate', { text });
+    mark(r.errors);
     setResult(r.ok ? { kind: 'valid' } : { kind: 'errors', title: `${r.errors.length} error(s)`, errors: r.errors.map((e) => e.message) });
   });
   const diff = () => run(async () => {
     const d = await api<DiffResult>('POST', '/api/v1/config/diff', { text });
-    setResult(d.ok ? { kind: 'diff', diff: d } : { kind: 'errors', title: `${d.errors.length} error(s)`, errors: d.errors.map((e) => e.message) });
+    mark(d.errors);
+    setResult(d.ok ? { kind: 'diff', diff: d, candidate: text } : { kind: 'errors', title: `${d.errors.length} error(s)`, errors: d.errors.map((e) => e.message) });
   });
   const apply = () => run(async () => {
     const d = await api<DiffResult>('POST', '/api/v1/config/diff', { text });
+    mark(d.errors);
     if (!d.ok) {
       setResult({ kind: 'errors', title: `not applied: ${d.errors.length} error(s)`, errors: d.errors.map((e) => e.message) });
       return;
     }
+    // the diff stays on screen behind the dialog: what is about to change, line by line
+    setResult({ kind: 'diff', diff: d, candidate: text });
     const { ok } = await ask({ title: 'Apply this config?', body: <><p>lvsd validates it, writes it to <code>{running?.path}</code> and reloads.</p><Changes changes={d.changes} /></>, confirm: 'Apply', danger: true });
     if (!ok) return;
     const r = await api<ApplyResult>('POST', '/api/v1/config/apply', { text, expectedHash: running?.hash });
@@ -104,8 +169,10 @@ export function ConfigPage({ role }: { role: Role }) {
           <h2 id="cfg-h">Config {running !== null && <span class="muted small"><code>{running.path}</code> · sha256 {running.hash.slice(0, 12)}</span>}</h2>
           {dirty && <span class="chip chip-drain">edited</span>}
         </header>
-        <label class="sr-only" for="cfg-text">Config (YAML)</label>
-        <textarea id="cfg-text" class="code" spellcheck={false} value={text} rows={24} onInput={(e) => { setText((e.target as HTMLTextAreaElement).value); }} />
+        <div ref={host} class="cm-host" data-testid="config-editor" />
+        <p class="small muted" aria-live="polite" data-testid="marker-count">
+          {problems === null ? 'Ctrl-Space completes keys and values from the schema; hover a key for what it means.' : problems.length === 0 ? '✓ lvsd finds no error' : `${problems.length} error(s) marked in the text`}
+        </p>
         <div class="actions">
           <button class="btn" disabled={busy} onClick={() => void validate()}>Validate</button>
           <button class="btn" disabled={busy} onClick={() => void diff()}>Diff</button>
@@ -127,9 +194,7 @@ export function ConfigPage({ role }: { role: Role }) {
         {result?.kind === 'diff' && (
           <>
             <Changes changes={result.diff.changes} />
-            <pre class="diff" aria-label="Line diff">
-              {result.diff.lines.map((l, i) => <span key={i} class={l.op === '+' ? 'add' : l.op === '-' ? 'del' : 'ctx'}>{l.op} {l.text}{'\n'}</span>)}
-            </pre>
+            {running !== null && <DiffView running={running.text} candidate={result.candidate} />}
           </>
         )}
         {result?.kind === 'applied' && (
