@@ -121,6 +121,26 @@ export class NftShell {
     }
   }
 
+  /**
+   * Sends one transaction in nft's own syntax (nft-text.ts says why text): `nft -f FILE`, a process per
+   * transaction. Only structural changes and full programs take this path; a change of a service's real
+   * servers goes by netlink (nl-writer.ts).
+   */
+  async applyText(text: string): Promise<void> {
+    const dir = mkdtempSync(join(tmpdir(), 'lvsd-nft-'));
+    const file = join(dir, 'batch.nft');
+    try {
+      writeFileSync(file, text);
+      const [cmd = 'nft', ...args] = this.argv;
+      await run(cmd, [...args, '-f', file], { maxBuffer: 64 * 1024 * 1024 });
+    } catch (e) {
+      const stderr = (e as { stderr?: string }).stderr;
+      throw stderr === undefined ? e : new NftError(stderr, text.length);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
   /** `nft -j list table inet NAME`, parsed; undefined when the table does not exist. */
   async listTable(table: string): Promise<unknown> {
     const [cmd = 'nft', ...args] = this.argv;
