@@ -57,7 +57,7 @@ test('nft text: the full program, one command a line, typeof slot maps and open 
   const text = nftText(fullCommands(m, true));
   const lines = text.trimEnd().split('\n');
   assert.deepEqual(lines.slice(0, 3), ['add table inet lvsd', 'delete table inet lvsd', 'add table inet lvsd']);
-  assert.ok(lines.includes('add map inet lvsd svc-tcp-10.0.0.1-80-a { typeof numgen inc mod 1 : ip daddr . tcp dport; flags interval; }'));
+  assert.ok(lines.includes('add map inet lvsd svc-tcp-10.0.0.1-80-a { typeof numgen inc mod 1 : ip daddr . th dport; flags interval; }'));
   assert.ok(lines.includes('add element inet lvsd svc-tcp-10.0.0.1-80-a { 0-1 : 10.0.1.1 . 80, 2-4294967295 : 10.0.1.2 . 81 }'));
   assert.ok(lines.includes('add rule inet lvsd svc-tcp-10.0.0.1-80-a counter meta l4proto tcp dnat ip to numgen inc mod 3 map @svc-tcp-10.0.0.1-80-a'));
   assert.ok(lines.includes('add chain inet lvsd prerouting { type nat hook prerouting priority -100; policy accept; }'));

@@ -106,7 +106,7 @@ test('IPv6 services: canonical addresses, ip6 dnat, chain name without colons', 
   assert.equal(m.chain, 'svc-tcp-fd00__1-80');
   assert.equal(m.slots[0]?.address, 'fd00::11');
   assert.match(JSON.stringify(serviceCommands('lvsd', m)), /"dnat":\{"family":"ip6"/);
-  assert.match(JSON.stringify(serviceCommands('lvsd', m)), /"typeof":"numgen inc mod 1 : ip6 daddr \. tcp dport"/);
+  assert.match(JSON.stringify(serviceCommands('lvsd', m)), /"typeof":"numgen inc mod 1 : ip6 daddr \. th dport"/);
   assert.equal(canonicalAddress('10.1.2.3'), '10.1.2.3');
 });
 

@@ -61,7 +61,8 @@ export const SLOT_TOP = 0xffffffff;
 /** The key and data of a slot map as nft's typeof (JSON cannot say it: the key is a plain 32-bit integer). */
 export function slotMapTypeof(svc: NftService): string {
   const ip = svc.family === 4 ? 'ip daddr' : 'ip6 daddr';
-  return `numgen inc mod 1 : ${svc.slots.some((s) => s.port !== 0) ? `${ip} . tcp dport` : ip}`;
+  // `th dport`, not `tcp dport`: nft checks a typeof against the protocol of the rule before it in the same file.
+  return `numgen inc mod 1 : ${svc.slots.some((s) => s.port !== 0) ? `${ip} . th dport` : ip}`;
 }
 
 /**
