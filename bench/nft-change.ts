@@ -16,7 +16,7 @@ import { removeStaleNamespaces } from '../test/support/netns.js';
 import { createNftablesDataplane } from '../daemon/dataplane/nftables/backend.js';
 import { NftShell } from '../daemon/dataplane/nftables/nft-shell.js';
 import { sameService, tableModel } from '../daemon/dataplane/nftables/model.js';
-import { fullCommands, planPhases, planUpdate, transaction } from '../daemon/dataplane/nftables/render.js';
+import { fullCommands, planPhases, planUpdate } from '../daemon/dataplane/nftables/render.js';
 import { nftText } from '../daemon/dataplane/nftables/nft-text.js';
 import { fastChanges } from '../daemon/dataplane/nftables/fast-path.js';
 import { netfilterWriter } from '../daemon/dataplane/nftables/nl-writer.js';
@@ -82,7 +82,7 @@ async function measure(ns: string, exec: (cmd: string, args: string[]) => Promis
   const a = tableModel(bigTable(size, 10, 0), { table: TABLE });
   const b = tableModel(bigTable(size, 10, 1), { table: TABLE });
   const liveA = { ...a, live: new Map([...a.services.keys()].map((k) => [k, 'a' as const])) };
-  await shell.applyText(nftText(fullCommands(a, true)));
+  await shell.apply(nftText(fullCommands(a, true)));
   // The change's netlink transaction alone (the modelling of the other services left out), there and back.
   const nl = netfilterWriter(ns);
   const fastThere = fastChanges(liveA, b).ops;
@@ -96,11 +96,11 @@ async function measure(ns: string, exec: (cmd: string, args: string[]) => Promis
   const there = planPhases(thereLive).map(nftText);
   const back = planPhases(planUpdate({ ...b, live: thereLive.live }, a, sameService)).map(nftText);
   const raw = median(await timed(ROUNDS, async (i) => {
-    for (const t of i % 2 === 0 ? there : back) await shell.applyText(t);
+    for (const t of i % 2 === 0 ? there : back) await shell.apply(t);
   }));
-  const roundTrip = median(await timed(ROUNDS, () => shell.apply('{"nftables":[]}')));
+  const roundTrip = median(await timed(ROUNDS, () => shell.apply('')));
   const chain = [...a.services.keys()][0] ?? '';
-  const elem = (verb: 'add' | 'delete'): string => transaction([{ [verb]: { element: { family: 'inet', table: TABLE, name: 'svc4',
+  const elem = (verb: 'add' | 'delete'): string => nftText([{ [verb]: { element: { family: 'inet', table: TABLE, name: 'svc4',
     elem: verb === 'add' ? [[{ concat: ['10.250.0.2', 'tcp', 80] }, { goto: { target: chain } }]] : [{ concat: ['10.250.0.2', 'tcp', 80] }] } } }]);
   const oneElement = median(await timed(ROUNDS, (i) => shell.apply(elem(i % 2 === 0 ? 'add' : 'delete'))));
   await shell.close();

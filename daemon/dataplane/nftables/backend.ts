@@ -1,5 +1,5 @@
 // The nftables dataplane: owns one table (inet lvsd), changes it only by whole transactions through a
-// long-lived nft process, and never flushes conntrack — established connections keep their NAT binding
+// long-lived nft process (structural changes) or one netlink batch (a change of real servers), and never flushes conntrack — established connections keep their NAT binding
 // whatever happens to the rules (weight 0 and removed real servers included). The one deletion: entries in
 // state CLOSE of a real server that leaves a map (conntrack.ts, forgetClosedArgs, says why).
 //
@@ -117,7 +117,7 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
   async function run(plan: UpdatePlan): Promise<number> {
     let n = 0;
     for (const phase of planPhases(plan)) {
-      await shell.applyText(nftText(phase));
+      await shell.apply(nftText(phase));
       n += phase.length;
     }
     return n;

@@ -318,7 +318,3 @@ export function planUpdate(
   }
   return plan;
 }
-
-export function transaction(cmds: NftCommand[]): string {
-  return JSON.stringify({ nftables: cmds });
-}
