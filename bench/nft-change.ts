@@ -1,6 +1,8 @@
 // nftables reprogramming at 100, 1,000 and 5,000 virtual servers × 10 real servers (issue #19, goal 2), in
 // a namespace of its own: the full program of the table in one transaction, an unchanged re-apply, and one
-// service change through the dataplane (median), beside three anchors measured at the same size:
+// service change through the dataplane (median: a weight changed, which is one netlink transaction), that
+// transaction alone, and the same change through nft (the structural path: three transactions), beside
+// three anchors measured at the same size:
 //   nft round trip   an empty line through the long-lived nft (the sentinel alone: the pipe, no kernel)
 //   nft 1 element    one vmap element added or removed through nft: nft's cost for the least a change can be
 //   netlink 1 element  the same kind of transaction as one netlink batch from this process (nft-netlink-floor.ts)
@@ -14,7 +16,10 @@ import { removeStaleNamespaces } from '../test/support/netns.js';
 import { createNftablesDataplane } from '../daemon/dataplane/nftables/backend.js';
 import { NftShell } from '../daemon/dataplane/nftables/nft-shell.js';
 import { sameService, tableModel } from '../daemon/dataplane/nftables/model.js';
-import { fullCommands, planPhases, planUpdate, transaction } from '../daemon/dataplane/nftables/render.js';
+import { fullCommands, planPhases, planUpdate } from '../daemon/dataplane/nftables/render.js';
+import { nftText } from '../daemon/dataplane/nftables/nft-text.js';
+import { fastChanges } from '../daemon/dataplane/nftables/fast-path.js';
+import { netfilterWriter } from '../daemon/dataplane/nftables/nl-writer.js';
 import type { DesiredTable } from '../daemon/dataplane/types.js';
 
 const SIZES = (process.env.BENCH_NFT_SIZES ?? '100,1000,5000').split(',').map(Number);
@@ -55,6 +60,8 @@ interface Row {
   again: number;
   change: number;
   raw: number;
+  batch: number;
+  batchOps: number;
   roundTrip: number;
   oneElement: number;
   netlink: number;
@@ -72,19 +79,28 @@ async function measure(ns: string, exec: (cmd: string, args: string[]) => Promis
   await dp.close();
 
   const shell = new NftShell({ netns: ns });
-  // The dataplane's three transactions for one change, with the modelling of the other services left out.
   const a = tableModel(bigTable(size, 10, 0), { table: TABLE });
   const b = tableModel(bigTable(size, 10, 1), { table: TABLE });
-  const thereLive = planUpdate({ ...a, live: new Map([...a.services.keys()].map((k) => [k, 'a' as const])) }, b, sameService);
-  const there = planPhases(thereLive).map(transaction);
-  const back = planPhases(planUpdate({ ...b, live: thereLive.live }, a, sameService)).map(transaction);
-  await shell.apply(transaction(fullCommands(a, true)));
+  const liveA = { ...a, live: new Map([...a.services.keys()].map((k) => [k, 'a' as const])) };
+  await shell.apply(nftText(fullCommands(a, true)));
+  // The change's netlink transaction alone (the modelling of the other services left out), there and back.
+  const nl = netfilterWriter(ns);
+  const fastThere = fastChanges(liveA, b).ops;
+  const fastBack = fastChanges({ ...b, live: liveA.live }, a).ops;
+  await nl.send(fastThere);
+  await nl.send(fastBack);
+  const batch = median(await timed(ROUNDS, (i) => nl.send(i % 2 === 0 ? fastThere : fastBack)));
+  nl.close();
+  // The same change through nft: the structural path's three transactions (stage, switch, retire).
+  const thereLive = planUpdate(liveA, b, sameService);
+  const there = planPhases(thereLive).map(nftText);
+  const back = planPhases(planUpdate({ ...b, live: thereLive.live }, a, sameService)).map(nftText);
   const raw = median(await timed(ROUNDS, async (i) => {
-    for (const batch of i % 2 === 0 ? there : back) await shell.apply(batch);
+    for (const t of i % 2 === 0 ? there : back) await shell.apply(t);
   }));
-  const roundTrip = median(await timed(ROUNDS, () => shell.apply('{"nftables":[]}')));
+  const roundTrip = median(await timed(ROUNDS, () => shell.apply('')));
   const chain = [...a.services.keys()][0] ?? '';
-  const elem = (verb: 'add' | 'delete'): string => transaction([{ [verb]: { element: { family: 'inet', table: TABLE, name: 'svc4',
+  const elem = (verb: 'add' | 'delete'): string => nftText([{ [verb]: { element: { family: 'inet', table: TABLE, name: 'svc4',
     elem: verb === 'add' ? [[{ concat: ['10.250.0.2', 'tcp', 80] }, { goto: { target: chain } }]] : [{ concat: ['10.250.0.2', 'tcp', 80] }] } } }]);
   const oneElement = median(await timed(ROUNDS, (i) => shell.apply(elem(i % 2 === 0 ? 'add' : 'delete'))));
   await shell.close();
@@ -92,7 +108,7 @@ async function measure(ns: string, exec: (cmd: string, args: string[]) => Promis
   await exec('nft', ['add', 'map', 'inet', TABLE, 'probe4', '{ type mark : ipv4_addr; }']);
   const dataFloor = JSON.parse(await exec('node', [join(here, 'nft-netlink-floor.js'), TABLE, chain, String(ROUNDS), 'data'])) as { medianMs: number };
   await exec('nft', ['delete', 'table', 'inet', TABLE]);
-  return { size, full, again, change, raw, roundTrip, oneElement, netlink: floor.medianMs, netlinkData: dataFloor.medianMs };
+  return { size, full, again, change, raw, batch, batchOps: fastThere.length, roundTrip, oneElement, netlink: floor.medianMs, netlinkData: dataFloor.medianMs };
 }
 
 async function main(): Promise<void> {
@@ -107,11 +123,12 @@ async function main(): Promise<void> {
       const r = await measure(host.name, exec, size);
       rows.push(r);
       console.log(`S=${String(size).padStart(5)}  full program ${r.full.toFixed(0).padStart(6)} ms  unchanged ${r.again.toFixed(1).padStart(6)} ms  one change ${r.change.toFixed(1).padStart(6)} ms ` +
-        `(its three nft transactions ${r.raw.toFixed(1)} ms)  |  nft round trip ${r.roundTrip.toFixed(2)} ms  nft 1 element ${r.oneElement.toFixed(1)} ms  netlink 1 vmap element ${r.netlink.toFixed(3)} ms, 1 data-map element ${r.netlinkData.toFixed(3)} ms`);
+        `(its netlink transaction of ${r.batchOps} messages ${r.batch.toFixed(2)} ms; the same change through nft, three transactions, ${r.raw.toFixed(1)} ms)  |  nft round trip ${r.roundTrip.toFixed(2)} ms  nft 1 element ${r.oneElement.toFixed(1)} ms  netlink 1 vmap element ${r.netlink.toFixed(3)} ms, 1 data-map element ${r.netlinkData.toFixed(3)} ms`);
     }
     const base = rows[0];
     for (const r of rows) {
       console.log(`S=${r.size}: change / (nft 1 element) ${(r.change / r.oneElement).toFixed(2)}×; change / change at S=${base?.size ?? '?'} ${base === undefined ? '?' : (r.change / base.change).toFixed(1)}×; ` +
+        `netlink transaction / (nft 1 element) ${(r.batch / r.oneElement).toFixed(3)}×; ` +
         `nft 1 element / netlink 1 element ${(r.oneElement / r.netlink).toFixed(0)}×`);
     }
   } finally {

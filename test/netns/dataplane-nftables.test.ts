@@ -127,6 +127,69 @@ test('50 applies under continuous load: zero failed requests', async (t) => {
   }
 });
 
+test('netlink path: 50 weight changes under load, each one netlink transaction, zero failed requests', async (t) => {
+  // Between drift checks a change of an existing service's real servers is one netlink batch (fast-path.ts).
+  const fast = createNftablesDataplane({ netns: lab.director.name, driftCheckIntervalMs: 3_600_000 });
+  try {
+    await fast.apply(table(http4([1, 1, 1])));
+    const load = await startLoad(lab.client, `http://${VIP4}/`, ['--concurrency', '8']);
+    const variants = [[2, 1, 0], [0, 1, 1], [1, 0, 3], [5, 5, 1], [1, 1, 1]];
+    const ops: number[] = [];
+    try {
+      for (let i = 0; i < 50; i++) {
+        const rep = await fast.apply(table(http4(variants[i % variants.length] ?? [1, 1, 1])));
+        ops.push(rep.operations);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      const r = await load.stop();
+      t.diagnostic(`50 netlink changes under load: sent ${r.sent}, failed ${r.failed}; messages per change ${JSON.stringify([...new Set(ops)])}`);
+      assert.ok(r.ok > 200, `only ${r.ok} requests went through`);
+      // A packet that walked the old rule while a batch committed still found a real server (the open last interval).
+      assert.equal(r.failed, 0, `failed ${r.failed} of ${r.sent}: ${JSON.stringify(r.errors)}`);
+    }
+    // 2 (elements out, in) or 4 (and the rule, when the slot space changed): never nft's stage/switch/retire.
+    assert.ok(ops.every((n) => n === 2 || n === 4), JSON.stringify(ops));
+    assert.deepEqual(await fast.checkDrift(), []);
+    const r = await probe(lab.client, `http://${VIP4}/`, ['--count', '30']);
+    assert.deepEqual(Object.keys(r.bodies).sort(), lab.rsNames, 'after [1, 1, 1] every real server takes connections');
+  } finally {
+    await fast.close();
+  }
+});
+
+test('netlink path: the table it leaves is what nft lists for a full program of the same services', async () => {
+  const fast = createNftablesDataplane({ netns: lab.director.name, driftCheckIntervalMs: 3_600_000 });
+  // The listing's blocks (maps, sets, chains) sorted: their order is the order they were created in.
+  const list = (): string[] =>
+    execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', 'list', 'table', 'inet', 'lvsd']).toString()
+      .replace(/counter packets \d+ bytes \d+/g, 'counter').split('\n\n').map((b) => b.trim()).sort();
+  const fw: ServiceSpec = { id: 'fwmark:4:7', family: 4, protocol: 'tcp', fwmark: 7, scheduler: 'rr', realServers: lab.rs4.map((a) => rs(a, 0)) };
+  const sh = (w: number[]): ServiceSpec => ({ ...http4(w, 'sh'), id: `tcp:${VIP4}:81`, port: 81 });
+  const v6 = (w: number[]): ServiceSpec => ({ id: `tcp:[${VIP6}]:80`, family: 6, protocol: 'tcp', address: VIP6, port: 80, scheduler: 'wrr', realServers: lab.rs6.map((a, i) => rs(a, 8080, w[i] ?? 1)) });
+  try {
+    execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', 'delete', 'table', 'inet', 'lvsd']);
+    await fast.apply(table(http4([1, 1, 1]), sh([1, 1, 1]), v6([1, 1, 1]), fw));
+    const steps: [number[], number[], number[], number][] = [[[3, 1, 0], [1, 0, 1], [2, 1, 1], 2], [[0, 0, 4], [1, 1, 1], [0, 1, 1], 1], [[7, 2, 2], [2, 1, 0], [1, 1, 1], 3]];
+    for (const [w, ws, w6, keep] of steps) {
+      const fwNow = { ...fw, realServers: fw.realServers.slice(0, keep) };
+      const rep = await fast.apply(table(http4(w), sh(ws), v6(w6), fwNow));
+      assert.ok(rep.operations <= 16, `one netlink batch of at most four messages per service, not nft: ${rep.operations}`);
+      const viaNetlink = list();
+      // The same services as a full program, through nft, from an empty table.
+      execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', 'delete', 'table', 'inet', 'lvsd']);
+      const full = createNftablesDataplane({ netns: lab.director.name, driftCheckIntervalMs: 0 });
+      await full.apply(table(http4(w), sh(ws), v6(w6), fwNow));
+      await full.close();
+      assert.deepEqual(viaNetlink, list());
+      // `fast` wrote the table that was just replaced: its next check reads the kernel again.
+      await fast.checkDrift();
+    }
+  } finally {
+    await fast.close();
+  }
+});
+
 test('fwmark service: packets marked elsewhere (mangle) are balanced by mark, real servers keep the port', async () => {
   // An operator's own table marks VIP:8888; lvsd's fwmark service 4:7 sends marked packets to port 80.
   await lab.director.sh(`nft 'add table inet operator; add chain inet operator pre { type filter hook prerouting priority mangle; }; add rule inet operator pre ip daddr ${VIP4} tcp dport 8888 meta mark set 7'`);

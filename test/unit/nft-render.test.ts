@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { UnsupportedByDataplane, type DesiredTable, type RealServerSpec, type ServiceSpec } from '../../daemon/dataplane/types.js';
 import { canonicalAddress, ModelCache, sameService, serviceModel, sameSpec, tableModel, type NftDispatch, type NftTableModel } from '../../daemon/dataplane/nftables/model.js';
-import { fullCommands, fullLive, planPhases, planUpdate, serviceRule, type NftCommand, type UpdatePlan } from '../../daemon/dataplane/nftables/render.js';
+import { fullCommands, fullLive, planPhases, planUpdate, serviceCommands, serviceRule, slotMapsOf, SLOT_TOP, type NftCommand, type UpdatePlan } from '../../daemon/dataplane/nftables/render.js';
 import { parseTable } from '../../daemon/dataplane/nftables/parse.js';
 
 function rs(address: string, port: number, weight = 1, method: RealServerSpec['method'] = 'nat'): RealServerSpec {
@@ -57,9 +57,12 @@ test('rr ignores weights other than 0; wrr gives each server a range as wide as 
   const wrr = serviceModel(svc({ scheduler: 'wrr', realServers: servers }));
   assert.equal(wrr.mod, 3);
   assert.deepEqual(wrr.slots.map((s) => [s.from, s.to, s.address]), [[0, 1, '10.0.1.1'], [2, 2, '10.0.1.2']]);
-  const rule = JSON.stringify(serviceRule('lvsd', wrr));
+  const rule = JSON.stringify(serviceCommands('lvsd', wrr));
   assert.match(rule, /"range":\[0,1\]/);
+  // The last range runs to the top of the slot space (render.ts, slotElements, says why).
+  assert.match(rule, new RegExp(`"range":\\[2,${SLOT_TOP}\\]`));
   assert.match(rule, /"numgen":\{"mode":"inc","mod":3/);
+  assert.match(rule, /"map":\{"key":\{"numgen":\{"mode":"inc","mod":3,"offset":0\}\},"data":"@svc-tcp-10\.0\.0\.1-80-a"\}/, 'the rule looks up the named slot map');
   assert.doesNotMatch(rule, /10\.0\.1\.3/, 'weight 0 stays out of the map');
 });
 
@@ -83,7 +86,7 @@ test('sh hashes the source address with a seed that is stable per service; sh-po
   assert.deepEqual(fieldsOf(p.dispatch), ['saddr', 'sport']);
   const other = serviceModel(svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', scheduler: 'sh', realServers: [rs('10.0.1.1', 80)] }));
   assert.notEqual(seedOf(other.dispatch), seedOf(a.dispatch));
-  const rule = JSON.stringify(serviceRule('lvsd', p));
+  const rule = JSON.stringify(serviceCommands('lvsd', p));
   assert.match(rule, /"jhash"/);
   assert.match(rule, /"l4proto"/, 'hashing a port needs a transport match');
 });
@@ -102,15 +105,17 @@ test('IPv6 services: canonical addresses, ip6 dnat, chain name without colons', 
   const m = serviceModel(svc({ id: 'tcp:[fd00::1]:80', family: 6, address: 'fd00:0:0::1', realServers: [rs('FD00:0::11', 80)] }));
   assert.equal(m.chain, 'svc-tcp-fd00__1-80');
   assert.equal(m.slots[0]?.address, 'fd00::11');
-  assert.match(JSON.stringify(serviceRule('lvsd', m)), /"dnat":\{"family":"ip6"/);
+  assert.match(JSON.stringify(serviceCommands('lvsd', m)), /"dnat":\{"family":"ip6"/);
+  assert.match(JSON.stringify(serviceCommands('lvsd', m)), /"typeof":"numgen inc mod 1 : ip6 daddr \. th dport"/);
   assert.equal(canonicalAddress('10.1.2.3'), '10.1.2.3');
 });
 
 test('fwmark services match the mark; real servers without a port keep the packet port', () => {
   const m = serviceModel({ id: 'fwmark:4:7', family: 4, protocol: 'tcp', fwmark: 7, scheduler: 'rr', realServers: [rs('10.0.1.1', 0), rs('10.0.1.2', 0)] });
   assert.equal(m.chain, 'svc-fwmark4-7');
-  const rule = JSON.stringify(serviceRule('lvsd', m));
+  const rule = JSON.stringify(serviceCommands('lvsd', m));
   assert.doesNotMatch(rule, /concat/);
+  assert.match(rule, /"typeof":"numgen inc mod 1 : ip daddr"/);
   assert.throws(
     () => serviceModel({ id: 'fwmark:4:8', family: 4, protocol: 'tcp', fwmark: 8, scheduler: 'rr', realServers: [rs('10.0.1.1', 0), rs('10.0.1.2', 80)] }),
     UnsupportedByDataplane,
@@ -252,6 +257,19 @@ class SimTable {
         assert.ok(chain !== undefined, `rule for missing chain ${String(o.chain)}`);
         chain.push(o);
         touched.add(String(o.chain));
+      } else if (kind === 'map') {
+        const name = String(o.name);
+        if (verb === 'add' && !this.elems.has(name)) {
+          this.elems.set(name, new Map());
+          this.fixed.push({ map: { family: o.family, table: o.table, name, type: 'integer', map: 'ipv4_addr . inet_service', flags: o.flags } });
+        }
+        if (verb === 'delete') {
+          assert.ok(this.elems.has(name), `delete of missing map ${name}`);
+          for (const [chain, rules] of this.chains) assert.ok(!rules.some((r) => JSON.stringify(r.expr).includes(`"@${name}"`)), `delete of map ${name} still used in ${chain}`);
+          this.elems.delete(name);
+          this.fixed.splice(this.fixed.findIndex((f) => (f.map as J | undefined)?.name === name), 1);
+        }
+        touched.add(`map:${name}`);
       } else if (kind === 'element') {
         const set = this.elems.get(String(o.name));
         assert.ok(set !== undefined);
@@ -303,11 +321,13 @@ class SimTable {
  */
 function runPlan(sim: SimTable, plan: UpdatePlan): void {
   const outside = (phase: string, touched: Set<string>, reach: Set<string>): void => {
-    for (const c of touched) assert.ok(!reach.has(c), `${phase} touches reachable chain ${c}`);
+    // A slot map is named after its slot chain: touching it while that chain is reachable is as unsafe.
+    for (const c of touched) assert.ok(!reach.has(c.replace(/^map:/, '')), `${phase} touches reachable ${c}`);
   };
   outside('stage', sim.run(plan.stage), sim.reachable());
   const before = new Map([...sim.chains].map(([k, v]) => [k, JSON.stringify(v.filter((r) => JSON.stringify(r.expr).includes('dnat')))]));
-  sim.run(plan.switch);
+  const switched = sim.run(plan.switch);
+  assert.deepEqual([...switched].filter((c) => c.startsWith('map:')), [], 'the switch creates or removes no slot map');
   for (const [k, v] of sim.chains) {
     const maps = JSON.stringify(v.filter((r) => JSON.stringify(r.expr).includes('dnat')));
     if (before.has(k)) assert.equal(maps, before.get(k), `the switch changed the DNAT map in ${k}`);
@@ -324,17 +344,19 @@ test('plan: nothing for an unchanged table; a change stages the other slot chain
   const b = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80, 0)] })] });
   const shape = (cmds: NftCommand[]): string[] => cmds.map((x) => `${Object.keys(x)[0] ?? ''} ${JSON.stringify(Object.values(x)[0]).replace(/.*"(?:name|chain)":"([^"]+)".*/, '$1')}`);
   const change = planUpdate(fromA, b, sameService);
-  assert.deepEqual(shape(change.stage), ['add svc-tcp-10.0.0.1-80-b', 'flush svc-tcp-10.0.0.1-80-b', 'add svc-tcp-10.0.0.1-80-b']);
+  // chain, flush, its slot map, the map's elements, the rule.
+  assert.deepEqual(shape(change.stage), ['add svc-tcp-10.0.0.1-80-b', 'flush svc-tcp-10.0.0.1-80-b', 'add svc-tcp-10.0.0.1-80-b', 'add svc-tcp-10.0.0.1-80-b', 'add svc-tcp-10.0.0.1-80-b']);
   assert.deepEqual(shape(change.switch), ['flush svc-tcp-10.0.0.1-80', 'add svc-tcp-10.0.0.1-80']);
   assert.match(JSON.stringify(change.switch[1]), /"goto":\{"target":"svc-tcp-10\.0\.0\.1-80-b"\}/);
-  assert.deepEqual(shape(change.retire), ['flush svc-tcp-10.0.0.1-80-a', 'delete svc-tcp-10.0.0.1-80-a']);
+  assert.deepEqual(shape(change.retire), ['flush svc-tcp-10.0.0.1-80-a', 'delete svc-tcp-10.0.0.1-80-a', 'delete svc-tcp-10.0.0.1-80-a']);
+  assert.ok('map' in ((change.retire[2] as { delete: object }).delete), 'the old slot map goes with its chain');
   assert.deepEqual([...change.live], [['svc-tcp-10.0.0.1-80', 'b']]);
   // And back: from b to a again.
   assert.match(JSON.stringify(planUpdate({ ...b, live: change.live }, a, sameService).switch), /-80-a"/);
   const c = tableModel({ services: [svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', realServers: [rs('10.0.1.1', 80)] })] });
   const swap = planUpdate(fromA, c, sameService);
   assert.deepEqual(shape(swap.switch), ['add svc4', 'delete svc4']);
-  assert.deepEqual(shape(swap.retire), ['flush svc-tcp-10.0.0.1-80', 'delete svc-tcp-10.0.0.1-80', 'flush svc-tcp-10.0.0.1-80-a', 'delete svc-tcp-10.0.0.1-80-a']);
+  assert.deepEqual(shape(swap.retire), ['flush svc-tcp-10.0.0.1-80', 'delete svc-tcp-10.0.0.1-80', 'flush svc-tcp-10.0.0.1-80-a', 'delete svc-tcp-10.0.0.1-80-a', 'delete svc-tcp-10.0.0.1-80-a']);
 });
 
 test('plan keeps the masquerade sets in step: added before the switch, removed after it', () => {
@@ -356,9 +378,9 @@ test('parse: an update stopped after its stage leaves a leftover slot chain, whi
   assert.deepEqual([...k.live], [['svc-tcp-10.0.0.1-80', 'a']]);
   const from = { ...a, services: k.services, live: k.live };
   // Unchanged after all: the leftover goes.
-  assert.deepEqual(planUpdate(from, a, sameService, k.leftovers).retire.map((c) => Object.keys(c)[0]), ['flush', 'delete']);
-  // Changed: the leftover is the chain staged again, not retired.
-  const again = planUpdate(from, b, sameService, k.leftovers);
+  assert.deepEqual(planUpdate(from, a, sameService, k.leftovers, k.maps).retire.map((c) => Object.keys(c)[0]), ['flush', 'delete', 'delete']);
+  // Changed: the leftover is the chain staged again (its map made anew), not retired.
+  const again = planUpdate(from, b, sameService, k.leftovers, k.maps);
   assert.doesNotMatch(JSON.stringify(again.retire), /-80-b"/);
   runPlan(sim, again);
   const done = parseTable(sim.listing(), 'lvsd', false);
@@ -386,6 +408,8 @@ test('property: a plan from a to b is safe under traffic at every step and lands
       assert.deepEqual([k.problems, k.leftovers], [[], []]);
       assert.deepEqual([...k.live].sort(), [...live].sort());
       assert.deepEqual([...k.services.keys()].sort(), [...to.services.keys()].sort());
+      // No slot map is left behind: exactly one per live slot chain that dispatches.
+      assert.deepEqual([...(k.maps ?? [])].filter((n) => n.startsWith('svc-')).sort(), [...slotMapsOf({ ...to, live })].sort());
       for (const [chain, s] of to.services) assert.ok(sameService(s, k.services.get(chain) ?? s) && k.services.has(chain), chain);
     }
   }));

@@ -1,16 +1,21 @@
 // The nftables dataplane: owns one table (inet lvsd), changes it only by whole transactions through a
-// long-lived nft process, and never flushes conntrack — established connections keep their NAT binding
+// long-lived nft process (structural changes) or one netlink batch (a change of real servers), and never flushes conntrack — established connections keep their NAT binding
 // whatever happens to the rules (weight 0 and removed real servers included). The one deletion: entries in
 // state CLOSE of a real server that leaves a map (conntrack.ts, forgetClosedArgs, says why).
 //
 // Drift: apply() compares the kernel's table with what lvsd last wrote when a check is due (every
 // `driftCheckIntervalMs`, on the first apply, and after any failed transaction); differences are put back
-// and listed in ApplyReport.drift. Between checks apply() diffs against its own record, so one service
-// change costs three small transactions (stage, switch, retire: render.ts says why) and no listing.
+// and listed in ApplyReport.drift. Between checks apply() diffs against its own record, and a change of an
+// existing service's real servers (added, removed, weighted, drained) is one netlink transaction that
+// rewrites its slot map in place (fast-path.ts); a structural change (a new or removed service, another
+// scheduler or match) goes to nft as three small transactions (stage, switch, retire: render.ts says why).
 import type { Logger } from 'pino';
 import type { ApplyReport, Dataplane, DesiredTable, ObservedRealServer, ObservedService, ObservedTable, ServiceSpec } from '../types.js';
 import { sameService, tableModel, DEFAULT_TABLE, ModelCache, type NftService, type NftTableModel } from './model.js';
-import { fullCommands, fullLive, planPhases, planUpdate, transaction, type UpdatePlan } from './render.js';
+import { fullCommands, fullLive, planPhases, planUpdate, type UpdatePlan } from './render.js';
+import { nftText } from './nft-text.js';
+import { fastChanges } from './fast-path.js';
+import { netfilterWriter } from './nl-writer.js';
 import { parseTable, type ParsedTable } from './parse.js';
 import { NftShell } from './nft-shell.js';
 import { anyServiceKey, conntrackKey, countConntrack, forgetClosedArgs, goneTargets, withClosedEntries, type ConnCount, type GoneTarget } from './conntrack.js';
@@ -65,6 +70,7 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
   const now = opts.now ?? (() => performance.now());
   const shell = new NftShell({ ...(opts.nft === undefined ? {} : { nft: opts.nft }), ...(opts.netns === undefined ? {} : { netns: opts.netns }) });
   const log = opts.logger;
+  const netlink = netfilterWriter(opts.netns);
   let expected: NftTableModel | undefined;
   let specs = new Map<string, ServiceSpec>();
   let lastVerified = -Infinity;
@@ -80,7 +86,7 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
   function planFrom(kernel: ParsedTable, next: NftTableModel): UpdatePlan {
     // A table lvsd cannot read is rebuilt whole, in one transaction (it had no consistent state to keep).
     if (kernel.problems.length > 0) return { stage: [], switch: fullCommands(next, true), retire: [], live: fullLive(next) };
-    return planUpdate({ table, masquerade, services: kernel.services, live: kernel.live }, next, sameService, kernel.leftovers);
+    return planUpdate({ table, masquerade, services: kernel.services, live: kernel.live }, next, sameService, kernel.leftovers, kernel.maps);
   }
 
   let warnedNoConntrack = false;
@@ -111,7 +117,7 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
   async function run(plan: UpdatePlan): Promise<number> {
     let n = 0;
     for (const phase of planPhases(plan)) {
-      await shell.apply(transaction(phase));
+      await shell.apply(nftText(phase));
       n += phase.length;
     }
     return n;
@@ -144,9 +150,28 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
       if (verify) {
         done = await fromKernel();
       } else {
-        const p = planUpdate(expected ?? next, next, sameService);
+        let from = expected ?? next;
+        let fastOps = 0;
+        const fast = fastChanges(from, next);
+        if (fast.ops.length > 0) {
+          try {
+            await netlink.send(fast.ops);
+            fastOps = fast.ops.length;
+            // Those services are now as `next` says, on the same slot side: the plan below leaves them be.
+            const services = new Map(from.services);
+            for (const chain of fast.chains) {
+              const svc = next.services.get(chain);
+              if (svc !== undefined) services.set(chain, svc);
+            }
+            from = { ...from, services };
+          } catch (e) {
+            // Nothing of that transaction reached the kernel; nft's path below does the same change.
+            log?.info({ err: e }, 'nftables: netlink change refused (a table from an older lvsd?); writing it through nft');
+          }
+        }
+        const p = planUpdate(from, next, sameService);
         try {
-          done = { plan: p, operations: await run(p) };
+          done = { plan: p, operations: fastOps + (await run(p)) };
         } catch {
           // Our record was stale (someone changed the table since the last check), or the plan stopped
           // between its transactions: read, describe, redo from what the kernel holds.
@@ -238,6 +263,9 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
         const kernel = await readKernel();
         return expected === undefined ? kernel.problems : describeDrift(expected, kernel);
       }),
-    close: () => shell.close(),
+    close: () => {
+      netlink.close();
+      return shell.close();
+    },
   };
 }

@@ -1,10 +1,10 @@
-// One long-lived `nft -j -i` process: a change costs a line on its stdin, not a process start
-// (notes: most of a 22 ms one-service update was fork+exec). Each line is one JSON batch = one kernel
-// transaction. After each batch we send a sentinel line that nft rejects at parse time, before touching
+// One long-lived `nft -i` process: a change costs a line on its stdin, not a process start
+// (notes: most of a 22 ms one-service update was fork+exec). Each line is one transaction in nft's own
+// syntax, its commands joined by `;` (text, not JSON: nft-text.ts says why). After each batch we send a sentinel line that nft rejects at parse time, before touching
 // its cache (measured: 0.3 ms, where a `list` after a change re-reads the whole ruleset, ~60 ms at 1,000
 // services). Its error on stderr marks the batch as done; whatever nft wrote to stderr before it is the
 // batch's own error. One pipe carries both, so their order is certain.
-// Big batches (a full table) go through `nft -j -f FILE` instead: nft's interactive line reader is slow on
+// Big batches (a full table) go through `nft -f FILE` instead: nft's interactive line reader is slow on
 // megabyte lines (measured 0.7–0.9 s against 0.27 s for the same 1,000 × 10 transaction from a file).
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,10 +14,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
-const SENTINEL = '{"nftables":[{"lvsd-sync":1}]}';
-/** nft's answer to the sentinel line ends with this. */
-const SENTINEL_END = 'Error: Parsing command array at index 0 failed.\n';
-const SENTINEL_WHOLE = /(?:internal:0:0-0: )?Error: Unknown object passed to add command\.\n\n(?:internal:0:0-0: )?Error: Parsing command array at index 0 failed\.\n\n?/;
+/** A line nft refuses at its first character, before it reads its cache or the kernel. */
+const SENTINEL = '}lvsd-sync';
+/** nft's whole answer to the sentinel line. */
+const SENTINEL_END = "Error: syntax error, unexpected '}'\n}lvsd-sync\n^\n";
 const FILE_THRESHOLD = 32 * 1024;
 
 export class NftError extends Error {
@@ -60,7 +60,7 @@ export class NftShell {
   private start(): ChildProcess {
     if (this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null) return this.child;
     const [cmd = 'nft', ...args] = this.argv;
-    const child = spawn(cmd, [...args, '-j', '-i'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(cmd, [...args, '-i'], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.stdoutBuf = '';
     this.stderrBuf = '';
     child.stdout.setEncoding('utf8');
@@ -72,7 +72,7 @@ export class NftShell {
       while ((end = this.stderrBuf.indexOf(SENTINEL_END)) >= 0) {
         const chunk = this.stderrBuf.slice(0, end + SENTINEL_END.length);
         this.stderrBuf = this.stderrBuf.slice(end + SENTINEL_END.length).replace(/^\n/, '');
-        this.settle(chunk.replace(SENTINEL_WHOLE, ''));
+        this.settle(chunk.slice(0, -SENTINEL_END.length));
       }
     });
     child.stdin.on('error', () => undefined);
@@ -95,27 +95,32 @@ export class NftShell {
     else p.resolve();
   }
 
-  /** Sends one transaction (the JSON text of {"nftables": [...]}); resolves when the kernel accepted it. */
-  apply(batchJson: string): Promise<void> {
-    if (batchJson.includes('\n')) return Promise.reject(new Error('a batch must be one line of JSON'));
-    if (batchJson.length > FILE_THRESHOLD) return this.applyFile(batchJson);
+  /**
+   * Sends one transaction in nft's own syntax (nft-text.ts: one command a line); resolves when the kernel
+   * accepted it. Up to 32 KB it is one line to the long-lived process, larger (a full table) `nft -f FILE`.
+   * Structural changes and full programs take this path; a change of a service's real servers goes by
+   * netlink (nl-writer.ts).
+   */
+  apply(text: string): Promise<void> {
+    if (text.length > FILE_THRESHOLD) return this.applyFile(text);
+    const line = text.trimEnd().split('\n').join('; ');
     const child = this.start();
     return new Promise((resolve, reject) => {
-      this.queue.push({ resolve, reject, bytes: batchJson.length });
-      child.stdin?.write(`${batchJson}\n${SENTINEL}\n`);
+      this.queue.push({ resolve, reject, bytes: text.length });
+      child.stdin?.write(`${line}\n${SENTINEL}\n`);
     });
   }
 
-  private async applyFile(batchJson: string): Promise<void> {
+  private async applyFile(text: string): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 'lvsd-nft-'));
-    const file = join(dir, 'batch.json');
+    const file = join(dir, 'batch.nft');
     try {
-      writeFileSync(file, batchJson);
+      writeFileSync(file, text);
       const [cmd = 'nft', ...args] = this.argv;
-      await run(cmd, [...args, '-j', '-f', file], { maxBuffer: 64 * 1024 * 1024 });
+      await run(cmd, [...args, '-f', file], { maxBuffer: 64 * 1024 * 1024 });
     } catch (e) {
       const stderr = (e as { stderr?: string }).stderr;
-      throw stderr === undefined ? e : new NftError(stderr, batchJson.length);
+      throw stderr === undefined ? e : new NftError(stderr, text.length);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -17,6 +17,8 @@ export interface ParsedTable {
   leftovers: string[];
   /** What is wrong with the fixed part (missing maps, chains, rules; orphan chains). Empty = fine. */
   problems: string[];
+  /** The names of the table's maps (slot maps among them: render.ts's planUpdate removes those it retires). */
+  maps?: Set<string>;
 }
 
 function isObj(v: unknown): v is J {
@@ -90,7 +92,7 @@ function hashFields(expr: unknown): HashField[] | undefined {
 }
 
 /** The DNAT part of a service chain's rules. */
-function parseChainRules(rules: J[]): { dispatch: NftDispatch; mod: number; slots: NftSlot[]; counter?: { packets: number; bytes: number } } | string {
+function parseChainRules(rules: J[], maps: ReadonlyMap<string, J>): { dispatch: NftDispatch; mod: number; slots: NftSlot[]; counter?: { packets: number; bytes: number } } | string {
   let counter: { packets: number; bytes: number } | undefined;
   let result: { dispatch: NftDispatch; mod: number; slots: NftSlot[] } | undefined;
   if (rules.length > 1) return `${rules.length} rules where lvsd keeps one`;
@@ -117,7 +119,11 @@ function parseChainRules(rules: J[]): { dispatch: NftDispatch; mod: number; slot
       } else {
         return 'a DNAT map keyed by something other than numgen inc or jhash';
       }
-      const elems = get(map, 'data', 'set');
+      // A named slot map (`@svc-…-a`, what lvsd writes now) or an anonymous one in the rule (older tables).
+      const data = get(map, 'data');
+      const named = typeof data === 'string' && data.startsWith('@') ? maps.get(data.slice(1)) : undefined;
+      if (typeof data === 'string' && named === undefined) return `a DNAT map ${data} that the table does not hold`;
+      const elems = named !== undefined ? (named.elem ?? []) : get(map, 'data', 'set');
       if (mod === undefined || !Array.isArray(elems)) return 'a DNAT map without a modulus or elements';
       const slots: NftSlot[] = [];
       for (const el of elems) {
@@ -128,6 +134,10 @@ function parseChainRules(rules: J[]): { dispatch: NftDispatch; mod: number; slot
         slots.push({ from: range[0], to: range[1], ...target });
       }
       slots.sort((a, b) => a.from - b.from);
+      // The last interval of a slot map runs to the top of the slot space (render.ts, slotElements): the
+      // model's last slot ends at mod - 1.
+      const last = slots[slots.length - 1];
+      if (last !== undefined && last.to >= mod) last.to = mod - 1;
       result = { dispatch, mod, slots };
     }
   }
@@ -240,7 +250,7 @@ export function parseTable(doc: unknown, table: string, masquerade: boolean): Pa
         }
       }
       if (side !== undefined) live.set(target, side);
-      const parsed = parseChainRules(rulesOf.get(side === undefined ? target : slotChainName(target, side)) ?? []);
+      const parsed = parseChainRules(rulesOf.get(side === undefined ? target : slotChainName(target, side)) ?? [], maps);
       if (typeof parsed === 'string') {
         // A service chain lvsd cannot read is rewritten as a changed service: model it as empty + unknown seed.
         services.set(target, { id: serviceIdOf(m.match, m.family), chain: target, family: m.family, match: m.match, dispatch: { kind: 'jhash', fields: [], seed: -1 }, mod: -1, slots: [] });
@@ -270,5 +280,5 @@ export function parseTable(doc: unknown, table: string, masquerade: boolean): Pa
       if (have.size !== want.size || [...want].some((w) => !have.has(w))) problems.push(`set ${name} does not match the services`);
     }
   }
-  return { services, counters, live, leftovers, problems };
+  return { services, counters, live, leftovers, problems, maps: new Set(maps.keys()) };
 }

@@ -55,15 +55,57 @@ export function vmapKey(svc: NftService): unknown {
   return { concat: [svc.match.address, svc.match.protocol, svc.match.port] };
 }
 
-/** The rule of a slot chain (default: side a): count new connections, then DNAT by the slot map (none when empty). */
+/** The top of the slot space: the last range of a slot map runs to it (slotElements says why). */
+export const SLOT_TOP = 0xffffffff;
+
+/** The key and data of a slot map as nft's typeof (JSON cannot say it: the key is a plain 32-bit integer). */
+export function slotMapTypeof(svc: NftService): string {
+  const ip = svc.family === 4 ? 'ip daddr' : 'ip6 daddr';
+  // `th dport`, not `tcp dport`: nft checks a typeof against the protocol of the rule before it in the same file.
+  return `numgen inc mod 1 : ${svc.slots.some((s) => s.port !== 0) ? `${ip} . th dport` : ip}`;
+}
+
+/**
+ * The elements of a slot map: one interval per real server, the last one open to SLOT_TOP. A change that
+ * shrinks the slot space replaces the rule (its `mod`) and the elements in one transaction; a packet that
+ * began walking the old rule just before the commit may compute a slot under the old, larger `mod` and
+ * look it up among the new elements. The open end gives it a real server instead of a miss (a miss sends
+ * the SYN on un-NATed to the director, which refuses it).
+ */
+export function slotElements(svc: NftService): unknown[] {
+  return svc.slots.map((s, i) => {
+    const last = i === svc.slots.length - 1;
+    const key = last ? { range: [s.from, SLOT_TOP] } : s.from === s.to ? s.from : { range: [s.from, s.to] };
+    return [key, s.port === 0 ? s.address : { concat: [s.address, s.port] }];
+  });
+}
+
+/**
+ * A slot chain's contents: the named slot map (same name as the chain; it must not exist yet) and the one rule: count new connections, then DNAT by the map (no map when nothing is
+ * dispatched). The map is named, not an anonymous set of the rule, so that a later change can rewrite its
+ * elements in place, in one netlink transaction (nl-codec.ts); the chain must already be flushed.
+ */
+export function serviceCommands(table: string, svc: NftService, chain = slotChainName(svc.chain, 'a')): NftCommand[] {
+  if (svc.slots.length === 0) return [serviceRule(table, svc, chain)];
+  const map = obj(table, { name: chain });
+  return [
+    { add: { map: { ...map, typeof: slotMapTypeof(svc), flags: ['interval'] } } },
+    elementCmd('add', table, chain, slotElements(svc)),
+    serviceRule(table, svc, chain),
+  ];
+}
+
+/** Whether a slot rule needs `meta l4proto` first: a port mapping (and hashing a port) needs a transport match. */
+export function slotRuleNeedsL4(svc: NftService): boolean {
+  return svc.slots.some((s) => s.port !== 0) || (svc.dispatch.kind === 'jhash' && svc.dispatch.fields.includes('sport'));
+}
+
+/** The rule of a slot chain (default: side a): count new connections, then DNAT by its slot map (none when empty). */
 export function serviceRule(table: string, svc: NftService, chain = slotChainName(svc.chain, 'a')): NftCommand {
   const expr: Json[] = [{ counter: { packets: 0, bytes: 0 } }];
   if (svc.slots.length > 0) {
     const ipName = svc.family === 4 ? 'ip' : 'ip6';
-    const withPort = svc.slots.some((s) => s.port !== 0);
-    // A port mapping (and hashing a port) needs a transport-protocol match first.
-    const needsL4 = withPort || (svc.dispatch.kind === 'jhash' && svc.dispatch.fields.includes('sport'));
-    if (needsL4) {
+    if (slotRuleNeedsL4(svc)) {
       expr.push(eq(meta('l4proto'), svc.match.kind === 'tuple' ? svc.match.protocol : { set: ['tcp', 'udp', 'sctp'] }));
     }
     let key: Json;
@@ -73,11 +115,7 @@ export function serviceRule(table: string, svc: NftService, chain = slotChainNam
       const parts = svc.dispatch.fields.map((f) => (f === 'sport' ? payload('th', 'sport') : payload(ipName, f)));
       key = { jhash: { mod: svc.mod, seed: svc.dispatch.seed, offset: 0, expr: parts.length === 1 ? parts[0] : { concat: parts } } };
     }
-    const elems = svc.slots.map((s) => [
-      s.from === s.to ? s.from : { range: [s.from, s.to] },
-      s.port === 0 ? s.address : { concat: [s.address, s.port] },
-    ]);
-    expr.push({ dnat: { family: ipName, addr: { map: { key, data: { set: elems } } } } });
+    expr.push({ dnat: { family: ipName, addr: { map: { key, data: `@${chain}` } } } });
   }
   return { add: { rule: obj(table, { chain, expr }) } };
 }
@@ -170,7 +208,7 @@ export function fullCommands(m: NftTableModel, replace: boolean): NftCommand[] {
   }
   cmds.push(...baseCommands(m));
   for (const svc of m.services.values()) {
-    cmds.push(serviceRule(m.table, svc), dispatchRule(m.table, svc.chain, 'a'), vmapElement('add', m.table, svc));
+    cmds.push(...serviceCommands(m.table, svc), dispatchRule(m.table, svc.chain, 'a'), vmapElement('add', m.table, svc));
   }
   if (m.masquerade) {
     for (const [set, elems] of masqElements(m)) {
@@ -183,6 +221,23 @@ export function fullCommands(m: NftTableModel, replace: boolean): NftCommand[] {
 /** The slot side of every service once fullCommands(m) is in the kernel. */
 export function fullLive(m: NftTableModel): Map<string, SlotSide> {
   return new Map([...m.services.keys()].map((chain) => [chain, 'a' as const]));
+}
+
+/** Removes a slot chain, and its slot map when it has one (after the rule that used it). */
+function retireSlot(t: string, slot: string, maps: ReadonlySet<string>): NftCommand[] {
+  const out = [chainCmd('flush', t, slot), chainCmd('delete', t, slot)];
+  if (maps.has(slot)) out.push({ delete: { map: obj(t, { name: slot }) } });
+  return out;
+}
+
+/** The slot maps a table written by lvsd holds: one per live slot chain that dispatches. */
+export function slotMapsOf(m: NftTableModel): Set<string> {
+  const out = new Set<string>();
+  for (const [chain, svc] of m.services) {
+    const side = m.live.get(chain);
+    if (side !== undefined && svc.slots.length > 0) out.add(slotChainName(chain, side));
+  }
+  return out;
 }
 
 /** One change as three transactions, sent in this order; an empty one is skipped. */
@@ -204,13 +259,15 @@ export function planPhases(plan: UpdatePlan): NftCommand[][] {
 /**
  * The plan that turns table `from` into table `to`, both with the same fixed part. A service keeps its
  * slot chain only when it is unchanged and on a known side. `leftovers` are slot chains nothing reaches
- * (a plan interrupted between its transactions); they are removed unless staging reuses them.
+ * (a plan interrupted between its transactions); they are removed unless staging reuses them. `maps` are
+ * the slot maps the table holds (default: those of `from`'s live slot chains).
  */
 export function planUpdate(
   from: NftTableModel,
   to: NftTableModel,
   same: (a: NftService, b: NftService) => boolean,
   leftovers: readonly string[] = [],
+  maps: ReadonlySet<string> = slotMapsOf(from),
 ): UpdatePlan {
   const t = to.table;
   const plan: UpdatePlan = { stage: [], switch: [], retire: [], live: new Map() };
@@ -225,13 +282,16 @@ export function planUpdate(
     const next: SlotSide = side === 'a' ? 'b' : 'a';
     const slot = slotChainName(chain, next);
     staged.add(slot);
-    plan.stage.push(chainCmd('add', t, slot), chainCmd('flush', t, slot), serviceRule(t, svc, slot));
+    plan.stage.push(chainCmd('add', t, slot), chainCmd('flush', t, slot));
+    // A leftover's map may have another type: removed (its chain was just flushed) and made anew.
+    if (maps.has(slot)) plan.stage.push({ delete: { map: obj(t, { name: slot }) } });
+    plan.stage.push(...serviceCommands(t, svc, slot));
     if (old === undefined) {
       plan.stage.push(chainCmd('add', t, chain), chainCmd('flush', t, chain), dispatchRule(t, chain, next));
       plan.switch.push(vmapElement('add', t, svc));
     } else {
       plan.switch.push(chainCmd('flush', t, chain), dispatchRule(t, chain, next));
-      if (side !== undefined) plan.retire.push(chainCmd('flush', t, slotChainName(chain, side)), chainCmd('delete', t, slotChainName(chain, side)));
+      if (side !== undefined) plan.retire.push(...retireSlot(t, slotChainName(chain, side), maps));
     }
     plan.live.set(chain, next);
   }
@@ -240,10 +300,10 @@ export function planUpdate(
     plan.switch.push(vmapElement('delete', t, svc));
     plan.retire.push(chainCmd('flush', t, chain), chainCmd('delete', t, chain));
     const side = from.live.get(chain);
-    if (side !== undefined) plan.retire.push(chainCmd('flush', t, slotChainName(chain, side)), chainCmd('delete', t, slotChainName(chain, side)));
+    if (side !== undefined) plan.retire.push(...retireSlot(t, slotChainName(chain, side), maps));
   }
   for (const chain of leftovers) {
-    if (!staged.has(chain)) plan.retire.push(chainCmd('flush', t, chain), chainCmd('delete', t, chain));
+    if (!staged.has(chain)) plan.retire.push(...retireSlot(t, chain, maps));
   }
   if (to.masquerade) {
     // Added before the switch and removed after it: SNAT is in place whenever a service is reachable.
@@ -257,8 +317,4 @@ export function planUpdate(
     }
   }
   return plan;
-}
-
-export function transaction(cmds: NftCommand[]): string {
-  return JSON.stringify({ nftables: cmds });
 }

@@ -1,0 +1,71 @@
+// Which changes between two tables can be one netlink transaction, and that transaction. Pure.
+//
+// A service whose match, family, scheduler kind and map shape stay the same and that dispatches before
+// and after has only its slot map's elements to change — and, when its slot space changes, its rule's
+// `mod`. Both go into one batch: the old elements out, the new ones in, and (if the mod changed) the slot
+// chain flushed and its rule added anew, which looks up the same named map. No set is created or removed,
+// and every slot value has an element (the last interval is open: render.ts, slotElements), so a packet
+// that walks the old rule while the batch commits still finds a real server. Everything else (a new or
+// removed service, a change of scheduler, of match, of port mapping, hashing a port) goes to nft.
+import { slotChainName, type NftService, type NftTableModel } from './model.js';
+import { sameService } from './model.js';
+import { slotRuleNeedsL4 } from './render.js';
+import { delSlotElements, flushChain, newSlotElements, newSlotRule, type NftOp, type SlotRuleSpec } from './nl-codec.js';
+
+export interface FastChanges {
+  ops: NftOp[];
+  /** The dispatch chains of the services those ops change. */
+  chains: string[];
+}
+
+function withPort(svc: NftService): boolean {
+  return svc.slots.some((s) => s.port !== 0);
+}
+
+function ruleDispatch(svc: NftService): SlotRuleSpec['dispatch'] | undefined {
+  if (svc.dispatch.kind === 'numgen') return { kind: 'numgen' };
+  const [field, ...more] = svc.dispatch.fields;
+  if (more.length > 0 || (field !== 'saddr' && field !== 'daddr')) return undefined;
+  return { kind: 'jhash', field, seed: svc.dispatch.seed };
+}
+
+/** The slot rule's spec, when the codec can write it (a tuple service, or a fwmark one without ports). */
+function ruleSpec(table: string, svc: NftService, chain: string): SlotRuleSpec | undefined {
+  const dispatch = ruleDispatch(svc);
+  if (dispatch === undefined) return undefined;
+  const l4 = slotRuleNeedsL4(svc);
+  // A fwmark service's transport match is an anonymous set ({ tcp, udp, sctp }): nft's to write.
+  if (l4 && svc.match.kind !== 'tuple') return undefined;
+  return {
+    table, chain, map: chain, family: svc.family, mod: svc.mod, dispatch, withPort: withPort(svc),
+    ...(l4 && svc.match.kind === 'tuple' ? { l4proto: svc.match.protocol } : {}),
+  };
+}
+
+function sameShape(a: NftService, b: NftService): boolean {
+  if (a.family !== b.family || a.chain !== b.chain || a.slots.length === 0 || b.slots.length === 0) return false;
+  if (withPort(a) !== withPort(b) || slotRuleNeedsL4(a) !== slotRuleNeedsL4(b)) return false;
+  const ma = a.match;
+  const mb = b.match;
+  if (ma.kind === 'fwmark' ? mb.kind !== 'fwmark' || mb.mark !== ma.mark : mb.kind !== 'tuple' || mb.address !== ma.address || mb.protocol !== ma.protocol || mb.port !== ma.port) return false;
+  const da = ruleDispatch(a);
+  const db = ruleDispatch(b);
+  return da !== undefined && db !== undefined && JSON.stringify(da) === JSON.stringify(db);
+}
+
+/** The netlink ops that take `from`'s services to `to`'s where only slots (and mod) differ, in one batch. */
+export function fastChanges(from: NftTableModel, to: NftTableModel): FastChanges {
+  const out: FastChanges = { ops: [], chains: [] };
+  for (const [chain, svc] of to.services) {
+    const old = from.services.get(chain);
+    const side = from.live.get(chain);
+    if (old === undefined || side === undefined || sameService(old, svc) || !sameShape(old, svc)) continue;
+    const slot = slotChainName(chain, side);
+    const spec = ruleSpec(to.table, svc, slot);
+    if (spec === undefined) continue;
+    out.ops.push(delSlotElements(to.table, slot, old.slots), newSlotElements(to.table, slot, svc.slots));
+    if (old.mod !== svc.mod) out.ops.push(flushChain(to.table, slot), newSlotRule(spec));
+    out.chains.push(chain);
+  }
+  return out;
+}

@@ -1,0 +1,260 @@
+// nf_tables netlink messages for the incremental changes of the nftables dataplane. Pure: bytes in, bytes out.
+//
+// What it writes is one transaction (NFNL_MSG_BATCH_BEGIN … END) that changes one service's slot map —
+// the named interval map `svc-…-a|b` (`typeof numgen inc mod N : ip daddr . tcp dport`, render.ts) that its
+// slot chain's DNAT rule looks up — and, when the slot space (the rule's `mod`) changes, the rule itself
+// (a flush of the slot chain and the new rule, in the same transaction). nft re-reads the whole table
+// before every command, so its cost grows with the table; these messages do not (bench/nft-change.ts).
+//
+// The layout of each message is the one nft 1.0.6 sends for the same command (captured with strace; the
+// unit test compares the bytes), with one difference: nft also names the set by its transaction id
+// (NFTA_*_SET_ID); lvsd names it only by name, which the kernel looks up first.
+import { isIPv4 } from 'node:net';
+
+export const NFNL_SUBSYS_NFTABLES = 10;
+export const NFNL_MSG_BATCH_BEGIN = 0x10;
+export const NFNL_MSG_BATCH_END = 0x11;
+export const NFT_MSG = { NEWRULE: 6, DELRULE: 8, NEWSETELEM: 12, DELSETELEM: 14 } as const;
+export const NLM_F = { REQUEST: 0x1, ACK: 0x4, CREATE: 0x400, APPEND: 0x800 } as const;
+export const NLMSG_ERROR = 2;
+export const NFPROTO = { INET: 1, IPV4: 2, IPV6: 10 } as const;
+const NLA_F_NESTED = 0x8000;
+
+// <linux/netfilter/nf_tables.h>
+const RULE = { TABLE: 1, CHAIN: 2, EXPRESSIONS: 4 } as const;
+const LIST_ELEM = 1;
+const EXPR = { NAME: 1, DATA: 2 } as const;
+const SET_ELEM_LIST = { TABLE: 1, SET: 2, ELEMENTS: 3 } as const;
+const SET_ELEM = { KEY: 1, DATA: 2, FLAGS: 3, USERDATA: 6 } as const;
+const DATA_VALUE = 1;
+const NFT_SET_ELEM_INTERVAL_END = 1;
+/** libnftnl's element userdata: NFTNL_UDATA_SET_ELEM_FLAGS = NFTNL_SET_ELEM_F_INTERVAL_OPEN (an interval to the top). */
+const UDATA_INTERVAL_OPEN = Buffer.from([1, 4, 1, 0, 0, 0]);
+const NFT_REG_1 = 1;
+const NFT_REG32_00 = 8;
+const META_L4PROTO = 16;
+const META_NFPROTO = 15;
+const CMP_EQ = 0;
+const BYTEORDER_HTON = 1;
+const PAYLOAD_NETWORK_HEADER = 1;
+const NAT_DNAT = 1;
+const IPPROTO: Readonly<Record<string, number>> = { tcp: 6, udp: 17, sctp: 132 };
+
+export function attr(type: number, value: Buffer): Buffer {
+  const len = 4 + value.length;
+  const b = Buffer.alloc((len + 3) & ~3);
+  b.writeUInt16LE(len, 0);
+  b.writeUInt16LE(type, 2);
+  value.copy(b, 4);
+  return b;
+}
+
+function nested(type: number, parts: Buffer[]): Buffer {
+  return attr(type | NLA_F_NESTED, Buffer.concat(parts));
+}
+
+function cstr(s: string): Buffer {
+  return Buffer.from(`${s}\0`);
+}
+
+function u32be(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n >>> 0, 0);
+  return b;
+}
+
+/** One netlink message with its nfgenmsg header (family, version 0, res_id big-endian). */
+export function message(type: number, flags: number, seq: number, family: number, resId: number, payload: Buffer): Buffer {
+  const b = Buffer.alloc(20 + payload.length);
+  b.writeUInt32LE(b.length, 0);
+  b.writeUInt16LE(type, 4);
+  b.writeUInt16LE(flags, 6);
+  b.writeUInt32LE(seq >>> 0, 8);
+  b.writeUInt32LE(0, 12);
+  b.writeUInt8(family, 16);
+  b.writeUInt8(0, 17);
+  b.writeUInt16BE(resId, 18);
+  payload.copy(b, 20);
+  return b;
+}
+
+/** One command of a batch: its message type (NFT_MSG_*), flags beyond REQUEST|ACK, and attributes. */
+export interface NftOp {
+  cmd: number;
+  flags: number;
+  payload: Buffer;
+}
+
+/** The batch as one buffer, and the sequence numbers whose acks say it went through (one per command). */
+export function encodeBatch(ops: readonly NftOp[], firstSeq: number): { bytes: Buffer; seqs: number[] } {
+  let seq = firstSeq;
+  const parts = [message(NFNL_MSG_BATCH_BEGIN, NLM_F.REQUEST, seq++, 0, NFNL_SUBSYS_NFTABLES, Buffer.alloc(0))];
+  const seqs: number[] = [];
+  for (const op of ops) {
+    seqs.push(seq);
+    parts.push(message((NFNL_SUBSYS_NFTABLES << 8) | op.cmd, NLM_F.REQUEST | NLM_F.ACK | op.flags, seq++, NFPROTO.INET, 0, op.payload));
+  }
+  parts.push(message(NFNL_MSG_BATCH_END, NLM_F.REQUEST, seq++, 0, NFNL_SUBSYS_NFTABLES, Buffer.alloc(0)));
+  return { bytes: Buffer.concat(parts), seqs };
+}
+
+/** The errno of each NLMSG_ERROR in a reply datagram, by sequence number (0 = an ack). */
+export function decodeAcks(buf: Buffer): Map<number, number> {
+  const out = new Map<number, number>();
+  for (let off = 0; off + 16 <= buf.length; ) {
+    const len = buf.readUInt32LE(off);
+    if (len < 16) break;
+    if (buf.readUInt16LE(off + 4) === NLMSG_ERROR && off + 20 <= buf.length) out.set(buf.readUInt32LE(off + 8), Math.abs(buf.readInt32LE(off + 16)));
+    off += (len + 3) & ~3;
+  }
+  return out;
+}
+
+/** One interval of the slot map: slots [from, to] → a real server (port 0: the map's data is the address alone). */
+export interface SlotRange {
+  from: number;
+  to: number;
+  address: string;
+  port: number;
+}
+
+function addressBytes(address: string): Buffer {
+  if (isIPv4(address)) return Buffer.from(address.split('.').map(Number));
+  // Expand "::" to the missing groups; the model keeps addresses canonical, so this sees valid text only.
+  const [head = '', tail] = address.split('::');
+  const h = head === '' ? [] : head.split(':');
+  const t = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
+  const b = Buffer.alloc(16);
+  groups.forEach((g, i) => b.writeUInt16BE(parseInt(g, 16), i * 2));
+  return b;
+}
+
+/** A map's data: the address, then the port in network order padded to a 32-bit register (as concat data is). */
+function slotData(r: SlotRange, withPort: boolean): Buffer {
+  const a = addressBytes(r.address);
+  if (!withPort) return a;
+  const p = Buffer.alloc(4);
+  p.writeUInt16BE(r.port, 0);
+  return Buffer.concat([a, p]);
+}
+
+/**
+ * The map's elements for `ranges` (sorted, contiguous from 0): each range's start with its data, then the
+ * start of the next as an interval end — except the last, which is open to 2^32-1. So every value a rule
+ * may look up has an element, even one computed under a previous, larger `mod` by a packet that walked the
+ * old rule while this transaction committed (render.ts says why that matters).
+ */
+function rangeElements(ranges: readonly SlotRange[], withPort: boolean, withData: boolean): Buffer[] {
+  const out: Buffer[] = [];
+  let n = 0;
+  ranges.forEach((r, i) => {
+    const last = i === ranges.length - 1;
+    const start = [nested(SET_ELEM.KEY, [attr(DATA_VALUE, u32be(r.from))])];
+    if (withData) start.push(nested(SET_ELEM.DATA, [attr(DATA_VALUE, slotData(r, withPort))]));
+    if (last) start.push(attr(SET_ELEM.USERDATA, UDATA_INTERVAL_OPEN));
+    // libnftnl numbers the list's entries 1, 2, 3 … (the kernel ignores the type); so does lvsd, byte for byte.
+    out.push(nested(++n, start));
+    if (!last) out.push(nested(++n, [attr(SET_ELEM.FLAGS, u32be(NFT_SET_ELEM_INTERVAL_END)), nested(SET_ELEM.KEY, [attr(DATA_VALUE, u32be(r.to + 1))])]));
+  });
+  return out;
+}
+
+function elementList(table: string, set: string, elems: Buffer[]): Buffer {
+  return Buffer.concat([attr(SET_ELEM_LIST.TABLE, cstr(table)), attr(SET_ELEM_LIST.SET, cstr(set)), nested(SET_ELEM_LIST.ELEMENTS, elems)]);
+}
+
+/** Removes the intervals `ranges` (as last written) from slot map `set`. */
+export function delSlotElements(table: string, set: string, ranges: readonly SlotRange[]): NftOp {
+  const withPort = ranges.some((r) => r.port !== 0);
+  return { cmd: NFT_MSG.DELSETELEM, flags: 0, payload: elementList(table, set, rangeElements(ranges, withPort, false)) };
+}
+
+/** Adds the intervals `ranges` to slot map `set` (its data has a port unless every range's port is 0). */
+export function newSlotElements(table: string, set: string, ranges: readonly SlotRange[]): NftOp {
+  const withPort = ranges.some((r) => r.port !== 0);
+  return { cmd: NFT_MSG.NEWSETELEM, flags: NLM_F.CREATE, payload: elementList(table, set, rangeElements(ranges, withPort, true)) };
+}
+
+function expr(name: string, data: Buffer[]): Buffer {
+  return nested(LIST_ELEM, [attr(EXPR.NAME, cstr(name)), nested(EXPR.DATA, data)]);
+}
+
+const u32attr = (type: number, n: number): Buffer => attr(type, u32be(n));
+
+/** Removes every rule of `chain` (a DELRULE without a handle: what `nft flush chain` sends). */
+export function flushChain(table: string, chain: string): NftOp {
+  return { cmd: NFT_MSG.DELRULE, flags: 0, payload: Buffer.concat([attr(RULE.TABLE, cstr(table)), attr(RULE.CHAIN, cstr(chain))]) };
+}
+
+/** The DNAT rule of a slot chain, as render.ts's serviceRule writes it for a named slot map. */
+export interface SlotRuleSpec {
+  table: string;
+  chain: string;
+  /** The slot map's name. */
+  map: string;
+  family: 4 | 6;
+  /** The service's protocol: the `meta l4proto` match a port mapping needs; undefined = no match (no ports). */
+  l4proto?: 'tcp' | 'udp' | 'sctp';
+  /** Slot space size. */
+  mod: number;
+  /** numgen inc, or jhash of one address field (saddr/daddr) with this seed. */
+  dispatch: { kind: 'numgen' } | { kind: 'jhash'; field: 'saddr' | 'daddr'; seed: number };
+  withPort: boolean;
+}
+
+/** `counter [meta l4proto P] dnat ip to (numgen inc | jhash ip F) mod N map @MAP`, appended to the chain. */
+export function newSlotRule(s: SlotRuleSpec): NftOp {
+  const exprs: Buffer[] = [expr('counter', [])];
+  if (s.l4proto !== undefined) {
+    exprs.push(expr('meta', [u32attr(2, META_L4PROTO), u32attr(1, NFT_REG_1)]));
+    exprs.push(expr('cmp', [u32attr(1, NFT_REG_1), u32attr(2, CMP_EQ), nested(3, [attr(DATA_VALUE, Buffer.from([IPPROTO[s.l4proto] ?? 0]))])]));
+  }
+  const addrLen = s.family === 4 ? 4 : 16;
+  if (s.dispatch.kind === 'numgen') {
+    // NFTA_NG_DREG, _MODULUS, _TYPE (0 = inc), _OFFSET
+    exprs.push(expr('numgen', [u32attr(1, NFT_REG_1), u32attr(2, s.mod), u32attr(3, 0), u32attr(4, 0)]));
+  } else {
+    // An inet table: the address payload needs the network protocol matched first (nft adds the same).
+    exprs.push(expr('meta', [u32attr(2, META_NFPROTO), u32attr(1, NFT_REG_1)]));
+    exprs.push(expr('cmp', [u32attr(1, NFT_REG_1), u32attr(2, CMP_EQ), nested(3, [attr(DATA_VALUE, Buffer.from([s.family === 4 ? NFPROTO.IPV4 : NFPROTO.IPV6]))])]));
+    const offset = s.family === 4 ? (s.dispatch.field === 'saddr' ? 12 : 16) : s.dispatch.field === 'saddr' ? 8 : 24;
+    // NFTA_PAYLOAD_DREG, _BASE, _OFFSET, _LEN
+    exprs.push(expr('payload', [u32attr(1, 2), u32attr(2, PAYLOAD_NETWORK_HEADER), u32attr(3, offset), u32attr(4, addrLen)]));
+    // NFTA_HASH_SREG, _DREG, _LEN, _MODULUS, _SEED, _OFFSET, _TYPE (0 = jenkins)
+    exprs.push(expr('hash', [u32attr(1, 2), u32attr(2, NFT_REG_1), u32attr(3, addrLen), u32attr(4, s.mod), u32attr(5, s.dispatch.seed), u32attr(6, 0), u32attr(7, 0)]));
+  }
+  // The map has intervals, whose keys the kernel compares as big-endian bytes: numgen/hash write host order.
+  exprs.push(expr('byteorder', [u32attr(1, NFT_REG_1), u32attr(2, NFT_REG_1), u32attr(3, BYTEORDER_HTON), u32attr(4, 4), u32attr(5, 4)]));
+  // NFTA_LOOKUP_SREG, _DREG, _SET
+  exprs.push(expr('lookup', [u32attr(2, NFT_REG_1), u32attr(3, NFT_REG_1), attr(1, cstr(s.map))]));
+  // NFTA_NAT_TYPE, _FAMILY, _REG_ADDR_MIN, [_REG_PROTO_MIN: the 32-bit register after the address]
+  const nat = [u32attr(1, NAT_DNAT), u32attr(2, s.family === 4 ? NFPROTO.IPV4 : NFPROTO.IPV6), u32attr(3, NFT_REG_1)];
+  if (s.withPort) nat.push(u32attr(5, NFT_REG32_00 + addrLen / 4));
+  exprs.push(expr('nat', nat));
+  return {
+    cmd: NFT_MSG.NEWRULE,
+    flags: NLM_F.CREATE | NLM_F.APPEND,
+    payload: Buffer.concat([attr(RULE.TABLE, cstr(s.table)), attr(RULE.CHAIN, cstr(s.chain)), nested(RULE.EXPRESSIONS, exprs)]),
+  };
+}
+
+/** A decoded attribute tree (for tests and diagnostics): nested attributes as children, others as hex. */
+export interface AttrNode {
+  type: number;
+  children?: AttrNode[];
+  hex?: string;
+}
+
+export function decodeAttrs(buf: Buffer): AttrNode[] {
+  const out: AttrNode[] = [];
+  for (let off = 0; off + 4 <= buf.length; ) {
+    const len = buf.readUInt16LE(off);
+    const t = buf.readUInt16LE(off + 2);
+    if (len < 4) break;
+    const body = buf.subarray(off + 4, off + len);
+    out.push((t & NLA_F_NESTED) !== 0 ? { type: t & 0x3fff, children: decodeAttrs(body) } : { type: t & 0x3fff, hex: body.toString('hex') });
+    off += (len + 3) & ~3;
+  }
+  return out;
+}

@@ -1,0 +1,68 @@
+// Which changes go by one netlink transaction (fast-path.ts), and the text nft is given for the rest (nft-text.ts).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { RealServerSpec, ServiceSpec } from '../../daemon/dataplane/types.js';
+import { tableModel, type NftTableModel } from '../../daemon/dataplane/nftables/model.js';
+import { fullCommands, fullLive } from '../../daemon/dataplane/nftables/render.js';
+import { fastChanges } from '../../daemon/dataplane/nftables/fast-path.js';
+import { nftText } from '../../daemon/dataplane/nftables/nft-text.js';
+import { decodeAttrs, NFT_MSG } from '../../daemon/dataplane/nftables/nl-codec.js';
+
+const rs = (address: string, port: number, weight = 1): RealServerSpec => ({ id: `${address}:${port}`, address, port, weight, method: 'nat' });
+const svc = (p: Partial<ServiceSpec> & { realServers: RealServerSpec[] }): ServiceSpec => ({ id: 'tcp:10.0.0.1:80', family: 4, protocol: 'tcp', address: '10.0.0.1', port: 80, scheduler: 'wrr', ...p });
+const live = (m: NftTableModel): NftTableModel => ({ ...m, live: fullLive(m) });
+
+test('a weight change of an existing service: its elements out and in, the rule only when the slot space changes', () => {
+  const a = live(tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80)] }), svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', realServers: [rs('10.0.1.1', 80)] })] }));
+  const same = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80, 1)] }), svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', realServers: [rs('10.0.1.1', 80)] })] });
+  assert.deepEqual(fastChanges(a, same), { ops: [], chains: [] });
+  // wrr 1:1 → 2:1 changes mod 2 → 3: four messages; the other service is untouched.
+  const b = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80, 2), rs('10.0.1.2', 80)] }), svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', realServers: [rs('10.0.1.1', 80)] })] });
+  const f = fastChanges(a, b);
+  assert.deepEqual(f.chains, ['svc-tcp-10.0.0.1-80']);
+  assert.deepEqual(f.ops.map((o) => o.cmd), [NFT_MSG.DELSETELEM, NFT_MSG.NEWSETELEM, NFT_MSG.DELRULE, NFT_MSG.NEWRULE]);
+  // Every op names the live slot chain / its map (side a).
+  for (const o of f.ops) assert.equal(Buffer.from(decodeAttrs(o.payload)[1]?.hex ?? '', 'hex').toString(), 'svc-tcp-10.0.0.1-80-a\0');
+  // Swapping which server is drained keeps mod 1: elements only.
+  const c1 = live(tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80, 0), rs('10.0.1.2', 80)] })] }));
+  const c2 = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80, 0)] })] });
+  assert.deepEqual(fastChanges(c1, c2).ops.map((o) => o.cmd), [NFT_MSG.DELSETELEM, NFT_MSG.NEWSETELEM]);
+});
+
+test('structural changes are left to nft: new, drained to nothing, another scheduler, a port mapping, a hashed port, a fwmark with ports', () => {
+  const base = svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80)] });
+  const a = live(tableModel({ services: [base] }));
+  const none = (to: ServiceSpec[]): void => {
+    assert.deepEqual(fastChanges(a, tableModel({ services: to })).ops, [], JSON.stringify(to));
+  };
+  none([base, svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', realServers: [rs('10.0.1.1', 80)] })].slice(1));
+  none([svc({ realServers: [rs('10.0.1.1', 80, 0), rs('10.0.1.2', 80, 0)] })]);
+  none([svc({ scheduler: 'sh', realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80)] })]);
+  none([svc({ realServers: [rs('10.0.1.1', 0), rs('10.0.1.2', 0)] })]);
+  const sh = live(tableModel({ services: [svc({ scheduler: 'sh', schedulerFlags: ['sh-port'], realServers: [rs('10.0.1.1', 80)] })] }));
+  assert.deepEqual(fastChanges(sh, tableModel({ services: [svc({ scheduler: 'sh', schedulerFlags: ['sh-port'], realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80)] })] })).ops, []);
+  const fw = (servers: RealServerSpec[]): ServiceSpec => ({ id: 'fwmark:4:7', family: 4, protocol: 'tcp', fwmark: 7, scheduler: 'rr', realServers: servers });
+  const fwa = live(tableModel({ services: [fw([rs('10.0.1.1', 80)])] }));
+  assert.deepEqual(fastChanges(fwa, tableModel({ services: [fw([rs('10.0.1.1', 80), rs('10.0.1.2', 80)])] })).ops, []);
+  // Without ports a fwmark service has no transport match: the codec writes it.
+  const fwb = live(tableModel({ services: [fw([rs('10.0.1.1', 0)])] }));
+  assert.equal(fastChanges(fwb, tableModel({ services: [fw([rs('10.0.1.1', 0), rs('10.0.1.2', 0)])] })).ops.length, 4);
+  // A sh service hashing the source address alone is the codec's too.
+  const sha = live(tableModel({ services: [svc({ scheduler: 'sh', realServers: [rs('10.0.1.1', 80)] })] }));
+  assert.equal(fastChanges(sha, tableModel({ services: [svc({ scheduler: 'sh', realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80)] })] })).ops.length, 4);
+});
+
+test('nft text: the full program, one command a line, typeof slot maps and open last intervals', () => {
+  const m = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80, 2), rs('10.0.1.2', 81)] })] }, { masquerade: true });
+  const text = nftText(fullCommands(m, true));
+  const lines = text.trimEnd().split('\n');
+  assert.deepEqual(lines.slice(0, 3), ['add table inet lvsd', 'delete table inet lvsd', 'add table inet lvsd']);
+  assert.ok(lines.includes('add map inet lvsd svc-tcp-10.0.0.1-80-a { typeof numgen inc mod 1 : ip daddr . th dport; flags interval; }'));
+  assert.ok(lines.includes('add element inet lvsd svc-tcp-10.0.0.1-80-a { 0-1 : 10.0.1.1 . 80, 2-4294967295 : 10.0.1.2 . 81 }'));
+  assert.ok(lines.includes('add rule inet lvsd svc-tcp-10.0.0.1-80-a counter meta l4proto tcp dnat ip to numgen inc mod 3 map @svc-tcp-10.0.0.1-80-a'));
+  assert.ok(lines.includes('add chain inet lvsd prerouting { type nat hook prerouting priority -100; policy accept; }'));
+  assert.ok(lines.includes('add rule inet lvsd postrouting ct status dnat ct original ip daddr @vips4 masquerade'));
+  assert.ok(lines.includes('add element inet lvsd svc4 { 10.0.0.1 . tcp . 80 : goto svc-tcp-10.0.0.1-80 }'));
+  // A name nft would read as something else is refused, not written.
+  assert.throws(() => nftText([{ add: { table: { family: 'inet', name: 'x; flush ruleset' } } }]), /lvsd writes only/);
+});
