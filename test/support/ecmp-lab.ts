@@ -62,7 +62,8 @@ export interface EcmpLab {
   destroy(): Promise<void>;
 }
 
-const TIMERS = 'hold time 3; keepalive time 1; connect retry time 1;';
+// BIRD's defaults wait 5 s before the first connect and 60 s after a session error (a hold timer that ran out).
+const TIMERS = 'hold time 3; keepalive time 1; connect retry time 1; connect delay time 1; error wait time 1, 5;';
 const BFD = 'protocol bfd { interface "eth0" { min rx interval 100 ms; min tx interval 100 ms; multiplier 3; }; }';
 
 export async function until(cond: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
