@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { requireCommands, requireRoot } from '../support/prereq.js';
 import { createEcmpLab, ECMP_VIP, type EcmpLab } from '../support/ecmp-lab.js';
 import { startLoad } from '../support/dataplane-lab.js';
+import { BIN } from '../support/lvsd-run.js';
 
 const FLOW_PROBE = join(import.meta.dirname, '..', 'support', 'flow-probe.js');
 const FIRST_PORT = 42_000;
@@ -125,4 +126,21 @@ test('a director added back: its next hop returns and it takes flows again, to t
   const spread = perDirector(back);
   assert.ok((spread.d1 ?? 0) >= 180, `d1 took ${String(spread.d1 ?? 0)} of ${String(FLOWS)}: ${JSON.stringify(spread)}`);
   assert.equal(compare(first, back).otherServer, 0, 'the real server of every flow is unchanged');
+});
+
+test('an operator withdraws the VIP from one director (lvsd bgp withdraw): its next hop leaves; a restore brings it back', { timeout: 120_000 }, async () => {
+  const d3 = lab.directors[2];
+  assert.ok(d3 !== undefined);
+  const socket = join(lab.dir, `${d3.name}-lvsd.sock`);
+  const out = await d3.ns.exec(process.execPath, [BIN, 'bgp', 'withdraw', `${ECMP_VIP}/32`, '--socket', socket]);
+  assert.match(out.stdout, /^192\.0\.2\.10\/32: withdrawn \(by .+\)$/m);
+  await lab.waitNexthops(core('d1'), 30_000);
+  const held = await replay(100);
+  assert.deepEqual(Object.keys(perDirector(held)), ['d1']);
+  assert.equal(compare(first, held).otherServer, 0);
+  const unknown = await d3.ns.exec(process.execPath, [BIN, 'bgp', 'withdraw', '203.0.113.0/24', '--socket', socket]).then(() => 'exit 0', (e: unknown) => String(e));
+  assert.match(unknown, /203\.0\.113\.0\/24 is not in bgp\.announce/);
+  const restored = await d3.ns.exec(process.execPath, [BIN, 'bgp', 'restore', `${ECMP_VIP}/32`, '--socket', socket]);
+  assert.match(restored.stdout, /^192\.0\.2\.10\/32: announced$/m);
+  await lab.waitNexthops(core('d1', 'd3'), 30_000);
 });

@@ -204,7 +204,8 @@ export async function createEcmpLab(tag: string, opts: EcmpLabOptions = {}): Pro
       const cfg = join(dir, `${d.name}-lvsd.yaml`);
       writeFileSync(cfg, lvsdConf(d, { dir, rs }, bird.socket, fragment));
       d.lvsd = startRun(['--config', cfg, '--state', join(dir, `${d.name}-state.json`)], ['ip', 'netns', 'exec', d.ns.name]);
-      await d.lvsd.waitFor(/^running$/, 30_000);
+      // Generous: on a loaded 2-core machine three lvsd starting at once took up to ~30 s.
+      await d.lvsd.waitFor(/^running$/, 120_000);
     };
 
     const killed = async (c: ChildProcess | null): Promise<void> => {
