@@ -46,6 +46,29 @@ export function createMetrics(source: MetricsSource, opts: { processMetrics?: bo
       }
     },
   });
+  new Gauge({
+    name: 'lvsd_bgp_session_up',
+    help: 'BGP sessions of the speaker lvsd drives (BIRD): 1 while Established, else 0',
+    labelNames: ['session'],
+    registers,
+    collect() {
+      this.reset();
+      for (const x of snap().bgp?.sessions ?? []) this.set({ session: x.name }, x.info.startsWith('Established') ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'lvsd_bgp_announced',
+    help: 'Prefixes of bgp.announce: 1 while this director announces it; withdrawn_by_operator 1 while an operator holds it withdrawn',
+    labelNames: ['prefix', 'kind'],
+    registers,
+    collect() {
+      this.reset();
+      for (const a of snap().bgp?.announcements ?? []) {
+        this.set({ prefix: a.prefix, kind: 'announced' }, a.announced ? 1 : 0);
+        this.set({ prefix: a.prefix, kind: 'withdrawn_by_operator' }, a.withdrawnBy === null ? 0 : 1);
+      }
+    },
+  });
   const transitions = new Counter({
     name: 'lvsd_vrrp_transitions_total',
     help: 'VRRP state transitions seen since lvsd started, by new state',

@@ -97,7 +97,7 @@ export const SnapshotSchema = Type.Object(
       socket: Type.String(),
       problem: Nullable(Type.String()),
       sessions: Type.Array(Type.Object({ name: Type.String(), state: Type.String(), since: Type.String(), info: Type.String() })),
-      announcements: Type.Array(Type.Object({ prefix: Type.String(), protocol: Type.String(), announced: Type.Boolean(), reason: Type.String() })),
+      announcements: Type.Array(Type.Object({ prefix: Type.String(), protocol: Type.String(), announced: Type.Boolean(), reason: Type.String(), withdrawnBy: Nullable(Type.String()) })),
     }, { description: 'The BGP speaker lvsd drives (BIRD): its sessions and the prefixes this director announces.' })),
     config: Type.Object({
       path: Type.String(),

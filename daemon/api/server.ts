@@ -14,6 +14,7 @@ import webPlugin from './plugins/web.js';
 import statusRoutes from './routes/status.js';
 import overrideRoutes from './routes/overrides.js';
 import failoverRoutes from './routes/failover.js';
+import bgpRoutes from './routes/bgp.js';
 import configRoutes from './routes/config.js';
 import userRoutes from './routes/users.js';
 import auditRoutes from './routes/audit.js';
@@ -140,6 +141,7 @@ export async function buildApi(opts: ApiOptions): Promise<Api> {
     historyRoutes(scope, graphs);
     overrideRoutes(scope, deps);
     failoverRoutes(scope, deps);
+    bgpRoutes(scope, deps);
     configRoutes(scope, deps);
     userRoutes(scope, deps);
     auditRoutes(scope, deps);

@@ -9,8 +9,9 @@ import { importKeepalivedCliCommand } from '../config/keepalived/command.js';
 import { reloadCommand } from './reload.js';
 import { userAddCommand } from './user.js';
 import { doctorCommand } from './doctor.js';
+import { bgpRestoreCommand, bgpWithdrawCommand } from './bgp.js';
 
-export const COMMANDS: Command[] = [runCommand, checkConfigCommand, statusCommand, topCommand, versionCommand, importKeepalivedCliCommand, reloadCommand, userAddCommand, doctorCommand];
+export const COMMANDS: Command[] = [runCommand, checkConfigCommand, statusCommand, topCommand, versionCommand, importKeepalivedCliCommand, reloadCommand, userAddCommand, doctorCommand, bgpWithdrawCommand, bgpRestoreCommand];
 
 /** The command for argv: the longest name that matches its leading words ("user add" before "user"). */
 export function findCommand(argv: readonly string[], commands: readonly Command[] = COMMANDS): { command: Command; rest: string[] } | undefined {

@@ -23,6 +23,14 @@ export interface MaglevTable {
 /** IPVS mh's own sizes come from the same list (ip_vs_mh.c primes[]): 4,093 is its Kconfig default. */
 export const MAGLEV_DEFAULT_SIZE = 65_537;
 
+/**
+ * The table size of the `mh` scheduler in the nftables and userspace dataplanes: IPVS mh's own default
+ * (ip_vs_mh.c primes[], CONFIG_IP_VS_MH_TAB_INDEX=12), so every dataplane sizes it alike. Maglev keeps real
+ * servers within ~1 % of each other while M > 100·N, i.e. up to ~40 real servers. Fixed, not chosen by the
+ * server count, so that directors whose health views differ still build tables of one size.
+ */
+export const MH_TABLE_SIZE = 4093;
+
 /** True for a prime; table sizes are small enough (≤ a few million) for trial division. */
 export function isPrime(n: number): boolean {
   if (!Number.isInteger(n) || n < 2) return false;

@@ -11,7 +11,8 @@ import { protocolName, renderBirdConfig } from '../bgp/bird-config.js';
 import { parseProtocols } from '../bgp/reply.js';
 import type { BgpConfig, Config } from '../config/types.js';
 import { bgpAnnouncements, type BgpDecision, type BgpPhase } from './bgp-desired.js';
-import type { BgpSnapshot, DirectorEventInput } from './snapshot.js';
+import { DirectorRejection } from './port.js';
+import type { BgpForceHow, BgpSnapshot, DirectorEventInput } from './snapshot.js';
 
 export interface BgpSupervisorOptions {
   logger: Logger;
@@ -30,6 +31,8 @@ export class BgpSupervisor {
   /** Announced state per prefix as BIRD last accepted it (absent: not known to be in BIRD). */
   private readonly applied = new Map<string, boolean>();
   private decisions: BgpDecision[] = [];
+  /** Prefixes an operator withdrew from this director → who; kept until a restore (or a restart: not persisted). */
+  private readonly withdrawn = new Map<string, string>();
   private sessions: BgpSnapshot['sessions'] = [];
   private problem: string | null = null;
   /** Writes and commands run one at a time: a reload's configure never interleaves with an enable. */
@@ -69,6 +72,7 @@ export class BgpSupervisor {
         this.configured = false;
       }
       this.bgp = next;
+      for (const prefix of this.withdrawn.keys()) if (!next.announce.some((a) => a.prefix === prefix)) this.withdrawn.delete(prefix);
       try {
         await this.configure(next, previous);
       } catch (e) {
@@ -87,6 +91,22 @@ export class BgpSupervisor {
     } finally {
       this.phase = phase;
     }
+  }
+
+  /**
+   * An operator withdraws one prefix from this director (the others keep announcing it, so ECMP moves its
+   * flows there), or restores it to follow quorum again. The decision stands even when BIRD does not answer
+   * now: it is applied when BIRD is back (the snapshot says what BIRD runs).
+   */
+  async force(prefix: string, how: BgpForceHow, by: string): Promise<void> {
+    const bgp = this.bgp;
+    if (bgp === null) throw new DirectorRejection(409, 'BGP is not configured (no bgp section in the running config)');
+    if (!bgp.announce.some((a) => a.prefix === prefix)) throw new DirectorRejection(404, `prefix ${prefix} is not in bgp.announce`);
+    if (how === 'withdraw') this.withdrawn.set(prefix, by);
+    else this.withdrawn.delete(prefix);
+    this.log.warn({ prefix, how, by }, `operator bgp ${how}: ${prefix}`);
+    this.opts.emit({ type: 'bgp.force', prefix, how, by });
+    await this.serial(() => this.sync()).catch((e: unknown) => { this.fail(e); });
   }
 
   /** Health changed somewhere: announce or withdraw what quorum now says. */
@@ -123,7 +143,7 @@ export class BgpSupervisor {
       socket: bgp.socket,
       problem: this.problem,
       sessions: this.sessions,
-      announcements: this.decisions.map((d) => ({ prefix: d.prefix, protocol: protocolName(d.prefix), announced: this.applied.get(d.prefix) === true, reason: d.reason })),
+      announcements: this.decisions.map((d) => ({ prefix: d.prefix, protocol: protocolName(d.prefix), announced: this.applied.get(d.prefix) === true, reason: d.reason, withdrawnBy: this.withdrawn.get(d.prefix) ?? null })),
     };
   }
 
@@ -153,12 +173,12 @@ export class BgpSupervisor {
    * and names BIRD's FILE:LINE:COL), then a timed configure that BIRD undoes by itself unless confirmed.
    */
   private async configure(next: BgpConfig, previous: BgpConfig | null): Promise<void> {
-    const decisions = bgpAnnouncements(next, this.opts.quorumLost, this.phase);
+    const decisions = bgpAnnouncements(next, this.opts.quorumLost, this.phase, this.withdrawn);
     await this.write(next, decisions);
     try {
       await this.command('configure check');
     } catch (e) {
-      if (previous !== null) await this.write(previous, bgpAnnouncements(previous, this.opts.quorumLost, this.phase));
+      if (previous !== null) await this.write(previous, bgpAnnouncements(previous, this.opts.quorumLost, this.phase, this.withdrawn));
       throw new Error(`bgp: BIRD refused lvsd's fragment ${next.configFile}: ${message(e)}`);
     }
     await this.command(`configure timeout ${String(Math.max(1, Math.round(next.configureTimeoutMs / 1000)))}`);
@@ -182,7 +202,7 @@ export class BgpSupervisor {
 
   /** Rewrites the fragment (draining: every announced prefix with the graceful-shutdown community) and configures. */
   private async rewrite(bgp: BgpConfig, draining: boolean): Promise<void> {
-    const list = bgpAnnouncements(bgp, this.opts.quorumLost, draining ? 'draining' : this.phase);
+    const list = bgpAnnouncements(bgp, this.opts.quorumLost, draining ? 'draining' : this.phase, this.withdrawn);
     await this.write(bgp, list);
     await this.command('configure');
     this.decisions = list;
@@ -196,7 +216,7 @@ export class BgpSupervisor {
       await this.configure(bgp, null);
       return;
     }
-    const decisions = bgpAnnouncements(bgp, this.opts.quorumLost, this.phase);
+    const decisions = bgpAnnouncements(bgp, this.opts.quorumLost, this.phase, this.withdrawn);
     this.decisions = decisions;
     const changed = decisions.filter((d) => this.applied.get(d.prefix) !== d.announce);
     if (changed.length === 0) return;

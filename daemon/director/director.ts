@@ -27,7 +27,7 @@ import { DirectorRejection, type ApplyOptions, type ApplyResult, type ConfigChec
 import { partsToReload, restartSettings, type ReloadPart } from './reload-parts.js';
 import { describeOutcome, describeRefusal, failureOf, runReload } from './reload-transaction.js';
 import { buildSnapshot } from './snapshot-builder.js';
-import type { DirectorEvent, DirectorEventInput, DirectorSnapshot, FailoverHow } from './snapshot.js';
+import type { BgpForceHow, DirectorEvent, DirectorEventInput, DirectorSnapshot, FailoverHow } from './snapshot.js';
 import { VrrpSupervisor, type VrrpSupervisorOptions } from './vrrp-supervisor.js';
 
 export interface DirectorOptions {
@@ -198,9 +198,8 @@ export class Director implements DirectorPort {
     await this.dataplane.request();
   }
 
-  forceFailover(instance: string, how: FailoverHow, by: string): Promise<void> {
-    return this.vrrp.forceFailover(instance, how, by);
-  }
+  forceFailover(instance: string, how: FailoverHow, by: string): Promise<void> { return this.vrrp.forceFailover(instance, how, by); }
+  forceBgp(prefix: string, how: BgpForceHow, by: string): Promise<void> { return this.bgp.force(prefix, how, by); }
 
   // ---- configuration: one path, one queue -----------------------------------------------------------------
 

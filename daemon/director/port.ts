@@ -1,7 +1,7 @@
 // What the API needs from the director — and nothing more. The Director implements this port; the tests
 // and the panel's e2e run against test/support/fake-director.ts. Methods that change things validate
 // first and either apply completely or throw DirectorRejection (→ 4xx) with nothing changed.
-import type { DirectorEvent, DirectorSnapshot, FailoverHow, Override, OverrideTarget } from './snapshot.js';
+import type { BgpForceHow, DirectorEvent, DirectorSnapshot, FailoverHow, Override, OverrideTarget } from './snapshot.js';
 
 export interface ConfigProblem {
   /** "FILE:LINE:COL: path: message", as `lvsd check-config` prints it. */
@@ -90,6 +90,8 @@ export interface DirectorPort {
   setOverride(target: OverrideTarget, override: Override, by: string): Promise<void>;
   clearOverride(target: OverrideTarget, by: string): Promise<void>;
   forceFailover(instance: string, how: FailoverHow, by: string): Promise<void>;
+  /** Withdraws one bgp.announce prefix from this director, or restores it (404 unknown prefix, 409 no bgp section). */
+  forceBgp(prefix: string, how: BgpForceHow, by: string): Promise<void>;
   validateConfig(text: string): Promise<ConfigCheck>;
   diffConfig(text: string): Promise<ConfigDiff>;
   /**

@@ -137,7 +137,8 @@ export interface BgpSnapshot {
   problem: string | null;
   /** BIRD's BGP sessions as `show protocols` lists them. */
   sessions: { name: string; state: string; since: string; info: string }[];
-  announcements: { prefix: string; protocol: string; announced: boolean; reason: string }[];
+  /** `withdrawnBy`: the operator who withdrew the prefix from this director (until a restore or a restart), else null. */
+  announcements: { prefix: string; protocol: string; announced: boolean; reason: string; withdrawnBy: string | null }[];
 }
 
 // ---- events -------------------------------------------------------------------------------------
@@ -166,6 +167,7 @@ export type DirectorEvent =
   | (EventBase & { type: 'dataplane.apply'; operations: number; drift: string[]; durationMs: number })
   | (EventBase & { type: 'dataplane.error'; message: string })
   | (EventBase & { type: 'bgp.announcement'; prefix: string; announced: boolean; reason: string })
+  | (EventBase & { type: 'bgp.force'; prefix: string; how: BgpForceHow; by: string })
   | (EventBase & { type: 'config.reload'; ok: boolean; hash: string; by: string; message: string })
   | (EventBase & { type: 'failover'; instance: string; how: FailoverHow; by: string })
   /** One e-mail alert: sent, failed at the SMTP server, or dropped because the queue was full (mail-supervisor.ts). */
@@ -175,6 +177,9 @@ export type DirectorEventType = DirectorEvent['type'];
 
 /** How an operator forces a failover: lower our priority, go to FAULT-like maintenance, or undo. */
 export type FailoverHow = 'lower-priority' | 'maintenance' | 'restore';
+
+/** An operator's withdraw of one announced prefix from this director, or its restore. */
+export type BgpForceHow = 'withdraw' | 'restore';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An event as a part of the director raises it; the bus stamps `at`. */

@@ -15,6 +15,7 @@ import {
   type RunningConfig,
 } from '../../daemon/director/port.js';
 import {
+  type BgpForceHow,
   type DirectorEvent,
   type DirectorSnapshot,
   type FailoverHow,
@@ -202,6 +203,9 @@ export class FakeDirector implements DirectorPort {
   readonly #counters = new Map<string, RateCounters>();
   /** Calls that reached the fake, for tests that check nothing was half-applied. */
   readonly calls: string[] = [];
+  /** Prefixes the fake announces over BGP (none: no bgp in the snapshot), and the operator withdrawals. */
+  bgpPrefixes: string[] = [];
+  readonly #bgpWithdrawn = new Map<string, string>();
 
   constructor(opts: FakeDirectorOptions = {}) {
     this.#now = opts.now ?? (() => new Date());
@@ -384,6 +388,16 @@ export class FakeDirector implements DirectorPort {
       vrrp,
       vrrpProblem: null,
       virtualServices,
+      ...(this.bgpPrefixes.length === 0 ? {} : {
+        bgp: {
+          speaker: 'bird' as const, socket: '/run/bird/bird.ctl', problem: null,
+          sessions: [{ name: 'upstream', state: 'up', since: this.#startedAt, info: 'Established' }],
+          announcements: this.bgpPrefixes.map((prefix) => {
+            const by = this.#bgpWithdrawn.get(prefix) ?? null;
+            return { prefix, protocol: `lvsd_${prefix.replace(/[^0-9A-Za-z]/g, '_')}`, announced: by === null, reason: by === null ? 'announced: quorum' : `withdrawn by operator ${by}`, withdrawnBy: by };
+          }),
+        },
+      }),
       config: { path: this.configPath, hash: sha(this.#text), loadedAt: this.#loadedAt, reloads: this.#reloads, lastReload: this.#lastReload },
     };
   }
@@ -423,6 +437,16 @@ export class FakeDirector implements DirectorPort {
     } else if (v.state === 'MASTER') {
       this.transition(instance, how === 'maintenance' ? 'FAULT' : 'BACKUP', `operator forced failover (${how}) by ${by}`);
     }
+    return Promise.resolve();
+  }
+
+  forceBgp(prefix: string, how: BgpForceHow, by: string): Promise<void> {
+    if (this.bgpPrefixes.length === 0) return Promise.reject(new DirectorRejection(409, 'BGP is not configured (no bgp section in the running config)'));
+    if (!this.bgpPrefixes.includes(prefix)) return Promise.reject(new DirectorRejection(404, `prefix ${prefix} is not in bgp.announce`));
+    this.calls.push(`forceBgp ${prefix} ${how}`);
+    if (how === 'withdraw') this.#bgpWithdrawn.set(prefix, by);
+    else this.#bgpWithdrawn.delete(prefix);
+    this.#emit({ type: 'bgp.force', at: this.#iso(), prefix, how, by });
     return Promise.resolve();
   }
 

@@ -85,6 +85,8 @@ export interface HostSpec {
   addresses?: string[];
   /** Default route via this gateway, if any. */
   gateway?: string;
+  /** The segment eth0 joins (default "lan"). */
+  segment?: string;
 }
 
 /**
@@ -127,12 +129,12 @@ export class Topology {
     return br;
   }
 
-  /** Adds a host with eth0 on the "lan" segment. */
+  /** Adds a host with eth0 on the "lan" segment (or spec.segment). */
   async addHost(spec: HostSpec): Promise<Netns> {
     const ns = new Netns(`${this.id}-${spec.name}`);
     await this.addNamespace(ns);
     this.hosts.set(spec.name, ns);
-    await this.link(spec.name, 'eth0', 'lan', spec.addresses ?? []);
+    await this.link(spec.name, 'eth0', spec.segment ?? 'lan', spec.addresses ?? []);
     if (spec.gateway !== undefined) {
       await run('ip', ['-n', ns.name, 'route', 'add', 'default', 'via', spec.gateway]);
     }

@@ -235,6 +235,7 @@ const ROUTES: Route[] = [
   { method: 'PUT', url: `/api/v1/services/${WEB_ENC}/real-servers/${RS1_ENC}/override`, body: { drain: true }, need: 'operator' },
   { method: 'DELETE', url: `/api/v1/services/${WEB_ENC}/real-servers/${RS1_ENC}/override`, need: 'operator' },
   { method: 'POST', url: '/api/v1/vrrp/VI_2/failover', body: { how: 'restore' }, need: 'operator' },
+  { method: 'POST', url: '/api/v1/bgp/withdraw', body: { prefix: '192.0.2.10/32', how: 'restore' }, need: 'operator' },
   { method: 'GET', url: '/api/v1/config', need: 'operator' },
   { method: 'POST', url: '/api/v1/config/validate', body: { text: 'node: { name: x }\n' }, need: 'operator' },
   { method: 'POST', url: '/api/v1/config/diff', body: { text: 'node: { name: x }\n' }, need: 'operator' },

@@ -147,6 +147,19 @@ test('announce while every followed virtual server has quorum; withdraw on loss;
   assert.deepEqual(pick(bgpAnnouncements(bgp, none, 'stopped')), [['192.0.2.10/32', false, false], ['198.51.100.0/24', false, false]]);
 });
 
+test('an operator withdraw takes one prefix off this director whatever quorum says, until a restore', () => {
+  const bgp = load(BGP_CONFIG).bgp;
+  assert.ok(bgp);
+  const none = { has: () => false };
+  const held = new Map([['198.51.100.0/24', 'alice']]);
+  const list = bgpAnnouncements(bgp, none, 'running', held);
+  assert.deepEqual(list.map((d) => [d.prefix, d.announce]), [['192.0.2.10/32', true], ['198.51.100.0/24', false]]);
+  assert.equal(list[1]?.reason, 'withdrawn by operator alice');
+  // Draining does not bring it back with the graceful-shutdown community: it stays withdrawn.
+  assert.deepEqual(bgpAnnouncements(bgp, none, 'draining', held).map((d) => [d.announce, d.gracefulShutdown]), [[true, true], [false, false]]);
+  assert.deepEqual(bgpAnnouncements(bgp, none, 'running', new Map()).map((d) => d.announce), [true, true]);
+});
+
 test('a reload that changes the bgp section runs the bgp part, and names no restart', () => {
   const a = load(BGP_CONFIG);
   const b = load(BGP_CONFIG.replace('65010:100', '65010:200'));

@@ -4,6 +4,8 @@
 // model, and the diff compares two models — so "what we want" and "what the kernel holds" meet in
 // one shape.
 import { UnsupportedByDataplane, type Family, type Protocol, type ServiceSpec, type DesiredTable } from '../types.js';
+import { maglevRuns } from './maglev-map.js';
+import { MH_TABLE_SIZE } from '../maglev.js';
 
 export const DEFAULT_TABLE = 'lvsd';
 
@@ -64,7 +66,7 @@ export const SCHEDULER_MAPPING: Readonly<Record<ServiceSpec['scheduler'], string
   rr: 'numgen inc (round robin)',
   wrr: 'numgen inc over weighted slot ranges',
   sh: 'jhash of the source address (sh-port adds the source port)',
-  mh: 'jhash of the source address (sh-like: remaps on backend change, not Maglev-stable)',
+  mh: `jhash of the source address (mh-port adds the source port) into a ${String(MH_TABLE_SIZE)}-slot Maglev table: every director with the same real servers picks the same one`,
   dh: 'jhash of the destination address',
   lblc: 'jhash of the destination address (dh-like, no load check)',
   lblcr: 'jhash of the destination address (dh-like, no load check)',
@@ -171,11 +173,17 @@ export function serviceModel(spec: ServiceSpec): NftService {
   if (withPort !== 0 && withPort !== active.length) {
     throw new UnsupportedByDataplane('nftables', spec.id, 'real servers must all have a port, or all keep the packet\'s port (0)');
   }
-  active.forEach((rs, i) => {
-    const n = (weights[i] ?? 1) / divisor;
-    slots.push({ from: next, to: next + n - 1, address: canonicalAddress(rs.address), port: rs.port });
-    next += n;
-  });
+  if (spec.scheduler === 'mh' && active.length > 0) {
+    // Maglev (maglev-map.ts says why): the map covers all M slots, whatever the weights add up to.
+    for (const run of maglevRuns(active)) slots.push({ from: run.from, to: run.to, address: canonicalAddress(run.realServer.address), port: run.realServer.port });
+    next = MH_TABLE_SIZE;
+  } else {
+    active.forEach((rs, i) => {
+      const n = (weights[i] ?? 1) / divisor;
+      slots.push({ from: next, to: next + n - 1, address: canonicalAddress(rs.address), port: rs.port });
+      next += n;
+    });
+  }
   // Without a map nothing is dispatched: one form for every scheduler, the one the kernel listing reads back.
   const dispatch: NftDispatch = next === 0 ? { kind: 'numgen' } : dispatchFor(spec);
   return { id: spec.id, chain: chainName(match, spec.family), family: spec.family, match, dispatch, mod: next, slots };

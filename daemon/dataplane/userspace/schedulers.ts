@@ -1,6 +1,7 @@
 // Schedulers of the userspace proxy. Pure: they choose among backends from the numbers they are given
 // (weights, active connection counts, a source address); no sockets, no clock.
 import type { Scheduler } from '../types.js';
+import { maglevTable, MH_TABLE_SIZE, type MaglevTable } from '../maglev.js';
 
 /** What a scheduler sees of a real server. `active` is maintained by the proxy. */
 export interface Pickable {
@@ -123,6 +124,40 @@ export class SourceHash implements Picker {
   }
 }
 
+/**
+ * mh: the Maglev table the nftables dataplane loads (same real-server ids and weights, same size), looked
+ * up by a hash of the source address, so the proxy's mh moves as few clients as IPVS and nftables mh do
+ * when a real server fails or returns. A tried server moves the client to the next slot whose server is
+ * usable (mh-fallback). The table is rebuilt only when the usable set or a weight changes.
+ */
+export class MaglevHash implements Picker {
+  private key = '';
+  private table: MaglevTable | undefined;
+  constructor(private readonly size = MH_TABLE_SIZE) {}
+  pick(backends: readonly Pickable[], source: string, tried?: ReadonlySet<Pickable>): Pickable | undefined {
+    let key = '';
+    for (const b of backends) if (b.weight > 0) key += `${b.id}\u0000${String(b.weight)}\u0000`;
+    if (key === '') return undefined;
+    if (this.table === undefined || key !== this.key) {
+      this.table = maglevTable(backends.filter((b) => b.weight > 0).map((b) => ({ name: b.id, weight: b.weight })), this.size);
+      this.key = key;
+    }
+    const byId = new Map(backends.map((b) => [b.id, b]));
+    const slots = this.table.slots;
+    const start = hashSource(source) % slots.length;
+    let last = -1;
+    for (let i = 0; i < slots.length; i++) {
+      const idx = slots[(start + i) % slots.length] as number;
+      if (idx === last) continue; // a run of one server: it was refused already
+      last = idx;
+      const b = byId.get(this.table.backends[idx] ?? '');
+      if (b !== undefined && usable(b, tried)) return b;
+      if (tried === undefined || tried.size === 0) return undefined;
+    }
+    return undefined;
+  }
+}
+
 /** Weighted failover: the highest weight wins; ties keep list order. */
 export class Failover implements Picker {
   pick(backends: readonly Pickable[], _source: string, tried?: ReadonlySet<Pickable>): Pickable | undefined {
@@ -146,8 +181,9 @@ export function pickerFor(s: Scheduler): Picker {
     case 'nq':
     case 'twos':
       return new LeastConnections(true);
-    case 'sh':
     case 'mh':
+      return new MaglevHash();
+    case 'sh':
     case 'dh':
     case 'lblc':
     case 'lblcr':
