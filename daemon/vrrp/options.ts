@@ -87,6 +87,12 @@ export interface VrrpInstanceOptions {
   lowerPrioNoAdvert?: boolean;
   /** keepalived higher_prio_send_advert: a master sends one advert of its own before yielding to a better one. Default: VrrpOptions.higherPrioSendAdvert, else false. */
   higherPrioSendAdvert?: boolean;
+  /**
+   * keepalived use_vmac: the instance runs on a macvlan carrying the RFC 5798 virtual MAC
+   * (00:00:5e:00:01:VRID, IPv6 00:00:5e:00:02:VRID) and its VIPs; `name` default vrrp.<VRID>.
+   * `xmitBase` (vmac_xmit_base): adverts go out of (and are read on) the parent interface instead.
+   */
+  vmac?: { name?: string; xmitBase?: boolean };
 }
 
 export interface TrackScriptOptions {
@@ -158,6 +164,8 @@ export interface NormalizedInstance {
   lowerPrioNoAdvert: boolean;
   higherPrioSendAdvert: boolean;
   group?: string;
+  /** use_vmac: the macvlan's name and the interface it sits on (the configured `interface`). */
+  vmac?: { name: string; parent: string; xmitBase: boolean };
 }
 
 export interface NormalizedOptions {
@@ -284,6 +292,15 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     if (i.unicastSrcIp !== undefined) n.unicastSrcIp = i.unicastSrcIp;
     const g = groupOf.get(i.name);
     if (g !== undefined) n.group = g;
+    if (i.vmac !== undefined) {
+      const name = i.vmac.name ?? `vrrp.${i.vrid}`;
+      // IFNAMSIZ: 15 bytes and a NUL; no '/' or blanks (the kernel's dev_valid_name).
+      if (name.length > 15 || !/^[^\s/:]+$/.test(name) || name === '.' || name === '..') err('vmac.name', `${JSON.stringify(name)} is not a valid interface name (1..15 characters, no blank, '/' or ':')`);
+      if (name === i.interface) err('vmac.name', `the virtual MAC interface cannot be the instance's own interface ${i.interface}`);
+      const other = instances.find((x) => x.vmac?.name === name);
+      if (other !== undefined) err('vmac.name', `${name} is already the virtual MAC interface of ${other.name}`);
+      n.vmac = { name, parent: i.interface, xmitBase: i.vmac.xmitBase ?? false };
+    }
     instances.push(n);
   }
   for (const g of o.syncGroups ?? []) {

@@ -271,6 +271,8 @@ export class VrrpRuntime {
    */
   async reconfigure(next: NormalizedOptions): Promise<ReconfigureSummary> {
     if (this.stopping) throw new Error('the VRRP runtime is stopping');
+    // Links made just before (a new virtual MAC interface) may not have come as events yet.
+    for (const l of await this.io.links()) if (!this.links.has(l.index)) this.links.set(l.index, l);
     const summary: ReconfigureSummary = { unchanged: [], updated: [], restarted: [], added: [], removed: [] };
     const wanted = new Map(next.instances.map((o) => [o.name, o]));
     const toStop: Inst[] = [];
