@@ -222,6 +222,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       lowerPrioNoAdvert: inst.lowerPrioNoAdvert ?? lowerPrioNoAdvert,
       higherPrioSendAdvert: inst.higherPrioSendAdvert ?? higherPrioSendAdvert,
       syncGroup: groupOf.get(inst.name),
+      vmac: inst.vmac === undefined ? undefined : { name: inst.vmac.name ?? `vrrp.${inst.virtualRouterId}`, xmitBase: inst.vmac.xmitBase ?? false },
     });
   });
 

@@ -232,6 +232,15 @@ export const VrrpInstance = Obj(
       Type.Boolean({ description: 'A master that hears a lower-priority master does not answer with an advert of its own (lower_prio_no_advert); it still sends the lowerPrioRepeat GARPs. Default: vrrp.lowerPrioNoAdvert, else false (it answers at once, so the other side steps down).' }),
     ),
     higherPrioSendAdvert: opt(Type.Boolean({ description: 'A master that hears a higher-priority advert sends one advert of its own before it becomes backup (higher_prio_send_advert). Default: vrrp.higherPrioSendAdvert, else false.' })),
+    vmac: opt(
+      Obj(
+        {
+          name: opt(Type.String({ minLength: 1, maxLength: 15, pattern: '^[^\\s/:]+$', description: 'Name of the macvlan. Default vrrp.<virtualRouterId>.' })),
+          xmitBase: opt(Type.Boolean({ description: 'Send and receive the adverts on `interface` itself, with its own MAC; the VIPs stay on the macvlan (keepalived vmac_xmit_base). Default false.' })),
+        },
+        'Run the instance on a macvlan (private mode) of `interface` carrying the RFC 5798 virtual MAC 00:00:5e:00:01:<VRID> (IPv6: 00:00:5e:00:02:<VRID>) and the VIPs, as keepalived use_vmac: created at start (or adopted, if one with that MAC is left), removed on stop. See docs/vrrp.md, "Virtual MAC".',
+      ),
+    ),
   },
   'A VRRP instance (keepalived vrrp_instance): one virtual router on one interface.',
 );

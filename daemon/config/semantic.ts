@@ -61,6 +61,7 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
     if (s.timeout !== undefined && (parseDuration(s.timeout) ?? 0) === 0) err(['vrrp', 'scripts', name, 'timeout'], 'must be more than 0');
   }
 
+  const vmacOwner = new Map<string, string>();
   instances.forEach((inst, i) => {
     const at = (...rest: P): P => ['vrrp', 'instances', i, ...rest];
     const prev = instanceByName.get(inst.name);
@@ -121,6 +122,16 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       if (p === inst.unicastSrcIp) err(at('unicastPeers', j), `peer ${p} is this director's own unicastSrcIp`);
       peers.add(p);
     });
+
+    if (inst.vmac !== undefined) {
+      // One macvlan per instance: two instances cannot share a virtual MAC interface (keepalived names them by VRID).
+      const vmacName = inst.vmac.name ?? `vrrp.${inst.virtualRouterId}`;
+      const vmacPath = inst.vmac.name === undefined ? at('vmac') : at('vmac', 'name');
+      const holder = vmacOwner.get(vmacName);
+      if (holder !== undefined) err(vmacPath, `virtual MAC interface ${vmacName} is already the one of instance "${holder}"; give one of them vmac.name`);
+      else vmacOwner.set(vmacName, inst.name);
+      if (vmacName === inst.interface) err(vmacPath, `the virtual MAC interface cannot be the instance's own interface ${inst.interface}`);
+    }
 
     (inst.trackScripts ?? []).forEach((t, j) => {
       if (!(t.name in scripts)) {

@@ -153,6 +153,8 @@ export interface VrrpInstance {
   higherPrioSendAdvert: boolean;
   /** Name of the sync group it belongs to, if any. */
   syncGroup?: string;
+  /** keepalived use_vmac (name default vrrp.<VRID>) and vmac_xmit_base. */
+  vmac?: { name: string; xmitBase: boolean };
 }
 
 export interface SyncGroup {

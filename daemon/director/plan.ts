@@ -173,6 +173,7 @@ export function vrrpOptions(config: Config): VrrpOptions {
       };
       if (i.authentication !== undefined) o.authPass = i.authentication.password;
       if (i.unicastSrcIp !== undefined) o.unicastSrcIp = i.unicastSrcIp;
+      if (i.vmac !== undefined) o.vmac = { ...i.vmac };
       return o;
     }),
   };

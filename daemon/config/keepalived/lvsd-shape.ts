@@ -57,6 +57,7 @@ export interface InstanceOut {
   garp?: GarpOut;
   lowerPrioNoAdvert?: boolean;
   higherPrioSendAdvert?: boolean;
+  vmac?: { name?: string; xmitBase?: boolean };
 }
 
 export interface SyncGroupOut {

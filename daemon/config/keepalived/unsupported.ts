@@ -57,8 +57,6 @@ const REASONS: Record<string, string> = {
   enable_script_security: 'lvsd runs scripts as its unprivileged service user; check the scripts\' permissions by hand',
   lvs_flush: 'lvsd reconciles the IPVS table instead of flushing it',
   lvs_flush_on_stop: 'lvsd leaves IPVS entries in place on stop so traffic keeps flowing',
-  use_vmac: 'virtual MAC (macvlan) interfaces are not supported by lvsd',
-  vmac_xmit_base: 'virtual MAC (macvlan) interfaces are not supported by lvsd',
   use_ipvlan: 'ipvlan interfaces are not supported by lvsd',
   dont_track_primary: 'lvsd always tracks the instance\'s interface',
   track_src_ip: 'not supported by lvsd',
