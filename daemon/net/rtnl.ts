@@ -12,6 +12,17 @@ export interface LinkInfo {
   mac: Buffer | null;
 }
 
+/** rtmsg / fib_rule_hdr with plain numbers (the netlink package types them as its enums). */
+export interface RouteHeader { family: number; dstLen: number; table: number; protocol: number; scope: number; type: number }
+export interface RuleHeader { family: number; dstLen: number; srcLen: number; table: number; action: number }
+
+// The package types these header fields as its own enums, which lack values such as RTPROT_KEEPALIVED (18):
+// the numbers go through unchanged.
+/* eslint-disable @typescript-eslint/no-unsafe-enum-assignment */
+const asRoute = (h: RouteHeader): rt.Route => h;
+const asRule = (h: RuleHeader): rt.Rule => h;
+/* eslint-enable @typescript-eslint/no-unsafe-enum-assignment */
+
 /** A link with what a virtual MAC interface is recognised by: its kind (macvlan, …) and parent. */
 export interface LinkDetail extends LinkInfo {
   kind: LinkKind | null;
@@ -150,6 +161,35 @@ export class Rtnl {
     } catch (e) {
       if (errnoOf(e) === 'EADDRNOTAVAIL' || errnoOf(e) === 'ENODEV') return false;
       throw new Error(`deleting ${cidr} from ifindex ${ifindex}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  /** Adds a route (rtnetlink's own types). Returns false when it was there already (EEXIST). */
+  async addRoute(data: RouteHeader, attrs: rt.RouteAttrs): Promise<boolean> {
+    return this.change('adding route', () => this.sock.newRoute(asRoute(data), attrs, { flags: FlagsNew.CREATE | FlagsNew.EXCL }), 'EEXIST');
+  }
+
+  /** Deletes a route. Returns false when it was not there. */
+  async delRoute(data: RouteHeader, attrs: rt.RouteAttrs): Promise<boolean> {
+    return this.change('deleting route', () => this.sock.delRoute(asRoute(data), attrs), 'ESRCH', 'ENOENT');
+  }
+
+  /** Adds a policy rule. Returns false when an equal one was there already (EEXIST). */
+  async addRule(data: RuleHeader, attrs: rt.RuleAttrs): Promise<boolean> {
+    return this.change('adding rule', () => this.sock.newRule(asRule(data), attrs, { flags: FlagsNew.CREATE | FlagsNew.EXCL }), 'EEXIST');
+  }
+
+  async delRule(data: RuleHeader, attrs: rt.RuleAttrs): Promise<boolean> {
+    return this.change('deleting rule', () => this.sock.delRule(asRule(data), attrs), 'ENOENT', 'ESRCH');
+  }
+
+  private async change(what: string, f: () => Promise<unknown>, ...benign: string[]): Promise<boolean> {
+    try {
+      await f();
+      return true;
+    } catch (e) {
+      if (benign.includes(errnoOf(e))) return false;
+      throw new Error(`${what}: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 

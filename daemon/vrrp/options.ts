@@ -2,6 +2,7 @@
 // these (durations already in ms, addresses as text); normalizeOptions() checks what the engine
 // relies on and fills keepalived's defaults, naming the instance and field of anything wrong.
 import { familyOf, parseCidr, type Family } from '../net/addr.js';
+import { normalizeRoutes, normalizeRules, type NormalizedRoute, type NormalizedRule, type VirtualRouteOptions, type VirtualRuleOptions } from './virtual-routes.js';
 
 export interface GarpOptions {
   /** keepalived vrrp_garp_master_delay: second burst this long after becoming master (0 = none). Default 5000. */
@@ -93,6 +94,9 @@ export interface VrrpInstanceOptions {
    * `xmitBase` (vmac_xmit_base): adverts go out of (and are read on) the parent interface instead.
    */
   vmac?: { name?: string; xmitBase?: boolean };
+  /** keepalived virtual_routes / virtual_rules: added on becoming MASTER, removed on leaving it. */
+  virtualRoutes?: VirtualRouteOptions[];
+  virtualRules?: VirtualRuleOptions[];
 }
 
 export interface TrackScriptOptions {
@@ -166,6 +170,9 @@ export interface NormalizedInstance {
   group?: string;
   /** use_vmac: the macvlan's name and the interface it sits on (the configured `interface`). */
   vmac?: { name: string; parent: string; xmitBase: boolean };
+  /** Present only when there are some (an instance without keeps its old shape). */
+  virtualRoutes?: NormalizedRoute[];
+  virtualRules?: NormalizedRule[];
 }
 
 export interface NormalizedOptions {
@@ -292,6 +299,10 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     if (i.unicastSrcIp !== undefined) n.unicastSrcIp = i.unicastSrcIp;
     const g = groupOf.get(i.name);
     if (g !== undefined) n.group = g;
+    const routes = normalizeRoutes(i.virtualRoutes ?? [], err);
+    if (routes.length > 0) n.virtualRoutes = routes;
+    const rules = normalizeRules(i.virtualRules ?? [], err);
+    if (rules.length > 0) n.virtualRules = rules;
     if (i.vmac !== undefined) {
       const name = i.vmac.name ?? `vrrp.${i.vrid}`;
       // IFNAMSIZ: 15 bytes and a NUL; no '/' or blanks (the kernel's dev_valid_name).
