@@ -2,6 +2,7 @@
 // services, v2-only / v3-only options, names that must refer to something, forwarding methods
 // that cannot map ports, scheduler flags of another scheduler. Runs on a document that already
 // passed the schema; returns every problem with its path.
+import { normalizeRoutes, normalizeRules } from '../vrrp/virtual-routes.js';
 import { checkBgp } from './bgp.js';
 import { ipFamily, parseCidr, parseDuration, type AddressFamily } from './formats.js';
 import type { ConfigFile, HealthCheckFile } from './schema.js';
@@ -123,6 +124,13 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       peers.add(p);
     });
 
+    // The engine's own checks of virtual routes and rules, placed at their FILE:LINE:COL.
+    const routeErr = (field: string, msg: string): void => {
+      const m = /^(virtualRoutes|virtualRules)\[(\d+)\](?:\.(\w+))?$/.exec(field);
+      err(m === null ? at() : m[3] === undefined ? at(m[1] ?? '', Number(m[2])) : at(m[1] ?? '', Number(m[2]), m[3]), msg);
+    };
+    normalizeRoutes(inst.virtualRoutes ?? [], routeErr);
+    normalizeRules(inst.virtualRules ?? [], routeErr);
     if (inst.vmac !== undefined) {
       // One macvlan per instance: two instances cannot share a virtual MAC interface (keepalived names them by VRID).
       const vmacName = inst.vmac.name ?? `vrrp.${inst.virtualRouterId}`;

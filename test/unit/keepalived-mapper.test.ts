@@ -398,12 +398,12 @@ test('inhibit_on_failure on every real server becomes the service setting; disag
 
 test('unsupported and unknown directives are reported with file, line and a reason; complete is false', () => {
   const r = importText(
-    'global_defs {\n notification_email {\n  a@b\n }\n vrrp_iptables\n totally_unknown 1\n}\nstatic_routes {\n 10.0.0.0/8 via 1.2.3.4\n}\n' + VI(' use_ipvlan\n virtual_routes {\n }'),
+    'global_defs {\n notification_email {\n  a@b\n }\n vrrp_iptables\n totally_unknown 1\n}\nstatic_routes {\n 10.0.0.0/8 via 1.2.3.4\n}\n' + VI(' use_ipvlan\n track_bfd {\n }'),
   );
   assert.equal(r.complete, false);
   assert.deepEqual(
     r.diagnostics.map((d) => `${d.file}:${d.line}: ${d.directive}`),
-    ['keepalived.conf:2: notification_email', 'keepalived.conf:5: vrrp_iptables', 'keepalived.conf:6: totally_unknown', 'keepalived.conf:8: static_routes', 'keepalived.conf:17: use_ipvlan', 'keepalived.conf:18: virtual_routes'],
+    ['keepalived.conf:2: notification_email', 'keepalived.conf:5: vrrp_iptables', 'keepalived.conf:6: totally_unknown', 'keepalived.conf:8: static_routes', 'keepalived.conf:17: use_ipvlan', 'keepalived.conf:18: track_bfd'],
   );
   assert.match(r.diagnostics[2]?.why ?? '', /not supported in global_defs/);
   assert.match(r.diagnostics[0]?.why ?? '', /e-mail/);

@@ -60,8 +60,6 @@ const REASONS: Record<string, string> = {
   use_ipvlan: 'ipvlan interfaces are not supported by lvsd',
   dont_track_primary: 'lvsd always tracks the instance\'s interface',
   track_src_ip: 'not supported by lvsd',
-  virtual_routes: 'lvsd does not add or remove routes on VRRP transitions; use notify scripts',
-  virtual_rules: 'lvsd does not add or remove policy rules on VRRP transitions; use notify scripts',
   static_ipaddress: 'lvsd does not configure static addresses; use the system\'s network configuration',
   static_routes: 'lvsd does not configure static routes; use the system\'s network configuration',
   static_rules: 'lvsd does not configure static rules; use the system\'s network configuration',
