@@ -223,6 +223,9 @@ export function normalise(file: ConfigFile, source: string): Config {
       lowerPrioNoAdvert: inst.lowerPrioNoAdvert ?? lowerPrioNoAdvert,
       higherPrioSendAdvert: inst.higherPrioSendAdvert ?? higherPrioSendAdvert,
       syncGroup: groupOf.get(inst.name),
+      virtualRoutes: (inst.virtualRoutes ?? []).map((r) => ({ ...r })),
+      virtualRules: (inst.virtualRules ?? []).map((r) => ({ ...r })),
+      vmac: inst.vmac === undefined ? undefined : { name: inst.vmac.name ?? `vrrp.${inst.virtualRouterId}`, xmitBase: inst.vmac.xmitBase ?? false },
     });
   });
 

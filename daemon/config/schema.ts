@@ -175,6 +175,38 @@ export const VirtualIpAddress = Type.Union(
   { description: 'A virtual IP address: "192.0.2.10/24" or { address, dev, label, scope }.' },
 );
 
+const Iface = (description: string) => Type.String({ minLength: 1, maxLength: 15, description });
+const TableId = (description: string) => Type.Integer({ minimum: 1, maximum: 4294967295, description });
+
+export const VirtualRoute = Obj(
+  {
+    to: Type.Union([Type.Literal('default'), Type.String({ format: 'cidr' })], { description: 'Destination in CIDR form, or "default".' }),
+    via: opt(Ip('Gateway.')),
+    dev: opt(Iface('Interface. Default: the instance\'s, for a unicast route without via.')),
+    src: opt(Ip('Preferred source address (often a VIP: the route needs it, so it is added after the VIPs).')),
+    table: opt(TableId('Routing table id. Default main (254).')),
+    metric: opt(Type.Integer({ minimum: 0, maximum: 4294967295, description: 'Route metric (priority).' })),
+    scope: opt(Enum(['global', 'site', 'link', 'host'], 'Route scope. Default link for a unicast route without via, else global.')),
+    type: opt(Enum(['unicast', 'blackhole', 'unreachable', 'prohibit', 'throw'], 'Route type. Default unicast.')),
+  },
+  'A route added while the instance is MASTER (keepalived virtual_routes), marked proto keepalived.',
+);
+
+export const VirtualRule = Obj(
+  {
+    from: opt(Type.String({ format: 'cidr', description: 'Source prefix. Default all.' })),
+    to: opt(Type.String({ format: 'cidr', description: 'Destination prefix. Default all.' })),
+    table: opt(TableId('Table to look up; needed unless type is blackhole, unreachable or prohibit.')),
+    priority: opt(Type.Integer({ minimum: 0, maximum: 4294967295, description: 'Rule priority (ip rule preference).' })),
+    fwmark: opt(Type.Integer({ minimum: 0, maximum: 4294967295, description: 'Firewall mark to match.' })),
+    fwmask: opt(Type.Integer({ minimum: 0, maximum: 4294967295, description: 'Mask for fwmark.' })),
+    iif: opt(Iface('Incoming interface to match.')),
+    oif: opt(Iface('Outgoing interface to match.')),
+    type: opt(Enum(['table', 'blackhole', 'unreachable', 'prohibit'], 'Action. Default table (look up `table`).')),
+  },
+  'A policy rule added while the instance is MASTER (keepalived virtual_rules), marked proto keepalived.',
+);
+
 const TrackWeight = (what: string) =>
   opt(Int(-254, 254, `Priority change while ${what} is down (<0) or up (>0); 0/absent = the instance goes to FAULT when it is down.`));
 
@@ -232,6 +264,17 @@ export const VrrpInstance = Obj(
       Type.Boolean({ description: 'A master that hears a lower-priority master does not answer with an advert of its own (lower_prio_no_advert); it still sends the lowerPrioRepeat GARPs. Default: vrrp.lowerPrioNoAdvert, else false (it answers at once, so the other side steps down).' }),
     ),
     higherPrioSendAdvert: opt(Type.Boolean({ description: 'A master that hears a higher-priority advert sends one advert of its own before it becomes backup (higher_prio_send_advert). Default: vrrp.higherPrioSendAdvert, else false.' })),
+    virtualRoutes: opt(Type.Array(VirtualRoute, { description: 'Routes added on becoming MASTER (after the VIPs) and removed on leaving it (keepalived virtual_routes).' })),
+    virtualRules: opt(Type.Array(VirtualRule, { description: 'Policy rules added on becoming MASTER (after the routes) and removed on leaving it (keepalived virtual_rules).' })),
+    vmac: opt(
+      Obj(
+        {
+          name: opt(Type.String({ minLength: 1, maxLength: 15, pattern: '^[^\\s/:]+$', description: 'Name of the macvlan. Default vrrp.<virtualRouterId>.' })),
+          xmitBase: opt(Type.Boolean({ description: 'Send and receive the adverts on `interface` itself, with its own MAC; the VIPs stay on the macvlan (keepalived vmac_xmit_base). Default false.' })),
+        },
+        'Run the instance on a macvlan (private mode) of `interface` carrying the RFC 5798 virtual MAC 00:00:5e:00:01:<VRID> (IPv6: 00:00:5e:00:02:<VRID>) and the VIPs, as keepalived use_vmac: created at start (or adopted, if one with that MAC is left), removed on stop. See docs/vrrp.md, "Virtual MAC".',
+      ),
+    ),
   },
   'A VRRP instance (keepalived vrrp_instance): one virtual router on one interface.',
 );

@@ -2,6 +2,7 @@
 // services, v2-only / v3-only options, names that must refer to something, forwarding methods
 // that cannot map ports, scheduler flags of another scheduler. Runs on a document that already
 // passed the schema; returns every problem with its path.
+import { normalizeRoutes, normalizeRules } from '../vrrp/virtual-routes.js';
 import { checkAlerts } from './alerts.js';
 import { checkBgp, type VirtualServerRef } from './bgp.js';
 import { ipFamily, parseCidr, parseDuration, type AddressFamily } from './formats.js';
@@ -62,6 +63,7 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
     if (s.timeout !== undefined && (parseDuration(s.timeout) ?? 0) === 0) err(['vrrp', 'scripts', name, 'timeout'], 'must be more than 0');
   }
 
+  const vmacOwner = new Map<string, string>();
   instances.forEach((inst, i) => {
     const at = (...rest: P): P => ['vrrp', 'instances', i, ...rest];
     const prev = instanceByName.get(inst.name);
@@ -122,6 +124,23 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       if (p === inst.unicastSrcIp) err(at('unicastPeers', j), `peer ${p} is this director's own unicastSrcIp`);
       peers.add(p);
     });
+
+    // The engine's own checks of virtual routes and rules, placed at their FILE:LINE:COL.
+    const routeErr = (field: string, msg: string): void => {
+      const m = /^(virtualRoutes|virtualRules)\[(\d+)\](?:\.(\w+))?$/.exec(field);
+      err(m === null ? at() : m[3] === undefined ? at(m[1] ?? '', Number(m[2])) : at(m[1] ?? '', Number(m[2]), m[3]), msg);
+    };
+    normalizeRoutes(inst.virtualRoutes ?? [], routeErr);
+    normalizeRules(inst.virtualRules ?? [], routeErr);
+    if (inst.vmac !== undefined) {
+      // One macvlan per instance: two instances cannot share a virtual MAC interface (keepalived names them by VRID).
+      const vmacName = inst.vmac.name ?? `vrrp.${inst.virtualRouterId}`;
+      const vmacPath = inst.vmac.name === undefined ? at('vmac') : at('vmac', 'name');
+      const holder = vmacOwner.get(vmacName);
+      if (holder !== undefined) err(vmacPath, `virtual MAC interface ${vmacName} is already the one of instance "${holder}"; give one of them vmac.name`);
+      else vmacOwner.set(vmacName, inst.name);
+      if (vmacName === inst.interface) err(vmacPath, `the virtual MAC interface cannot be the instance's own interface ${inst.interface}`);
+    }
 
     (inst.trackScripts ?? []).forEach((t, j) => {
       if (!(t.name in scripts)) {

@@ -1,6 +1,7 @@
 // The normalised configuration every other part of lvsd consumes: defaults filled, durations in
 // milliseconds (fields end in `Ms`), addresses parsed, canonical ids. Built by normalise.ts from a
 // file that passed the schema and the semantic checks, so consumers need no further validation.
+import type { VirtualRouteOptions, VirtualRuleOptions } from '../vrrp/virtual-routes.js';
 import type { ForwardMethod, Protocol, Scheduler, SchedulerFlag, TunnelSpec } from '../dataplane/types.js';
 
 export type Family = 4 | 6;
@@ -174,6 +175,11 @@ export interface VrrpInstance {
   higherPrioSendAdvert: boolean;
   /** Name of the sync group it belongs to, if any. */
   syncGroup?: string;
+  /** keepalived use_vmac (name default vrrp.<VRID>) and vmac_xmit_base. */
+  vmac?: { name: string; xmitBase: boolean };
+  /** keepalived virtual_routes / virtual_rules, as written (the engine checks and fills them). */
+  virtualRoutes: VirtualRouteOptions[];
+  virtualRules: VirtualRuleOptions[];
 }
 
 export interface SyncGroup {

@@ -2,6 +2,7 @@
 // No spawning `ip`: an add is ~0.2 ms this way, ~3 ms through a child process.
 import { createRtNetlink, FlagsNew, rt, type RtNetlinkSocket } from 'netlink';
 import { parseCidr } from './addr.js';
+import { decodeLinkInfo, macvlanLinkInfo, u32, type LinkKind, type MacvlanMode } from './link-codec.js';
 
 export interface LinkInfo {
   index: number;
@@ -9,6 +10,26 @@ export interface LinkInfo {
   /** IFF_UP and IFF_RUNNING: what keepalived's track_interface looks at. */
   up: boolean;
   mac: Buffer | null;
+}
+
+/** rtmsg / fib_rule_hdr with plain numbers (the netlink package types them as its enums). */
+export interface RouteHeader { family: number; dstLen: number; table: number; protocol: number; scope: number; type: number }
+export interface RuleHeader { family: number; dstLen: number; srcLen: number; table: number; action: number }
+
+// The package types these header fields as its own enums, which lack values such as RTPROT_KEEPALIVED (18):
+// the numbers go through unchanged.
+/* eslint-disable @typescript-eslint/no-unsafe-enum-assignment */
+const asRoute = (h: RouteHeader): rt.Route => h;
+const asRule = (h: RuleHeader): rt.Rule => h;
+/* eslint-enable @typescript-eslint/no-unsafe-enum-assignment */
+
+/** A link with what a virtual MAC interface is recognised by: its kind (macvlan, …) and parent. */
+export interface LinkDetail extends LinkInfo {
+  kind: LinkKind | null;
+  /** IFLA_LINK: the parent's ifindex (a macvlan's lower device); 0 = none. */
+  parent: number;
+  /** IFF_UP alone (administratively up), whatever the carrier. */
+  adminUp: boolean;
 }
 
 export interface IfAddress {
@@ -57,6 +78,43 @@ export class Rtnl {
     return l;
   }
 
+  async linkDetails(): Promise<LinkDetail[]> {
+    return (await this.sock.getLinks()).map((m) => ({
+      ...linkInfo(m),
+      kind: decodeLinkInfo(m.attrs.linkinfo),
+      parent: m.attrs.link !== undefined && m.attrs.link.length >= 4 ? m.attrs.link.readUInt32LE(0) : 0,
+      adminUp: m.data.flags?.up === true,
+    }));
+  }
+
+  /** Creates a macvlan `name` on `parent` with `mac`, down (set conf before bringing it up). */
+  async addMacvlan(name: string, parent: number, mac: Buffer, mode: MacvlanMode): Promise<void> {
+    try {
+      await this.sock.newLink(
+        {},
+        { ifname: name, link: u32(parent), address: mac, linkinfo: macvlanLinkInfo(mode) },
+        { flags: FlagsNew.CREATE | FlagsNew.EXCL },
+      );
+    } catch (e) {
+      throw new Error(`creating macvlan ${name} on ifindex ${parent}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  async setLinkUp(index: number): Promise<void> {
+    await this.sock.setLink({ index, flags: { up: true }, change: { up: true } });
+  }
+
+  /** Deletes a link. Returns false when it was already gone. */
+  async deleteLink(index: number): Promise<boolean> {
+    try {
+      await this.sock.delLink({ index });
+      return true;
+    } catch (e) {
+      if (errnoOf(e) === 'ENODEV') return false;
+      throw new Error(`deleting link ifindex ${index}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
   async addresses(ifindex: number): Promise<IfAddress[]> {
     const msgs = await this.sock.getAddresses();
     return msgs
@@ -103,6 +161,35 @@ export class Rtnl {
     } catch (e) {
       if (errnoOf(e) === 'EADDRNOTAVAIL' || errnoOf(e) === 'ENODEV') return false;
       throw new Error(`deleting ${cidr} from ifindex ${ifindex}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  /** Adds a route (rtnetlink's own types). Returns false when it was there already (EEXIST). */
+  async addRoute(data: RouteHeader, attrs: rt.RouteAttrs): Promise<boolean> {
+    return this.change('adding route', () => this.sock.newRoute(asRoute(data), attrs, { flags: FlagsNew.CREATE | FlagsNew.EXCL }), 'EEXIST');
+  }
+
+  /** Deletes a route. Returns false when it was not there. */
+  async delRoute(data: RouteHeader, attrs: rt.RouteAttrs): Promise<boolean> {
+    return this.change('deleting route', () => this.sock.delRoute(asRoute(data), attrs), 'ESRCH', 'ENOENT');
+  }
+
+  /** Adds a policy rule. Returns false when an equal one was there already (EEXIST). */
+  async addRule(data: RuleHeader, attrs: rt.RuleAttrs): Promise<boolean> {
+    return this.change('adding rule', () => this.sock.newRule(asRule(data), attrs, { flags: FlagsNew.CREATE | FlagsNew.EXCL }), 'EEXIST');
+  }
+
+  async delRule(data: RuleHeader, attrs: rt.RuleAttrs): Promise<boolean> {
+    return this.change('deleting rule', () => this.sock.delRule(asRule(data), attrs), 'ENOENT', 'ESRCH');
+  }
+
+  private async change(what: string, f: () => Promise<unknown>, ...benign: string[]): Promise<boolean> {
+    try {
+      await f();
+      return true;
+    } catch (e) {
+      if (benign.includes(errnoOf(e))) return false;
+      throw new Error(`${what}: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 

@@ -5,6 +5,7 @@
 import { normalizeOptions, type NormalizedOptions } from './options.js';
 import { VrrpRuntime } from './runtime.js';
 import { hostIo } from './io.js';
+import { hostVmacIo, VmacLinks } from './vmac-links.js';
 import { native } from '../net/native.js';
 import type { FromWorker, ToWorker } from './protocol.js';
 
@@ -38,6 +39,10 @@ function setRealtime(priority: number): void {
 }
 
 let rt: VrrpRuntime | null = null;
+// Virtual MAC interfaces (use_vmac): set up before the instances on them start, removed after they stop.
+const vmacs = new VmacLinks(hostVmacIo(), (level, msg, fields) => {
+  post({ type: 'log', level, msg, fields });
+});
 let reconfiguring: Promise<void> = Promise.resolve();
 let stopping: Promise<void> | null = null;
 
@@ -46,6 +51,10 @@ function stop(): Promise<void> {
     const limit = setTimeout(() => process.exit(0), STOP_LIMIT_MS);
     await reconfiguring;
     await rt?.stop();
+    await vmacs.release(null).catch((e: unknown) => {
+      log('error', `removing virtual MAC interfaces: ${e instanceof Error ? e.message : String(e)}`);
+    });
+    vmacs.close();
     clearTimeout(limit);
   })();
   return stopping;
@@ -53,7 +62,14 @@ function stop(): Promise<void> {
 
 async function start(options: NormalizedOptions): Promise<void> {
   if (options.realtimePriority !== undefined) setRealtime(options.realtimePriority);
-  rt = new VrrpRuntime(options, hostIo(), {
+  let running: NormalizedOptions;
+  try {
+    running = await vmacs.prepare(options);
+  } catch (e) {
+    post({ type: 'fatal', message: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+    return;
+  }
+  rt = new VrrpRuntime(running, hostIo(), {
     transition: (event) => {
       post({ type: 'transition', event });
     },
@@ -83,7 +99,10 @@ function onMessage(m: ToWorker, r: VrrpRuntime): void {
       const id = m.id;
       // One at a time (the facade serializes too); a failure is reported, never thrown away.
       reconfiguring = reconfiguring.then(() =>
-        r.reconfigure(normalizeOptions(m.options)).then(
+        vmacs.prepare(normalizeOptions(m.options)).then((next) => r.reconfigure(next).then(async (summary) => {
+          await vmacs.release(next);
+          return summary;
+        })).then(
           (summary) => {
             post({ type: 'reconfigured', id, snapshot: r.snapshot(), summary });
           },

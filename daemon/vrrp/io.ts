@@ -16,6 +16,10 @@ export function hostIo(): RuntimeIo {
     watchLinks: (f) => {
       rtnl.watchLinks(f);
     },
+    addRoute: (m) => rtnl.addRoute(m.data, m.attrs),
+    delRoute: (m) => rtnl.delRoute(m.data, m.attrs),
+    addRule: (m) => rtnl.addRule(m.data, m.attrs),
+    delRule: (m) => rtnl.delRule(m.data, m.attrs),
     openSocket: (o, onPacket, onError) => new VrrpSocket(o, onPacket, onError),
     announce: (ifname, ifindex, vip) => {
       garp.announce(ifname, ifindex, vip);

@@ -2,6 +2,7 @@
 // these (durations already in ms, addresses as text); normalizeOptions() checks what the engine
 // relies on and fills keepalived's defaults, naming the instance and field of anything wrong.
 import { familyOf, parseCidr, type Family } from '../net/addr.js';
+import { normalizeRoutes, normalizeRules, type NormalizedRoute, type NormalizedRule, type VirtualRouteOptions, type VirtualRuleOptions } from './virtual-routes.js';
 
 export interface GarpOptions {
   /** keepalived vrrp_garp_master_delay: second burst this long after becoming master (0 = none). Default 5000. */
@@ -87,6 +88,15 @@ export interface VrrpInstanceOptions {
   lowerPrioNoAdvert?: boolean;
   /** keepalived higher_prio_send_advert: a master sends one advert of its own before yielding to a better one. Default: VrrpOptions.higherPrioSendAdvert, else false. */
   higherPrioSendAdvert?: boolean;
+  /**
+   * keepalived use_vmac: the instance runs on a macvlan carrying the RFC 5798 virtual MAC
+   * (00:00:5e:00:01:VRID, IPv6 00:00:5e:00:02:VRID) and its VIPs; `name` default vrrp.<VRID>.
+   * `xmitBase` (vmac_xmit_base): adverts go out of (and are read on) the parent interface instead.
+   */
+  vmac?: { name?: string; xmitBase?: boolean };
+  /** keepalived virtual_routes / virtual_rules: added on becoming MASTER, removed on leaving it. */
+  virtualRoutes?: VirtualRouteOptions[];
+  virtualRules?: VirtualRuleOptions[];
 }
 
 export interface TrackScriptOptions {
@@ -158,6 +168,11 @@ export interface NormalizedInstance {
   lowerPrioNoAdvert: boolean;
   higherPrioSendAdvert: boolean;
   group?: string;
+  /** use_vmac: the macvlan's name and the interface it sits on (the configured `interface`). */
+  vmac?: { name: string; parent: string; xmitBase: boolean };
+  /** Present only when there are some (an instance without keeps its old shape). */
+  virtualRoutes?: NormalizedRoute[];
+  virtualRules?: NormalizedRule[];
 }
 
 export interface NormalizedOptions {
@@ -284,6 +299,19 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     if (i.unicastSrcIp !== undefined) n.unicastSrcIp = i.unicastSrcIp;
     const g = groupOf.get(i.name);
     if (g !== undefined) n.group = g;
+    const routes = normalizeRoutes(i.virtualRoutes ?? [], err);
+    if (routes.length > 0) n.virtualRoutes = routes;
+    const rules = normalizeRules(i.virtualRules ?? [], err);
+    if (rules.length > 0) n.virtualRules = rules;
+    if (i.vmac !== undefined) {
+      const name = i.vmac.name ?? `vrrp.${i.vrid}`;
+      // IFNAMSIZ: 15 bytes and a NUL; no '/' or blanks (the kernel's dev_valid_name).
+      if (name.length > 15 || !/^[^\s/:]+$/.test(name) || name === '.' || name === '..') err('vmac.name', `${JSON.stringify(name)} is not a valid interface name (1..15 characters, no blank, '/' or ':')`);
+      if (name === i.interface) err('vmac.name', `the virtual MAC interface cannot be the instance's own interface ${i.interface}`);
+      const other = instances.find((x) => x.vmac?.name === name);
+      if (other !== undefined) err('vmac.name', `${name} is already the virtual MAC interface of ${other.name}`);
+      n.vmac = { name, parent: i.interface, xmitBase: i.vmac.xmitBase ?? false };
+    }
     instances.push(n);
   }
   for (const g of o.syncGroups ?? []) {

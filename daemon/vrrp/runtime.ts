@@ -11,9 +11,10 @@ import type { InstanceSnapshot, LogLevel, ReconfigureSummary, TransitionEvent, V
 import { familyOf, formatIP, parseIP } from '../net/addr.js';
 import type { IfAddress, LinkInfo } from '../net/rtnl.js';
 import type { ReceivedPacket, VrrpSocketOptions, VrrpTransport } from '../net/vrrp-socket.js';
+import { applyRoutes, type RouteIo } from './route-apply.js';
 
-/** The I/O the runtime needs, so tests and other hosts can provide their own. */
-export interface RuntimeIo {
+/** The I/O the runtime needs, so tests and other hosts can provide their own (routes: virtual_routes/rules). */
+export interface RuntimeIo extends RouteIo {
   links(): Promise<LinkInfo[]>;
   addresses(ifindex: number): Promise<IfAddress[]>;
   addAddress(ifindex: number, cidr: string, label?: string): Promise<boolean>;
@@ -271,6 +272,8 @@ export class VrrpRuntime {
    */
   async reconfigure(next: NormalizedOptions): Promise<ReconfigureSummary> {
     if (this.stopping) throw new Error('the VRRP runtime is stopping');
+    // Links made just before (a new virtual MAC interface) may not have come as events yet.
+    for (const l of await this.io.links()) if (!this.links.has(l.index)) this.links.set(l.index, l);
     const summary: ReconfigureSummary = { unchanged: [], updated: [], restarted: [], added: [], removed: [] };
     const wanted = new Map(next.instances.map((o) => [o.name, o]));
     const toStop: Inst[] = [];
@@ -504,6 +507,9 @@ export class VrrpRuntime {
 
   private vips(inst: Inst, add: boolean): void {
     inst.vipChain = inst.vipChain.then(async () => {
+      // Virtual routes and rules go before the VIPs on the way down, after them on the way up (keepalived's order).
+      const routes = (): Promise<void> => applyRoutes(this.io, inst.o, add, (n) => this.byName(n)?.index ?? 0, (level, msg, fields) => { this.log(level, inst, msg, fields); });
+      if (!add) await routes();
       for (const v of held(inst.o)) {
         const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
         if (dev === 0) {
@@ -517,6 +523,7 @@ export class VrrpRuntime {
           this.log('error', inst, `${add ? 'adding' : 'removing'} VIP failed`, { vip: v.cidr, err: e instanceof Error ? e.message : String(e) });
         }
       }
+      if (add) await routes();
       inst.vipsHeld = add;
       this.log('info', inst, add ? 'setting VIPs' : 'removing VIPs', { vips: inst.o.vips.map((v) => v.cidr), ...(inst.o.excludedVips.length > 0 ? { excludedVips: inst.o.excludedVips.map((v) => v.cidr) } : {}) });
     });

@@ -34,11 +34,11 @@ test('complete import: exit 0, YAML on stdout, nothing on stderr', async () => {
 });
 
 test('incomplete import: exit 2, every loss as FILE:LINE: directive: why on stderr, the YAML still on stdout', async () => {
-  const r = await run({ 'k.conf': `global_defs {\n smtp_server 10.0.0.9\n}\n${COMPLETE.replace(' interface eth0\n', ' interface eth0\n use_vmac\n')}` }, (d) => [path.join(d, 'k.conf')]);
+  const r = await run({ 'k.conf': `global_defs {\n smtp_server 10.0.0.9\n}\n${COMPLETE.replace(' interface eth0\n', ' interface eth0\n use_ipvlan\n')}` }, (d) => [path.join(d, 'k.conf')]);
   assert.equal(r.code, 2);
   const lines = r.stderr.trimEnd().split('\n');
   assert.match(lines[0] ?? '', /^k\.conf:2: smtp_server: no notification_email: keepalived sends no mail, nor does lvsd/);
-  assert.match(lines[1] ?? '', /^k\.conf:6: use_vmac: virtual MAC/);
+  assert.match(lines[1] ?? '', /^k\.conf:6: use_ipvlan: ipvlan/);
   assert.match(lines[2] ?? '', /incomplete: 2 directive\(s\) not carried over/);
   assert.match(r.stdout, /virtualRouterId: 7/);
 });

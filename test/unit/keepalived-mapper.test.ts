@@ -398,19 +398,19 @@ test('inhibit_on_failure on every real server becomes the service setting; disag
 
 test('unsupported and unknown directives are reported with file, line and a reason; complete is false', () => {
   const r = importText(
-    'global_defs {\n notification_email {\n  a@b\n }\n vrrp_iptables\n totally_unknown 1\n}\nstatic_routes {\n 10.0.0.0/8 via 1.2.3.4\n}\n' + VI(' use_vmac\n virtual_routes {\n }'),
+    'global_defs {\n notification_email {\n  a@b\n }\n vrrp_iptables\n totally_unknown 1\n}\nstatic_routes {\n 10.0.0.0/8 via 1.2.3.4\n}\n' + VI(' use_ipvlan\n track_bfd {\n }'),
   );
   assert.equal(r.complete, false);
   assert.deepEqual(
     r.diagnostics.map((d) => `${d.file}:${d.line}: ${d.directive}`),
-    ['keepalived.conf:2: notification_email', 'keepalived.conf:5: vrrp_iptables', 'keepalived.conf:6: totally_unknown', 'keepalived.conf:8: static_routes', 'keepalived.conf:17: use_vmac', 'keepalived.conf:18: virtual_routes'],
+    ['keepalived.conf:2: notification_email', 'keepalived.conf:5: vrrp_iptables', 'keepalived.conf:6: totally_unknown', 'keepalived.conf:8: static_routes', 'keepalived.conf:17: use_ipvlan', 'keepalived.conf:18: track_bfd'],
   );
   assert.match(r.diagnostics[2]?.why ?? '', /not supported in global_defs/);
   assert.match(r.diagnostics[0]?.why ?? '', /no smtp_server: keepalived sends no mail/);
 });
 
 test('diagnostics in included files name those files, relative to the main file', () => {
-  const r = importText('include conf.d/*.conf\n', { '/etc/keepalived/conf.d/a.conf': `\n${VI(' use_vmac')}` });
+  const r = importText('include conf.d/*.conf\n', { '/etc/keepalived/conf.d/a.conf': `\n${VI(' use_ipvlan')}` });
   assert.deepEqual(r.diagnostics.map((d) => `${d.file}:${d.line}`), ['conf.d/a.conf:8']);
   assert.match(r.yaml, /# from conf\.d\/a\.conf:2/);
 });
@@ -423,8 +423,8 @@ test('the YAML: header says complete or lists what is missing; comments point to
   assert.match(r.yaml, /name: lb1 # from keepalived\.conf:2/);
   assert.match(r.yaml, /priority: 120 # from keepalived\.conf:10/);
   assert.deepEqual(YAML.parse(r.yaml), JSON.parse(JSON.stringify(r.config)));
-  const bad = importText(VI(' use_vmac'));
-  assert.match(bad.yaml, /INCOMPLETE: 1 directive\(s\) were not carried over:\n#   keepalived\.conf:7: use_vmac: virtual MAC/);
+  const bad = importText(VI(' use_ipvlan'));
+  assert.match(bad.yaml, /INCOMPLETE: 1 directive\(s\) were not carried over:\n#   keepalived\.conf:7: use_ipvlan: ipvlan/);
 });
 
 test('names lvsd does not accept are rewritten consistently and reported', () => {

@@ -57,6 +57,32 @@ export interface InstanceOut {
   garp?: GarpOut;
   lowerPrioNoAdvert?: boolean;
   higherPrioSendAdvert?: boolean;
+  vmac?: { name?: string; xmitBase?: boolean };
+  virtualRoutes?: VirtualRouteOut[];
+  virtualRules?: VirtualRuleOut[];
+}
+
+export interface VirtualRouteOut {
+  to: string;
+  via?: string;
+  dev?: string;
+  src?: string;
+  table?: number;
+  metric?: number;
+  scope?: 'global' | 'site' | 'link' | 'host';
+  type?: 'unicast' | 'blackhole' | 'unreachable' | 'prohibit' | 'throw';
+}
+
+export interface VirtualRuleOut {
+  from?: string;
+  to?: string;
+  table?: number;
+  priority?: number;
+  fwmark?: number;
+  fwmask?: number;
+  iif?: string;
+  oif?: string;
+  type?: 'table' | 'blackhole' | 'unreachable' | 'prohibit';
 }
 
 export interface SyncGroupOut {

@@ -9,6 +9,8 @@ import type { GarpOut, InstanceOut, NotifyOut, ScriptOut, SyncGroupOut, VipOut }
 import { BlockReader, seconds, type Context } from './reader.js';
 import { mapGarp, type GlobalResult } from './map-global.js';
 import { safeName, toSafeName } from './names.js';
+import { mapVmac } from './map-vmac.js';
+import { mapVirtualRoutes } from './map-routes.js';
 
 export interface VrrpResult {
   scripts: Record<string, ScriptOut>;
@@ -284,6 +286,8 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
     ctx.note(inst, 'keepalived\'s strict mode: no answer and no gratuitous ARPs on a lower-priority advert, no advert before yielding to a higher one');
   }
   if (Object.keys(garp).length > 0) inst.garp = garp;
+  mapVmac(ctx, r, inst);
+  mapVirtualRoutes(ctx, r, inst);
 
   const syncIf = r.last('lvs_sync_daemon_interface');
   if (syncIf?.args[0] !== undefined) result.syncDaemonInterface ??= { iface: syncIf.args[0], vrid, d: syncIf };

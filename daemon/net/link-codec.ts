@@ -1,0 +1,77 @@
+// Pure codec of the rtnetlink link attributes a VRRP virtual MAC interface needs (no I/O): the nested
+// IFLA_LINKINFO of a macvlan, and the reverse (its kind and mode, from a link we find), so an interface left by an earlier run can be recognised and adopted.
+
+/** include/uapi/linux/if_link.h */
+const IFLA_INFO_KIND = 1;
+const IFLA_INFO_DATA = 2;
+const IFLA_MACVLAN_MODE = 1;
+
+export const MACVLAN_MODES = { private: 1, vepa: 2, bridge: 4, passthru: 8, source: 16 } as const;
+export type MacvlanMode = keyof typeof MACVLAN_MODES;
+
+/** One netlink attribute: 4-byte header (length, type), payload, padded to 4 bytes. */
+export function nla(type: number, payload: Buffer): Buffer {
+  const len = 4 + payload.length;
+  const out = Buffer.alloc((len + 3) & ~3);
+  out.writeUInt16LE(len, 0);
+  out.writeUInt16LE(type, 2);
+  payload.copy(out, 4);
+  return out;
+}
+
+export function u32(v: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(v >>> 0, 0);
+  return b;
+}
+
+/** The attributes in a buffer of attributes (type without the NESTED / BYTEORDER bits). */
+export function parseAttrs(buf: Buffer): Map<number, Buffer> {
+  const out = new Map<number, Buffer>();
+  let off = 0;
+  while (off + 4 <= buf.length) {
+    const len = buf.readUInt16LE(off);
+    const type = buf.readUInt16LE(off + 2) & 0x3fff;
+    if (len < 4 || off + len > buf.length) break;
+    out.set(type, buf.subarray(off + 4, off + len));
+    off += (len + 3) & ~3;
+  }
+  return out;
+}
+
+/** IFLA_LINKINFO's payload for a new macvlan in `mode`. */
+export function macvlanLinkInfo(mode: MacvlanMode): Buffer {
+  return Buffer.concat([nla(IFLA_INFO_KIND, Buffer.from('macvlan\0')), nla(IFLA_INFO_DATA, nla(IFLA_MACVLAN_MODE, u32(MACVLAN_MODES[mode])))]);
+}
+
+export interface LinkKind {
+  kind: string;
+  /** The macvlan mode's name, for a macvlan. */
+  macvlanMode?: MacvlanMode | 'unknown';
+}
+
+/** Reads IFLA_LINKINFO's payload; null when it names no kind (a plain device). */
+export function decodeLinkInfo(payload: Buffer | undefined): LinkKind | null {
+  if (payload === undefined) return null;
+  const a = parseAttrs(payload);
+  const kindRaw = a.get(IFLA_INFO_KIND);
+  if (kindRaw === undefined) return null;
+  const kind = kindRaw.toString('latin1').replace(/\0+$/, '');
+  const out: LinkKind = { kind };
+  if (kind === 'macvlan') {
+    const mode = parseAttrs(a.get(IFLA_INFO_DATA) ?? Buffer.alloc(0)).get(IFLA_MACVLAN_MODE);
+    const v = mode !== undefined && mode.length >= 4 ? mode.readUInt32LE(0) : 0;
+    out.macvlanMode = (Object.entries(MACVLAN_MODES).find(([, n]) => n === v)?.[0] as MacvlanMode | undefined) ?? 'unknown';
+  }
+  return out;
+}
+
+/** RFC 5798 §7.3: 00-00-5E-00-01-{VRID} for IPv4, 00-00-5E-00-02-{VRID} for IPv6. */
+export function virtualMac(vrid: number, family: 4 | 6): Buffer {
+  if (!Number.isInteger(vrid) || vrid < 1 || vrid > 255) throw new Error(`VRID ${vrid} not in 1..255`);
+  return Buffer.from([0x00, 0x00, 0x5e, 0x00, family === 4 ? 0x01 : 0x02, vrid]);
+}
+
+export function formatMac(mac: Buffer): string {
+  return [...mac].map((b) => b.toString(16).padStart(2, '0')).join(':');
+}

@@ -1,0 +1,65 @@
+// Pure decisions about VRRP virtual MAC interfaces (keepalived use_vmac), no I/O: which macvlan each
+// instance needs, whether a link already there is ours to adopt, and the instance as the runtime then
+// runs it. keepalived 2.2.7, measured (docs/vrrp.md, "Virtual MAC"): a macvlan in private mode named
+// vrrp.<VRID>, carrying 00:00:5e:00:01:VRID (IPv6: …:02:VRID) and the VIPs; adverts go out of it with the
+// parent's address as source, or out of the parent with vmac_xmit_base; a matching vrrp.N already there
+// is reused ("Found matching interface"), and it is removed on stop.
+import { formatMac, virtualMac, type MacvlanMode } from '../net/link-codec.js';
+import type { LinkDetail } from '../net/rtnl.js';
+import type { NormalizedInstance, NormalizedOptions } from './options.js';
+
+export const VMAC_MODE: MacvlanMode = 'private';
+
+export interface VmacSpec {
+  instance: string;
+  name: string;
+  parent: string;
+  mac: string;
+  family: 4 | 6;
+}
+
+export function vmacSpecs(o: NormalizedOptions): VmacSpec[] {
+  return o.instances.flatMap((i) => (i.vmac === undefined ? [] : [{ instance: i.name, name: i.vmac.name, parent: i.vmac.parent, mac: formatMac(virtualMac(i.vrid, i.family)), family: i.family }]));
+}
+
+export type VmacPlan =
+  | { action: 'create'; parentIndex: number }
+  | { action: 'adopt'; index: number; up: boolean }
+  | { action: 'conflict'; reason: string };
+
+/** What to do for `s` given the links there are now: create it, adopt ours, or refuse a stranger's. */
+export function planVmac(s: VmacSpec, links: readonly LinkDetail[]): VmacPlan {
+  const parent = links.find((l) => l.name === s.parent);
+  if (parent === undefined) return { action: 'conflict', reason: `interface ${s.parent} missing` };
+  const l = links.find((x) => x.name === s.name);
+  if (l === undefined) return { action: 'create', parentIndex: parent.index };
+  const mac = l.mac === null ? '' : formatMac(l.mac);
+  // Ours only if every property we would have given it matches: never take over someone else's link.
+  if (l.kind?.kind !== 'macvlan') return { action: 'conflict', reason: `${s.name} exists and is not a macvlan (${l.kind?.kind ?? 'a plain device'})` };
+  if (l.parent !== parent.index) return { action: 'conflict', reason: `${s.name} exists on another interface than ${s.parent}` };
+  if (mac !== s.mac) return { action: 'conflict', reason: `${s.name} exists with MAC ${mac}, not the virtual MAC ${s.mac}` };
+  return { action: 'adopt', index: l.index, up: l.adminUp };
+}
+
+/**
+ * The instance as the runtime runs it: on the macvlan (or, with xmitBase, on the parent with the VIPs on
+ * the macvlan); VIPs meant for the parent go to the macvlan. An IPv4 macvlan has no address of its own,
+ * so the adverts' source is the parent's address (`parentSource`), as keepalived sends them.
+ */
+export function onVmac(i: NormalizedInstance, parentSource: string | null): NormalizedInstance {
+  const v = i.vmac;
+  if (v === undefined) return i;
+  const move = <T extends { dev: string }>(x: T): T => (x.dev === v.parent ? { ...x, dev: v.name } : x);
+  const out: NormalizedInstance = { ...i, interface: v.xmitBase ? v.parent : v.name, vips: i.vips.map(move), excludedVips: i.excludedVips.map(move) };
+  if (i.unicastSrcIp === undefined && i.family === 4 && !v.xmitBase && parentSource !== null) out.unicastSrcIp = parentSource;
+  return out;
+}
+
+/**
+ * keepalived's settings on a VMAC and its parent (measured, IPv4): on the macvlan arp_ignore 1 (answer
+ * ARP only for its own addresses), accept_local 1 (its adverts come back with our own source), rp_filter
+ * 0 and promote_secondaries 1; on the parent arp_ignore 1 and arp_filter 1 (so the parent does not
+ * answer for the VIPs with its own MAC), left so after stop; conf/all/rp_filter 0 while any VMAC runs.
+ */
+export const VMAC_CONF = { arp_ignore: 1, accept_local: 1, rp_filter: 0, promote_secondaries: 1 } as const;
+export const PARENT_CONF = { arp_ignore: 1, arp_filter: 1 } as const;

@@ -1,0 +1,89 @@
+// keepalived's virtual_routes and virtual_rules, lvsd against Debian's keepalived 2.2.7: the same
+// routes and rules, read back with `ip route` / `ip rule`, appear on whichever of the two is MASTER and
+// on no backup; lvsd's are the very lines keepalived's are (proto keepalived, same table, metric, src).
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { requireCommands, requireRoot } from '../support/prereq.js';
+import { removeStaleNamespaces, type Netns } from '../support/netns.js';
+import { keepalivedConf, startKeepalived, type Keepalived } from '../support/keepalived.js';
+import { startLvsdNode, type LvsdNode } from '../support/vrrp-node.js';
+import { createLab, lvsdOptions, VIP4, waitFor, type Lab } from '../support/vrrp-lab.js';
+import type { VirtualRouteOptions, VirtualRuleOptions } from '../../daemon/vrrp/virtual-routes.js';
+
+let lab: Lab;
+const cleanups: (() => Promise<void>)[] = [];
+
+before(async () => {
+  requireRoot();
+  requireCommands('ip', 'keepalived');
+  removeStaleNamespaces();
+  lab = await createLab('vrrprt', 2);
+});
+after(async () => {
+  for (const c of cleanups.splice(0)) await c().catch(() => undefined);
+  lab.destroy();
+});
+
+const host = (i: number): Netns => lab.hosts[i - 1] ?? assert.fail(`no host d${i}`);
+
+// The same routes and rules in keepalived's syntax and in lvsd's.
+const KAD_ROUTES = ['10.10.0.0/16 via 10.77.0.254 dev eth0 metric 5', '10.11.0.0/16 via 10.77.0.254 table 100', 'blackhole 10.12.0.0/16', `src ${VIP4} 10.13.0.0/16 dev eth0 scope link`];
+const KAD_RULES = [`from ${VIP4} table 100 priority 100`, 'to 10.15.0.0/16 lookup 100 priority 101', 'from 10.77.0.0/24 fwmark 5 table 101 priority 102'];
+const ROUTES: VirtualRouteOptions[] = [
+  { to: '10.10.0.0/16', via: '10.77.0.254', dev: 'eth0', metric: 5 },
+  { to: '10.11.0.0/16', via: '10.77.0.254', table: 100 },
+  { to: '10.12.0.0/16', type: 'blackhole' },
+  { to: '10.13.0.0/16', src: VIP4, dev: 'eth0', scope: 'link' },
+];
+const RULES: VirtualRuleOptions[] = [
+  { from: VIP4, table: 100, priority: 100 },
+  { to: '10.15.0.0/16', table: 100, priority: 101 },
+  { from: '10.77.0.0/24', fwmark: 5, table: 101, priority: 102 },
+];
+
+/** The routes and rules marked proto keepalived on host i, as `ip` prints them. */
+async function installed(i: number): Promise<{ routes: string[]; rules: string[] }> {
+  const r = await host(i).sh('ip route show table all; ip -6 route show table all');
+  const u = await host(i).sh('ip rule show');
+  const pick = (t: string): string[] => t.split('\n').filter((l) => l.includes('proto keepalived')).map((l) => l.trim()).sort();
+  return { routes: pick(r.stdout), rules: pick(u.stdout) };
+}
+const none = { routes: [], rules: [] };
+
+async function kad(priority: number): Promise<Keepalived> {
+  const conf = keepalivedConf([{ name: 'VI_1', interface: 'eth0', vrid: 51, version: 3, interval: 0.1, priority, vips: [`${VIP4}/24`], extra: ['virtual_routes {', ...KAD_ROUTES.map((r) => `  ${r}`), '}', 'virtual_rules {', ...KAD_RULES.map((r) => `  ${r}`), '}'] }]);
+  const k = await startKeepalived(host(1), conf);
+  cleanups.push(() => k.kill());
+  return k;
+}
+
+test('virtual_routes and virtual_rules follow MASTER on keepalived and lvsd alike, with the same ip route / ip rule lines', { timeout: 120_000 }, async () => {
+  const k = await kad(150);
+  await k.waitForLog(/setting Virtual Rules/, 5000);
+  const theirs = await installed(1);
+  assert.equal(theirs.routes.length, 4, theirs.routes.join('\n'));
+  assert.equal(theirs.rules.length, 3, theirs.rules.join('\n'));
+
+  const l: LvsdNode = await startLvsdNode(host(2), lvsdOptions({ priority: 100, virtualRoutes: ROUTES, virtualRules: RULES }));
+  cleanups.push(() => l.kill());
+  await l.waitState('VI_1', 'BACKUP', 5000);
+  assert.deepEqual(await installed(2), none, 'a backup holds none');
+
+  await k.stop();
+  await l.waitState('VI_1', 'MASTER', 3000);
+  assert.deepEqual(await installed(1), none, 'keepalived removed its own on stop');
+  const ours = await waitFor('lvsd\'s routes and rules', async () => {
+    const x = await installed(2);
+    return x.routes.length === 4 && x.rules.length === 3 ? x : null;
+  }, 3000);
+  assert.deepEqual(ours, theirs);
+
+  const k2 = await kad(150);
+  await l.waitState('VI_1', 'BACKUP', 5000);
+  await waitFor('lvsd removed them on leaving MASTER', async () => JSON.stringify(await installed(2)) === JSON.stringify(none), 3000);
+  await k2.waitForLog(/setting Virtual Rules/, 3000);
+  assert.deepEqual(await installed(1), theirs);
+  assert.deepEqual(l.lines.filter((x) => x.level === 'error'), []);
+  await l.stop();
+  await k2.stop();
+});
