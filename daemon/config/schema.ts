@@ -127,6 +127,7 @@ export const GarpSettings = Obj(
     masterRefresh: opt(Duration('Re-send gratuitous ARPs this often while master; 0 = never (garp_master_refresh). Default 0s.')),
     masterRefreshRepeat: opt(Int(0, 1000, 'Gratuitous ARPs per refresh (garp_master_refresh_repeat). Default 1.')),
     interval: opt(Duration('Gap between gratuitous ARPs of one burst (garp_interval). Default 0s.')),
+    naInterval: opt(Duration('Gap between unsolicited neighbour advertisements (IPv6) of one burst (gna_interval). Default 0s.')),
     lowerPrioRepeat: opt(
       Int(0, 1000, 'Gratuitous ARPs a master sends at once when it hears a lower-priority master, as after a healed split brain (garp_lower_prio_repeat); 0 = none. Default: vrrp.garp.masterRepeat.'),
     ),
@@ -155,6 +156,7 @@ const InstanceNotify = Obj(
     fault: opt(Command('Run on entering FAULT.')),
     stop: opt(Command('Run when the instance stops.')),
     any: opt(Command('Run on every change with arguments: GROUP|INSTANCE name state priority (keepalived notify).')),
+    masterRxLowerPri: opt(Command('Run (without arguments) each time a MASTER hears an advert of lower priority, as after a healed split brain (keepalived notify_master_rx_lower_pri). Instances only.')),
   },
   'Notify hooks (keepalived notify_master, notify_backup, …).',
 );
@@ -199,8 +201,10 @@ export const VrrpInstance = Obj(
         'VRRPv2 authentication (v2 only).',
       ),
     ),
-    unicastSrcIp: opt(Ip('Source address of unicast adverts. Default: the interface\'s primary address.')),
+    unicastSrcIp: opt(Ip('Source address of the adverts, unicast or multicast (keepalived unicast_src_ip, mcast_src_ip). Default: the interface\'s primary address (IPv6: its link-local one).')),
     unicastPeers: opt(Type.Array(Ip('A peer address.'), { description: 'Send adverts to these peers by unicast; empty/absent = multicast.' })),
+    unicastTtl: opt(Int(1, 255, 'TTL (IPv6: hop limit) of unicast adverts, for peers behind routers (keepalived unicast_ttl). Needs unicastPeers. Default: 255 for IPv4, the system\'s hop limit for IPv6 (keepalived alike).')),
+    dontTrackPrimary: opt(Type.Boolean({ description: 'The instance\'s own interface going down does not put it in FAULT; only its trackInterfaces do (keepalived dont_track_primary). Default false.' })),
     virtualIpaddresses: opt(
       Type.Array(VirtualIpAddress, {
         description: 'The VIPs this instance floats and advertises (keepalived virtual_ipaddress). version: 3 needs at least one; a version: 2 instance may have none (only tracking and notify), as in keepalived.',
@@ -254,6 +258,8 @@ export const VrrpSection = Obj(
     higherPrioSendAdvert: opt(
       Type.Boolean({ description: 'Default of every instance\'s higherPrioSendAdvert: a master sends one advert of its own before yielding to a higher-priority one (vrrp_higher_prio_send_advert). Default false.' }),
     ),
+    multicastGroup4: opt(Ip('IPv4 multicast group of the adverts (keepalived vrrp_mcast_group4). Every director of a virtual router must use the same. Default 224.0.0.18.')),
+    multicastGroup6: opt(Ip('IPv6 multicast group of the adverts, link-local scope (keepalived vrrp_mcast_group6). Default ff02::12.')),
     startupDelay: opt(
       Duration('For this long after lvsd (its VRRP engine) starts, no instance becomes MASTER by its timer: a backup\'s master-down timer counts from the end of the delay and an address owner waits, so a node whose links are still coming up cannot grab MASTER (keepalived vrrp_startup_delay). Default 0s.'),
     ),

@@ -145,6 +145,8 @@ export function vrrpOptions(config: Config): VrrpOptions {
     scripts,
     garp: config.vrrp.garp,
     startupDelayMs: config.vrrp.startupDelayMs,
+    multicastGroup4: config.vrrp.multicastGroup4,
+    multicastGroup6: config.vrrp.multicastGroup6,
     delayAfterBootMs: config.vrrp.delayAfterBootMs,
     ...(config.vrrp.realtimePriority !== undefined ? { realtimePriority: config.vrrp.realtimePriority } : {}),
     syncGroups: config.vrrp.syncGroups.map((g) => ({ name: g.name, instances: [...g.instances], notify: g.notify })),
@@ -173,6 +175,8 @@ export function vrrpOptions(config: Config): VrrpOptions {
       };
       if (i.authentication !== undefined) o.authPass = i.authentication.password;
       if (i.unicastSrcIp !== undefined) o.unicastSrcIp = i.unicastSrcIp;
+      if (i.unicastTtl !== undefined) o.unicastTtl = i.unicastTtl;
+      if (i.dontTrackPrimary) o.dontTrackPrimary = true;
       return o;
     }),
   };

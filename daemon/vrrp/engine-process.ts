@@ -54,6 +54,9 @@ function stop(): Promise<void> {
 async function start(options: NormalizedOptions): Promise<void> {
   if (options.realtimePriority !== undefined) setRealtime(options.realtimePriority);
   rt = new VrrpRuntime(options, hostIo(), {
+    masterRxLowerPri: (instance, priority) => {
+      post({ type: 'rxLowerPri', instance, priority });
+    },
     transition: (event) => {
       post({ type: 'transition', event });
     },

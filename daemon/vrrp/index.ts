@@ -248,6 +248,11 @@ class Engine extends EventEmitter implements VrrpEngine {
       case 'transition':
         this.onTransition(m.event);
         break;
+      case 'rxLowerPri': {
+        const inst = this.opts.instances.find((i) => i.name === m.instance);
+        if (inst?.notify !== undefined) this.notify.runMasterRxLowerPri(m.instance, inst.notify);
+        break;
+      }
       case 'log':
         this.log[m.level](m.fields, m.msg);
         break;

@@ -40,7 +40,16 @@ export class NotifyRunner {
   ) {}
 
   run(kind: 'INSTANCE' | 'GROUP', name: string, state: NotifyState, priority: number, n: NotifyOptions): void {
-    const calls = notifyCalls(kind, name, state, priority, n);
+    this.enqueue(kind, name, notifyCalls(kind, name, state, priority, n));
+  }
+
+  /** keepalived notify_master_rx_lower_pri: the one hook, without arguments, in the instance's queue. */
+  runMasterRxLowerPri(name: string, n: NotifyOptions): void {
+    const line = n.masterRxLowerPri;
+    if (line !== undefined && line.trim() !== '') this.enqueue('INSTANCE', name, [splitCommand(line)]);
+  }
+
+  private enqueue(kind: 'INSTANCE' | 'GROUP', name: string, calls: string[][]): void {
     if (calls.length === 0) return;
     const key = `${kind}:${name}`;
     const prev = this.queues.get(key) ?? Promise.resolve();

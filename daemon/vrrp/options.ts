@@ -14,6 +14,8 @@ export interface GarpOptions {
   masterRefreshRepeat?: number;
   /** vrrp_garp_interval: gap between GARPs of one burst. Default 0 (back to back). */
   intervalMs?: number;
+  /** vrrp_gna_interval: gap between unsolicited NAs (IPv6 addresses) of one burst. Default 0. */
+  naIntervalMs?: number;
   /**
    * vrrp_garp_lower_prio_repeat: GARPs a master sends at once when it hears a lower-priority master
    * (a healed split brain), and again after lowerPrioDelayMs. 0 = none. Default: the global masterRepeat.
@@ -31,6 +33,8 @@ export interface NotifyOptions {
   stop?: string;
   /** Run after the specific one, with `INSTANCE|GROUP name STATE priority` appended (keepalived `notify`). */
   any?: string;
+  /** keepalived notify_master_rx_lower_pri: run (no arguments) each time a MASTER hears a lower-priority advert. */
+  masterRxLowerPri?: string;
 }
 
 export interface VipOptions {
@@ -69,6 +73,10 @@ export interface VrrpInstanceOptions {
   unicastSrcIp?: string;
   /** Unicast peers; empty/absent = multicast. */
   unicastPeers?: string[];
+  /** keepalived unicast_ttl: TTL / hop limit of unicast adverts. Default: 255 (IPv4), the system's (IPv6). */
+  unicastTtl?: number;
+  /** keepalived dont_track_primary: the own interface going down is no FAULT (tracked interfaces still are). */
+  dontTrackPrimary?: boolean;
   /** The addresses the adverts carry. VRRPv2 may have none (keepalived 2.2.7 accepts it, and advertises 0 addresses); v3 needs one. */
   vips: (VipOptions | string)[];
   /**
@@ -124,6 +132,9 @@ export interface VrrpOptions {
   startupDelayMs?: number;
   /** keepalived vrrp_delay_after_boot (2.4+): the same delay, but until this long after the system booted. Default 0. */
   delayAfterBootMs?: number;
+  /** keepalived vrrp_mcast_group4 / vrrp_mcast_group6: the multicast groups of the adverts. Default 224.0.0.18 / ff02::12. */
+  multicastGroup4?: string;
+  multicastGroup6?: string;
 }
 
 export interface NormalizedVip {
@@ -148,6 +159,10 @@ export interface NormalizedInstance {
   authPass?: string;
   unicastSrcIp?: string;
   unicastPeers: string[];
+  /** Where multicast adverts go (and what the socket joins): vrrp_mcast_group4/6 of the instance's family. */
+  multicastGroup: string;
+  unicastTtl?: number;
+  dontTrackPrimary: boolean;
   vips: NormalizedVip[];
   excludedVips: NormalizedVip[];
   trackInterfaces: { name: string; weight: number }[];
@@ -180,7 +195,7 @@ export function startupDelayFor(o: Pick<NormalizedOptions, 'startupDelayMs' | 'd
 
 export class VrrpOptionsError extends Error {}
 
-const GARP_DEFAULTS = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0 };
+const GARP_DEFAULTS = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0, naIntervalMs: 0 };
 
 /**
  * The GARP settings of one instance: its own over the global ones over keepalived's defaults. As in
@@ -203,6 +218,9 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
   }
   const groupOf = new Map<string, string>();
   for (const g of o.syncGroups ?? []) for (const i of g.instances) groupOf.set(i, g.name);
+  const groups = { 4: o.multicastGroup4 ?? '224.0.0.18', 6: o.multicastGroup6 ?? 'ff02::12' } as const;
+  if (!/^2(2[4-9]|3\d)\./.test(groups[4]) || familyOf(groups[4]) !== 4) errors.push(`multicastGroup4: ${groups[4]} is not an IPv4 multicast address`);
+  if (!/^ff02:/i.test(groups[6]) || familyOf(groups[6]) !== 6) errors.push(`multicastGroup6: ${groups[6]} is not an IPv6 link-local multicast address`);
   const instances: NormalizedInstance[] = [];
   for (const [idx, i] of o.instances.entries()) {
     const where = `instances[${idx}] (${i.name})`;
@@ -266,6 +284,8 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
       preemptDelayMs: i.preemptDelayMs ?? 0,
       accept: i.accept ?? false,
       unicastPeers: i.unicastPeers ?? [],
+      multicastGroup: groups[family],
+      dontTrackPrimary: i.dontTrackPrimary ?? false,
       vips,
       excludedVips,
       trackInterfaces: (i.trackInterfaces ?? []).map((t) => ({ name: t.name, weight: t.weight ?? 0 })),
@@ -282,6 +302,11 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     }
     if (i.authPass !== undefined) n.authPass = i.authPass;
     if (i.unicastSrcIp !== undefined) n.unicastSrcIp = i.unicastSrcIp;
+    if (i.unicastTtl !== undefined) {
+      if (!Number.isInteger(i.unicastTtl) || i.unicastTtl < 1 || i.unicastTtl > 255) err('unicastTtl', `${i.unicastTtl} not in 1..255`);
+      else if (n.unicastPeers.length === 0) err('unicastTtl', 'needs unicastPeers');
+      n.unicastTtl = i.unicastTtl;
+    }
     const g = groupOf.get(i.name);
     if (g !== undefined) n.group = g;
     instances.push(n);

@@ -23,6 +23,9 @@ export interface GlobalResult {
   /** vrrp_startup_delay, vrrp_delay_after_boot, with their directives (for the source comments). */
   startupDelay?: { value: string; d: Directive };
   delayAfterBoot?: { value: string; d: Directive };
+  /** vrrp_mcast_group4 / vrrp_mcast_group6. */
+  multicastGroup4?: { value: string; d: Directive };
+  multicastGroup6?: { value: string; d: Directive };
 }
 
 export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
@@ -68,8 +71,19 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
     ctx.note(garp, 'vrrp_min_garp: one gratuitous ARP, no second burst');
   }
   const gna = r.last('vrrp_gna_interval');
-  if (gna && r.timer(gna) !== (garp.interval ?? '0s')) {
-    ctx.reportDirective(gna, 'lvsd spaces unsolicited NAs like gratuitous ARPs (vrrp.garp.interval); a different NA interval is not carried over');
+  const gnaValue = r.timer(gna);
+  if (gna && gnaValue !== undefined) {
+    garp.naInterval = gnaValue;
+    ctx.source.at(garp, 'naInterval', gna.pos);
+  }
+  for (const [kw, key, family] of [['vrrp_mcast_group4', 'multicastGroup4', 4], ['vrrp_mcast_group6', 'multicastGroup6', 6]] as const) {
+    const d = r.last(kw);
+    const v = r.str(d);
+    if (!d || v === undefined) continue;
+    // keepalived skips one that is not a multicast address of its family ("… is not multicast. Skipping").
+    const ok = family === 4 ? isIP(v) === 4 && Number(v.split('.')[0]) >= 224 && Number(v.split('.')[0]) <= 239 : isIP(v) === 6 && /^ff02:/i.test(v);
+    if (ok) out[key] = { value: v, d };
+    else ctx.reportDirective(d, `${v} is not ${family === 4 ? 'an IPv4 multicast address' : 'an IPv6 link-local multicast address (ff02::/16)'}; not carried over (keepalived skips it too${family === 6 ? ', or warns for a wider scope' : ''})`);
   }
   if (Object.keys(garp).length > 0) out.garp = garp;
   const startupD = r.last('vrrp_startup_delay');

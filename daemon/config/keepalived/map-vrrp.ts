@@ -226,7 +226,8 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
   const auth = r.last('authentication');
   if (auth) mapAuthentication(ctx, auth, inst);
 
-  const srcD = r.last('unicast_src_ip');
+  // keepalived: mcast_src_ip and unicast_src_ip set the same source address (vrrp->saddr); the last one wins.
+  const srcD = r.last('unicast_src_ip', 'mcast_src_ip');
   const src = r.str(srcD);
   if (srcD && src !== undefined) {
     if (isIP(src) === 0) ctx.reportDirective(srcD, `${src} is not an IP address; not carried over`);
@@ -253,6 +254,22 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
     }
   }
   if (peers.length > 0) inst.unicastPeers = peers;
+  const ttlD = r.last('unicast_ttl');
+  const ttl = r.int(ttlD, 0, 255);
+  if (ttlD && ttl !== undefined) {
+    // keepalived 2.2.7: "Cannot use unicast_ttl without unicast peers - resetting".
+    if (peers.length === 0) ctx.reportDirective(ttlD, 'unicast_ttl needs unicast_peer (keepalived resets it too); not carried over');
+    else if (ttl === 0) ctx.reportDirective(ttlD, 'unicast_ttl 0 would never leave the host; not carried over');
+    else {
+      inst.unicastTtl = ttl;
+      ctx.source.at(inst, 'unicastTtl', ttlD.pos);
+    }
+  }
+  const dontTrackD = r.last('dont_track_primary');
+  if (dontTrackD) {
+    inst.dontTrackPrimary = true;
+    ctx.source.at(inst, 'dontTrackPrimary', dontTrackD.pos);
+  }
 
   const tracks = mapTracks(ctx, r, env);
   Object.assign(inst, tracks);
@@ -284,8 +301,11 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
   }
   if (Object.keys(garp).length > 0) inst.garp = garp;
 
-  const syncIf = r.last('lvs_sync_daemon_interface');
+  // lvs_sync_daemon_inteface: keepalived 1.x's misspelling, which configs written then still carry (2.2.7
+  // no longer knows it and ignores it as an unknown keyword); lvsd reads it as the intended directive.
+  const syncIf = r.last('lvs_sync_daemon_interface', 'lvs_sync_daemon_inteface');
   if (syncIf?.args[0] !== undefined) result.syncDaemonInterface ??= { iface: syncIf.args[0], vrid, d: syncIf };
+  if (syncIf?.keyword === 'lvs_sync_daemon_inteface') ctx.note(inst, `lvs_sync_daemon_inteface (${ctx.displayPos(syncIf.pos)}): keepalived 1.x's spelling, read as lvs_sync_daemon_interface (keepalived 2.2.7 ignores it as an unknown keyword)`);
 
   // Nothing to carry: lvsd derives the address family from the VIPs.
   r.ignore('native_ipv6');
@@ -430,13 +450,15 @@ export function mapTracks(ctx: Context, r: BlockReader, env: Omit<InstanceEnv, '
 }
 
 /** notify_master & co.: the first argument is the command (quoted when it has arguments). */
-export function mapNotify(ctx: Context, r: BlockReader): NotifyOut | undefined {
+export function mapNotify(ctx: Context, r: BlockReader, instance = true): NotifyOut | undefined {
   const keys: [string, keyof NotifyOut][] = [
     ['notify_master', 'master'],
     ['notify_backup', 'backup'],
     ['notify_fault', 'fault'],
     ['notify_stop', 'stop'],
     ['notify', 'any'],
+    // An instance's event only (keepalived has no group variant).
+    ...(instance ? [['notify_master_rx_lower_pri', 'masterRxLowerPri'] as [string, keyof NotifyOut]] : []),
   ];
   const out: NotifyOut = {};
   for (const [kw, key] of keys) {
@@ -467,7 +489,7 @@ export function mapSyncGroup(ctx: Context, b: NamedBlock, env: Omit<InstanceEnv,
   }
   // Sync-group tracking applies to every member: copy it onto each member instance.
   const tracks = mapTracks(ctx, r, env);
-  const notify = mapNotify(ctx, r);
+  const notify = mapNotify(ctx, r, false);
   const keepWeights = r.has('sync_group_tracking_weight');
   r.ignore('global_tracking', 'sync_group_tracking_weight');
   r.finish();

@@ -52,6 +52,12 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
   if (global.garp) vrrp.garp = global.garp;
   if (global.lowerPrioNoAdvert !== undefined) vrrp.lowerPrioNoAdvert = global.lowerPrioNoAdvert;
   if (global.higherPrioSendAdvert !== undefined) vrrp.higherPrioSendAdvert = global.higherPrioSendAdvert;
+  for (const k of ['multicastGroup4', 'multicastGroup6'] as const) {
+    const g = global[k];
+    if (g === undefined) continue;
+    vrrp[k] = g.value;
+    ctx.source.at(vrrp, k, g.d.pos);
+  }
   if (global.startupDelay !== undefined) {
     vrrp.startupDelay = global.startupDelay.value;
     ctx.source.at(vrrp, 'startupDelay', global.startupDelay.d.pos);

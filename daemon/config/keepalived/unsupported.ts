@@ -49,10 +49,7 @@ const REASONS: Record<string, string> = {
   strict_mode: 'strict RFC mode is not a switch in lvsd; its extra restrictions are not enforced',
   vrrp_skip_check_adv_addr: 'lvsd always checks the advertised addresses',
   skip_check_adv_addr: 'lvsd always checks the advertised addresses',
-  vrrp_mcast_group4: 'lvsd uses the IANA VRRP group 224.0.0.18',
-  vrrp_mcast_group6: 'lvsd uses the IANA VRRP group ff02::12',
   mcast_dst_ip: 'lvsd uses the IANA VRRP multicast group',
-  mcast_src_ip: 'lvsd sends multicast adverts from the interface\'s primary address (unicastSrcIp only applies to unicast)',
   script_user: 'lvsd runs scripts as its own service user, or per vrrp_script with user',
   enable_script_security: 'lvsd runs scripts as its unprivileged service user; check the scripts\' permissions by hand',
   lvs_flush: 'lvsd reconciles the IPVS table instead of flushing it',
@@ -60,7 +57,6 @@ const REASONS: Record<string, string> = {
   use_vmac: 'virtual MAC (macvlan) interfaces are not supported by lvsd',
   vmac_xmit_base: 'virtual MAC (macvlan) interfaces are not supported by lvsd',
   use_ipvlan: 'ipvlan interfaces are not supported by lvsd',
-  dont_track_primary: 'lvsd always tracks the instance\'s interface',
   track_src_ip: 'not supported by lvsd',
   virtual_routes: 'lvsd does not add or remove routes on VRRP transitions; use notify scripts',
   virtual_rules: 'lvsd does not add or remove policy rules on VRRP transitions; use notify scripts',
@@ -71,7 +67,6 @@ const REASONS: Record<string, string> = {
   bfd_instance: 'BFD is not supported by lvsd',
   track_process: 'process tracking is not supported; track the process with a vrrp_script (e.g. pgrep)',
   vrrp_track_process: 'process tracking is not supported; track the process with a vrrp_script (e.g. pgrep)',
-  notify_master_rx_lower_pri: 'not supported by lvsd',
   notify_deleted: 'not supported by lvsd',
   notify_priority_changes: 'notify FIFOs are not supported by lvsd; use the event stream',
   notify_fifo: 'notify FIFOs are not supported by lvsd; use the event stream of the REST API',
@@ -104,7 +99,6 @@ const REASONS: Record<string, string> = {
   debug: 'use lvsd\'s log level instead',
   kernel_rx_buf_size: 'not configurable in lvsd',
   unicast_fault_no_peer: 'lvsd never falls back to multicast when unicastPeers is set',
-  unicast_ttl: 'the unicast TTL is not configurable',
   old_unicast_checksum: 'the pre-1.3.6 keepalived VRRPv3 checksum is not supported',
   check_unicast_src: 'lvsd always checks that unicast adverts come from a listed peer',
   vrrp_check_unicast_src: 'lvsd always checks that unicast adverts come from a listed peer',
@@ -123,7 +117,6 @@ const REASONS: Record<string, string> = {
   checker_process_name: 'not applicable: lvsd is one process',
   instance: 'run one lvsd per config; name the unit instead',
   use_pid_dir: 'systemd tracks the process; no pid file',
-  vrrp_gna_interval: 'unsolicited NA spacing follows vrrp.garp.interval',
 };
 
 export function unsupportedReason(scope: string, keyword: string): string {
