@@ -26,6 +26,8 @@ export interface KeepalivedInstance {
   vips: string[];
   /** virtual_ipaddress_excluded. */
   excludedVips?: string[];
+  /** More lines inside the vrrp_instance block, as written (e.g. "dont_track_primary"). */
+  extra?: string[];
 }
 
 /**
@@ -45,6 +47,7 @@ export function keepalivedConf(instances: KeepalivedInstance[], routerId = 'kad'
     if (i.unicastPeers !== undefined) lines.push('  unicast_peer {', ...i.unicastPeers.map((p) => `    ${p}`), '  }');
     if (i.vips.length > 0) lines.push('  virtual_ipaddress {', ...i.vips.map((v) => `    ${v}`), '  }');
     if (i.excludedVips !== undefined) lines.push('  virtual_ipaddress_excluded {', ...i.excludedVips.map((v) => `    ${v}`), '  }');
+    for (const e of i.extra ?? []) lines.push(`  ${e}`);
     lines.push('}');
   }
   return lines.join('\n') + '\n';
