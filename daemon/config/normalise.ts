@@ -51,7 +51,7 @@ function garp(g: GarpFile | undefined, base: Garp, global = false): Garp {
 const GARP_DEFAULTS: Garp = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0, naIntervalMs: 0, lowerPrioRepeat: 5, lowerPrioDelayMs: 5000 };
 
 function notify(n: Notify | undefined): Notify {
-  return compact({ master: n?.master, backup: n?.backup, fault: n?.fault, stop: n?.stop, any: n?.any, masterRxLowerPri: n?.masterRxLowerPri });
+  return compact({ master: n?.master, backup: n?.backup, fault: n?.fault, stop: n?.stop, any: n?.any, masterRxLowerPri: n?.masterRxLowerPri, users: n?.users === undefined ? undefined : { ...n.users } });
 }
 
 function statusRanges(list: (number | string)[] | undefined): { min: number; max: number }[] {
@@ -326,6 +326,8 @@ export function normalise(file: ConfigFile, source: string): Config {
       garp: globalGarp,
       lowerPrioNoAdvert,
       higherPrioSendAdvert,
+      scriptUser: file.vrrp?.scriptUser,
+      scriptSecurity: file.vrrp?.scriptSecurity ?? false,
       multicastGroup4: file.vrrp?.multicastGroup4 ?? '224.0.0.18',
       multicastGroup6: file.vrrp?.multicastGroup6 ?? 'ff02::12',
       startupDelayMs: ms(file.vrrp?.startupDelay, 0),

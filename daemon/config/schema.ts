@@ -136,6 +136,8 @@ export const GarpSettings = Obj(
   'Gratuitous ARP / unsolicited neighbour advertisement timing.',
 );
 
+const ScriptUser = (what: string) => Type.String({ minLength: 1, pattern: '^[^:\\s]+(:[^:\\s]+)?$', description: `${what} "user" or "user:group".` });
+
 export const VrrpScript = Obj(
   {
     command: Command('Command run through /bin/sh -c; exit 0 = success.'),
@@ -144,7 +146,7 @@ export const VrrpScript = Obj(
     rise: opt(Int(1, 1000, 'Successes in a row before it counts as up. Default 1.')),
     fall: opt(Int(1, 1000, 'Failures in a row before it counts as down. Default 1.')),
     weight: opt(Int(-253, 253, 'Priority change while up (>0) or while down (<0); 0 = fault while down. Default 0.')),
-    user: opt(Type.String({ minLength: 1, description: 'Run as this user. Default: the daemon\'s user.' })),
+    user: opt(Type.String({ minLength: 1, pattern: '^[^:\\s]+(:[^:\\s]+)?$', description: 'Run as this user, "user" or "user:group" (vrrp_script user). Default: vrrp.scriptUser, else the daemon\'s user.' })),
   },
   'A tracking script (keepalived vrrp_script).',
 );
@@ -157,6 +159,12 @@ const InstanceNotify = Obj(
     stop: opt(Command('Run when the instance stops.')),
     any: opt(Command('Run on every change with arguments: GROUP|INSTANCE name state priority (keepalived notify).')),
     masterRxLowerPri: opt(Command('Run (without arguments) each time a MASTER hears an advert of lower priority, as after a healed split brain (keepalived notify_master_rx_lower_pri). Instances only.')),
+    users: opt(
+      Obj(
+        Object.fromEntries(['master', 'backup', 'fault', 'stop', 'any', 'masterRxLowerPri'].map((k) => [k, opt(ScriptUser(`Runs the ${k} hook.`))])),
+        'Who runs each hook, "user" or "user:group" (keepalived notify_master "/x" user group). Default: vrrp.scriptUser.',
+      ),
+    ),
   },
   'Notify hooks (keepalived notify_master, notify_backup, …).',
 );
@@ -257,6 +265,13 @@ export const VrrpSection = Obj(
     ),
     higherPrioSendAdvert: opt(
       Type.Boolean({ description: 'Default of every instance\'s higherPrioSendAdvert: a master sends one advert of its own before yielding to a higher-priority one (vrrp_higher_prio_send_advert). Default false.' }),
+    ),
+    scriptUser: opt(ScriptUser('Every notify hook and tracking script without a user of its own runs as this user (keepalived script_user). Default: the daemon\'s user.')),
+    scriptSecurity: opt(
+      Type.Boolean({
+        description:
+          'Refuse a script that runs as root when any part of its path (its directories, the file, a symlink\'s target) is not owned by root or is writable by a non-root group or by everyone, as keepalived enable_script_security does; a refused track script is disabled. Without it such a script runs and a SECURITY VIOLATION warning is logged. Default false.',
+      }),
     ),
     multicastGroup4: opt(Ip('IPv4 multicast group of the adverts (keepalived vrrp_mcast_group4). Every director of a virtual router must use the same. Default 224.0.0.18.')),
     multicastGroup6: opt(Ip('IPv6 multicast group of the adverts, link-local scope (keepalived vrrp_mcast_group6). Default ff02::12.')),

@@ -109,6 +109,8 @@ export interface Notify {
   any?: string;
   /** keepalived notify_master_rx_lower_pri: run, without arguments, when a MASTER hears a lower-priority advert. */
   masterRxLowerPri?: string;
+  /** Who runs each hook ("user" or "user:group"); absent: vrrp.scriptUser. */
+  users?: Partial<Record<'master' | 'backup' | 'fault' | 'stop' | 'any' | 'masterRxLowerPri', string>>;
 }
 
 export interface Vip {
@@ -173,6 +175,9 @@ export interface VrrpConfig {
   garp: Garp;
   lowerPrioNoAdvert: boolean;
   higherPrioSendAdvert: boolean;
+  /** keepalived script_user / enable_script_security. */
+  scriptUser?: string;
+  scriptSecurity: boolean;
   /** keepalived vrrp_mcast_group4 / vrrp_mcast_group6. */
   multicastGroup4: string;
   multicastGroup6: string;

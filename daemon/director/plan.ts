@@ -139,12 +139,14 @@ const vipOption = (v: Vip): VrrpOptions['instances'][number]['vips'][number] =>
 export function vrrpOptions(config: Config): VrrpOptions {
   const scripts: VrrpOptions['scripts'] = {};
   for (const [name, s] of Object.entries(config.vrrp.scripts)) {
-    scripts[name] = { command: s.command, intervalMs: s.intervalMs, timeoutMs: s.timeoutMs, rise: s.rise, fall: s.fall, weight: s.weight };
+    scripts[name] = { command: s.command, intervalMs: s.intervalMs, timeoutMs: s.timeoutMs, rise: s.rise, fall: s.fall, weight: s.weight, ...(s.user !== undefined ? { user: s.user } : {}) };
   }
   return {
     scripts,
     garp: config.vrrp.garp,
     startupDelayMs: config.vrrp.startupDelayMs,
+    ...(config.vrrp.scriptUser !== undefined ? { scriptUser: config.vrrp.scriptUser } : {}),
+    scriptSecurity: config.vrrp.scriptSecurity,
     multicastGroup4: config.vrrp.multicastGroup4,
     multicastGroup6: config.vrrp.multicastGroup6,
     delayAfterBootMs: config.vrrp.delayAfterBootMs,

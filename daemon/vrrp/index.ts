@@ -11,8 +11,9 @@
 import { EventEmitter } from 'node:events';
 import { forkEngine, type EngineChannel } from './channel.js';
 import { normalizeOptions, type NormalizedOptions, type VrrpOptions } from './options.js';
-import { NotifyRunner, type NotifyResult, type NotifyState } from './notify.js';
+import { NotifyRunner, splitCommand, type NotifyResult, type NotifyState } from './notify.js';
 import { FileTracker, ScriptTracker, unrunnable } from './track.js';
+import { gateScript } from './script-security.js';
 import type { FromWorker, ReconfigureSummary, ToWorker, TransitionEvent, VrrpSnapshot } from './protocol.js';
 import type { VrrpState } from './machine.js';
 
@@ -108,12 +109,16 @@ class Engine extends EventEmitter implements VrrpEngine {
         this.emit('error', err);
       }
     });
-    this.notify = new NotifyRunner((object, result) => {
-      const fields = { instance: object, command: result.command, args: result.args, code: result.code };
-      if (result.error === undefined) this.log.info(fields, 'notify hook ran');
-      else this.log.warn({ ...fields, err: result.error }, 'notify hook failed');
-      this.emit('notify', { object, result });
-    });
+    this.notify = new NotifyRunner(
+      (object, result) => {
+        const fields = { instance: object, command: result.command, args: result.args, code: result.code };
+        if (result.error === undefined) this.log.info(fields, 'notify hook ran');
+        else this.log.warn({ ...fields, err: result.error }, 'notify hook failed');
+        this.emit('notify', { object, result });
+      },
+      30_000,
+      (program, user) => this.gate(program, user),
+    );
     child.on('message', (m: FromWorker) => {
       this.onMessage(m);
     });
@@ -121,6 +126,20 @@ class Engine extends EventEmitter implements VrrpEngine {
       void this.refresh().catch(() => undefined);
     }, 1000);
     this.refresher.unref();
+  }
+
+  /**
+   * Who runs a script (its own user, else script_user, else ours) and whether it may run at all
+   * (enable_script_security, script-security.ts); an unsafe script that still runs is logged once per check.
+   */
+  private gate(program: string, user: string | undefined): { uid: number; gid: number; unsafe?: string } | { refused: string } {
+    const g = gateScript(program, user ?? this.opts.scriptUser, this.opts.scriptSecurity);
+    if (g.who === null || !g.verdict.run) return { refused: g.verdict.run ? '' : g.verdict.reason };
+    if (g.verdict.unsafe !== undefined) {
+      this.log.warn({ script: program, unsafe: g.verdict.unsafe }, `SECURITY VIOLATION - ${program} runs as root from an unsafe path (${g.verdict.unsafe}) and script security is not enabled (vrrp.scriptSecurity)`);
+      return { uid: g.who.uid, gid: g.who.gid, unsafe: g.verdict.unsafe };
+    }
+    return { uid: g.who.uid, gid: g.who.gid };
   }
 
   /** Track scripts and files run for what the instances track (at start, and again after a reconfigure). */
@@ -138,16 +157,22 @@ class Engine extends EventEmitter implements VrrpEngine {
     for (const [name, spec] of scripts) {
       const s = opts.scripts[name];
       if (this.scriptTrackers.has(name) || s === undefined) continue;
-      const why = unrunnable(s.command);
-      if (why !== null) {
-        this.log.warn({ script: name, reason: why }, `track script ${name} disabled: ${why} (keepalived disables it too; it affects no instance until a reload finds it)`);
+      const gate = this.gate(splitCommand(s.command)[0] ?? '', s.user === '' ? undefined : s.user);
+      const why = unrunnable(s.command) ?? ('refused' in gate ? gate.refused : null);
+      if (why !== null || 'refused' in gate) {
+        this.log.warn({ script: name, reason: why }, `track script ${name} disabled: ${why ?? ''} (keepalived disables it too; it affects no instance until a reload finds it)`);
         this.post({ type: 'track', kind: 'script', name, ok: false, disabled: true });
         continue;
       }
-      const t = new ScriptTracker(name, s, (n, ok, detail) => {
-        this.log.info({ script: n, ok, detail }, `track script ${n} is now ${ok ? 'passing' : 'failing'}`);
-        this.post({ type: 'track', kind: 'script', name: n, ok });
-      });
+      const t = new ScriptTracker(
+        name,
+        s,
+        (n, ok, detail) => {
+          this.log.info({ script: n, ok, detail }, `track script ${n} is now ${ok ? 'passing' : 'failing'}`);
+          this.post({ type: 'track', kind: 'script', name: n, ok });
+        },
+        gate,
+      );
       t.start();
       this.scriptTrackers.set(name, { spec, t });
     }

@@ -35,6 +35,8 @@ export interface NotifyOptions {
   any?: string;
   /** keepalived notify_master_rx_lower_pri: run (no arguments) each time a MASTER hears a lower-priority advert. */
   masterRxLowerPri?: string;
+  /** Who runs each hook, "user" or "user:group" (keepalived `notify_master "/x" user group`). Default: VrrpOptions.scriptUser. */
+  users?: Partial<Record<'master' | 'backup' | 'fault' | 'stop' | 'any' | 'masterRxLowerPri', string>>;
 }
 
 export interface VipOptions {
@@ -106,6 +108,8 @@ export interface TrackScriptOptions {
   fall?: number;
   /** Default weight for instances that track it without one. */
   weight?: number;
+  /** Run as "user" or "user:group" (vrrp_script `user`). Default: VrrpOptions.scriptUser, else the daemon's user. */
+  user?: string;
 }
 
 export interface SyncGroupOptions {
@@ -135,6 +139,10 @@ export interface VrrpOptions {
   /** keepalived vrrp_mcast_group4 / vrrp_mcast_group6: the multicast groups of the adverts. Default 224.0.0.18 / ff02::12. */
   multicastGroup4?: string;
   multicastGroup6?: string;
+  /** keepalived script_user: "user" or "user:group" every script without its own user runs as. Default: the daemon's user. */
+  scriptUser?: string;
+  /** keepalived enable_script_security: a script that runs as root from a path a non-root user could change is not run. */
+  scriptSecurity?: boolean;
 }
 
 export interface NormalizedVip {
@@ -178,7 +186,10 @@ export interface NormalizedInstance {
 export interface NormalizedOptions {
   instances: NormalizedInstance[];
   syncGroups: SyncGroupOptions[];
+  /** `user` resolved: the script's own, else scriptUser, else '' (the daemon's user). */
   scripts: Record<string, Required<TrackScriptOptions>>;
+  scriptUser?: string;
+  scriptSecurity: boolean;
   realtimePriority?: number;
   startupDelayMs: number;
   delayAfterBootMs: number;
@@ -214,7 +225,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
   const scripts: Record<string, Required<TrackScriptOptions>> = {};
   for (const [name, s] of Object.entries(o.scripts ?? {})) {
     if (s.command.trim() === '') errors.push(`scripts.${name}.command: empty`);
-    scripts[name] = { command: s.command, intervalMs: s.intervalMs ?? 1000, timeoutMs: s.timeoutMs ?? s.intervalMs ?? 1000, rise: s.rise ?? 1, fall: s.fall ?? 1, weight: s.weight ?? 0 };
+    scripts[name] = { command: s.command, intervalMs: s.intervalMs ?? 1000, timeoutMs: s.timeoutMs ?? s.intervalMs ?? 1000, rise: s.rise ?? 1, fall: s.fall ?? 1, weight: s.weight ?? 0, user: s.user ?? o.scriptUser ?? '' };
   }
   const groupOf = new Map<string, string>();
   for (const g of o.syncGroups ?? []) for (const i of g.instances) groupOf.set(i, g.name);
@@ -322,7 +333,8 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     if (v !== undefined && !(Number.isFinite(v) && v >= 0)) errors.push(`${k}: ${v} is not a duration ≥ 0`);
   }
   if (errors.length > 0) throw new VrrpOptionsError(`invalid VRRP options:\n  ${errors.join('\n  ')}`);
-  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0 };
+  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, scriptSecurity: o.scriptSecurity ?? false, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0 };
+  if (o.scriptUser !== undefined) out.scriptUser = o.scriptUser;
   if (o.realtimePriority !== undefined) out.realtimePriority = o.realtimePriority;
   return out;
 }

@@ -32,6 +32,7 @@ export interface NotifyOut {
   stop?: string;
   any?: string;
   masterRxLowerPri?: string;
+  users?: Partial<Record<'master' | 'backup' | 'fault' | 'stop' | 'any' | 'masterRxLowerPri', string>>;
 }
 
 export type VipOut = string | { address: string; dev?: string; label?: string; scope?: string };
@@ -153,6 +154,8 @@ export interface ConfigOut {
     garp?: GarpOut;
     lowerPrioNoAdvert?: boolean;
     higherPrioSendAdvert?: boolean;
+    scriptUser?: string;
+    scriptSecurity?: boolean;
     multicastGroup4?: string;
     multicastGroup6?: string;
     startupDelay?: Duration;

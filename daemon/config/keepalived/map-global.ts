@@ -23,6 +23,9 @@ export interface GlobalResult {
   /** vrrp_startup_delay, vrrp_delay_after_boot, with their directives (for the source comments). */
   startupDelay?: { value: string; d: Directive };
   delayAfterBoot?: { value: string; d: Directive };
+  /** script_user USER [GROUP] as "user[:group]"; enable_script_security. */
+  scriptUser?: { value: string; d: Directive };
+  scriptSecurity?: Directive;
   /** vrrp_mcast_group4 / vrrp_mcast_group6. */
   multicastGroup4?: { value: string; d: Directive };
   multicastGroup6?: { value: string; d: Directive };
@@ -76,6 +79,10 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
     garp.naInterval = gnaValue;
     ctx.source.at(garp, 'naInterval', gna.pos);
   }
+  const userD = r.last('script_user');
+  if (userD?.args[0] !== undefined) out.scriptUser = { value: userD.args.slice(0, 2).join(':'), d: userD };
+  const securityD = r.last('enable_script_security');
+  if (securityD) out.scriptSecurity = securityD;
   for (const [kw, key, family] of [['vrrp_mcast_group4', 'multicastGroup4', 4], ['vrrp_mcast_group6', 'multicastGroup6', 6]] as const) {
     const d = r.last(kw);
     const v = r.str(d);

@@ -48,8 +48,7 @@ export function mapVrrpScript(ctx: Context, b: NamedBlock): ScriptOut | undefine
   put('weight', weight, r.int(weight, -253, 253));
   if (weight?.args.slice(1).includes('reverse')) ctx.reportDirective(weight, 'reverse is not supported by lvsd; the weight is carried over without it');
   const user = r.last('user');
-  put('user', user, r.str(user));
-  if (user && user.args.length > 1) ctx.reportDirective(user, 'a separate group is not supported; the script runs with the user\'s group');
+  put('user', user, user?.args[0] === undefined ? undefined : user.args.slice(0, 2).join(':'));
   r.drop('lvsd starts every script as not yet run (neither up nor down) until rise/fall decide', 'init_fail');
   r.finish();
   return s;
@@ -451,14 +450,15 @@ export function mapTracks(ctx: Context, r: BlockReader, env: Omit<InstanceEnv, '
 
 /** notify_master & co.: the first argument is the command (quoted when it has arguments). */
 export function mapNotify(ctx: Context, r: BlockReader, instance = true): NotifyOut | undefined {
-  const keys: [string, keyof NotifyOut][] = [
+  type Hook = Exclude<keyof NotifyOut, 'users'>;
+  const keys: [string, Hook][] = [
     ['notify_master', 'master'],
     ['notify_backup', 'backup'],
     ['notify_fault', 'fault'],
     ['notify_stop', 'stop'],
     ['notify', 'any'],
     // An instance's event only (keepalived has no group variant).
-    ...(instance ? [['notify_master_rx_lower_pri', 'masterRxLowerPri'] as [string, keyof NotifyOut]] : []),
+    ...(instance ? [['notify_master_rx_lower_pri', 'masterRxLowerPri'] as [string, Hook]] : []),
   ];
   const out: NotifyOut = {};
   for (const [kw, key] of keys) {
@@ -467,7 +467,8 @@ export function mapNotify(ctx: Context, r: BlockReader, instance = true): Notify
     if (!d || cmd === undefined) continue;
     out[key] = cmd;
     ctx.source.at(out, key, d.pos);
-    if (d.args.length > 1) ctx.reportDirective(d, `running as user ${d.args.slice(1).join(' ')} is not supported; lvsd runs it as its service user`);
+    // keepalived: notify_master "/x arg" USER [GROUP].
+    if (d.args.length > 1) (out.users ??= {})[key] = d.args.slice(1, 3).join(':');
   }
   return Object.keys(out).length > 0 ? out : undefined;
 }

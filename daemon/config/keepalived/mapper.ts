@@ -52,6 +52,14 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
   if (global.garp) vrrp.garp = global.garp;
   if (global.lowerPrioNoAdvert !== undefined) vrrp.lowerPrioNoAdvert = global.lowerPrioNoAdvert;
   if (global.higherPrioSendAdvert !== undefined) vrrp.higherPrioSendAdvert = global.higherPrioSendAdvert;
+  if (global.scriptUser !== undefined) {
+    vrrp.scriptUser = global.scriptUser.value;
+    ctx.source.at(vrrp, 'scriptUser', global.scriptUser.d.pos);
+  }
+  if (global.scriptSecurity !== undefined) {
+    vrrp.scriptSecurity = true;
+    ctx.source.at(vrrp, 'scriptSecurity', global.scriptSecurity.pos);
+  }
   for (const k of ['multicastGroup4', 'multicastGroup6'] as const) {
     const g = global[k];
     if (g === undefined) continue;

@@ -50,8 +50,6 @@ const REASONS: Record<string, string> = {
   vrrp_skip_check_adv_addr: 'lvsd always checks the advertised addresses',
   skip_check_adv_addr: 'lvsd always checks the advertised addresses',
   mcast_dst_ip: 'lvsd uses the IANA VRRP multicast group',
-  script_user: 'lvsd runs scripts as its own service user, or per vrrp_script with user',
-  enable_script_security: 'lvsd runs scripts as its unprivileged service user; check the scripts\' permissions by hand',
   lvs_flush: 'lvsd reconciles the IPVS table instead of flushing it',
   lvs_flush_on_stop: 'lvsd leaves IPVS entries in place on stop so traffic keeps flowing',
   use_vmac: 'virtual MAC (macvlan) interfaces are not supported by lvsd',
