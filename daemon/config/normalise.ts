@@ -328,6 +328,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       higherPrioSendAdvert,
       scriptUser: file.vrrp?.scriptUser,
       scriptSecurity: file.vrrp?.scriptSecurity ?? false,
+      notifyFifo: file.vrrp?.notifyFifo === undefined ? undefined : compact({ path: file.vrrp.notifyFifo.path, script: file.vrrp.notifyFifo.script }),
       multicastGroup4: file.vrrp?.multicastGroup4 ?? '224.0.0.18',
       multicastGroup6: file.vrrp?.multicastGroup6 ?? 'ff02::12',
       startupDelayMs: ms(file.vrrp?.startupDelay, 0),

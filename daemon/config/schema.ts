@@ -273,6 +273,15 @@ export const VrrpSection = Obj(
           'Refuse a script that runs as root when any part of its path (its directories, the file, a symlink\'s target) is not owned by root or is writable by a non-root group or by everyone, as keepalived enable_script_security does; a refused track script is disabled. Without it such a script runs and a SECURITY VIOLATION warning is logged. Default false.',
       }),
     ),
+    notifyFifo: opt(
+      Obj(
+        {
+          path: Type.String({ minLength: 1, description: 'The FIFO; created (mode 0644) if it does not exist, and then removed on stop.' }),
+          script: opt(Command('Started once with the FIFO\'s path appended, to read it (notify_fifo_script); runs as vrrp.scriptUser.')),
+        },
+        'keepalived\'s notify FIFO (vrrp_notify_fifo, notify_fifo): every instance and group event as one line, in order, e.g. INSTANCE "VI_1" MASTER 150, GROUP "G" BACKUP 0, INSTANCE "VI_1" MASTER_RX_LOWER_PRI 150.',
+      ),
+    ),
     multicastGroup4: opt(Ip('IPv4 multicast group of the adverts (keepalived vrrp_mcast_group4). Every director of a virtual router must use the same. Default 224.0.0.18.')),
     multicastGroup6: opt(Ip('IPv6 multicast group of the adverts, link-local scope (keepalived vrrp_mcast_group6). Default ff02::12.')),
     startupDelay: opt(

@@ -178,6 +178,8 @@ export interface VrrpConfig {
   /** keepalived script_user / enable_script_security. */
   scriptUser?: string;
   scriptSecurity: boolean;
+  /** keepalived vrrp_notify_fifo / notify_fifo (+ _script). */
+  notifyFifo?: { path: string; script?: string };
   /** keepalived vrrp_mcast_group4 / vrrp_mcast_group6. */
   multicastGroup4: string;
   multicastGroup6: string;

@@ -147,6 +147,7 @@ export function vrrpOptions(config: Config): VrrpOptions {
     startupDelayMs: config.vrrp.startupDelayMs,
     ...(config.vrrp.scriptUser !== undefined ? { scriptUser: config.vrrp.scriptUser } : {}),
     scriptSecurity: config.vrrp.scriptSecurity,
+    ...(config.vrrp.notifyFifo !== undefined ? { notifyFifo: { ...config.vrrp.notifyFifo } } : {}),
     multicastGroup4: config.vrrp.multicastGroup4,
     multicastGroup6: config.vrrp.multicastGroup6,
     delayAfterBootMs: config.vrrp.delayAfterBootMs,

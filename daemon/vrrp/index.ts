@@ -14,6 +14,7 @@ import { normalizeOptions, type NormalizedOptions, type VrrpOptions } from './op
 import { NotifyRunner, splitCommand, type NotifyResult, type NotifyState } from './notify.js';
 import { FileTracker, ScriptTracker, unrunnable } from './track.js';
 import { gateScript } from './script-security.js';
+import { NotifyFifo, fifoLine } from './notify-fifo.js';
 import type { FromWorker, ReconfigureSummary, ToWorker, TransitionEvent, VrrpSnapshot } from './protocol.js';
 import type { VrrpState } from './machine.js';
 
@@ -82,6 +83,8 @@ class Engine extends EventEmitter implements VrrpEngine {
   private readonly refresher: NodeJS.Timeout;
   private stopped: Promise<void> | null = null;
   private exited = false;
+  /** keepalived's notify FIFO, when configured. */
+  private fifo: NotifyFifo | null = null;
 
   /** Settles when the engine has started every instance (or failed to). */
   readonly ready: Promise<void>;
@@ -126,6 +129,32 @@ class Engine extends EventEmitter implements VrrpEngine {
       void this.refresh().catch(() => undefined);
     }, 1000);
     this.refresher.unref();
+    // Open before the engine starts: its first transitions (INIT → BACKUP) are the FIFO's first lines.
+    this.openFifo();
+  }
+
+  /** Opens the configured notify FIFO (and starts its reader script, as script_user); a failure is logged, VRRP runs on. */
+  private openFifo(): void {
+    const f = this.opts.notifyFifo;
+    if (f === undefined) return;
+    let runAs: { uid: number; gid: number } | undefined;
+    let script = f.script;
+    if (script !== undefined) {
+      const g = this.gate(splitCommand(script)[0] ?? '', undefined);
+      if ('refused' in g) {
+        this.log.error({ path: f.path, reason: g.refused }, `notify FIFO script not run: ${g.refused}`);
+        script = undefined;
+      } else runAs = g;
+    }
+    const fifo = new NotifyFifo({ path: f.path, ...(script !== undefined ? { script } : {}) }, (msg, fields) => {
+      this.log.warn(fields, msg);
+    }, runAs);
+    try {
+      fifo.open();
+      this.fifo = fifo;
+    } catch (e) {
+      this.log.error({ path: f.path, err: e instanceof Error ? e.message : String(e) }, `cannot open the notify FIFO ${f.path}; events are not written to it`);
+    }
   }
 
   /**
@@ -233,6 +262,11 @@ class Engine extends EventEmitter implements VrrpEngine {
     });
     this.previous = this.opts;
     this.opts = next;
+    if (JSON.stringify(next.notifyFifo) !== JSON.stringify(this.previous.notifyFifo)) {
+      this.fifo?.close();
+      this.fifo = null;
+      this.openFifo();
+    }
     try {
       this.post({ type: 'reconfigure', id, options });
       const r = await reply;
@@ -274,6 +308,7 @@ class Engine extends EventEmitter implements VrrpEngine {
         this.onTransition(m.event);
         break;
       case 'rxLowerPri': {
+        this.fifo?.write(fifoLine('INSTANCE', m.instance, 'MASTER_RX_LOWER_PRI', m.priority));
         const inst = this.opts.instances.find((i) => i.name === m.instance);
         if (inst?.notify !== undefined) this.notify.runMasterRxLowerPri(m.instance, inst.notify);
         break;
@@ -296,11 +331,17 @@ class Engine extends EventEmitter implements VrrpEngine {
   private onTransition(e: TransitionEvent): void {
     this.memberState.set(e.instance, e.to);
     const inst = this.opts.instances.find((i) => i.name === e.instance) ?? this.previous?.instances.find((i) => i.name === e.instance);
-    if (inst !== undefined) this.notify.run('INSTANCE', e.instance, toNotify(e.to), e.priority, inst.notify);
     // A group changes state when all of its members agree on the new one.
     const g = this.opts.syncGroups.find((x) => x.name === e.group) ?? this.previous?.syncGroups.find((x) => x.name === e.group);
-    if (g !== undefined && g.instances.every((n) => this.memberState.get(n) === e.to) && this.groupState.get(g.name) !== e.to) {
+    const groupMoves = g !== undefined && g.instances.every((n) => this.memberState.get(n) === e.to) && this.groupState.get(g.name) !== e.to;
+    // FIFO order as keepalived 2.2.7's (measured): at start-up the group's line comes before its instance's, later after it.
+    const instanceLine = fifoLine('INSTANCE', e.instance, toNotify(e.to), e.priority);
+    if (!(groupMoves && e.from === 'INIT')) this.fifo?.write(instanceLine);
+    if (inst !== undefined) this.notify.run('INSTANCE', e.instance, toNotify(e.to), e.priority, inst.notify);
+    if (g !== undefined && groupMoves) {
       this.groupState.set(g.name, e.to);
+      this.fifo?.write(fifoLine('GROUP', g.name, toNotify(e.to), 0));
+      if (e.from === 'INIT') this.fifo?.write(instanceLine);
       this.notify.run('GROUP', g.name, toNotify(e.to), 0, g.notify ?? {});
     }
     this.emit('transition', e);
@@ -338,6 +379,10 @@ class Engine extends EventEmitter implements VrrpEngine {
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       await this.reconfiguring;
+      // keepalived 2.2.7 closes its FIFO and stops the reader before its instances stop (measured: the reader
+      // never sees a STOP line on shutdown); lvsd alike, so a tool sees the same stream.
+      this.fifo?.close();
+      this.fifo = null;
       this.stopTrackers();
       clearInterval(this.refresher);
       if (!this.exited) {

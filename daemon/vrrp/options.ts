@@ -143,6 +143,8 @@ export interface VrrpOptions {
   scriptUser?: string;
   /** keepalived enable_script_security: a script that runs as root from a path a non-root user could change is not run. */
   scriptSecurity?: boolean;
+  /** keepalived vrrp_notify_fifo (+ notify_fifo_script): every instance and group event as one line (notify-fifo.ts). */
+  notifyFifo?: { path: string; script?: string };
 }
 
 export interface NormalizedVip {
@@ -190,6 +192,7 @@ export interface NormalizedOptions {
   scripts: Record<string, Required<TrackScriptOptions>>;
   scriptUser?: string;
   scriptSecurity: boolean;
+  notifyFifo?: { path: string; script?: string };
   realtimePriority?: number;
   startupDelayMs: number;
   delayAfterBootMs: number;
@@ -335,6 +338,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
   if (errors.length > 0) throw new VrrpOptionsError(`invalid VRRP options:\n  ${errors.join('\n  ')}`);
   const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, scriptSecurity: o.scriptSecurity ?? false, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0 };
   if (o.scriptUser !== undefined) out.scriptUser = o.scriptUser;
+  if (o.notifyFifo !== undefined) out.notifyFifo = o.notifyFifo;
   if (o.realtimePriority !== undefined) out.realtimePriority = o.realtimePriority;
   return out;
 }

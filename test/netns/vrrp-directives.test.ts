@@ -146,15 +146,18 @@ test('notify_master_rx_lower_pri: after a split brain heals, the better master (
     const l2 = await lvsd(2, { priority: 100 });
     await sleep(500);
     await split(2);
-    await l2.waitState('VI_1', 'MASTER', 5000);
+    const m = await l2.waitState('VI_1', 'MASTER', 5000);
     await host(2).sh('nft delete chain inet split out');
-    await l2.waitState('VI_1', 'BACKUP', 5000);
+    await sleep(500); // d2's adverts get out; it cannot hear the answer until the table goes
+    await host(2).sh('nft delete table inet split');
+    await l2.waitState('VI_1', 'BACKUP', 5000, m.mono);
     const name = better === 'keepalived' ? 'rx.sh' : 'l.sh';
     await waitFor(`${better} ran the script`, () => runs(name).length >= 1, 5000);
     // No arguments: keepalived appends none to this one (unlike notify's "INSTANCE name STATE prio").
     assert.ok(runs(name).every((r) => r.endsWith(' 0')), runs(name).join('\n'));
     await cleanup();
   }
-  // Once per lower-priority advert heard; the loser steps down at the first answer, so a few at most.
-  assert.ok(runs('l.sh').length <= 5 && runs('rx.sh').length <= 5, `keepalived ${runs('rx.sh').length}, lvsd ${runs('l.sh').length}`);
+  // Once per lower-priority advert heard (d2 advertises every 0.1 s for 0.5 s before it can hear the answer):
+  // several runs on both sides, not one per split brain (measured: keepalived 7, lvsd 9 in one run).
+  assert.ok(runs('l.sh').length >= 2 && runs('rx.sh').length >= 2, `keepalived ${runs('rx.sh').length}, lvsd ${runs('l.sh').length}`);
 });

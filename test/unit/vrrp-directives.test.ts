@@ -11,6 +11,7 @@ import { VrrpRuntime, type RuntimeIo } from '../../daemon/vrrp/runtime.js';
 import { normalizeOptions, type VrrpInstanceOptions, type VrrpOptions } from '../../daemon/vrrp/options.js';
 import { encodeAdvert } from '../../daemon/vrrp/packet.js';
 import { NotifyRunner } from '../../daemon/vrrp/notify.js';
+import { fifoLine } from '../../daemon/vrrp/notify-fifo.js';
 import { formatIP, parseIP } from '../../daemon/net/addr.js';
 import type { ReceivedPacket, VrrpSocketOptions } from '../../daemon/net/vrrp-socket.js';
 import type { LinkInfo } from '../../daemon/net/rtnl.js';
@@ -189,4 +190,16 @@ test('notify_master_rx_lower_pri runs without arguments, in the instance\'s queu
   await n.idle();
   assert.deepEqual(results, [0]);
   assert.equal(readFileSync(join(dir, 'out'), 'utf8'), 'args:1:one\n');
+});
+
+test('notify FIFO: keepalived\'s line format, and vrrp_notify_fifo (+ _script) imported; notify_fifo alone is taken too', () => {
+  assert.equal(fifoLine('INSTANCE', 'VI_1', 'MASTER', 150), 'INSTANCE "VI_1" MASTER 150\n');
+  assert.equal(fifoLine('GROUP', 'G', 'BACKUP', 150), 'GROUP "G" BACKUP 0\n');
+  assert.equal(fifoLine('INSTANCE', 'VI_1', 'MASTER_RX_LOWER_PRI', 120), 'INSTANCE "VI_1" MASTER_RX_LOWER_PRI 120\n');
+  const r = importText('global_defs {\n notify_fifo /run/all.fifo\n vrrp_notify_fifo /run/vrrp.fifo\n vrrp_notify_fifo_script "/usr/local/bin/reader -v"\n}\n');
+  assert.deepEqual(r.config.vrrp?.notifyFifo, { path: '/run/vrrp.fifo', script: '/usr/local/bin/reader -v' });
+  assert.deepEqual(diag(r), ['2 notify_fifo']);
+  const r2 = importText('global_defs {\n notify_fifo /run/all.fifo\n}\n');
+  assert.deepEqual(r2.config.vrrp?.notifyFifo, { path: '/run/all.fifo' });
+  assert.deepEqual(diag(r2), []);
 });

@@ -156,6 +156,7 @@ export interface ConfigOut {
     higherPrioSendAdvert?: boolean;
     scriptUser?: string;
     scriptSecurity?: boolean;
+    notifyFifo?: { path: string; script?: string };
     multicastGroup4?: string;
     multicastGroup6?: string;
     startupDelay?: Duration;

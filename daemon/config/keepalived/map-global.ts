@@ -26,6 +26,8 @@ export interface GlobalResult {
   /** script_user USER [GROUP] as "user[:group]"; enable_script_security. */
   scriptUser?: { value: string; d: Directive };
   scriptSecurity?: Directive;
+  /** vrrp_notify_fifo (or notify_fifo) and its _script. */
+  notifyFifo?: { path: string; script?: string; d: Directive; scriptD?: Directive };
   /** vrrp_mcast_group4 / vrrp_mcast_group6. */
   multicastGroup4?: { value: string; d: Directive };
   multicastGroup6?: { value: string; d: Directive };
@@ -81,6 +83,18 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
   }
   const userD = r.last('script_user');
   if (userD?.args[0] !== undefined) out.scriptUser = { value: userD.args.slice(0, 2).join(':'), d: userD };
+  // keepalived writes VRRP events to both notify_fifo and vrrp_notify_fifo; lvsd has one VRRP FIFO.
+  const fifoD = r.last('vrrp_notify_fifo') ?? r.last('notify_fifo');
+  const fifoScriptD = fifoD?.keyword === 'vrrp_notify_fifo' ? r.last('vrrp_notify_fifo_script') : r.last('notify_fifo_script');
+  if (fifoD?.args[0] !== undefined) {
+    out.notifyFifo = { path: fifoD.args[0], d: fifoD };
+    if (fifoD.args.length > 1) ctx.reportDirective(fifoD, 'the FIFO\'s owner is not carried over; lvsd creates it as its own user');
+    const script = r.str(fifoScriptD);
+    if (fifoScriptD && script !== undefined) Object.assign(out.notifyFifo, { script, scriptD: fifoScriptD });
+    const other = fifoD.keyword === 'vrrp_notify_fifo' ? r.last('notify_fifo') : undefined;
+    if (other) ctx.reportDirective(other, 'lvsd writes VRRP events to one FIFO (vrrp_notify_fifo, carried over); checker events are not written to a FIFO');
+  }
+  r.ignore('vrrp_notify_fifo_script', 'notify_fifo_script');
   const securityD = r.last('enable_script_security');
   if (securityD) out.scriptSecurity = securityD;
   for (const [kw, key, family] of [['vrrp_mcast_group4', 'multicastGroup4', 4], ['vrrp_mcast_group6', 'multicastGroup6', 6]] as const) {

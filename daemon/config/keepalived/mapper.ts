@@ -56,6 +56,16 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
     vrrp.scriptUser = global.scriptUser.value;
     ctx.source.at(vrrp, 'scriptUser', global.scriptUser.d.pos);
   }
+  if (global.notifyFifo !== undefined) {
+    const f: { path: string; script?: string } = { path: global.notifyFifo.path };
+    ctx.source.self(f, global.notifyFifo.d.pos);
+    ctx.source.at(f, 'path', global.notifyFifo.d.pos);
+    if (global.notifyFifo.script !== undefined && global.notifyFifo.scriptD) {
+      f.script = global.notifyFifo.script;
+      ctx.source.at(f, 'script', global.notifyFifo.scriptD.pos);
+    }
+    vrrp.notifyFifo = f;
+  }
   if (global.scriptSecurity !== undefined) {
     vrrp.scriptSecurity = true;
     ctx.source.at(vrrp, 'scriptSecurity', global.scriptSecurity.pos);
