@@ -44,14 +44,15 @@ function garp(g: GarpFile | undefined, base: Garp, global = false): Garp {
     masterRefreshMs: ms(g?.masterRefresh, base.masterRefreshMs),
     masterRefreshRepeat: g?.masterRefreshRepeat ?? base.masterRefreshRepeat,
     intervalMs: ms(g?.interval, base.intervalMs),
+    naIntervalMs: ms(g?.naInterval, base.naIntervalMs),
     lowerPrioRepeat: g?.lowerPrioRepeat ?? (global ? masterRepeat : base.lowerPrioRepeat),
     lowerPrioDelayMs: ms(g?.lowerPrioDelay, global ? masterDelayMs : base.lowerPrioDelayMs),
   };
 }
-const GARP_DEFAULTS: Garp = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0, lowerPrioRepeat: 5, lowerPrioDelayMs: 5000 };
+const GARP_DEFAULTS: Garp = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0, naIntervalMs: 0, lowerPrioRepeat: 5, lowerPrioDelayMs: 5000 };
 
 function notify(n: Notify | undefined): Notify {
-  return compact({ master: n?.master, backup: n?.backup, fault: n?.fault, stop: n?.stop, any: n?.any });
+  return compact({ master: n?.master, backup: n?.backup, fault: n?.fault, stop: n?.stop, any: n?.any, masterRxLowerPri: n?.masterRxLowerPri, users: n?.users === undefined ? undefined : { ...n.users } });
 }
 
 function statusRanges(list: (number | string)[] | undefined): { min: number; max: number }[] {
@@ -213,6 +214,8 @@ export function normalise(file: ConfigFile, source: string): Config {
       authentication: inst.authentication ? { type: inst.authentication.type, password: inst.authentication.password } : undefined,
       unicastSrcIp: inst.unicastSrcIp,
       unicastPeers: [...(inst.unicastPeers ?? [])],
+      unicastTtl: inst.unicastTtl,
+      dontTrackPrimary: inst.dontTrackPrimary ?? false,
       virtualIpaddresses: vips,
       virtualIpaddressesExcluded: (inst.virtualIpaddressesExcluded ?? []).map(toVip),
       trackInterfaces: (inst.trackInterfaces ?? []).map((t) => ({ name: t.name, weight: t.weight ?? 0 })),
@@ -327,6 +330,11 @@ export function normalise(file: ConfigFile, source: string): Config {
       garp: globalGarp,
       lowerPrioNoAdvert,
       higherPrioSendAdvert,
+      scriptUser: file.vrrp?.scriptUser,
+      scriptSecurity: file.vrrp?.scriptSecurity ?? false,
+      notifyFifo: file.vrrp?.notifyFifo === undefined ? undefined : compact({ path: file.vrrp.notifyFifo.path, script: file.vrrp.notifyFifo.script }),
+      multicastGroup4: file.vrrp?.multicastGroup4 ?? '224.0.0.18',
+      multicastGroup6: file.vrrp?.multicastGroup6 ?? 'ff02::12',
       startupDelayMs: ms(file.vrrp?.startupDelay, 0),
       delayAfterBootMs: ms(file.vrrp?.delayAfterBoot, 0),
       scripts,

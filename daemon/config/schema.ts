@@ -127,6 +127,7 @@ export const GarpSettings = Obj(
     masterRefresh: opt(Duration('Re-send gratuitous ARPs this often while master; 0 = never (garp_master_refresh). Default 0s.')),
     masterRefreshRepeat: opt(Int(0, 1000, 'Gratuitous ARPs per refresh (garp_master_refresh_repeat). Default 1.')),
     interval: opt(Duration('Gap between gratuitous ARPs of one burst (garp_interval). Default 0s.')),
+    naInterval: opt(Duration('Gap between unsolicited neighbour advertisements (IPv6) of one burst (gna_interval). Default 0s.')),
     lowerPrioRepeat: opt(
       Int(0, 1000, 'Gratuitous ARPs a master sends at once when it hears a lower-priority master, as after a healed split brain (garp_lower_prio_repeat); 0 = none. Default: vrrp.garp.masterRepeat.'),
     ),
@@ -134,6 +135,8 @@ export const GarpSettings = Obj(
   },
   'Gratuitous ARP / unsolicited neighbour advertisement timing.',
 );
+
+const ScriptUser = (what: string) => Type.String({ minLength: 1, pattern: '^[^:\\s]+(:[^:\\s]+)?$', description: `${what} "user" or "user:group".` });
 
 export const VrrpScript = Obj(
   {
@@ -143,7 +146,7 @@ export const VrrpScript = Obj(
     rise: opt(Int(1, 1000, 'Successes in a row before it counts as up. Default 1.')),
     fall: opt(Int(1, 1000, 'Failures in a row before it counts as down. Default 1.')),
     weight: opt(Int(-253, 253, 'Priority change while up (>0) or while down (<0); 0 = fault while down. Default 0.')),
-    user: opt(Type.String({ minLength: 1, description: 'Run as this user. Default: the daemon\'s user.' })),
+    user: opt(Type.String({ minLength: 1, pattern: '^[^:\\s]+(:[^:\\s]+)?$', description: 'Run as this user, "user" or "user:group" (vrrp_script user). Default: vrrp.scriptUser, else the daemon\'s user.' })),
   },
   'A tracking script (keepalived vrrp_script).',
 );
@@ -155,6 +158,13 @@ const InstanceNotify = Obj(
     fault: opt(Command('Run on entering FAULT.')),
     stop: opt(Command('Run when the instance stops.')),
     any: opt(Command('Run on every change with arguments: GROUP|INSTANCE name state priority (keepalived notify).')),
+    masterRxLowerPri: opt(Command('Run (without arguments) each time a MASTER hears an advert of lower priority, as after a healed split brain (keepalived notify_master_rx_lower_pri). Instances only.')),
+    users: opt(
+      Obj(
+        Object.fromEntries(['master', 'backup', 'fault', 'stop', 'any', 'masterRxLowerPri'].map((k) => [k, opt(ScriptUser(`Runs the ${k} hook.`))])),
+        'Who runs each hook, "user" or "user:group" (keepalived notify_master "/x" user group). Default: vrrp.scriptUser.',
+      ),
+    ),
   },
   'Notify hooks (keepalived notify_master, notify_backup, …).',
 );
@@ -231,8 +241,10 @@ export const VrrpInstance = Obj(
         'VRRPv2 authentication (v2 only).',
       ),
     ),
-    unicastSrcIp: opt(Ip('Source address of unicast adverts. Default: the interface\'s primary address.')),
+    unicastSrcIp: opt(Ip('Source address of the adverts, unicast or multicast (keepalived unicast_src_ip, mcast_src_ip). Default: the interface\'s primary address (IPv6: its link-local one).')),
     unicastPeers: opt(Type.Array(Ip('A peer address.'), { description: 'Send adverts to these peers by unicast; empty/absent = multicast.' })),
+    unicastTtl: opt(Int(1, 255, 'TTL (IPv6: hop limit) of unicast adverts, for peers behind routers (keepalived unicast_ttl). Needs unicastPeers. Default: 255 for IPv4, the system\'s hop limit for IPv6 (keepalived alike).')),
+    dontTrackPrimary: opt(Type.Boolean({ description: 'The instance\'s own interface going down does not put it in FAULT; only its trackInterfaces do (keepalived dont_track_primary). Default false.' })),
     virtualIpaddresses: opt(
       Type.Array(VirtualIpAddress, {
         description: 'The VIPs this instance floats and advertises (keepalived virtual_ipaddress). version: 3 needs at least one; a version: 2 instance may have none (only tracking and notify), as in keepalived.',
@@ -297,6 +309,24 @@ export const VrrpSection = Obj(
     higherPrioSendAdvert: opt(
       Type.Boolean({ description: 'Default of every instance\'s higherPrioSendAdvert: a master sends one advert of its own before yielding to a higher-priority one (vrrp_higher_prio_send_advert). Default false.' }),
     ),
+    scriptUser: opt(ScriptUser('Every notify hook and tracking script without a user of its own runs as this user (keepalived script_user). Default: the daemon\'s user.')),
+    scriptSecurity: opt(
+      Type.Boolean({
+        description:
+          'Refuse a script that runs as root when any part of its path (its directories, the file, a symlink\'s target) is not owned by root or is writable by a non-root group or by everyone, as keepalived enable_script_security does; a refused track script is disabled. Without it such a script runs and a SECURITY VIOLATION warning is logged. Default false.',
+      }),
+    ),
+    notifyFifo: opt(
+      Obj(
+        {
+          path: Type.String({ minLength: 1, description: 'The FIFO; created (mode 0644) if it does not exist, and then removed on stop.' }),
+          script: opt(Command('Started once with the FIFO\'s path appended, to read it (notify_fifo_script); runs as vrrp.scriptUser.')),
+        },
+        'keepalived\'s notify FIFO (vrrp_notify_fifo, notify_fifo): every instance and group event as one line, in order, e.g. INSTANCE "VI_1" MASTER 150, GROUP "G" BACKUP 0, INSTANCE "VI_1" MASTER_RX_LOWER_PRI 150.',
+      ),
+    ),
+    multicastGroup4: opt(Ip('IPv4 multicast group of the adverts (keepalived vrrp_mcast_group4). Every director of a virtual router must use the same. Default 224.0.0.18.')),
+    multicastGroup6: opt(Ip('IPv6 multicast group of the adverts, link-local scope (keepalived vrrp_mcast_group6). Default ff02::12.')),
     startupDelay: opt(
       Duration('For this long after lvsd (its VRRP engine) starts, no instance becomes MASTER by its timer: a backup\'s master-down timer counts from the end of the delay and an address owner waits, so a node whose links are still coming up cannot grab MASTER (keepalived vrrp_startup_delay). Default 0s.'),
     ),

@@ -42,6 +42,13 @@ function isIpv4Netmask(s: string): boolean {
   return (inv & (inv - 1)) === 0;
 }
 
+/** IPv4: 224.0.0.0/4; IPv6: link-local scope ff02::/16 (keepalived warns for other IPv6 scopes; adverts never leave the link). */
+export function isMulticast(a: string, family: 4 | 6): boolean {
+  if (ipFamily(a) !== family) return false;
+  if (family === 4) return Number(a.split('.')[0]) >= 224 && Number(a.split('.')[0]) <= 239;
+  return /^ff02:/i.test(a);
+}
+
 export function checkSemantics(cfg: ConfigFile): SemanticResult {
   const errors: Issue[] = [];
   const warnings: Issue[] = [];
@@ -62,6 +69,12 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
     if (iv === 0) err(['vrrp', 'scripts', name, 'interval'], 'must be more than 0');
     if (s.timeout !== undefined && (parseDuration(s.timeout) ?? 0) === 0) err(['vrrp', 'scripts', name, 'timeout'], 'must be more than 0');
   }
+
+  // keepalived skips a vrrp_mcast_group4/6 that is not a multicast address of its family; lvsd refuses it.
+  const g4 = cfg.vrrp?.multicastGroup4;
+  if (g4 !== undefined && !isMulticast(g4, 4)) err(['vrrp', 'multicastGroup4'], `${g4} is not an IPv4 multicast address (224.0.0.0/4)`);
+  const g6 = cfg.vrrp?.multicastGroup6;
+  if (g6 !== undefined && !isMulticast(g6, 6)) err(['vrrp', 'multicastGroup6'], `${g6} is not an IPv6 link-local multicast address (ff02::/16)`);
 
   const vmacOwner = new Map<string, string>();
   instances.forEach((inst, i) => {
@@ -117,6 +130,8 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
 
     if (inst.unicastSrcIp !== undefined && ipFamily(inst.unicastSrcIp) !== family)
       err(at('unicastSrcIp'), `${inst.unicastSrcIp} is ${familyName(ipFamily(inst.unicastSrcIp) ?? 4)}, but the instance's VIPs are ${familyName(family)}`);
+    // keepalived: "Cannot use unicast_ttl without unicast peers".
+    if (inst.unicastTtl !== undefined && (inst.unicastPeers ?? []).length === 0) err(at('unicastTtl'), 'unicastTtl needs unicastPeers (multicast adverts always go out with TTL 255)');
     const peers = new Set<string>();
     (inst.unicastPeers ?? []).forEach((p, j) => {
       if (ipFamily(p) !== family) err(at('unicastPeers', j), `peer ${p} is ${familyName(ipFamily(p) ?? 4)}, but the instance's VIPs are ${familyName(family)}`);

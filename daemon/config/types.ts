@@ -105,6 +105,8 @@ export interface Garp {
   masterRefreshMs: number;
   masterRefreshRepeat: number;
   intervalMs: number;
+  /** Gap between unsolicited NAs (IPv6) of one burst (keepalived gna_interval). */
+  naIntervalMs: number;
   /** A master that hears a lower-priority master: GARPs now, and again lowerPrioDelayMs later (0 = none). */
   lowerPrioRepeat: number;
   lowerPrioDelayMs: number;
@@ -127,6 +129,10 @@ export interface Notify {
   fault?: string;
   stop?: string;
   any?: string;
+  /** keepalived notify_master_rx_lower_pri: run, without arguments, when a MASTER hears a lower-priority advert. */
+  masterRxLowerPri?: string;
+  /** Who runs each hook ("user" or "user:group"); absent: vrrp.scriptUser. */
+  users?: Partial<Record<'master' | 'backup' | 'fault' | 'stop' | 'any' | 'masterRxLowerPri', string>>;
 }
 
 export interface Vip {
@@ -158,6 +164,10 @@ export interface VrrpInstance {
   unicastSrcIp?: string;
   /** Empty = multicast (224.0.0.18 / ff02::12). */
   unicastPeers: string[];
+  /** keepalived unicast_ttl: TTL / hop limit of unicast adverts (absent: 255 for IPv4, the system's for IPv6). */
+  unicastTtl?: number;
+  /** keepalived dont_track_primary: the own interface going down is no FAULT. */
+  dontTrackPrimary: boolean;
   /** Advertised; empty only for version 2. */
   virtualIpaddresses: Vip[];
   /** keepalived virtual_ipaddress_excluded: held with the state, not advertised; either family. */
@@ -192,6 +202,14 @@ export interface VrrpConfig {
   garp: Garp;
   lowerPrioNoAdvert: boolean;
   higherPrioSendAdvert: boolean;
+  /** keepalived script_user / enable_script_security. */
+  scriptUser?: string;
+  scriptSecurity: boolean;
+  /** keepalived vrrp_notify_fifo / notify_fifo (+ _script). */
+  notifyFifo?: { path: string; script?: string };
+  /** keepalived vrrp_mcast_group4 / vrrp_mcast_group6. */
+  multicastGroup4: string;
+  multicastGroup6: string;
   /** keepalived vrrp_startup_delay / vrrp_delay_after_boot; 0 = none. */
   startupDelayMs: number;
   delayAfterBootMs: number;

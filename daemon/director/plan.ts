@@ -139,12 +139,17 @@ const vipOption = (v: Vip): VrrpOptions['instances'][number]['vips'][number] =>
 export function vrrpOptions(config: Config): VrrpOptions {
   const scripts: VrrpOptions['scripts'] = {};
   for (const [name, s] of Object.entries(config.vrrp.scripts)) {
-    scripts[name] = { command: s.command, intervalMs: s.intervalMs, timeoutMs: s.timeoutMs, rise: s.rise, fall: s.fall, weight: s.weight };
+    scripts[name] = { command: s.command, intervalMs: s.intervalMs, timeoutMs: s.timeoutMs, rise: s.rise, fall: s.fall, weight: s.weight, ...(s.user !== undefined ? { user: s.user } : {}) };
   }
   return {
     scripts,
     garp: config.vrrp.garp,
     startupDelayMs: config.vrrp.startupDelayMs,
+    ...(config.vrrp.scriptUser !== undefined ? { scriptUser: config.vrrp.scriptUser } : {}),
+    scriptSecurity: config.vrrp.scriptSecurity,
+    ...(config.vrrp.notifyFifo !== undefined ? { notifyFifo: { ...config.vrrp.notifyFifo } } : {}),
+    multicastGroup4: config.vrrp.multicastGroup4,
+    multicastGroup6: config.vrrp.multicastGroup6,
     delayAfterBootMs: config.vrrp.delayAfterBootMs,
     ...(config.vrrp.realtimePriority !== undefined ? { realtimePriority: config.vrrp.realtimePriority } : {}),
     syncGroups: config.vrrp.syncGroups.map((g) => ({ name: g.name, instances: [...g.instances], notify: g.notify })),
@@ -176,6 +181,8 @@ export function vrrpOptions(config: Config): VrrpOptions {
       if (i.vmac !== undefined) o.vmac = { ...i.vmac };
       if (i.virtualRoutes.length > 0) o.virtualRoutes = i.virtualRoutes.map((r) => ({ ...r }));
       if (i.virtualRules.length > 0) o.virtualRules = i.virtualRules.map((r) => ({ ...r }));
+      if (i.unicastTtl !== undefined) o.unicastTtl = i.unicastTtl;
+      if (i.dontTrackPrimary) o.dontTrackPrimary = true;
       return o;
     }),
   };

@@ -10,8 +10,12 @@ export interface VrrpSocketOptions {
   family: 4 | 6;
   ifname: string;
   ifindex: number;
-  /** Join 224.0.0.18 / ff02::12 on the interface. */
+  /** Join the group (224.0.0.18 / ff02::12 unless `group` says otherwise) on the interface. */
   multicast: boolean;
+  /** The multicast group to join (keepalived vrrp_mcast_group4/6). Default 224.0.0.18 / ff02::12. */
+  group?: Buffer;
+  /** TTL / hop limit of unicast packets (keepalived unicast_ttl). Default 255 (IPv4); IPv6 keeps 255 too. */
+  unicastTtl?: number;
 }
 
 export interface ReceivedPacket {
@@ -70,20 +74,20 @@ export class VrrpSocket implements VrrpTransport {
       }
       if (opts.family === 4) {
         n.setsockopt(fd, SOL.IP, IP.TOS, 0xc0); // internetwork control, as keepalived
-        n.setsockopt(fd, SOL.IP, IP.TTL, 255);
+        n.setsockopt(fd, SOL.IP, IP.TTL, opts.unicastTtl ?? 255);
         n.setsockopt(fd, SOL.IP, IP.MULTICAST_TTL, 255);
         n.setsockopt(fd, SOL.IP, IP.MULTICAST_LOOP, 0);
         n.setsockopt(fd, SOL.IP, IP.MULTICAST_ALL, 0);
         n.setsockopt(fd, SOL.IP, IP.MULTICAST_IF, mreqn(Buffer.alloc(4), opts.ifindex));
-        if (opts.multicast) n.setsockopt(fd, SOL.IP, IP.ADD_MEMBERSHIP, mreqn(GROUP_V4, opts.ifindex));
+        if (opts.multicast) n.setsockopt(fd, SOL.IP, IP.ADD_MEMBERSHIP, mreqn(opts.group ?? GROUP_V4, opts.ifindex));
       } else {
         n.setsockopt(fd, SOL.IPV6, IPV6.TCLASS, 0xc0);
-        n.setsockopt(fd, SOL.IPV6, IPV6.UNICAST_HOPS, 255);
+        n.setsockopt(fd, SOL.IPV6, IPV6.UNICAST_HOPS, opts.unicastTtl ?? 255);
         n.setsockopt(fd, SOL.IPV6, IPV6.MULTICAST_HOPS, 255);
         n.setsockopt(fd, SOL.IPV6, IPV6.MULTICAST_LOOP, 0);
         n.setsockopt(fd, SOL.IPV6, IPV6.MULTICAST_ALL, 0);
         n.setsockopt(fd, SOL.IPV6, IPV6.MULTICAST_IF, opts.ifindex);
-        if (opts.multicast) n.setsockopt(fd, SOL.IPV6, IPV6.ADD_MEMBERSHIP, mreq6(GROUP_V6, opts.ifindex));
+        if (opts.multicast) n.setsockopt(fd, SOL.IPV6, IPV6.ADD_MEMBERSHIP, mreq6(opts.group ?? GROUP_V6, opts.ifindex));
       }
     } catch (e) {
       n.close(fd);
@@ -128,8 +132,8 @@ export class VrrpSocket implements VrrpTransport {
     n.unwatch(this.handle);
     try {
       if (this.opts.multicast) {
-        if (this.opts.family === 4) n.setsockopt(this.fd, SOL.IP, IP.DROP_MEMBERSHIP, mreqn(GROUP_V4, this.opts.ifindex));
-        else n.setsockopt(this.fd, SOL.IPV6, IPV6.DROP_MEMBERSHIP, mreq6(GROUP_V6, this.opts.ifindex));
+        if (this.opts.family === 4) n.setsockopt(this.fd, SOL.IP, IP.DROP_MEMBERSHIP, mreqn(this.opts.group ?? GROUP_V4, this.opts.ifindex));
+        else n.setsockopt(this.fd, SOL.IPV6, IPV6.DROP_MEMBERSHIP, mreq6(this.opts.group ?? GROUP_V6, this.opts.ifindex));
       }
     } catch {
       /* the interface may be gone; closing leaves the group anyway */

@@ -70,6 +70,9 @@ async function start(options: NormalizedOptions): Promise<void> {
     return;
   }
   rt = new VrrpRuntime(running, hostIo(), {
+    masterRxLowerPri: (instance, priority) => {
+      post({ type: 'rxLowerPri', instance, priority });
+    },
     transition: (event) => {
       post({ type: 'transition', event });
     },

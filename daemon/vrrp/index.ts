@@ -11,8 +11,10 @@
 import { EventEmitter } from 'node:events';
 import { forkEngine, type EngineChannel } from './channel.js';
 import { normalizeOptions, type NormalizedOptions, type VrrpOptions } from './options.js';
-import { NotifyRunner, type NotifyResult, type NotifyState } from './notify.js';
+import { NotifyRunner, splitCommand, type NotifyResult, type NotifyState } from './notify.js';
 import { FileTracker, ScriptTracker, unrunnable } from './track.js';
+import { gateScript } from './script-security.js';
+import { NotifyFifo, fifoLine } from './notify-fifo.js';
 import type { FromWorker, ReconfigureSummary, ToWorker, TransitionEvent, VrrpSnapshot } from './protocol.js';
 import type { VrrpState } from './machine.js';
 
@@ -81,6 +83,8 @@ class Engine extends EventEmitter implements VrrpEngine {
   private readonly refresher: NodeJS.Timeout;
   private stopped: Promise<void> | null = null;
   private exited = false;
+  /** keepalived's notify FIFO, when configured. */
+  private fifo: NotifyFifo | null = null;
 
   /** Settles when the engine has started every instance (or failed to). */
   readonly ready: Promise<void>;
@@ -108,12 +112,16 @@ class Engine extends EventEmitter implements VrrpEngine {
         this.emit('error', err);
       }
     });
-    this.notify = new NotifyRunner((object, result) => {
-      const fields = { instance: object, command: result.command, args: result.args, code: result.code };
-      if (result.error === undefined) this.log.info(fields, 'notify hook ran');
-      else this.log.warn({ ...fields, err: result.error }, 'notify hook failed');
-      this.emit('notify', { object, result });
-    });
+    this.notify = new NotifyRunner(
+      (object, result) => {
+        const fields = { instance: object, command: result.command, args: result.args, code: result.code };
+        if (result.error === undefined) this.log.info(fields, 'notify hook ran');
+        else this.log.warn({ ...fields, err: result.error }, 'notify hook failed');
+        this.emit('notify', { object, result });
+      },
+      30_000,
+      (program, user) => this.gate(program, user),
+    );
     child.on('message', (m: FromWorker) => {
       this.onMessage(m);
     });
@@ -121,6 +129,46 @@ class Engine extends EventEmitter implements VrrpEngine {
       void this.refresh().catch(() => undefined);
     }, 1000);
     this.refresher.unref();
+    // Open before the engine starts: its first transitions (INIT → BACKUP) are the FIFO's first lines.
+    this.openFifo();
+  }
+
+  /** Opens the configured notify FIFO (and starts its reader script, as script_user); a failure is logged, VRRP runs on. */
+  private openFifo(): void {
+    const f = this.opts.notifyFifo;
+    if (f === undefined) return;
+    let runAs: { uid: number; gid: number } | undefined;
+    let script = f.script;
+    if (script !== undefined) {
+      const g = this.gate(splitCommand(script)[0] ?? '', undefined);
+      if ('refused' in g) {
+        this.log.error({ path: f.path, reason: g.refused }, `notify FIFO script not run: ${g.refused}`);
+        script = undefined;
+      } else runAs = g;
+    }
+    const fifo = new NotifyFifo({ path: f.path, ...(script !== undefined ? { script } : {}) }, (msg, fields) => {
+      this.log.warn(fields, msg);
+    }, runAs);
+    try {
+      fifo.open();
+      this.fifo = fifo;
+    } catch (e) {
+      this.log.error({ path: f.path, err: e instanceof Error ? e.message : String(e) }, `cannot open the notify FIFO ${f.path}; events are not written to it`);
+    }
+  }
+
+  /**
+   * Who runs a script (its own user, else script_user, else ours) and whether it may run at all
+   * (enable_script_security, script-security.ts); an unsafe script that still runs is logged once per check.
+   */
+  private gate(program: string, user: string | undefined): { uid: number; gid: number; unsafe?: string } | { refused: string } {
+    const g = gateScript(program, user ?? this.opts.scriptUser, this.opts.scriptSecurity);
+    if (g.who === null || !g.verdict.run) return { refused: g.verdict.run ? '' : g.verdict.reason };
+    if (g.verdict.unsafe !== undefined) {
+      this.log.warn({ script: program, unsafe: g.verdict.unsafe }, `SECURITY VIOLATION - ${program} runs as root from an unsafe path (${g.verdict.unsafe}) and script security is not enabled (vrrp.scriptSecurity)`);
+      return { uid: g.who.uid, gid: g.who.gid, unsafe: g.verdict.unsafe };
+    }
+    return { uid: g.who.uid, gid: g.who.gid };
   }
 
   /** Track scripts and files run for what the instances track (at start, and again after a reconfigure). */
@@ -138,16 +186,22 @@ class Engine extends EventEmitter implements VrrpEngine {
     for (const [name, spec] of scripts) {
       const s = opts.scripts[name];
       if (this.scriptTrackers.has(name) || s === undefined) continue;
-      const why = unrunnable(s.command);
-      if (why !== null) {
-        this.log.warn({ script: name, reason: why }, `track script ${name} disabled: ${why} (keepalived disables it too; it affects no instance until a reload finds it)`);
+      const gate = this.gate(splitCommand(s.command)[0] ?? '', s.user === '' ? undefined : s.user);
+      const why = unrunnable(s.command) ?? ('refused' in gate ? gate.refused : null);
+      if (why !== null || 'refused' in gate) {
+        this.log.warn({ script: name, reason: why }, `track script ${name} disabled: ${why ?? ''} (keepalived disables it too; it affects no instance until a reload finds it)`);
         this.post({ type: 'track', kind: 'script', name, ok: false, disabled: true });
         continue;
       }
-      const t = new ScriptTracker(name, s, (n, ok, detail) => {
-        this.log.info({ script: n, ok, detail }, `track script ${n} is now ${ok ? 'passing' : 'failing'}`);
-        this.post({ type: 'track', kind: 'script', name: n, ok });
-      });
+      const t = new ScriptTracker(
+        name,
+        s,
+        (n, ok, detail) => {
+          this.log.info({ script: n, ok, detail }, `track script ${n} is now ${ok ? 'passing' : 'failing'}`);
+          this.post({ type: 'track', kind: 'script', name: n, ok });
+        },
+        gate,
+      );
       t.start();
       this.scriptTrackers.set(name, { spec, t });
     }
@@ -208,6 +262,11 @@ class Engine extends EventEmitter implements VrrpEngine {
     });
     this.previous = this.opts;
     this.opts = next;
+    if (JSON.stringify(next.notifyFifo) !== JSON.stringify(this.previous.notifyFifo)) {
+      this.fifo?.close();
+      this.fifo = null;
+      this.openFifo();
+    }
     try {
       this.post({ type: 'reconfigure', id, options });
       const r = await reply;
@@ -248,6 +307,12 @@ class Engine extends EventEmitter implements VrrpEngine {
       case 'transition':
         this.onTransition(m.event);
         break;
+      case 'rxLowerPri': {
+        this.fifo?.write(fifoLine('INSTANCE', m.instance, 'MASTER_RX_LOWER_PRI', m.priority));
+        const inst = this.opts.instances.find((i) => i.name === m.instance);
+        if (inst?.notify !== undefined) this.notify.runMasterRxLowerPri(m.instance, inst.notify);
+        break;
+      }
       case 'log':
         this.log[m.level](m.fields, m.msg);
         break;
@@ -266,11 +331,17 @@ class Engine extends EventEmitter implements VrrpEngine {
   private onTransition(e: TransitionEvent): void {
     this.memberState.set(e.instance, e.to);
     const inst = this.opts.instances.find((i) => i.name === e.instance) ?? this.previous?.instances.find((i) => i.name === e.instance);
-    if (inst !== undefined) this.notify.run('INSTANCE', e.instance, toNotify(e.to), e.priority, inst.notify);
     // A group changes state when all of its members agree on the new one.
     const g = this.opts.syncGroups.find((x) => x.name === e.group) ?? this.previous?.syncGroups.find((x) => x.name === e.group);
-    if (g !== undefined && g.instances.every((n) => this.memberState.get(n) === e.to) && this.groupState.get(g.name) !== e.to) {
+    const groupMoves = g !== undefined && g.instances.every((n) => this.memberState.get(n) === e.to) && this.groupState.get(g.name) !== e.to;
+    // FIFO order as keepalived 2.2.7's (measured): at start-up the group's line comes before its instance's, later after it.
+    const instanceLine = fifoLine('INSTANCE', e.instance, toNotify(e.to), e.priority);
+    if (!(groupMoves && e.from === 'INIT')) this.fifo?.write(instanceLine);
+    if (inst !== undefined) this.notify.run('INSTANCE', e.instance, toNotify(e.to), e.priority, inst.notify);
+    if (g !== undefined && groupMoves) {
       this.groupState.set(g.name, e.to);
+      this.fifo?.write(fifoLine('GROUP', g.name, toNotify(e.to), 0));
+      if (e.from === 'INIT') this.fifo?.write(instanceLine);
       this.notify.run('GROUP', g.name, toNotify(e.to), 0, g.notify ?? {});
     }
     this.emit('transition', e);
@@ -308,6 +379,10 @@ class Engine extends EventEmitter implements VrrpEngine {
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       await this.reconfiguring;
+      // keepalived 2.2.7 closes its FIFO and stops the reader before its instances stop (measured: the reader
+      // never sees a STOP line on shutdown); lvsd alike, so a tool sees the same stream.
+      this.fifo?.close();
+      this.fifo = null;
       this.stopTrackers();
       clearInterval(this.refresher);
       if (!this.exited) {

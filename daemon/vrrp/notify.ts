@@ -14,6 +14,16 @@ export interface NotifyResult {
   error?: string;
 }
 
+/**
+ * Decides who runs a script and whether it may run (script-security.ts): `user` is the hook's own, if any.
+ * `unsafe` says why a script that still runs is unsafe (enable_script_security off), for a warning.
+ */
+export type ScriptGate = (program: string, user: string | undefined) => { uid: number; gid: number; unsafe?: string } | { refused: string };
+
+/** The notify option key of a state's specific hook. */
+export type HookKey = 'master' | 'backup' | 'fault' | 'stop' | 'any' | 'masterRxLowerPri';
+const HOOK_OF: Record<NotifyState, HookKey> = { MASTER: 'master', BACKUP: 'backup', FAULT: 'fault', STOP: 'stop' };
+
 /** Splits a hook line into program and arguments: whitespace separated, "double" or 'single' quotes group. */
 export function splitCommand(line: string): string[] {
   const out: string[] = [];
@@ -37,25 +47,46 @@ export class NotifyRunner {
   constructor(
     private readonly onResult: (object: string, r: NotifyResult) => void,
     private readonly timeoutMs = 30_000,
+    /** Absent: every hook runs as the daemon's own user, unchecked. */
+    private readonly gate?: ScriptGate,
   ) {}
 
   run(kind: 'INSTANCE' | 'GROUP', name: string, state: NotifyState, priority: number, n: NotifyOptions): void {
     const calls = notifyCalls(kind, name, state, priority, n);
+    // notifyCalls puts the specific hook first, `any` second: their users follow the same order.
+    const specific = n[HOOK_OF[state]];
+    const users = [...(specific !== undefined && specific.trim() !== '' ? [n.users?.[HOOK_OF[state]]] : []), n.users?.any];
+    this.enqueue(kind, name, calls.map((argv, i) => ({ argv, user: users[i] })));
+  }
+
+  /** keepalived notify_master_rx_lower_pri: the one hook, without arguments, in the instance's queue. */
+  runMasterRxLowerPri(name: string, n: NotifyOptions): void {
+    const line = n.masterRxLowerPri;
+    if (line !== undefined && line.trim() !== '') this.enqueue('INSTANCE', name, [{ argv: splitCommand(line), user: n.users?.masterRxLowerPri }]);
+  }
+
+  private enqueue(kind: 'INSTANCE' | 'GROUP', name: string, calls: { argv: string[]; user: string | undefined }[]): void {
     if (calls.length === 0) return;
     const key = `${kind}:${name}`;
     const prev = this.queues.get(key) ?? Promise.resolve();
     const next = prev.then(async () => {
-      for (const [cmd, ...args] of calls) {
+      for (const { argv: [cmd, ...args], user } of calls) {
         if (cmd === undefined) continue;
-        this.onResult(name, await this.exec(cmd, args));
+        const g = this.gate?.(cmd, user);
+        if (g !== undefined && 'refused' in g) {
+          this.onResult(name, { command: cmd, args, code: null, error: `not run: ${g.refused}` });
+          continue;
+        }
+        this.onResult(name, await this.exec(cmd, args, g));
       }
     });
     this.queues.set(key, next);
   }
 
-  private exec(command: string, args: string[]): Promise<NotifyResult> {
+  private exec(command: string, args: string[], as?: { uid: number; gid: number }): Promise<NotifyResult> {
     return new Promise((resolve) => {
-      execFile(command, args, { timeout: this.timeoutMs }, (err) => {
+      const id = as === undefined || (as.uid === process.getuid?.() && as.gid === process.getgid?.()) ? {} : { uid: as.uid, gid: as.gid };
+      execFile(command, args, { timeout: this.timeoutMs, ...id }, (err) => {
         if (err === null) {
           resolve({ command, args, code: 0 });
           return;

@@ -15,6 +15,8 @@ export interface GarpOptions {
   masterRefreshRepeat?: number;
   /** vrrp_garp_interval: gap between GARPs of one burst. Default 0 (back to back). */
   intervalMs?: number;
+  /** vrrp_gna_interval: gap between unsolicited NAs (IPv6 addresses) of one burst. Default 0. */
+  naIntervalMs?: number;
   /**
    * vrrp_garp_lower_prio_repeat: GARPs a master sends at once when it hears a lower-priority master
    * (a healed split brain), and again after lowerPrioDelayMs. 0 = none. Default: the global masterRepeat.
@@ -32,6 +34,10 @@ export interface NotifyOptions {
   stop?: string;
   /** Run after the specific one, with `INSTANCE|GROUP name STATE priority` appended (keepalived `notify`). */
   any?: string;
+  /** keepalived notify_master_rx_lower_pri: run (no arguments) each time a MASTER hears a lower-priority advert. */
+  masterRxLowerPri?: string;
+  /** Who runs each hook, "user" or "user:group" (keepalived `notify_master "/x" user group`). Default: VrrpOptions.scriptUser. */
+  users?: Partial<Record<'master' | 'backup' | 'fault' | 'stop' | 'any' | 'masterRxLowerPri', string>>;
 }
 
 export interface VipOptions {
@@ -70,6 +76,10 @@ export interface VrrpInstanceOptions {
   unicastSrcIp?: string;
   /** Unicast peers; empty/absent = multicast. */
   unicastPeers?: string[];
+  /** keepalived unicast_ttl: TTL / hop limit of unicast adverts. Default: 255 (IPv4), the system's (IPv6). */
+  unicastTtl?: number;
+  /** keepalived dont_track_primary: the own interface going down is no FAULT (tracked interfaces still are). */
+  dontTrackPrimary?: boolean;
   /** The addresses the adverts carry. VRRPv2 may have none (keepalived 2.2.7 accepts it, and advertises 0 addresses); v3 needs one. */
   vips: (VipOptions | string)[];
   /**
@@ -108,6 +118,8 @@ export interface TrackScriptOptions {
   fall?: number;
   /** Default weight for instances that track it without one. */
   weight?: number;
+  /** Run as "user" or "user:group" (vrrp_script `user`). Default: VrrpOptions.scriptUser, else the daemon's user. */
+  user?: string;
 }
 
 export interface SyncGroupOptions {
@@ -134,6 +146,15 @@ export interface VrrpOptions {
   startupDelayMs?: number;
   /** keepalived vrrp_delay_after_boot (2.4+): the same delay, but until this long after the system booted. Default 0. */
   delayAfterBootMs?: number;
+  /** keepalived vrrp_mcast_group4 / vrrp_mcast_group6: the multicast groups of the adverts. Default 224.0.0.18 / ff02::12. */
+  multicastGroup4?: string;
+  multicastGroup6?: string;
+  /** keepalived script_user: "user" or "user:group" every script without its own user runs as. Default: the daemon's user. */
+  scriptUser?: string;
+  /** keepalived enable_script_security: a script that runs as root from a path a non-root user could change is not run. */
+  scriptSecurity?: boolean;
+  /** keepalived vrrp_notify_fifo (+ notify_fifo_script): every instance and group event as one line (notify-fifo.ts). */
+  notifyFifo?: { path: string; script?: string };
 }
 
 export interface NormalizedVip {
@@ -158,6 +179,10 @@ export interface NormalizedInstance {
   authPass?: string;
   unicastSrcIp?: string;
   unicastPeers: string[];
+  /** Where multicast adverts go (and what the socket joins): vrrp_mcast_group4/6 of the instance's family. */
+  multicastGroup: string;
+  unicastTtl?: number;
+  dontTrackPrimary: boolean;
   vips: NormalizedVip[];
   excludedVips: NormalizedVip[];
   trackInterfaces: { name: string; weight: number }[];
@@ -178,7 +203,11 @@ export interface NormalizedInstance {
 export interface NormalizedOptions {
   instances: NormalizedInstance[];
   syncGroups: SyncGroupOptions[];
+  /** `user` resolved: the script's own, else scriptUser, else '' (the daemon's user). */
   scripts: Record<string, Required<TrackScriptOptions>>;
+  scriptUser?: string;
+  scriptSecurity: boolean;
+  notifyFifo?: { path: string; script?: string };
   realtimePriority?: number;
   startupDelayMs: number;
   delayAfterBootMs: number;
@@ -195,7 +224,7 @@ export function startupDelayFor(o: Pick<NormalizedOptions, 'startupDelayMs' | 'd
 
 export class VrrpOptionsError extends Error {}
 
-const GARP_DEFAULTS = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0 };
+const GARP_DEFAULTS = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0, naIntervalMs: 0 };
 
 /**
  * The GARP settings of one instance: its own over the global ones over keepalived's defaults. As in
@@ -214,10 +243,13 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
   const scripts: Record<string, Required<TrackScriptOptions>> = {};
   for (const [name, s] of Object.entries(o.scripts ?? {})) {
     if (s.command.trim() === '') errors.push(`scripts.${name}.command: empty`);
-    scripts[name] = { command: s.command, intervalMs: s.intervalMs ?? 1000, timeoutMs: s.timeoutMs ?? s.intervalMs ?? 1000, rise: s.rise ?? 1, fall: s.fall ?? 1, weight: s.weight ?? 0 };
+    scripts[name] = { command: s.command, intervalMs: s.intervalMs ?? 1000, timeoutMs: s.timeoutMs ?? s.intervalMs ?? 1000, rise: s.rise ?? 1, fall: s.fall ?? 1, weight: s.weight ?? 0, user: s.user ?? o.scriptUser ?? '' };
   }
   const groupOf = new Map<string, string>();
   for (const g of o.syncGroups ?? []) for (const i of g.instances) groupOf.set(i, g.name);
+  const groups = { 4: o.multicastGroup4 ?? '224.0.0.18', 6: o.multicastGroup6 ?? 'ff02::12' } as const;
+  if (!/^2(2[4-9]|3\d)\./.test(groups[4]) || familyOf(groups[4]) !== 4) errors.push(`multicastGroup4: ${groups[4]} is not an IPv4 multicast address`);
+  if (!/^ff02:/i.test(groups[6]) || familyOf(groups[6]) !== 6) errors.push(`multicastGroup6: ${groups[6]} is not an IPv6 link-local multicast address`);
   const instances: NormalizedInstance[] = [];
   for (const [idx, i] of o.instances.entries()) {
     const where = `instances[${idx}] (${i.name})`;
@@ -281,6 +313,8 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
       preemptDelayMs: i.preemptDelayMs ?? 0,
       accept: i.accept ?? false,
       unicastPeers: i.unicastPeers ?? [],
+      multicastGroup: groups[family],
+      dontTrackPrimary: i.dontTrackPrimary ?? false,
       vips,
       excludedVips,
       trackInterfaces: (i.trackInterfaces ?? []).map((t) => ({ name: t.name, weight: t.weight ?? 0 })),
@@ -297,6 +331,11 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     }
     if (i.authPass !== undefined) n.authPass = i.authPass;
     if (i.unicastSrcIp !== undefined) n.unicastSrcIp = i.unicastSrcIp;
+    if (i.unicastTtl !== undefined) {
+      if (!Number.isInteger(i.unicastTtl) || i.unicastTtl < 1 || i.unicastTtl > 255) err('unicastTtl', `${i.unicastTtl} not in 1..255`);
+      else if (n.unicastPeers.length === 0) err('unicastTtl', 'needs unicastPeers');
+      n.unicastTtl = i.unicastTtl;
+    }
     const g = groupOf.get(i.name);
     if (g !== undefined) n.group = g;
     const routes = normalizeRoutes(i.virtualRoutes ?? [], err);
@@ -325,7 +364,9 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     if (v !== undefined && !(Number.isFinite(v) && v >= 0)) errors.push(`${k}: ${v} is not a duration ≥ 0`);
   }
   if (errors.length > 0) throw new VrrpOptionsError(`invalid VRRP options:\n  ${errors.join('\n  ')}`);
-  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0 };
+  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, scriptSecurity: o.scriptSecurity ?? false, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0 };
+  if (o.scriptUser !== undefined) out.scriptUser = o.scriptUser;
+  if (o.notifyFifo !== undefined) out.notifyFifo = o.notifyFifo;
   if (o.realtimePriority !== undefined) out.realtimePriority = o.realtimePriority;
   return out;
 }

@@ -76,6 +76,8 @@ export type ToWorker =
 export type FromWorker =
   | { type: 'ready'; snapshot: VrrpSnapshot }
   | { type: 'transition'; event: TransitionEvent }
+  /** A MASTER heard a lower-priority advert (keepalived MASTER_RX_LOWER_PRI); `priority` is ours. */
+  | { type: 'rxLowerPri'; instance: string; priority: number }
   | { type: 'log'; level: LogLevel; msg: string; fields: Record<string, unknown> }
   | { type: 'snapshot'; id: number; snapshot: VrrpSnapshot }
   | { type: 'stopped' }

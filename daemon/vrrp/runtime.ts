@@ -31,10 +31,11 @@ export interface RuntimeIo extends RouteIo {
 
 export interface RuntimeHooks {
   transition(e: TransitionEvent): void;
+  /** A MASTER heard an advert of lower priority (keepalived's MASTER_RX_LOWER_PRI event: notify_master_rx_lower_pri, the notify FIFO). */
+  masterRxLowerPri?(instance: string, priority: number): void;
   log(level: LogLevel, msg: string, fields: Record<string, unknown>): void;
 }
 
-const GROUP = { 4: parseIP('224.0.0.18'), 6: parseIP('ff02::12') } as const;
 /** One log line per (instance, reason, peer) per window; the rest is counted and reported with the next. */
 const LOG_WINDOW_MS = 10_000;
 
@@ -69,7 +70,7 @@ function held(o: NormalizedInstance): NormalizedVip[] {
 }
 
 /** Fields that can change on a running instance without restarting it. */
-const IN_PLACE_FIELDS = new Set(['priority', 'trackInterfaces', 'trackScripts', 'trackFiles', 'notify', 'garp', 'group', 'lowerPrioNoAdvert', 'higherPrioSendAdvert']);
+const IN_PLACE_FIELDS = new Set(['priority', 'trackInterfaces', 'trackScripts', 'trackFiles', 'notify', 'garp', 'group', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'dontTrackPrimary']);
 
 /** True when only in-place fields differ (and the address owner, 255, is neither side: it starts as MASTER). */
 export function inPlaceChange(a: NormalizedInstance, b: NormalizedInstance): boolean {
@@ -171,7 +172,7 @@ export class VrrpRuntime {
       ),
       ifindex,
       src,
-      dsts: peers.length > 0 ? peers : [GROUP[o.family]],
+      dsts: peers.length > 0 ? peers : [parseIP(o.multicastGroup)],
       view,
       socket: null,
       timer: null,
@@ -208,7 +209,14 @@ export class VrrpRuntime {
     }
     if (ifindex > 0) {
       inst.socket = this.io.openSocket(
-        { family: o.family, ifname: o.interface, ifindex, multicast: peers.length === 0 },
+        {
+          family: o.family,
+          ifname: o.interface,
+          ifindex,
+          multicast: peers.length === 0,
+          group: parseIP(o.multicastGroup),
+          ...(o.unicastTtl !== undefined ? { unicastTtl: o.unicastTtl } : {}),
+        },
         (p) => {
           this.receive(inst, p);
         },
@@ -393,7 +401,8 @@ export class VrrpRuntime {
     // interface is down is in FAULT.
     if (inst.ifindex === 0) reasons.push(`interface ${inst.o.interface} missing`);
     else if (inst.src === null) reasons.push(`no IPv${inst.o.family} ${inst.o.family === 6 ? 'link-local ' : ''}address on ${inst.o.interface}`);
-    else if (this.links.get(inst.ifindex)?.up === false) reasons.push(`interface ${inst.o.interface} down`);
+    // dont_track_primary: keepalived leaves the own interface out of the tracked ones.
+    else if (this.links.get(inst.ifindex)?.up === false && !inst.o.dontTrackPrimary) reasons.push(`interface ${inst.o.interface} down`);
     if (inst.forcedFault) reasons.push('forced by operator');
     inst.faultReasons = reasons;
     const priority = inst.o.priority === 255 ? 255 : Math.max(1, Math.min(254, r.priority + inst.offset));
@@ -460,6 +469,7 @@ export class VrrpRuntime {
           inst.lowerPriorityAdverts++;
           this.logLimited('info', inst, `received advert with lower priority ${a.priority}, ours ${inst.m.priority}${inst.o.lowerPrioNoAdvert ? '' : ', forcing new election'}`, 'lower-priority', a.from);
           this.garpLowerPriority(inst);
+          this.hooks.masterRxLowerPri?.(inst.o.name, inst.m.priority);
           // keepalived refreshes the other members of the sync group too: they hold VIPs the same
           // split brain moved.
           if (inst.o.group !== undefined) {
@@ -565,9 +575,24 @@ export class VrrpRuntime {
   private garpBurst(inst: Inst, count: number): void {
     if (inst.m.state !== 'MASTER') return;
     const g = inst.o.garp;
+    // GARPs (IPv4) are spaced by garp_interval, unsolicited NAs (IPv6) by gna_interval: two trains.
+    const all = held(inst.o);
+    // One gap for both: one train, each round walking every address in order (keepalived alike).
+    if (g.intervalMs === g.naIntervalMs) {
+      this.announceTrain(inst, all, count, g.intervalMs);
+      return;
+    }
+    for (const [family, gap] of [[4, g.intervalMs], [6, g.naIntervalMs]] as const) {
+      const list = all.filter((v) => (familyOf(v.address) ?? inst.o.family) === family);
+      if (list.length > 0) this.announceTrain(inst, list, count, gap);
+    }
+  }
+
+  private announceTrain(inst: Inst, list: NormalizedVip[], count: number, gapMs: number): void {
     const once = (): void => {
+      if (inst.m.state !== 'MASTER') return;
       // keepalived announces the excluded addresses too (vrrp_send_link_update walks vip and evip).
-      for (const v of held(inst.o)) {
+      for (const v of list) {
         const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
         try {
           this.io.announce(v.dev, dev, parseIP(v.address));
@@ -577,8 +602,8 @@ export class VrrpRuntime {
       }
     };
     for (let i = 0; i < count; i++) {
-      if (i === 0 || g.intervalMs === 0) once();
-      else this.garpLater(inst, i * g.intervalMs, once);
+      if (i === 0 || gapMs === 0) once();
+      else this.garpLater(inst, i * gapMs, once);
     }
   }
 

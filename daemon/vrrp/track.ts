@@ -69,6 +69,8 @@ export class ScriptTracker {
     readonly name: string,
     private readonly o: Required<TrackScriptOptions>,
     private readonly onChange: (name: string, ok: boolean, detail: string) => void,
+    /** Run as this uid:gid (script_user / the script's user); absent = the daemon's own. */
+    private readonly as?: { uid: number; gid: number },
   ) {
     this.rf = new RiseFall(o.rise, o.fall);
   }
@@ -77,7 +79,9 @@ export class ScriptTracker {
     const tick = (): void => {
       const [cmd, ...args] = splitCommand(this.o.command);
       if (cmd === undefined) return;
-      execFile(cmd, args, { timeout: this.o.timeoutMs }, (err) => {
+      const as = this.as;
+      const id = as === undefined || (as.uid === process.getuid?.() && as.gid === process.getgid?.()) ? {} : { uid: as.uid, gid: as.gid };
+      execFile(cmd, args, { timeout: this.o.timeoutMs, ...id }, (err) => {
         if (this.stopped) return;
         const ok = err === null;
         const changed = this.rf.push(ok);

@@ -32,12 +32,13 @@ interface Expectation {
 const CORPUS: Expectation[] = [
   {
     file: 'haproxy-pair.conf',
-    diagnostics: ['5 script_user', '6 enable_script_security'],
+    diagnostics: [],
     instances: 1,
     vips: 1,
     virtualServers: 0,
     realServers: 0,
     check: (r) => {
+      assert.deepEqual([r.config.vrrp?.scriptUser, r.config.vrrp?.scriptSecurity], ['root', true]);
       assert.deepEqual(r.config.vrrp?.scripts?.chk_haproxy, { command: '/usr/bin/killall -0 haproxy', interval: '2s', timeout: '1s', weight: -20, rise: 2, fall: 2 });
       const inst = r.config.vrrp.instances?.[0];
       assert.deepEqual(inst?.virtualIpaddresses, [{ address: '192.168.10.100/24', dev: 'eth0', label: 'eth0:vip' }]);

@@ -152,10 +152,10 @@ test('sync group: members, notify, group tracking copied to members, member scri
   assert.deepEqual(diag(r), ['9 GHOST']);
 });
 
-test('notify scripts keep their arguments; a user argument is reported', () => {
-  const r = importText(VI(' notify_master "/etc/k/notify.sh MASTER"\n notify /etc/k/any.sh\n notify_fault /etc/k/f.sh someuser'));
-  assert.deepEqual(r.config.vrrp?.instances?.[0]?.notify, { master: '/etc/k/notify.sh MASTER', any: '/etc/k/any.sh', fault: '/etc/k/f.sh' });
-  assert.deepEqual(diag(r), ['9 notify_fault']);
+test('notify scripts keep their arguments; a user (and group) argument says who runs the hook', () => {
+  const r = importText(VI(' notify_master "/etc/k/notify.sh MASTER"\n notify /etc/k/any.sh nobody nogroup\n notify_fault /etc/k/f.sh someuser'));
+  assert.deepEqual(r.config.vrrp?.instances?.[0]?.notify, { master: '/etc/k/notify.sh MASTER', any: '/etc/k/any.sh', fault: '/etc/k/f.sh', users: { any: 'nobody:nogroup', fault: 'someuser' } });
+  assert.deepEqual(diag(r), []);
 });
 
 test('global GARP settings, vrrp_min_garp, lvs_timeouts and lvs_sync_daemon with inst', () => {

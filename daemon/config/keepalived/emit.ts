@@ -29,10 +29,10 @@ type Kind = 'root' | 'vrrp' | 'instance' | 'script' | 'vs' | 'rs' | 'hc' | 'trac
 
 const ORDER: Partial<Record<Kind, string[]>> = {
   root: ['node', 'api', 'stateFile', 'dataplane', 'ipvs', 'nftables', 'userspace', 'vrrp', 'alerts', 'virtualServers'],
-  vrrp: ['startupDelay', 'delayAfterBoot', 'garp', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'scripts', 'instances', 'syncGroups'],
+  vrrp: ['scriptUser', 'scriptSecurity', 'notifyFifo', 'multicastGroup4', 'multicastGroup6', 'startupDelay', 'delayAfterBoot', 'garp', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'scripts', 'instances', 'syncGroups'],
   instance: [
     'name', 'interface', 'state', 'virtualRouterId', 'priority', 'version', 'advertInterval', 'preempt', 'preemptDelay', 'accept',
-    'authentication', 'unicastSrcIp', 'unicastPeers', 'virtualIpaddresses', 'virtualIpaddressesExcluded', 'trackInterfaces', 'trackScripts', 'trackFiles',
+    'authentication', 'unicastSrcIp', 'unicastPeers', 'unicastTtl', 'dontTrackPrimary', 'virtualIpaddresses', 'virtualIpaddressesExcluded', 'trackInterfaces', 'trackScripts', 'trackFiles',
     'notify', 'garp', 'lowerPrioNoAdvert', 'higherPrioSendAdvert',
   ],
   script: ['command', 'interval', 'timeout', 'rise', 'fall', 'weight', 'user'],

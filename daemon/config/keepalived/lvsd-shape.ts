@@ -10,6 +10,7 @@ export interface GarpOut {
   masterRefresh?: Duration;
   masterRefreshRepeat?: number;
   interval?: Duration;
+  naInterval?: Duration;
   lowerPrioRepeat?: number;
   lowerPrioDelay?: Duration;
 }
@@ -30,6 +31,8 @@ export interface NotifyOut {
   fault?: string;
   stop?: string;
   any?: string;
+  masterRxLowerPri?: string;
+  users?: Partial<Record<'master' | 'backup' | 'fault' | 'stop' | 'any' | 'masterRxLowerPri', string>>;
 }
 
 export type VipOut = string | { address: string; dev?: string; label?: string; scope?: string };
@@ -48,6 +51,8 @@ export interface InstanceOut {
   authentication?: { type: 'PASS'; password: string };
   unicastSrcIp?: string;
   unicastPeers?: string[];
+  unicastTtl?: number;
+  dontTrackPrimary?: boolean;
   virtualIpaddresses?: VipOut[];
   virtualIpaddressesExcluded?: VipOut[];
   trackInterfaces?: { name: string; weight?: number }[];
@@ -192,6 +197,11 @@ export interface ConfigOut {
     garp?: GarpOut;
     lowerPrioNoAdvert?: boolean;
     higherPrioSendAdvert?: boolean;
+    scriptUser?: string;
+    scriptSecurity?: boolean;
+    notifyFifo?: { path: string; script?: string };
+    multicastGroup4?: string;
+    multicastGroup6?: string;
     startupDelay?: Duration;
     delayAfterBoot?: Duration;
     scripts?: Record<string, ScriptOut>;

@@ -26,6 +26,14 @@ export interface GlobalResult {
   delayAfterBoot?: { value: string; d: Directive };
   /** notification_email and the smtp_* settings (map-alerts.ts). */
   mail?: GlobalMail;
+  /** script_user USER [GROUP] as "user[:group]"; enable_script_security. */
+  scriptUser?: { value: string; d: Directive };
+  scriptSecurity?: Directive;
+  /** vrrp_notify_fifo (or notify_fifo) and its _script. */
+  notifyFifo?: { path: string; script?: string; d: Directive; scriptD?: Directive };
+  /** vrrp_mcast_group4 / vrrp_mcast_group6. */
+  multicastGroup4?: { value: string; d: Directive };
+  multicastGroup6?: { value: string; d: Directive };
 }
 
 export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
@@ -71,8 +79,35 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
     ctx.note(garp, 'vrrp_min_garp: one gratuitous ARP, no second burst');
   }
   const gna = r.last('vrrp_gna_interval');
-  if (gna && r.timer(gna) !== (garp.interval ?? '0s')) {
-    ctx.reportDirective(gna, 'lvsd spaces unsolicited NAs like gratuitous ARPs (vrrp.garp.interval); a different NA interval is not carried over');
+  const gnaValue = r.timer(gna);
+  if (gna && gnaValue !== undefined) {
+    garp.naInterval = gnaValue;
+    ctx.source.at(garp, 'naInterval', gna.pos);
+  }
+  const userD = r.last('script_user');
+  if (userD?.args[0] !== undefined) out.scriptUser = { value: userD.args.slice(0, 2).join(':'), d: userD };
+  // keepalived writes VRRP events to both notify_fifo and vrrp_notify_fifo; lvsd has one VRRP FIFO.
+  const fifoD = r.last('vrrp_notify_fifo') ?? r.last('notify_fifo');
+  const fifoScriptD = fifoD?.keyword === 'vrrp_notify_fifo' ? r.last('vrrp_notify_fifo_script') : r.last('notify_fifo_script');
+  if (fifoD?.args[0] !== undefined) {
+    out.notifyFifo = { path: fifoD.args[0], d: fifoD };
+    if (fifoD.args.length > 1) ctx.reportDirective(fifoD, 'the FIFO\'s owner is not carried over; lvsd creates it as its own user');
+    const script = r.str(fifoScriptD);
+    if (fifoScriptD && script !== undefined) Object.assign(out.notifyFifo, { script, scriptD: fifoScriptD });
+    const other = fifoD.keyword === 'vrrp_notify_fifo' ? r.last('notify_fifo') : undefined;
+    if (other) ctx.reportDirective(other, 'lvsd writes VRRP events to one FIFO (vrrp_notify_fifo, carried over); checker events are not written to a FIFO');
+  }
+  r.ignore('vrrp_notify_fifo_script', 'notify_fifo_script');
+  const securityD = r.last('enable_script_security');
+  if (securityD) out.scriptSecurity = securityD;
+  for (const [kw, key, family] of [['vrrp_mcast_group4', 'multicastGroup4', 4], ['vrrp_mcast_group6', 'multicastGroup6', 6]] as const) {
+    const d = r.last(kw);
+    const v = r.str(d);
+    if (!d || v === undefined) continue;
+    // keepalived skips one that is not a multicast address of its family ("… is not multicast. Skipping").
+    const ok = family === 4 ? isIP(v) === 4 && Number(v.split('.')[0]) >= 224 && Number(v.split('.')[0]) <= 239 : isIP(v) === 6 && /^ff02:/i.test(v);
+    if (ok) out[key] = { value: v, d };
+    else ctx.reportDirective(d, `${v} is not ${family === 4 ? 'an IPv4 multicast address' : 'an IPv6 link-local multicast address (ff02::/16)'}; not carried over (keepalived skips it too${family === 6 ? ', or warns for a wider scope' : ''})`);
   }
   if (Object.keys(garp).length > 0) out.garp = garp;
   const startupD = r.last('vrrp_startup_delay');

@@ -51,8 +51,7 @@ export function mapVrrpScript(ctx: Context, b: NamedBlock): ScriptOut | undefine
   put('weight', weight, r.int(weight, -253, 253));
   if (weight?.args.slice(1).includes('reverse')) ctx.reportDirective(weight, 'reverse is not supported by lvsd; the weight is carried over without it');
   const user = r.last('user');
-  put('user', user, r.str(user));
-  if (user && user.args.length > 1) ctx.reportDirective(user, 'a separate group is not supported; the script runs with the user\'s group');
+  put('user', user, user?.args[0] === undefined ? undefined : user.args.slice(0, 2).join(':'));
   r.drop('lvsd starts every script as not yet run (neither up nor down) until rise/fall decide', 'init_fail');
   r.finish();
   return s;
@@ -229,7 +228,8 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
   const auth = r.last('authentication');
   if (auth) mapAuthentication(ctx, auth, inst);
 
-  const srcD = r.last('unicast_src_ip');
+  // keepalived: mcast_src_ip and unicast_src_ip set the same source address (vrrp->saddr); the last one wins.
+  const srcD = r.last('unicast_src_ip', 'mcast_src_ip');
   const src = r.str(srcD);
   if (srcD && src !== undefined) {
     if (isIP(src) === 0) ctx.reportDirective(srcD, `${src} is not an IP address; not carried over`);
@@ -256,6 +256,22 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
     }
   }
   if (peers.length > 0) inst.unicastPeers = peers;
+  const ttlD = r.last('unicast_ttl');
+  const ttl = r.int(ttlD, 0, 255);
+  if (ttlD && ttl !== undefined) {
+    // keepalived 2.2.7: "Cannot use unicast_ttl without unicast peers - resetting".
+    if (peers.length === 0) ctx.reportDirective(ttlD, 'unicast_ttl needs unicast_peer (keepalived resets it too); not carried over');
+    else if (ttl === 0) ctx.reportDirective(ttlD, 'unicast_ttl 0 would never leave the host; not carried over');
+    else {
+      inst.unicastTtl = ttl;
+      ctx.source.at(inst, 'unicastTtl', ttlD.pos);
+    }
+  }
+  const dontTrackD = r.last('dont_track_primary');
+  if (dontTrackD) {
+    inst.dontTrackPrimary = true;
+    ctx.source.at(inst, 'dontTrackPrimary', dontTrackD.pos);
+  }
 
   const tracks = mapTracks(ctx, r, env);
   Object.assign(inst, tracks);
@@ -289,8 +305,11 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
   mapVmac(ctx, r, inst);
   mapVirtualRoutes(ctx, r, inst);
 
-  const syncIf = r.last('lvs_sync_daemon_interface');
+  // lvs_sync_daemon_inteface: keepalived 1.x's misspelling, which configs written then still carry (2.2.7
+  // no longer knows it and ignores it as an unknown keyword); lvsd reads it as the intended directive.
+  const syncIf = r.last('lvs_sync_daemon_interface', 'lvs_sync_daemon_inteface');
   if (syncIf?.args[0] !== undefined) result.syncDaemonInterface ??= { iface: syncIf.args[0], vrid, d: syncIf };
+  if (syncIf?.keyword === 'lvs_sync_daemon_inteface') ctx.note(inst, `lvs_sync_daemon_inteface (${ctx.displayPos(syncIf.pos)}): keepalived 1.x's spelling, read as lvs_sync_daemon_interface (keepalived 2.2.7 ignores it as an unknown keyword)`);
 
   readSmtpAlert(r, inst); // alerts.email.instances (map-alerts.ts)
 
@@ -437,13 +456,16 @@ export function mapTracks(ctx: Context, r: BlockReader, env: Omit<InstanceEnv, '
 }
 
 /** notify_master & co.: the first argument is the command (quoted when it has arguments). */
-export function mapNotify(ctx: Context, r: BlockReader): NotifyOut | undefined {
-  const keys: [string, keyof NotifyOut][] = [
+export function mapNotify(ctx: Context, r: BlockReader, instance = true): NotifyOut | undefined {
+  type Hook = Exclude<keyof NotifyOut, 'users'>;
+  const keys: [string, Hook][] = [
     ['notify_master', 'master'],
     ['notify_backup', 'backup'],
     ['notify_fault', 'fault'],
     ['notify_stop', 'stop'],
     ['notify', 'any'],
+    // An instance's event only (keepalived has no group variant).
+    ...(instance ? [['notify_master_rx_lower_pri', 'masterRxLowerPri'] as [string, Hook]] : []),
   ];
   const out: NotifyOut = {};
   for (const [kw, key] of keys) {
@@ -452,7 +474,8 @@ export function mapNotify(ctx: Context, r: BlockReader): NotifyOut | undefined {
     if (!d || cmd === undefined) continue;
     out[key] = cmd;
     ctx.source.at(out, key, d.pos);
-    if (d.args.length > 1) ctx.reportDirective(d, `running as user ${d.args.slice(1).join(' ')} is not supported; lvsd runs it as its service user`);
+    // keepalived: notify_master "/x arg" USER [GROUP].
+    if (d.args.length > 1) (out.users ??= {})[key] = d.args.slice(1, 3).join(':');
   }
   return Object.keys(out).length > 0 ? out : undefined;
 }
@@ -474,7 +497,7 @@ export function mapSyncGroup(ctx: Context, b: NamedBlock, env: Omit<InstanceEnv,
   }
   // Sync-group tracking applies to every member: copy it onto each member instance.
   const tracks = mapTracks(ctx, r, env);
-  const notify = mapNotify(ctx, r);
+  const notify = mapNotify(ctx, r, false);
   const keepWeights = r.has('sync_group_tracking_weight');
   r.ignore('global_tracking', 'sync_group_tracking_weight');
   r.finish();

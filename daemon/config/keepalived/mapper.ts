@@ -53,6 +53,30 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
   if (global.garp) vrrp.garp = global.garp;
   if (global.lowerPrioNoAdvert !== undefined) vrrp.lowerPrioNoAdvert = global.lowerPrioNoAdvert;
   if (global.higherPrioSendAdvert !== undefined) vrrp.higherPrioSendAdvert = global.higherPrioSendAdvert;
+  if (global.scriptUser !== undefined) {
+    vrrp.scriptUser = global.scriptUser.value;
+    ctx.source.at(vrrp, 'scriptUser', global.scriptUser.d.pos);
+  }
+  if (global.notifyFifo !== undefined) {
+    const f: { path: string; script?: string } = { path: global.notifyFifo.path };
+    ctx.source.self(f, global.notifyFifo.d.pos);
+    ctx.source.at(f, 'path', global.notifyFifo.d.pos);
+    if (global.notifyFifo.script !== undefined && global.notifyFifo.scriptD) {
+      f.script = global.notifyFifo.script;
+      ctx.source.at(f, 'script', global.notifyFifo.scriptD.pos);
+    }
+    vrrp.notifyFifo = f;
+  }
+  if (global.scriptSecurity !== undefined) {
+    vrrp.scriptSecurity = true;
+    ctx.source.at(vrrp, 'scriptSecurity', global.scriptSecurity.pos);
+  }
+  for (const k of ['multicastGroup4', 'multicastGroup6'] as const) {
+    const g = global[k];
+    if (g === undefined) continue;
+    vrrp[k] = g.value;
+    ctx.source.at(vrrp, k, g.d.pos);
+  }
   if (global.startupDelay !== undefined) {
     vrrp.startupDelay = global.startupDelay.value;
     ctx.source.at(vrrp, 'startupDelay', global.startupDelay.d.pos);

@@ -1,0 +1,163 @@
+// keepalived's smaller VRRP directives against Debian's keepalived 2.2.7 (issue #15 item 5): each is run on
+// keepalived first, as the reference, and then on lvsd with keepalived as its peer.
+//   vrrp_mcast_group4 + mcast_src_ip, unicast_ttl, dont_track_primary, notify_master_rx_lower_pri.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { requireCommands, requireRoot } from '../support/prereq.js';
+import { removeStaleNamespaces, type Netns } from '../support/netns.js';
+import { keepalivedConf, startKeepalived, type Keepalived, type KeepalivedInstance } from '../support/keepalived.js';
+import { startLvsdNode, type LvsdNode } from '../support/vrrp-node.js';
+import { createLab, lvsdOptions, sleep, VIP4, waitFor, type Lab } from '../support/vrrp-lab.js';
+import type { VrrpInstanceOptions, VrrpOptions } from '../../daemon/vrrp/options.js';
+
+let lab: Lab;
+const cleanups: (() => Promise<void>)[] = [];
+
+before(async () => {
+  requireRoot();
+  requireCommands('ip', 'keepalived', 'tcpdump', 'nft');
+  removeStaleNamespaces();
+  lab = await createLab('vrrpdir', 3);
+});
+after(async () => {
+  for (const c of cleanups.splice(0)) await c().catch(() => undefined);
+  lab.destroy();
+});
+
+const host = (i: number): Netns => lab.hosts[i - 1] ?? assert.fail(`no host d${i}`);
+
+async function kad(i: number, o: Partial<KeepalivedInstance> & { priority: number }, globals: string[] = []): Promise<Keepalived> {
+  const inst: KeepalivedInstance = { name: 'VI_1', interface: 'eth0', vrid: 51, version: 3, interval: 0.1, vips: [`${VIP4}/24`], ...o };
+  const k = await startKeepalived(host(i), keepalivedConf([inst], `kad${i}`, globals));
+  cleanups.push(() => k.kill());
+  return k;
+}
+async function lvsd(i: number, o: Partial<VrrpInstanceOptions> & { priority: number }, extra: Partial<VrrpOptions> = {}): Promise<LvsdNode> {
+  const n = await startLvsdNode(host(i), lvsdOptions(o, extra));
+  cleanups.push(() => n.kill());
+  return n;
+}
+async function cleanup(): Promise<void> {
+  for (const c of cleanups.splice(0)) await c();
+  for (const h of lab.hosts) await h.sh(`nft delete table inet split 2>/dev/null; ip link set eth0 up; ip addr del ${VIP4}/24 dev eth0 2>/dev/null; ip addr del 10.77.0.12/24 dev eth0 2>/dev/null; true`);
+}
+/** VRRP headers seen in a tcpdump -v capture: "src > dst ttl". */
+function vrrpPackets(cap: string): { src: string; dst: string; ttl: number }[] {
+  const out: { src: string; dst: string; ttl: number }[] = [];
+  const lines = cap.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const ttl = /\bttl (\d+),.*proto VRRP \(112\)/.exec(lines[i] ?? '');
+    const addr = /^\s+(\S+) > (\S+): VRRPv/.exec(lines[i + 1] ?? '');
+    if (ttl && addr) out.push({ src: addr[1] ?? '', dst: (addr[2] ?? '').replace(/:$/, ''), ttl: Number(ttl[1]) });
+  }
+  return out;
+}
+function vcapture(i: number): { stop: () => Promise<string> } {
+  const child = host(i).spawn('tcpdump', ['-l', '-n', '-v', '-i', 'eth0', 'ip proto 112']);
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  return { stop: () => new Promise((r) => { child.once('exit', () => { r(out); }); child.kill('SIGINT'); }) };
+}
+
+test('vrrp_mcast_group4 224.0.0.19 and mcast_src_ip: lvsd and keepalived hear each other on the other group, lvsd sends from the chosen address', { timeout: 120_000 }, async () => {
+  const group = ['vrrp_mcast_group4 224.0.0.19'];
+  const k = await kad(1, { priority: 150 }, group);
+  await k.waitForLog(/Entering MASTER STATE/, 5000);
+  await host(2).sh('ip addr add 10.77.0.12/24 dev eth0');
+  const l = await lvsd(2, { priority: 100, unicastSrcIp: '10.77.0.12' }, { multicastGroup4: '224.0.0.19' });
+  await sleep(1500); // 4× lvsd's Master_Down_Interval: it hears keepalived only if it joined 224.0.0.19
+  assert.equal(l.state('VI_1'), 'BACKUP');
+  assert.ok(((await l.snapshot()).instances[0]?.counters.advertsReceived ?? 0) >= 10);
+  const cap = vcapture(1);
+  await sleep(300);
+  await k.stop();
+  await l.waitState('VI_1', 'MASTER', 3000);
+  // keepalived back with a lower priority: it accepts lvsd's adverts (from .12, to .19) and stays BACKUP.
+  const k2 = await kad(1, { priority: 50 }, group);
+  await sleep(1500);
+  assert.doesNotMatch(k2.log(), /Entering MASTER STATE/);
+  const seen = vrrpPackets(await cap.stop());
+  const fromL = seen.filter((p) => p.src === '10.77.0.12');
+  assert.ok(fromL.length >= 10, JSON.stringify(seen.slice(0, 5)));
+  assert.ok(fromL.every((p) => p.dst === '224.0.0.19' && p.ttl === 255), JSON.stringify(fromL.slice(0, 3)));
+  assert.ok(seen.every((p) => p.dst === '224.0.0.19'), 'no advert to 224.0.0.18');
+  await cleanup();
+});
+
+test('unicast_ttl: keepalived sends its unicast adverts with that TTL, and so does lvsd; each accepts the other\'s', { timeout: 120_000 }, async () => {
+  const cap = vcapture(2);
+  const k = await kad(1, { priority: 150, unicastSrc: lab.ip4(1), unicastPeers: [lab.ip4(2)], extra: ['unicast_ttl 9'] });
+  await k.waitForLog(/Entering MASTER STATE/, 5000);
+  const l = await lvsd(2, { priority: 100, unicastSrcIp: lab.ip4(2), unicastPeers: [lab.ip4(1)], unicastTtl: 7 });
+  await sleep(1000);
+  assert.equal(l.state('VI_1'), 'BACKUP');
+  await k.stop();
+  await l.waitState('VI_1', 'MASTER', 3000);
+  const k2 = await kad(1, { priority: 50, unicastSrc: lab.ip4(1), unicastPeers: [lab.ip4(2)], extra: ['unicast_ttl 9'] });
+  await sleep(1500);
+  assert.doesNotMatch(k2.log(), /Entering MASTER STATE/);
+  const seen = vrrpPackets(await cap.stop());
+  const ttls = (src: string): number[] => [...new Set(seen.filter((p) => p.src === src).map((p) => p.ttl))];
+  assert.deepEqual(ttls(lab.ip4(1)), [9], 'keepalived (the reference) uses unicast_ttl');
+  assert.deepEqual(ttls(lab.ip4(2)), [7], 'lvsd uses unicastTtl');
+  await cleanup();
+});
+
+test('dont_track_primary: with it, keepalived and lvsd stay MASTER when their interface goes down; without it both enter FAULT', { timeout: 120_000 }, async () => {
+  for (const dont of [false, true]) {
+    const k = await kad(1, { priority: 150, extra: dont ? ['dont_track_primary'] : [] });
+    const l = await lvsd(2, { priority: 150, vrid: 52, vips: ['10.77.0.102/24'], dontTrackPrimary: dont });
+    await k.waitForLog(/Entering MASTER STATE/, 5000);
+    await l.waitState('VI_1', 'MASTER', 5000);
+    await host(1).sh('ip link set eth0 down');
+    await host(2).sh('ip link set eth0 down');
+    await sleep(1500);
+    const kFault = /Entering FAULT STATE/.test(k.log());
+    assert.equal(kFault, !dont, `keepalived, dont_track_primary ${String(dont)}:\n${k.log()}`);
+    assert.equal(l.state('VI_1'), dont ? 'MASTER' : 'FAULT', `lvsd, dontTrackPrimary ${String(dont)}`);
+    await cleanup();
+  }
+});
+
+test('notify_master_rx_lower_pri: after a split brain heals, the better master (keepalived, then lvsd) runs it without arguments', { timeout: 120_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lvsd-rxlp-'));
+  const script = join(dir, 'rx.sh');
+  writeFileSync(script, `#!/bin/sh\necho "$0 $#" >> "${dir}/$(basename "$0").out"\n`);
+  chmodSync(script, 0o755);
+  writeFileSync(join(dir, 'l.sh'), readFileSync(script));
+  chmodSync(join(dir, 'l.sh'), 0o755);
+  const split = (i: number): Promise<unknown> =>
+    host(i).sh(
+      "nft add table inet split && nft add chain inet split in '{ type filter hook input priority 0; }' && nft add chain inet split out '{ type filter hook output priority 0; }'" +
+        ' && nft add rule inet split in ip protocol 112 drop && nft add rule inet split out ip protocol 112 drop',
+    );
+  const runs = (name: string): string[] => (existsSync(join(dir, `${name}.out`)) ? readFileSync(join(dir, `${name}.out`), 'utf8').trim().split('\n') : []);
+  for (const better of ['keepalived', 'lvsd'] as const) {
+    if (better === 'keepalived') {
+      const k = await kad(1, { priority: 150, extra: [`notify_master_rx_lower_pri ${script}`] }, ['enable_script_security', 'script_user root']);
+      await k.waitForLog(/Entering MASTER STATE/, 5000);
+    } else {
+      const l1 = await lvsd(1, { priority: 150, notify: { masterRxLowerPri: join(dir, 'l.sh') } });
+      await l1.waitState('VI_1', 'MASTER', 5000);
+    }
+    const l2 = await lvsd(2, { priority: 100 });
+    await sleep(500);
+    await split(2);
+    const m = await l2.waitState('VI_1', 'MASTER', 5000);
+    await host(2).sh('nft delete chain inet split out');
+    await sleep(500); // d2's adverts get out; it cannot hear the answer until the table goes
+    await host(2).sh('nft delete table inet split');
+    await l2.waitState('VI_1', 'BACKUP', 5000, m.mono);
+    const name = better === 'keepalived' ? 'rx.sh' : 'l.sh';
+    await waitFor(`${better} ran the script`, () => runs(name).length >= 1, 5000);
+    // No arguments: keepalived appends none to this one (unlike notify's "INSTANCE name STATE prio").
+    assert.ok(runs(name).every((r) => r.endsWith(' 0')), runs(name).join('\n'));
+    await cleanup();
+  }
+  // Once per lower-priority advert heard (d2 advertises every 0.1 s for 0.5 s before it can hear the answer):
+  // several runs on both sides, not one per split brain (measured: keepalived 7, lvsd 9 in one run).
+  assert.ok(runs('l.sh').length >= 2 && runs('rx.sh').length >= 2, `keepalived ${runs('rx.sh').length}, lvsd ${runs('l.sh').length}`);
+});
