@@ -35,3 +35,14 @@ lvsd lab is up.
 Ctrl-C tears it all down.
 `;
 }
+
+/**
+ * Which dataplane the lab forwards with, and why, for `npm start` to say. The lab runs lvsd in network
+ * namespaces on this host; an IPVS director pair needs a kernel with ip_vs, which the QEMU guest of test/vm has.
+ */
+export function dataplaneLine(chosen: string, ipvs: { available: boolean; reason: string }): string {
+  const guest = 'an LVS DR pair on IPVS failing over with connections kept runs in the QEMU guest: node dist/bench/failover-guest.js';
+  return ipvs.available
+    ? `dataplane ${chosen} (this kernel has IPVS, but the lab's namespaces use ${chosen}; ${guest})`
+    : `dataplane ${chosen} (this kernel has no IPVS: ${ipvs.reason}; ${guest})`;
+}

@@ -8,7 +8,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { labBanner, pidFile } from '../../lab/banner.js';
+import { dataplaneLine, labBanner, pidFile } from '../../lab/banner.js';
 
 const run = promisify(execFile);
 
@@ -46,4 +46,10 @@ test('the printed failover command, run in a shell, ends the master director and
   assert.equal(d2.p.exitCode, null);
   assert.equal(d2.p.signalCode, null);
   assert.doesNotThrow(() => process.kill(d2.p.pid ?? 0, 0));
+});
+
+test('npm start says which dataplane the lab uses and why, and where the IPVS pair runs', () => {
+  const without = dataplaneLine('nftables', { available: false, reason: 'no /proc/net/ip_vs' });
+  assert.match(without, /^dataplane nftables \(this kernel has no IPVS: no \/proc\/net\/ip_vs; .*node dist\/bench\/failover-guest\.js\)$/);
+  assert.match(dataplaneLine('nftables', { available: true, reason: '' }), /this kernel has IPVS, but the lab's namespaces use nftables/);
 });
