@@ -1,6 +1,8 @@
 // Boots the QEMU guest of test/vm/harness.ts (a real IPVS kernel) and runs bench/failover-pair.js in it: a
-// keepalived DR pair (the anchor) and an lvsd DR pair in the same boot, the master SIGKILLed under long-lived
-// connections. Prints kept/total, the longest gap and failed new connections for both. Never fails on a figure.
+// keepalived DR pair (the anchor), an lvsd DR pair and a mixed pair (keepalived master, lvsd backup) in the same
+// boot. Under long-lived connections the master is stopped gracefully, restarted, then SIGKILLed (the mixed pair:
+// SIGKILL only). Prints connections lost and kept, the longest gaps, failed new connections, whether the restart
+// adopted the table, and lvsd's figures as ratios to keepalived's. Never fails on a figure.
 //   node dist/bench/failover-guest.js [--connections 30] [--interval 300] [--rounds 1]
 // LVSD_VM_HARNESS=/path/to/dist/test/vm/harness.js picks the harness (default: this tree's).
 import { existsSync } from 'node:fs';

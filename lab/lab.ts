@@ -14,6 +14,7 @@ import { Topology, type Netns } from '../test/support/netns.js';
 import { startNginx, waitForPort, type NginxHandle } from '../test/support/nginx.js';
 import { crashTree } from '../test/support/crash.js';
 import { addUser, openStore } from '../daemon/state/store.js';
+import { pidFile } from './banner.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const CLI = join(ROOT, 'dist', 'daemon', 'cli', 'main.js');
@@ -166,7 +167,12 @@ export class Lab {
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);
     d.process = child;
-    d.exited = new Promise((res) => child.once('exit', (code) => { res(code); }));
+    // `ip netns exec` execs the command, so this pid is lvsd's own.
+    if (child.pid !== undefined) writeFileSync(pidFile(d), `${String(child.pid)}\n`);
+    d.exited = new Promise((res) => child.once('exit', (code) => {
+      rmSync(pidFile(d), { force: true });
+      res(code);
+    }));
     await Promise.race([
       waitForPort(d.ns, 9180, 20_000),
       d.exited.then((code) => {

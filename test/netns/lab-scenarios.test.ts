@@ -4,7 +4,10 @@
 import { after, before, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { Lab, LAB, type TrafficStats } from '../../lab/lab.js';
+import { failoverCommand } from '../../lab/banner.js';
 import { startNginx } from '../support/nginx.js';
 import { requireCommands, requireRoot } from '../support/prereq.js';
 import { labScenario } from '../support/lab-scenario.js';
@@ -12,6 +15,7 @@ import { labScenario } from '../support/lab-scenario.js';
 let lab: Lab;
 const scenario = labScenario(() => lab);
 
+const run = promisify(execFile);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<number> {
@@ -118,14 +122,19 @@ scenario('master crash (SIGKILL): the backup takes the VIP and traffic resumes',
   await until('d1 to be the only VIP holder again', holders(['d1']), 20_000);
 });
 
-scenario('master graceful stop (SIGTERM): priority-0 advert, the backup takes over at once', async (t) => {
+scenario('master graceful stop with the command `npm start` prints (SIGTERM): d1 only, the backup takes over at once', async (t) => {
   let tookMs = 0;
   const stats = await withTraffic(t, async () => {
+    // What a user pastes from the banner, run from the host as they would: it must stop d1 and nothing else.
+    await run('sh', ['-c', failoverCommand(lab.director('d1'))]);
+    assert.equal(await lab.director('d1').exited, 0, 'd1 stopped gracefully');
     await lab.stopDirector('d1', 'SIGTERM');
     tookMs = await until('d2 to be the only VIP holder', holders(['d2']));
   });
-  t.diagnostic(`VIP only on d2 ${tookMs} ms after SIGTERM returned`);
+  t.diagnostic(`VIP only on d2 ${tookMs} ms after d1 exited`);
   assert.ok(stats.longestGapMs < 5000, `longest gap ${stats.longestGapMs} ms`);
+  const d2 = lab.director('d2').process;
+  assert.ok(d2 !== null && d2.exitCode === null && d2.signalCode === null, 'd2 still runs');
   await lab.startDirector('d1');
   await until('d1 to be the only VIP holder again', holders(['d1']), 20_000);
 });

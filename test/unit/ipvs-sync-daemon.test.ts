@@ -182,3 +182,26 @@ test('keepalived lvs_sync_daemon: every argument; with inst it follows VRRP, wit
   const positional = importText(`global_defs {\n lvs_sync_daemon eth1 VI_1\n}\n${vi}`);
   assert.deepEqual(positional.config.ipvs?.syncDaemon, { interface: 'eth1', syncId: 51 });
 });
+
+test('the backend sets expire_nodest_conn and expire_quiescent_template to 1 when it starts; one it cannot write is a warning naming it', async () => {
+  const dir = sysctlDir();
+  try {
+    writeFileSync(join(dir, 'expire_nodest_conn'), '0\n');
+    writeFileSync(join(dir, 'expire_quiescent_template'), '0\n');
+    const logged: string[] = [];
+    const logger = { info: (o: object, m: string) => logged.push(`info ${m} ${JSON.stringify(o)}`), warn: (o: object, m: string) => logged.push(`warn ${m}`), error: () => undefined };
+    const dp = await createIpvsDataplane({ client: new IpvsClient(new DaemonKernel()), ownership: memoryOwnership(), resyncIntervalMs: 0, sysctlDir: dir, logger });
+    assert.equal(readFileSync(join(dir, 'expire_nodest_conn'), 'utf8'), '1\n');
+    assert.equal(readFileSync(join(dir, 'expire_quiescent_template'), 'utf8'), '1\n');
+    assert.equal(logged.filter((l) => l.startsWith('info removal sysctl set')).length, 2, logged.join('\n'));
+    await dp.close();
+    // Already 1: nothing written, nothing logged. Then one missing (no such sysctl): a warning, and the backend starts.
+    rmSync(join(dir, 'expire_quiescent_template'));
+    logged.length = 0;
+    const dp2 = await createIpvsDataplane({ client: new IpvsClient(new DaemonKernel()), ownership: memoryOwnership(), resyncIntervalMs: 0, sysctlDir: dir, logger });
+    assert.deepEqual(logged, ['warn net.ipv4.vs.expire_quiescent_template could not be set to 1: the kernel\'s behaviour for connections to removed real servers stays']);
+    await dp2.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

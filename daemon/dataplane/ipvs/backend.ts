@@ -12,7 +12,7 @@ import type { IpvsDaemon, IpvsInfo, IpvsTimeouts } from '../../ipvs/codec.js';
 import { planSync, syncSysctls, sysctlEquals, wantedDaemons, type SyncDaemonConfig, type SyncDaemonRole, type SyncTuning } from './sync.js';
 import { canonicalizeDesired, fromIpvs, observedDest, serviceKeyOf, toIpvsDest, toIpvsService } from './spec.js';
 import { IpvsError } from '../../ipvs/errors.js';
-import { applyDrain, DEFAULT_DRAIN_POLICY, type DrainEntry, type DrainPolicy } from './drain.js';
+import { applyDrain, DEFAULT_DRAIN_POLICY, REMOVAL_SYSCTLS, type DrainEntry, type DrainPolicy } from './drain.js';
 import { applyPlan, opText, plan, type PlanOp } from './reconcile.js';
 import { fileOwnership, type OwnershipStore } from './ownership.js';
 import type { ApplyReport, Dataplane, DesiredTable, ObservedTable, RealServerSpec, ServiceSpec } from '../types.js';
@@ -348,6 +348,25 @@ export class IpvsDataplane implements Dataplane {
     }
   }
 
+  /**
+   * Writes drain.ts's REMOVAL_SYSCTLS where they differ. A sysctl that cannot be written (a read-only /proc/sys
+   * in a container) is a warning naming it: the table still works, with the kernel's removal behaviour.
+   */
+  async writeRemovalSysctls(): Promise<void> {
+    const dir = this.opts.sysctlDir ?? '/proc/sys/net/ipv4/vs';
+    for (const [name, value] of REMOVAL_SYSCTLS) {
+      const file = join(dir, name);
+      try {
+        const held = await readFile(file, 'utf8');
+        if (sysctlEquals(held, value)) continue;
+        await writeFile(file, `${value}\n`);
+        this.log.info({ sysctl: `net.ipv4.vs.${name}`, from: held.trim(), to: value }, 'removal sysctl set');
+      } catch (e) {
+        this.log.warn({ sysctl: `net.ipv4.vs.${name}`, file, err: e instanceof Error ? e.message : String(e) }, `net.ipv4.vs.${name} could not be set to ${value}: the kernel's behaviour for connections to removed real servers stays`);
+      }
+    }
+  }
+
   /** Writes the sync sysctls that differ; returns whether sync_ports changed (running daemons must restart). */
   private async writeSyncSysctls(t: SyncTuning): Promise<boolean> {
     const dir = this.opts.sysctlDir ?? '/proc/sys/net/ipv4/vs';
@@ -478,5 +497,7 @@ function toClientOp(op: PlanOp): IpvsOp {
 export async function createIpvsDataplane(opts: IpvsDataplaneOptions = {}): Promise<IpvsDataplane> {
   const client = opts.client ?? (await IpvsClient.open());
   const ownership = opts.ownership ?? fileOwnership(join(opts.stateDir ?? '/var/lib/lvsd', 'ipvs-owned.json'));
-  return new IpvsDataplane(client, ownership, opts);
+  const dp = new IpvsDataplane(client, ownership, opts);
+  await dp.writeRemovalSysctls();
+  return dp;
 }

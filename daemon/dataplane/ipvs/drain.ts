@@ -22,6 +22,23 @@ export interface DrainPolicy {
 
 export const DEFAULT_DRAIN_POLICY: DrainPolicy = { mode: 'graceful', timeoutMs: 60_000 };
 
+/**
+ * The net.ipv4.vs.* sysctls that decide what the kernel does with connections to a real server that is quiesced
+ * (weight 0: failed, draining, inhibited) or gone, written by the IPVS backend when it starts (per network
+ * namespace). The kernel's defaults (0, 0) are the wrong ones for a director whose real servers crash:
+ * - expire_nodest_conn 1: a packet of a connection whose real server was deleted expires the entry at once, so
+ *   the client is told (a reset) instead of its packets being dropped in silence until the 15-minute TCP timeout;
+ *   on kernels ≥ 5.9 a new SYN that reuses an entry of a weight-0 real server is also scheduled afresh (the
+ *   kube-proxy #81775 case: new connections reused onto a dead real server).
+ * - expire_quiescent_template 1: a persistence template pointing at a weight-0 real server expires at the
+ *   client's next connection, so a persistent client is sent to a live server rather than kept on a dead one.
+ * conn_reuse_mode stays the kernel's 1. kube-proxy sets the same two to 1.
+ */
+export const REMOVAL_SYSCTLS: readonly (readonly [name: string, value: string])[] = [
+  ['expire_nodest_conn', '1'],
+  ['expire_quiescent_template', '1'],
+];
+
 export interface DrainEntry {
   serviceId: string;
   realServer: RealServerSpec;

@@ -2,7 +2,8 @@
 // numbered line every INTERVAL ms and waiting for its echo; and, beside them, one new short connection every
 // NEW ms (connect, one line, its echo, close). On SIGTERM it prints one JSON line: per connection whether it is
 // still alive (no error, no close, its last line answered), the longest gap between answers, and every new
-// connection with its start time and outcome. Wall-clock times (Date.now()) so the caller can line them up with
+// connection with its start time and outcome; when each lost connection died, and every gap of more than
+// two intervals with the time it ended, so a caller running several failovers can tell them apart. Wall-clock times (Date.now()) so the caller can line them up with
 // a director's log.
 //   node conn-client.js HOST PORT N INTERVAL_MS NEW_MS
 import { connect, type Socket } from 'node:net';
@@ -20,22 +21,27 @@ interface Long {
   sock: Socket;
   opened: boolean;
   dead: string | null;
+  deadAt: number | null;
   sent: number;
   answered: number;
   lastAnswer: number;
   maxGapMs: number;
   servers: Set<string>;
 }
-interface Fresh { at: number; ok: boolean; ms: number; error?: string }
+/** A new short connection; `server` is the real server that answered (the echo's first word). */
+interface Fresh { at: number; ok: boolean; ms: number; error?: string; server?: string }
+/** A gap between two answers on one connection longer than two intervals; `at` is when it ended. */
+interface Gap { at: number; ms: number }
 
 const longs: Long[] = [];
 const fresh: Fresh[] = [];
+const gaps: Gap[] = [];
 let stopping = false;
 
 function openLong(id: number): Long {
   const sock = connect({ host, port });
   sock.setNoDelay(true);
-  const c: Long = { id, sock, opened: false, dead: null, sent: 0, answered: 0, lastAnswer: Date.now(), maxGapMs: 0, servers: new Set() };
+  const c: Long = { id, sock, opened: false, dead: null, deadAt: null, sent: 0, answered: 0, lastAnswer: Date.now(), maxGapMs: 0, servers: new Set() };
   let buf = '';
   sock.on('connect', () => {
     c.opened = true;
@@ -49,16 +55,20 @@ function openLong(id: number): Long {
       buf = buf.slice(nl + 1);
       const now = Date.now();
       c.maxGapMs = Math.max(c.maxGapMs, now - c.lastAnswer);
+      if (now - c.lastAnswer > 2 * INTERVAL && gaps.length < 10_000) gaps.push({ at: now, ms: now - c.lastAnswer });
       c.lastAnswer = now;
       c.answered++;
       if (server !== undefined) c.servers.add(server);
     }
   });
-  sock.on('error', (e: NodeJS.ErrnoException) => {
-    c.dead ??= e.code ?? e.message;
-  });
+  const die = (why: string): void => {
+    if (c.dead !== null) return;
+    c.dead = why;
+    c.deadAt = Date.now();
+  };
+  sock.on('error', (e: NodeJS.ErrnoException) => { die(e.code ?? e.message); });
   sock.on('close', () => {
-    if (!stopping) c.dead ??= 'closed';
+    if (!stopping) die('closed');
   });
   return c;
 }
@@ -76,16 +86,16 @@ function newConnection(): void {
   const at = Date.now();
   const sock = connect({ host, port });
   let done = false;
-  const finish = (ok: boolean, error?: string): void => {
+  const finish = (ok: boolean, error?: string, server?: string): void => {
     if (done) return;
     done = true;
     clearTimeout(timer);
-    fresh.push(error === undefined ? { at, ok, ms: Date.now() - at } : { at, ok, ms: Date.now() - at, error });
+    fresh.push({ at, ok, ms: Date.now() - at, ...(error === undefined ? {} : { error }), ...(server === undefined ? {} : { server }) });
     sock.destroy();
   };
   const timer = setTimeout(() => { finish(false, 'timeout'); }, NEW_TIMEOUT_MS);
   sock.on('connect', () => sock.write('new 0\n'));
-  sock.on('data', () => { finish(true); });
+  sock.on('data', (d: Buffer) => { finish(true, undefined, d.toString().split(' ')[0]); });
   sock.on('error', (e: NodeJS.ErrnoException) => { finish(false, e.code ?? e.message); });
 }
 
@@ -104,10 +114,10 @@ process.on('SIGTERM', () => {
     const conns = longs.map((c) => {
       // Alive: never failed, and answered within a few intervals of the end (not silently stuck).
       const stuck = now - c.lastAnswer > Math.max(5 * INTERVAL, 2000);
-      return { id: c.id, alive: c.opened && c.dead === null && !stuck, dead: c.dead ?? (stuck ? 'no answer' : null), sent: c.sent, answered: c.answered, maxGapMs: c.maxGapMs, servers: [...c.servers] };
+      return { id: c.id, alive: c.opened && c.dead === null && !stuck, dead: c.dead ?? (stuck ? 'no answer' : null), deadAt: c.deadAt ?? (stuck ? c.lastAnswer : null), sent: c.sent, answered: c.answered, maxGapMs: c.maxGapMs, servers: [...c.servers] };
     });
     for (const c of longs) c.sock.destroy();
-    process.stdout.write(`${JSON.stringify({ conns, fresh })}\n`);
+    process.stdout.write(`${JSON.stringify({ conns, fresh, gaps })}\n`);
     process.exit(0);
   }, Math.max(2 * INTERVAL, 500));
 });
