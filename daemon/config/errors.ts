@@ -20,6 +20,8 @@ export interface ConfigError {
   /** "vrrp.instances[0].priority"; "" for YAML syntax errors. */
   path: string;
   message: string;
+  /** Only on the last line of a cut list (errors.ts: `bounded`): how many errors it stands for. */
+  notShown?: number;
 }
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
@@ -70,9 +72,25 @@ export function bounded(errors: readonly ConfigError[]): ConfigError[] {
   const rest = errors.length - out.length;
   const last = errors[MAX_ERRORS];
   if (rest > 0 && last !== undefined) {
-    out.push({ file: last.file, line: last.line, col: last.col, path: '', message: `${rest} more error${rest === 1 ? '' : 's'} not shown (the first ${MAX_ERRORS} are above)` });
+    out.push({ file: last.file, line: last.line, col: last.col, path: '', message: `${rest} more error${rest === 1 ? '' : 's'} not shown (the first ${MAX_ERRORS} are above)`, notShown: rest });
   }
   return out;
+}
+
+/**
+ * How many errors a (possibly cut) list stands for, as a count line says it: "1 error", "7 errors", or
+ * "2600 errors (the first 100 shown)" — the line that counts the rest is not itself an error.
+ */
+export function errorCount(errors: readonly ConfigError[]): string {
+  let shown = 0;
+  let hidden = 0;
+  for (const e of errors) {
+    if (e.notShown === undefined) shown++;
+    else hidden += e.notShown;
+  }
+  const total = shown + hidden;
+  const word = `${total} error${total === 1 ? '' : 's'}`;
+  return hidden === 0 ? word : `${word} (the first ${shown} shown)`;
 }
 
 export function formatError(e: ConfigError): string {
