@@ -62,7 +62,14 @@ export async function startApi(
   const { host, port } = parseListen(cfg.listen ?? DEFAULT_LISTEN);
   const events = new EventLog();
   const off = connectEvents(deps.director, events);
-  const sessions = new SessionTable();
+  // browser sessions are kept in the state file, so a restart does not log everyone out
+  const log = deps.logger === false ? undefined : deps.logger;
+  const sessions = new SessionTable(undefined, undefined, undefined, {
+    load: () => deps.store.sessionRecords(),
+    save: (records) => deps.store.saveSessions(records),
+    secret: deps.store.cookieSecret,
+    onError: (e) => log?.warn({ err: e, file: deps.store.file }, 'could not save the browser sessions to the state file; they work until lvsd restarts'),
+  });
   const history = new History(deps.director).start();
   const https = cfg.tls ? { key: await readFile(cfg.tls.key), cert: await readFile(cfg.tls.cert) } : null;
   const shared = { director: deps.director, store: deps.store, logger: deps.logger ?? false, events, sessions, history };
@@ -97,6 +104,7 @@ export async function startApi(
         off();
         history.stop();
         await Promise.allSettled([tcp.close(), localApi?.close()]);
+        await sessions.flushed();
         if (sock !== null) await unlink(sock).catch(() => undefined);
       },
     };

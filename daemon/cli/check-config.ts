@@ -2,7 +2,7 @@
 // `FILE:LINE:COL: path: message` line per problem on stderr (like `keepalived -t` / `nginx -t`).
 // Warnings go to stderr too but do not fail the check.
 import { loadConfig } from '../config/load.js';
-import { formatError } from '../config/errors.js';
+import { errorCount, formatError } from '../config/errors.js';
 import { EXIT, UsageError, parse, type Command } from './command.js';
 
 export const checkConfigCommand: Command = {
@@ -17,7 +17,7 @@ export const checkConfigCommand: Command = {
     for (const w of r.warnings) io.err(`${formatError(w)} (warning)`);
     if (!r.ok) {
       for (const e of r.errors) io.err(formatError(e));
-      io.err(`${file}: ${r.errors.length} error${r.errors.length === 1 ? '' : 's'}`);
+      io.err(`${file}: ${errorCount(r.errors)}`);
       return EXIT.failed;
     }
     if (values.quiet !== true) {

@@ -5,7 +5,7 @@
 // and why (exit 1).
 import type { ApplyResult } from '../director/port.js';
 import { LocalApiError, localRequest } from '../api/local-client.js';
-import { formatError } from '../config/errors.js';
+import { errorCount, formatError } from '../config/errors.js';
 import { loadConfig } from '../config/load.js';
 import { EXIT, UsageError, parse, type Command } from './command.js';
 import { existsSync } from 'node:fs';
@@ -22,7 +22,7 @@ export const reloadCommand: Command = {
     const checked = await loadConfig(configPath);
     if (!checked.ok) {
       for (const e of checked.errors) io.err(formatError(e));
-      io.err(`${configPath}: not reloaded (${checked.errors.length} error${checked.errors.length === 1 ? '' : 's'}); lvsd keeps running its current config`);
+      io.err(`${configPath}: not reloaded (${errorCount(checked.errors)}); lvsd keeps running its current config`);
       return EXIT.failed;
     }
     const socket = values.socket ?? checked.config.api.socket;

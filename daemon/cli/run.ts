@@ -6,7 +6,7 @@
 //   SIGTERM / SIGINT: graceful stop, exit 0 (a second signal exits at once).
 // The daemon plugs in behind the seam in daemon.ts (director-daemon.ts in production).
 import { loadConfig } from '../config/load.js';
-import { formatError, type ConfigError } from '../config/errors.js';
+import { errorCount, formatError, type ConfigError } from '../config/errors.js';
 import { createLogger, isLogLevel, type Logger } from '../log.js';
 import { describeCapabilities, planDataplane, probeCapabilities, type Capabilities } from './capabilities.js';
 import { EXIT, UsageError, parse, type Command } from './command.js';
@@ -70,7 +70,7 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
     detachEarly();
     notifier?.close();
     logConfigErrors(log, first.errors, 'error');
-    log.fatal({ file: configPath, errors: first.errors.length }, `config is invalid (${first.errors.length} error${first.errors.length === 1 ? '' : 's'}); not starting`);
+    log.fatal({ file: configPath, errors: first.errors.length }, `config is invalid (${errorCount(first.errors)}); not starting`);
     return EXIT.failed;
   }
   const current = first.config;

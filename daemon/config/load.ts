@@ -1,13 +1,13 @@
 // lvsd.yaml → normalised Config, or EVERY problem at once as `FILE:LINE:COL: path: message`:
 // YAML syntax errors, then schema errors, then semantic errors (each stage needs the previous one
 // to be clean to say anything meaningful, so a stage with errors stops the pipeline there).
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { isScalar, LineCounter, parseDocument, visit, type Document } from 'yaml';
 import { validateShape } from './validate.js';
 import { checkSemantics } from './semantic.js';
 import { normalise } from './normalise.js';
 import { locate } from './positions.js';
-import { bounded, ConfigInvalid, renderPath, type ConfigError, type Issue, type PathSegment } from './errors.js';
+import { bounded, ConfigInvalid, MAX_CONFIG_BYTES, renderPath, tooBig, type ConfigError, type Issue, type PathSegment } from './errors.js';
 import type { ConfigFile } from './schema.js';
 import type { Config } from './types.js';
 
@@ -49,6 +49,12 @@ function dropKey(root: unknown, path: readonly PathSegment[]): boolean {
  * text is escaped and cut, and at most MAX_ERRORS are reported (errors.ts: `bounded`).
  */
 export function loadConfigText(text: string, file = '<inline>'): LoadResult {
+  // Checked before anything is parsed: the size is what the parse costs in time and memory. A string of
+  // n UTF-16 units is at most 3n bytes, so short strings skip the count.
+  if (text.length * 3 > MAX_CONFIG_BYTES) {
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (bytes > MAX_CONFIG_BYTES) return { ok: false, errors: [tooBig(file, bytes)], warnings: [] };
+  }
   const r = checkText(text, file);
   return r.ok ? { ...r, warnings: bounded(r.warnings) } : { ok: false, errors: bounded(r.errors), warnings: bounded(r.warnings) };
 }
@@ -134,7 +140,23 @@ function checkText(text: string, file: string): LoadResult {
 export async function loadConfig(path: string): Promise<LoadResult> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    // Never more than one byte past the limit is read: a huge file costs no memory to refuse.
+    const fh = await open(path, 'r');
+    try {
+      const { size } = await fh.stat();
+      if (size > MAX_CONFIG_BYTES) return { ok: false, errors: [tooBig(path, size)], warnings: [] };
+      const buf = Buffer.alloc(MAX_CONFIG_BYTES + 1);
+      let n = 0;
+      for (;;) {
+        const { bytesRead } = await fh.read(buf, n, buf.length - n, n);
+        if (bytesRead === 0) break;
+        n += bytesRead;
+        if (n > MAX_CONFIG_BYTES) return { ok: false, errors: [tooBig(path, n)], warnings: [] };
+      }
+      text = buf.subarray(0, n).toString('utf8');
+    } finally {
+      await fh.close();
+    }
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     return { ok: false, errors: [{ file: path, line: 1, col: 1, path: '', message: `cannot read: ${err.code ?? ''} ${err.message}`.trim() }], warnings: [] };

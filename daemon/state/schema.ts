@@ -57,6 +57,21 @@ export const AuditEntrySchema = Type.Object(
 );
 export type AuditEntry = Static<typeof AuditEntrySchema>;
 
+/**
+ * A browser session as the state file keeps it, so a restart of lvsd does not log everyone out: only the
+ * sha256 of the cookie's id (the file never holds a usable token), its user and its two clocks (ms).
+ */
+export const SessionRecordSchema = Type.Object(
+  {
+    idHash: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+    user: Type.String({ minLength: 1, maxLength: 64 }),
+    createdAt: Type.Integer({ minimum: 0 }),
+    lastSeen: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+export type SessionRecord = Static<typeof SessionRecordSchema>;
+
 export const StateSchema = Type.Object(
   {
     version: Type.Literal(STATE_VERSION),
@@ -67,6 +82,8 @@ export const StateSchema = Type.Object(
     bootstrapTokenHash: Type.Union([Type.String(), Type.Null()]),
     /** Secret that signs session cookies; made on first start, kept across restarts. */
     cookieSecret: Type.String({ minLength: 32 }),
+    /** Live browser sessions (absent in files written before sessions were kept). */
+    sessions: Type.Optional(Type.Array(SessionRecordSchema)),
   },
   { additionalProperties: false },
 );

@@ -6,11 +6,11 @@ import { dirname } from 'node:path';
 import { Low } from 'lowdb';
 import { CheckedJsonFile, StateFileError } from './file-adapter.js';
 import { hashPassword, passwordProblem, verifyPassword } from './password.js';
-import { STATE_VERSION, ROLES, type AuditEntry, type Override, type Role, type State, type StoredOverride, type User } from './schema.js';
+import { STATE_VERSION, ROLES, type AuditEntry, type Override, type Role, type SessionRecord, type State, type StoredOverride, type User } from './schema.js';
 import { targetKey, type OverrideTarget } from './target-key.js';
 
 export { StateFileError } from './file-adapter.js';
-export type { AuditEntry, Role, StoredOverride, User } from './schema.js';
+export type { AuditEntry, Role, SessionRecord, StoredOverride, User } from './schema.js';
 
 export const DEFAULT_STATE_FILE = '/var/lib/lvsd/state.json';
 /** The audit log keeps this many newest entries. */
@@ -299,6 +299,21 @@ export class StateStore {
     if (!this.db.data.users.some((u) => u.role === 'admin' && u.name !== name)) {
       throw new StoreError('conflict', `"${name}" is the last admin; make another admin first`);
     }
+  }
+
+  // ---- browser sessions (the API's SessionTable keeps them here) ----
+
+  sessionRecords(): readonly SessionRecord[] {
+    return this.db.data.sessions ?? [];
+  }
+
+  /** Replaces the kept sessions; not audited (a login is logged, and a session is no setting). */
+  async saveSessions(records: readonly SessionRecord[]): Promise<void> {
+    const copy = records.map((r) => ({ ...r }));
+    await this.#commit('lvsd', 'sessions', '', (s) => {
+      s.sessions = copy;
+      return null;
+    });
   }
 
   // ---- first admin ----

@@ -56,3 +56,24 @@ test('check-config in process: warnings go to stderr but the check passes; --qui
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('check-config in process: a file with 500 errors says 500 in its count line, not the 101 lines it prints', async () => {
+  const { checkConfigCommand } = await import('../../daemon/cli/check-config.js');
+  const dir = mkdtempSync(join(tmpdir(), 'lvsd-check-'));
+  try {
+    const f = join(dir, 'm.yaml');
+    writeFileSync(f, `virtualServers:\n${Array.from({ length: 500 }, (_, i) => `  - { address: 192.0.2.1, port: ${String(1000 + i)}, bogus${String(i)}: 1 }`).join('\n')}\n`);
+    const err: string[] = [];
+    const io: Io = { out: () => undefined, err: (t) => err.push(t) };
+    assert.equal(await checkConfigCommand.run([f], io), 1);
+    assert.equal(err.length, 102);
+    assert.equal(err.at(-1), `${f}: 500 errors (the first 100 shown)`);
+    const two = join(dir, 't.yaml');
+    writeFileSync(two, 'virtualServers:\n  - { address: 192.0.2.1, port: 80, a: 1 }\n  - { address: 192.0.2.2, port: 80, b: 1 }\n');
+    err.length = 0;
+    assert.equal(await checkConfigCommand.run([two], io), 1);
+    assert.equal(err.at(-1), `${two}: 2 errors`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
