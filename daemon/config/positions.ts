@@ -1,7 +1,7 @@
 // Maps a path in the parsed document back to a line and column in the YAML text, using the node
 // ranges the `yaml` package keeps. A path that leads nowhere (a missing key) resolves to the
 // deepest node that exists, which is where the operator has to add it.
-import { isAlias, isMap, isScalar, isSeq, type Document, type LineCounter } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, type Document, type LineCounter, type Pair, type YAMLMap } from 'yaml';
 import type { PathSegment } from './errors.js';
 
 export interface Position {
@@ -17,6 +17,24 @@ function startOf(node: unknown): number | undefined {
   return undefined;
 }
 
+// Each map's pairs by key, built once per map: a file with thousands of errors in one big map would
+// otherwise search that map once per error.
+const indexes = new WeakMap<YAMLMap, Map<string, Pair>>();
+
+function pairOf(map: YAMLMap, seg: PathSegment | undefined): Pair | undefined {
+  let index = indexes.get(map);
+  if (!index) {
+    index = new Map();
+    for (const p of map.items) {
+      const k: unknown = p.key;
+      const name = isScalar(k) ? String(k.value) : String(k);
+      if (!index.has(name)) index.set(name, p);
+    }
+    indexes.set(map, index);
+  }
+  return index.get(String(seg));
+}
+
 export function locate(doc: Document, lc: LineCounter, path: readonly PathSegment[], at: 'key' | 'value' = 'value'): Position {
   let node: unknown = doc.contents;
   let offset = startOf(node) ?? 0;
@@ -26,10 +44,7 @@ export function locate(doc: Document, lc: LineCounter, path: readonly PathSegmen
     let next: unknown;
     let keyOffset: number | undefined;
     if (isMap(node)) {
-      const pair = node.items.find((p) => {
-        const k: unknown = p.key;
-        return (isScalar(k) ? String(k.value) : String(k)) === String(seg);
-      });
+      const pair = pairOf(node, seg);
       if (!pair) break;
       keyOffset = startOf(pair.key);
       next = pair.value;

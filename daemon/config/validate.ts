@@ -261,6 +261,16 @@ function schemaIssues(schema: TSchema, value: unknown, prefix: PathSegment[]): I
     }
     for (const i of translate(e, schema, value, prefix)) out.push({ ...i, path: [...prefix, ...i.path] });
   }
+  // TypeBox lists an object's extra keys one "schema is false" error each, and its additionalProperties
+  // error after them: past the cap, only the former are left. A failed check is never reported clean.
+  if (out.length === 0) {
+    const extra = raw.filter((x) => x.keyword === 'boolean').slice(0, 1000);
+    for (const e of extra) {
+      const path = instancePath(e.instancePath, value);
+      out.push({ path: [...prefix, ...path], at: 'key', message: `unknown key "${echo(String(path[path.length - 1] ?? ''))}"` });
+    }
+    if (extra.length === 0) out.push({ path: [...prefix], message: 'does not have the form the schema describes' });
+  }
   return out;
 }
 
