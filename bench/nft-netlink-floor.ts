@@ -7,6 +7,7 @@
 // Run inside the director's namespace by nft-change.ts:
 //   ip netns exec NS node dist/bench/nft-netlink-floor.js TABLE CHAIN ROUNDS MODE
 import { RawNetlinkSocket } from 'netlink';
+import { attr, nest } from '../daemon/net/nlattr.js';
 
 const [table = 'lvsdbench', chain = '', roundsArg = '21', mode = 'vmap'] = process.argv.slice(2);
 const vmap = mode === 'vmap';
@@ -21,18 +22,9 @@ const NLM_F_ACK = 0x4;
 const NLM_F_CREATE = 0x400;
 const NLMSG_ERROR = 2;
 const NFPROTO_INET = 1;
-const NLA_F_NESTED = 0x8000;
 const NFT_GOTO = -4;
 
-function attr(type: number, value: Buffer): Buffer {
-  const len = 4 + value.length;
-  const b = Buffer.alloc((len + 3) & ~3);
-  b.writeUInt16LE(len, 0);
-  b.writeUInt16LE(type, 2);
-  value.copy(b, 4);
-  return b;
-}
-const nested = (type: number, ...parts: Buffer[]): Buffer => attr(type | NLA_F_NESTED, Buffer.concat(parts));
+const nested = (type: number, ...parts: Buffer[]): Buffer => nest(type, parts);
 const cstr = (s: string): Buffer => Buffer.from(`${s}\0`);
 function u32be(n: number): Buffer {
   const b = Buffer.alloc(4);

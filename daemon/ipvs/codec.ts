@@ -6,7 +6,7 @@ import {
   AF_INET, AF_INET6, CmdAttr, DaemonAttr, DestAttr, FWD_MASK, Fwd, InfoAttr, IPPROTO_SCTP, IPPROTO_TCP, IPPROTO_UDP,
   NAME_MAXLEN, StatsAttr, SvcAttr, SyncState, TunType,
 } from './constants.js';
-import { Attrs, attr, be16, nest, str, u16, u32, u64, u8 } from './nlattr.js';
+import { Attrs, attr, be16, nest, str, u16, u32, u64, u8 } from '../net/nlattr.js';
 
 export type Family = 4 | 6;
 export type Protocol = 'tcp' | 'udp' | 'sctp';

@@ -126,5 +126,3 @@ export const IPPROTO_SCTP = 132;
 export const NAME_MAXLEN = 16;
 
 /** Netlink framing. */
-export const NLA_F_NESTED = 0x8000;
-export const NLA_TYPE_MASK = 0x3fff;

@@ -7,7 +7,7 @@
 import { Protocol, RawNetlinkSocket } from 'netlink';
 import { IPVS_GENL_NAME, IPVS_GENL_VERSION } from './constants.js';
 import { IpvsUnavailable } from './errors.js';
-import { Attrs, str } from './nlattr.js';
+import { Attrs, str } from '../net/nlattr.js';
 
 /** A kernel error reply: the errno of NLMSG_ERROR (positive). */
 export class NetlinkErrno extends Error {

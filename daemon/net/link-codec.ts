@@ -1,5 +1,6 @@
 // Pure codec of the rtnetlink link attributes a VRRP virtual MAC interface needs (no I/O): the nested
 // IFLA_LINKINFO of a macvlan, and the reverse (its kind and mode, from a link we find), so an interface left by an earlier run can be recognised and adopted.
+import { attr, NLA_TYPE_MASK } from './nlattr.js';
 
 /** include/uapi/linux/if_link.h */
 const IFLA_INFO_KIND = 1;
@@ -8,16 +9,6 @@ const IFLA_MACVLAN_MODE = 1;
 
 export const MACVLAN_MODES = { private: 1, vepa: 2, bridge: 4, passthru: 8, source: 16 } as const;
 export type MacvlanMode = keyof typeof MACVLAN_MODES;
-
-/** One netlink attribute: 4-byte header (length, type), payload, padded to 4 bytes. */
-export function nla(type: number, payload: Buffer): Buffer {
-  const len = 4 + payload.length;
-  const out = Buffer.alloc((len + 3) & ~3);
-  out.writeUInt16LE(len, 0);
-  out.writeUInt16LE(type, 2);
-  payload.copy(out, 4);
-  return out;
-}
 
 export function u32(v: number): Buffer {
   const b = Buffer.alloc(4);
@@ -31,7 +22,7 @@ export function parseAttrs(buf: Buffer): Map<number, Buffer> {
   let off = 0;
   while (off + 4 <= buf.length) {
     const len = buf.readUInt16LE(off);
-    const type = buf.readUInt16LE(off + 2) & 0x3fff;
+    const type = buf.readUInt16LE(off + 2) & NLA_TYPE_MASK;
     if (len < 4 || off + len > buf.length) break;
     out.set(type, buf.subarray(off + 4, off + len));
     off += (len + 3) & ~3;
@@ -41,7 +32,7 @@ export function parseAttrs(buf: Buffer): Map<number, Buffer> {
 
 /** IFLA_LINKINFO's payload for a new macvlan in `mode`. */
 export function macvlanLinkInfo(mode: MacvlanMode): Buffer {
-  return Buffer.concat([nla(IFLA_INFO_KIND, Buffer.from('macvlan\0')), nla(IFLA_INFO_DATA, nla(IFLA_MACVLAN_MODE, u32(MACVLAN_MODES[mode])))]);
+  return Buffer.concat([attr(IFLA_INFO_KIND, Buffer.from('macvlan\0')), attr(IFLA_INFO_DATA, attr(IFLA_MACVLAN_MODE, u32(MACVLAN_MODES[mode])))]);
 }
 
 export interface LinkKind {

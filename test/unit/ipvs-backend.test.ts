@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { IpvsClient } from '../../daemon/ipvs/client.js';
 import { decodeDest, decodeService, destText, encodeDest, serviceKeyText, servicePayload, type IpvsDest, type IpvsService } from '../../daemon/ipvs/codec.js';
 import { Cmd, CmdAttr, SvcFlag } from '../../daemon/ipvs/constants.js';
-import { Attrs, nest } from '../../daemon/ipvs/nlattr.js';
+import { Attrs, nest } from '../../daemon/net/nlattr.js';
 import { NetlinkErrno, type IpvsRequest, type IpvsTransport } from '../../daemon/ipvs/transport.js';
 import { InvalidServiceSpec } from '../../daemon/dataplane/ipvs/spec.js';
 import { createIpvsDataplane, type IpvsDataplane } from '../../daemon/dataplane/ipvs/backend.js';

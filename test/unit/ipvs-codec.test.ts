@@ -7,7 +7,7 @@ import {
   type IpvsDaemon, type IpvsDest, type IpvsService, type ServiceKey, type Stats,
 } from '../../daemon/ipvs/codec.js';
 import { bytesToIp, canonicalIp, ipToBytes } from '../../daemon/ipvs/addr.js';
-import { Attrs } from '../../daemon/ipvs/nlattr.js';
+import { Attrs } from '../../daemon/net/nlattr.js';
 import { CmdAttr, SvcFlag } from '../../daemon/ipvs/constants.js';
 import { IpvsError } from '../../daemon/ipvs/errors.js';
 import { SCHEDULERS } from '../../daemon/dataplane/types.js';

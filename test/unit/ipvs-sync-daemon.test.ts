@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { IpvsClient } from '../../daemon/ipvs/client.js';
 import { daemonPayload, decodeDaemon, type IpvsDaemon } from '../../daemon/ipvs/codec.js';
 import { Cmd, CmdAttr, DaemonAttr, SyncState } from '../../daemon/ipvs/constants.js';
-import { Attrs } from '../../daemon/ipvs/nlattr.js';
+import { Attrs } from '../../daemon/net/nlattr.js';
 import { NetlinkErrno, type IpvsRequest, type IpvsTransport } from '../../daemon/ipvs/transport.js';
 import { createIpvsDataplane } from '../../daemon/dataplane/ipvs/backend.js';
 import { memoryOwnership } from '../../daemon/dataplane/ipvs/ownership.js';

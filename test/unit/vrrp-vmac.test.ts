@@ -3,7 +3,8 @@
 // file's checks and the keepalived importer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeLinkInfo, formatMac, macvlanLinkInfo, nla, parseAttrs, virtualMac } from '../../daemon/net/link-codec.js';
+import { decodeLinkInfo, formatMac, macvlanLinkInfo, parseAttrs, virtualMac } from '../../daemon/net/link-codec.js';
+import { attr } from '../../daemon/net/nlattr.js';
 import { onVmac, planVmac, vmacSpecs, type VmacSpec } from '../../daemon/vrrp/vmac.js';
 import { VmacLinks, type VmacIo } from '../../daemon/vrrp/vmac-links.js';
 import { normalizeOptions } from '../../daemon/vrrp/options.js';
@@ -18,11 +19,11 @@ test('link codec: the macvlan IFLA_LINKINFO as the kernel lays it out, and read 
   assert.equal(info.toString('hex'), '0c0001006d6163766c616e00' + '0c000200' + '0800010001000000');
   assert.deepEqual(decodeLinkInfo(info), { kind: 'macvlan', macvlanMode: 'private' });
   assert.deepEqual(decodeLinkInfo(macvlanLinkInfo('bridge')), { kind: 'macvlan', macvlanMode: 'bridge' });
-  assert.deepEqual(decodeLinkInfo(nla(1, Buffer.from('veth\0'))), { kind: 'veth' });
+  assert.deepEqual(decodeLinkInfo(attr(1, Buffer.from('veth\0'))), { kind: 'veth' });
   assert.equal(decodeLinkInfo(undefined), null);
   assert.equal(decodeLinkInfo(Buffer.alloc(0)), null);
   // Padding: a 5-byte payload takes 12 bytes; a truncated attribute ends the walk instead of reading past it.
-  assert.equal(nla(1, Buffer.from('abcde')).length, 12);
+  assert.equal(attr(1, Buffer.from('abcde')).length, 12);
   assert.deepEqual([...parseAttrs(Buffer.from('0800010001000000ff00', 'hex')).keys()], [1]);
 });
 

@@ -10,6 +10,7 @@
 // unit test compares the bytes), with one difference: nft also names the set by its transaction id
 // (NFTA_*_SET_ID); lvsd names it only by name, which the kernel looks up first.
 import { isIPv4 } from 'node:net';
+import { attr, nest, NLA_F_NESTED, NLA_TYPE_MASK } from '../../net/nlattr.js';
 
 export const NFNL_SUBSYS_NFTABLES = 10;
 export const NFNL_MSG_BATCH_BEGIN = 0x10;
@@ -18,7 +19,6 @@ export const NFT_MSG = { NEWRULE: 6, DELRULE: 8, NEWSETELEM: 12, DELSETELEM: 14 
 export const NLM_F = { REQUEST: 0x1, ACK: 0x4, CREATE: 0x400, APPEND: 0x800 } as const;
 export const NLMSG_ERROR = 2;
 export const NFPROTO = { INET: 1, IPV4: 2, IPV6: 10 } as const;
-const NLA_F_NESTED = 0x8000;
 
 // <linux/netfilter/nf_tables.h>
 const RULE = { TABLE: 1, CHAIN: 2, EXPRESSIONS: 4 } as const;
@@ -40,18 +40,6 @@ const PAYLOAD_NETWORK_HEADER = 1;
 const NAT_DNAT = 1;
 const IPPROTO: Readonly<Record<string, number>> = { tcp: 6, udp: 17, sctp: 132 };
 
-export function attr(type: number, value: Buffer): Buffer {
-  const len = 4 + value.length;
-  const b = Buffer.alloc((len + 3) & ~3);
-  b.writeUInt16LE(len, 0);
-  b.writeUInt16LE(type, 2);
-  value.copy(b, 4);
-  return b;
-}
-
-function nested(type: number, parts: Buffer[]): Buffer {
-  return attr(type | NLA_F_NESTED, Buffer.concat(parts));
-}
 
 function cstr(s: string): Buffer {
   return Buffer.from(`${s}\0`);
@@ -150,18 +138,18 @@ function rangeElements(ranges: readonly SlotRange[], withPort: boolean, withData
   let n = 0;
   ranges.forEach((r, i) => {
     const last = i === ranges.length - 1;
-    const start = [nested(SET_ELEM.KEY, [attr(DATA_VALUE, u32be(r.from))])];
-    if (withData) start.push(nested(SET_ELEM.DATA, [attr(DATA_VALUE, slotData(r, withPort))]));
+    const start = [nest(SET_ELEM.KEY, [attr(DATA_VALUE, u32be(r.from))])];
+    if (withData) start.push(nest(SET_ELEM.DATA, [attr(DATA_VALUE, slotData(r, withPort))]));
     if (last) start.push(attr(SET_ELEM.USERDATA, UDATA_INTERVAL_OPEN));
     // libnftnl numbers the list's entries 1, 2, 3 … (the kernel ignores the type); so does lvsd, byte for byte.
-    out.push(nested(++n, start));
-    if (!last) out.push(nested(++n, [attr(SET_ELEM.FLAGS, u32be(NFT_SET_ELEM_INTERVAL_END)), nested(SET_ELEM.KEY, [attr(DATA_VALUE, u32be(r.to + 1))])]));
+    out.push(nest(++n, start));
+    if (!last) out.push(nest(++n, [attr(SET_ELEM.FLAGS, u32be(NFT_SET_ELEM_INTERVAL_END)), nest(SET_ELEM.KEY, [attr(DATA_VALUE, u32be(r.to + 1))])]));
   });
   return out;
 }
 
 function elementList(table: string, set: string, elems: Buffer[]): Buffer {
-  return Buffer.concat([attr(SET_ELEM_LIST.TABLE, cstr(table)), attr(SET_ELEM_LIST.SET, cstr(set)), nested(SET_ELEM_LIST.ELEMENTS, elems)]);
+  return Buffer.concat([attr(SET_ELEM_LIST.TABLE, cstr(table)), attr(SET_ELEM_LIST.SET, cstr(set)), nest(SET_ELEM_LIST.ELEMENTS, elems)]);
 }
 
 /** Removes the intervals `ranges` (as last written) from slot map `set`. */
@@ -177,7 +165,7 @@ export function newSlotElements(table: string, set: string, ranges: readonly Slo
 }
 
 function expr(name: string, data: Buffer[]): Buffer {
-  return nested(LIST_ELEM, [attr(EXPR.NAME, cstr(name)), nested(EXPR.DATA, data)]);
+  return nest(LIST_ELEM, [attr(EXPR.NAME, cstr(name)), nest(EXPR.DATA, data)]);
 }
 
 const u32attr = (type: number, n: number): Buffer => attr(type, u32be(n));
@@ -208,7 +196,7 @@ export function newSlotRule(s: SlotRuleSpec): NftOp {
   const exprs: Buffer[] = [expr('counter', [])];
   if (s.l4proto !== undefined) {
     exprs.push(expr('meta', [u32attr(2, META_L4PROTO), u32attr(1, NFT_REG_1)]));
-    exprs.push(expr('cmp', [u32attr(1, NFT_REG_1), u32attr(2, CMP_EQ), nested(3, [attr(DATA_VALUE, Buffer.from([IPPROTO[s.l4proto] ?? 0]))])]));
+    exprs.push(expr('cmp', [u32attr(1, NFT_REG_1), u32attr(2, CMP_EQ), nest(3, [attr(DATA_VALUE, Buffer.from([IPPROTO[s.l4proto] ?? 0]))])]));
   }
   const addrLen = s.family === 4 ? 4 : 16;
   if (s.dispatch.kind === 'numgen') {
@@ -217,7 +205,7 @@ export function newSlotRule(s: SlotRuleSpec): NftOp {
   } else {
     // An inet table: the address payload needs the network protocol matched first (nft adds the same).
     exprs.push(expr('meta', [u32attr(2, META_NFPROTO), u32attr(1, NFT_REG_1)]));
-    exprs.push(expr('cmp', [u32attr(1, NFT_REG_1), u32attr(2, CMP_EQ), nested(3, [attr(DATA_VALUE, Buffer.from([s.family === 4 ? NFPROTO.IPV4 : NFPROTO.IPV6]))])]));
+    exprs.push(expr('cmp', [u32attr(1, NFT_REG_1), u32attr(2, CMP_EQ), nest(3, [attr(DATA_VALUE, Buffer.from([s.family === 4 ? NFPROTO.IPV4 : NFPROTO.IPV6]))])]));
     const offset = s.family === 4 ? (s.dispatch.field === 'saddr' ? 12 : 16) : s.dispatch.field === 'saddr' ? 8 : 24;
     // NFTA_PAYLOAD_DREG, _BASE, _OFFSET, _LEN
     exprs.push(expr('payload', [u32attr(1, 2), u32attr(2, PAYLOAD_NETWORK_HEADER), u32attr(3, offset), u32attr(4, addrLen)]));
@@ -235,7 +223,7 @@ export function newSlotRule(s: SlotRuleSpec): NftOp {
   return {
     cmd: NFT_MSG.NEWRULE,
     flags: NLM_F.CREATE | NLM_F.APPEND,
-    payload: Buffer.concat([attr(RULE.TABLE, cstr(s.table)), attr(RULE.CHAIN, cstr(s.chain)), nested(RULE.EXPRESSIONS, exprs)]),
+    payload: Buffer.concat([attr(RULE.TABLE, cstr(s.table)), attr(RULE.CHAIN, cstr(s.chain)), nest(RULE.EXPRESSIONS, exprs)]),
   };
 }
 
@@ -253,7 +241,7 @@ export function decodeAttrs(buf: Buffer): AttrNode[] {
     const t = buf.readUInt16LE(off + 2);
     if (len < 4) break;
     const body = buf.subarray(off + 4, off + len);
-    out.push((t & NLA_F_NESTED) !== 0 ? { type: t & 0x3fff, children: decodeAttrs(body) } : { type: t & 0x3fff, hex: body.toString('hex') });
+    out.push((t & NLA_F_NESTED) !== 0 ? { type: t & NLA_TYPE_MASK, children: decodeAttrs(body) } : { type: t & NLA_TYPE_MASK, hex: body.toString('hex') });
     off += (len + 3) & ~3;
   }
   return out;

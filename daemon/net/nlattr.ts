@@ -1,5 +1,7 @@
 // Netlink attribute (TLV) framing: {u16 len, u16 type, value, pad to 4}. Pure byte work, no sockets.
-import { NLA_F_NESTED, NLA_TYPE_MASK } from './constants.js';
+/** The nested flag of an attribute's type, and the mask that strips the flags (linux/netlink.h). */
+export const NLA_F_NESTED = 0x8000;
+export const NLA_TYPE_MASK = 0x3fff;
 
 const align4 = (n: number): number => (n + 3) & ~3;
 
