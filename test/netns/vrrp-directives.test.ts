@@ -1,48 +1,30 @@
 // keepalived's smaller VRRP directives against Debian's keepalived 2.2.7 (issue #15 item 5): each is run on
 // keepalived first, as the reference, and then on lvsd with keepalived as its peer.
 //   vrrp_mcast_group4 + mcast_src_ip, unicast_ttl, dont_track_primary, notify_master_rx_lower_pri.
-import { test, after, before } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { requireCommands, requireRoot } from '../support/prereq.js';
-import { removeStaleNamespaces, type Netns } from '../support/netns.js';
 import { keepalivedConf, startKeepalived, type Keepalived, type KeepalivedInstance } from '../support/keepalived.js';
 import { startLvsdNode, type LvsdNode } from '../support/vrrp-node.js';
-import { createLab, lvsdOptions, sleep, VIP4, waitFor, type Lab } from '../support/vrrp-lab.js';
+import { labSuite, lvsdOptions, sleep, VIP4, waitFor } from '../support/vrrp-lab.js';
 import type { VrrpInstanceOptions, VrrpOptions } from '../../daemon/vrrp/options.js';
 
-let lab: Lab;
-const cleanups: (() => Promise<void>)[] = [];
 
-before(async () => {
-  requireRoot();
-  requireCommands('ip', 'keepalived', 'tcpdump', 'nft');
-  removeStaleNamespaces();
-  lab = await createLab('vrrpdir', 3);
-});
-after(async () => {
-  for (const c of cleanups.splice(0)) await c().catch(() => undefined);
-  lab.destroy();
-});
-
-const host = (i: number): Netns => lab.hosts[i - 1] ?? assert.fail(`no host d${i}`);
+const suite = labSuite('vrrpdir', 3, ['ip', 'keepalived', 'tcpdump', 'nft']);
+const { host, own, stopAll } = suite;
 
 async function kad(i: number, o: Partial<KeepalivedInstance> & { priority: number }, globals: string[] = []): Promise<Keepalived> {
   const inst: KeepalivedInstance = { name: 'VI_1', interface: 'eth0', vrid: 51, version: 3, interval: 0.1, vips: [`${VIP4}/24`], ...o };
-  const k = await startKeepalived(host(i), keepalivedConf([inst], `kad${i}`, globals));
-  cleanups.push(() => k.kill());
-  return k;
+  return own(await startKeepalived(host(i), keepalivedConf([inst], `kad${i}`, globals)));
 }
 async function lvsd(i: number, o: Partial<VrrpInstanceOptions> & { priority: number }, extra: Partial<VrrpOptions> = {}): Promise<LvsdNode> {
-  const n = await startLvsdNode(host(i), lvsdOptions(o, extra));
-  cleanups.push(() => n.kill());
-  return n;
+  return own(await startLvsdNode(host(i), lvsdOptions(o, extra)));
 }
 async function cleanup(): Promise<void> {
-  for (const c of cleanups.splice(0)) await c();
-  for (const h of lab.hosts) await h.sh(`nft delete table inet split 2>/dev/null; ip link set eth0 up; ip addr del ${VIP4}/24 dev eth0 2>/dev/null; ip addr del 10.77.0.12/24 dev eth0 2>/dev/null; true`);
+  await stopAll();
+  for (const h of suite.lab.hosts) await h.sh(`nft delete table inet split 2>/dev/null; ip link set eth0 up; ip addr del ${VIP4}/24 dev eth0 2>/dev/null; ip addr del 10.77.0.12/24 dev eth0 2>/dev/null; true`);
 }
 /** VRRP headers seen in a tcpdump -v capture: "src > dst ttl". */
 function vrrpPackets(cap: string): { src: string; dst: string; ttl: number }[] {
@@ -89,20 +71,20 @@ test('vrrp_mcast_group4 224.0.0.19 and mcast_src_ip: lvsd and keepalived hear ea
 
 test('unicast_ttl: keepalived sends its unicast adverts with that TTL, and so does lvsd; each accepts the other\'s', { timeout: 120_000 }, async () => {
   const cap = vcapture(2);
-  const k = await kad(1, { priority: 150, unicastSrc: lab.ip4(1), unicastPeers: [lab.ip4(2)], extra: ['unicast_ttl 9'] });
+  const k = await kad(1, { priority: 150, unicastSrc: suite.lab.ip4(1), unicastPeers: [suite.lab.ip4(2)], extra: ['unicast_ttl 9'] });
   await k.waitForLog(/Entering MASTER STATE/, 5000);
-  const l = await lvsd(2, { priority: 100, unicastSrcIp: lab.ip4(2), unicastPeers: [lab.ip4(1)], unicastTtl: 7 });
+  const l = await lvsd(2, { priority: 100, unicastSrcIp: suite.lab.ip4(2), unicastPeers: [suite.lab.ip4(1)], unicastTtl: 7 });
   await sleep(1000);
   assert.equal(l.state('VI_1'), 'BACKUP');
   await k.stop();
   await l.waitState('VI_1', 'MASTER', 3000);
-  const k2 = await kad(1, { priority: 50, unicastSrc: lab.ip4(1), unicastPeers: [lab.ip4(2)], extra: ['unicast_ttl 9'] });
+  const k2 = await kad(1, { priority: 50, unicastSrc: suite.lab.ip4(1), unicastPeers: [suite.lab.ip4(2)], extra: ['unicast_ttl 9'] });
   await sleep(1500);
   assert.doesNotMatch(k2.log(), /Entering MASTER STATE/);
   const seen = vrrpPackets(await cap.stop());
   const ttls = (src: string): number[] => [...new Set(seen.filter((p) => p.src === src).map((p) => p.ttl))];
-  assert.deepEqual(ttls(lab.ip4(1)), [9], 'keepalived (the reference) uses unicast_ttl');
-  assert.deepEqual(ttls(lab.ip4(2)), [7], 'lvsd uses unicastTtl');
+  assert.deepEqual(ttls(suite.lab.ip4(1)), [9], 'keepalived (the reference) uses unicast_ttl');
+  assert.deepEqual(ttls(suite.lab.ip4(2)), [7], 'lvsd uses unicastTtl');
   await cleanup();
 });
 

@@ -1,64 +1,46 @@
 // keepalived's virtual_ipaddress_excluded and address-less VRRPv2 instances, lvsd against Debian's
 // keepalived 2.2.7: the excluded addresses follow the state on both sides but stay out of the adverts,
 // so neither side rejects the other's ("unexpected ip number count") and there is one master.
-import { test, after, before } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { requireCommands, requireRoot } from '../support/prereq.js';
-import { removeStaleNamespaces, type Netns } from '../support/netns.js';
 import { keepalivedConf, startKeepalived, type Keepalived, type KeepalivedInstance } from '../support/keepalived.js';
 import { startLvsdNode, type LvsdNode } from '../support/vrrp-node.js';
-import { createLab, garpSenders, lvsdOptions, macOf, sleep, VIP4, waitFor, type Lab } from '../support/vrrp-lab.js';
+import { garpSenders, labSuite, lvsdOptions, macOf, sleep, VIP4, waitFor } from '../support/vrrp-lab.js';
 import type { VrrpInstanceOptions } from '../../daemon/vrrp/options.js';
 
 const EX4 = '10.77.0.200';
 const EX6 = 'fd77::200';
-let lab: Lab;
-const cleanups: (() => Promise<void>)[] = [];
 
-before(async () => {
-  requireRoot();
-  requireCommands('ip', 'keepalived', 'tcpdump');
-  removeStaleNamespaces();
-  lab = await createLab('vrrpex', 2);
-});
-after(async () => {
-  for (const c of cleanups.splice(0)) await c().catch(() => undefined);
-  lab.destroy();
-});
-
-const host = (i: number): Netns => lab.hosts[i - 1] ?? assert.fail(`no host d${i}`);
+const suite = labSuite('vrrpex', 2, ['ip', 'keepalived', 'tcpdump']);
+const { host, own, stopAll } = suite;
 
 async function kad(i: number, o: Partial<KeepalivedInstance> & { priority: number }): Promise<Keepalived> {
   const inst: KeepalivedInstance = { name: 'VI_1', interface: 'eth0', vrid: 51, version: 3, interval: 0.1, vips: [`${VIP4}/24`], ...o };
-  const k = await startKeepalived(host(i), keepalivedConf([inst]));
-  cleanups.push(() => k.kill());
-  return k;
+  return own(await startKeepalived(host(i), keepalivedConf([inst])));
 }
 
 async function lvsd(i: number, o: Partial<VrrpInstanceOptions> & { priority: number }): Promise<LvsdNode> {
-  const n = await startLvsdNode(host(i), lvsdOptions(o));
-  cleanups.push(() => n.kill());
-  return n;
+  return own(await startLvsdNode(host(i), lvsdOptions(o)));
 }
 
 /** Every one of these addresses is on exactly host `name`. */
 async function onlyOn(name: string, addrs: string[], timeoutMs = 5000): Promise<void> {
   await waitFor(`${addrs.join(', ')} only on ${name}`, async () => {
     for (const a of addrs) {
-      const h = await lab.holders(a);
+      const h = await suite.lab.holders(a);
       if (h.length !== 1 || h[0] !== name) return false;
     }
     return true;
   }, timeoutMs);
 }
 const nowhere = async (addrs: string[]): Promise<boolean> => {
-  for (const a of addrs) if ((await lab.holders(a)).length > 0) return false;
+  for (const a of addrs) if ((await suite.lab.holders(a)).length > 0) return false;
   return true;
 };
 
 async function cleanup(): Promise<void> {
-  for (const c of cleanups.splice(0)) await c();
-  for (const h of lab.hosts) await h.sh(`for a in ${VIP4}/24 ${EX4}/24 ${EX6}/64; do ip addr del $a dev eth0 2>/dev/null; done; true`);
+  await stopAll();
+  for (const h of suite.lab.hosts) await h.sh(`for a in ${VIP4}/24 ${EX4}/24 ${EX6}/64; do ip addr del $a dev eth0 2>/dev/null; done; true`);
 }
 
 const lvsdListWarnings = (n: LvsdNode): unknown[] => n.lines.filter((l) => typeof l.msg === 'string' && l.msg.includes('address list differs'));
@@ -75,7 +57,7 @@ test('virtual_ipaddress_excluded on both sides: one master, no rejected adverts 
   assert.deepEqual(s.instances[0]?.counters.drops, {});
   assert.deepEqual(lvsdListWarnings(l), []);
 
-  const cap = lab.topo.capture('d1', 'eth0', 'arp');
+  const cap = suite.lab.topo.capture('d1', 'eth0', 'arp');
   await sleep(300);
   await k.stop();
   await l.waitState('VI_1', 'MASTER', 3000);

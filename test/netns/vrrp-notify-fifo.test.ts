@@ -1,44 +1,32 @@
 // keepalived's notify FIFO, measured: Debian's keepalived 2.2.7 writes its event lines into a FIFO read by
 // its notify_fifo_script; lvsd, given the same life (start as BACKUP, become MASTER, hear a lower-priority
 // master after a split brain, stop), must write the same lines in the same order.
-import { test, after, before } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { requireCommands, requireRoot } from '../support/prereq.js';
-import { removeStaleNamespaces, type Netns } from '../support/netns.js';
 import { keepalivedConf, startKeepalived } from '../support/keepalived.js';
 import { startLvsdNode, type LvsdNode } from '../support/vrrp-node.js';
-import { createLab, lvsdOptions, sleep, VIP4, waitFor, type Lab } from '../support/vrrp-lab.js';
+import { labSuite, lvsdOptions, sleep, VIP4, waitFor } from '../support/vrrp-lab.js';
 
-let lab: Lab;
 let dir: string;
-const cleanups: (() => Promise<void>)[] = [];
 
-before(async () => {
-  requireRoot();
-  requireCommands('ip', 'keepalived', 'nft', 'mkfifo');
-  removeStaleNamespaces();
-  lab = await createLab('vrrpfifo', 2);
+const suite = labSuite('vrrpfifo', 2, ['ip', 'keepalived', 'nft', 'mkfifo']);
+const { host, own, stopAll } = suite;
+
+before(() => {
   dir = mkdtempSync(join(tmpdir(), 'lvsd-fifo-'));
   // The reader: keepalived and lvsd start it with the FIFO's path as its last argument.
   const reader = join(dir, 'reader.sh');
   writeFileSync(reader, `#!/bin/sh\necho "args: $*" > "$1.args"\nwhile read -r line; do echo "$line" >> "$1.lines"; done < "$2"\n`);
   chmodSync(reader, 0o755);
 });
-after(async () => {
-  for (const c of cleanups.splice(0)) await c().catch(() => undefined);
-  lab.destroy();
-});
 
-const host = (i: number): Netns => lab.hosts[i - 1] ?? assert.fail(`no host d${i}`);
 const lines = (out: string): string[] => (existsSync(`${out}.lines`) ? readFileSync(`${out}.lines`, 'utf8').trim().split('\n') : []);
 
 async function lvsdPeer(): Promise<LvsdNode> {
-  const n = await startLvsdNode(host(2), lvsdOptions({ priority: 100 }));
-  cleanups.push(() => n.kill());
-  return n;
+  return own(await startLvsdNode(host(2), lvsdOptions({ priority: 100 })));
 }
 /** d2 cut off VRRP: it becomes master too; then its adverts get out again, so d1 hears a lower-priority master. */
 async function splitAndHeal(peer: LvsdNode): Promise<void> {
@@ -63,7 +51,7 @@ test('notify FIFO: lvsd writes keepalived 2.2.7\'s lines (INSTANCE "VI_1" STATE 
     `vrrp_notify_fifo_script "${reader} ${kOut}"`,
   ]).replace(/$/, '\nvrrp_sync_group G {\n  group {\n    VI_1\n  }\n}\n');
   const k = await startKeepalived(host(1), conf);
-  cleanups.push(() => k.kill());
+  own(k);
   await k.waitForLog(/Entering MASTER STATE/, 5000);
   const p1 = await lvsdPeer();
   await sleep(500);
@@ -71,13 +59,13 @@ test('notify FIFO: lvsd writes keepalived 2.2.7\'s lines (INSTANCE "VI_1" STATE 
   await waitFor('keepalived heard the lower-priority master', () => lines(kOut).some((l) => l.includes('MASTER_RX_LOWER_PRI')), 5000);
   await k.stop();
   await sleep(500);
-  for (const c of cleanups.splice(0)) await c();
+  await stopAll();
   await sleep(300);
   const want = lines(kOut);
 
   const lOut = join(dir, 'l');
   const l = await startLvsdNode(host(1), lvsdOptions({ priority: 150 }, { syncGroups: [{ name: 'G', instances: ['VI_1'] }], notifyFifo: { path: `${lOut}.fifo`, script: `${reader} ${lOut}` } }));
-  cleanups.push(() => l.kill());
+  own(l);
   await l.waitState('VI_1', 'MASTER', 5000);
   const p2 = await lvsdPeer();
   await sleep(500);
@@ -85,7 +73,7 @@ test('notify FIFO: lvsd writes keepalived 2.2.7\'s lines (INSTANCE "VI_1" STATE 
   await waitFor('lvsd heard the lower-priority master', () => lines(lOut).some((x) => x.includes('MASTER_RX_LOWER_PRI')), 5000);
   await l.stop();
   await sleep(500);
-  for (const c of cleanups.splice(0)) await c();
+  await stopAll();
   const got = lines(lOut);
 
   // The answer count to lower-priority adverts may differ by one or two; compare the lines with repeats folded.

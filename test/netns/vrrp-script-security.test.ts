@@ -1,27 +1,22 @@
 // script_user and enable_script_security, measured on Debian's keepalived 2.2.7 first and then on lvsd:
 // who a notify hook runs as, and a root script in a directory everyone may write is refused with script
 // security (a track script so refused is disabled) and run with a warning without it.
-import { test, after, before } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { requireCommands, requireRoot } from '../support/prereq.js';
-import { removeStaleNamespaces, type Netns } from '../support/netns.js';
 import { keepalivedConf, startKeepalived, type Keepalived } from '../support/keepalived.js';
 import { startLvsdNode, type LvsdNode } from '../support/vrrp-node.js';
-import { createLab, lvsdOptions, sleep, VIP4, waitFor, type Lab } from '../support/vrrp-lab.js';
+import { labSuite, lvsdOptions, sleep, VIP4, waitFor } from '../support/vrrp-lab.js';
 import type { VrrpOptions } from '../../daemon/vrrp/options.js';
 
-let lab: Lab;
 let dir: string;
-const cleanups: (() => Promise<void>)[] = [];
 
-before(async () => {
-  requireRoot();
-  requireCommands('ip', 'keepalived');
-  removeStaleNamespaces();
-  lab = await createLab('vrrpsec', 1);
+const suite = labSuite('vrrpsec', 1, ['ip', 'keepalived']);
+const { host, own, stopAll } = suite;
+
+before(() => {
   dir = mkdtempSync(join(tmpdir(), 'lvsd-sec-'));
   chmodSync(dir, 0o755);
   mkdirSync(join(dir, 'safe'), { mode: 0o755 });
@@ -38,29 +33,20 @@ before(async () => {
     }
   }
 });
-after(async () => {
-  for (const c of cleanups.splice(0)) await c().catch(() => undefined);
-  lab.destroy();
-});
 
-const host = (): Netns => lab.hosts[0] ?? assert.fail('no host');
 const runs = (name: string): string[] => (existsSync(join(dir, 'out', name)) ? readFileSync(join(dir, 'out', name), 'utf8').trim().split('\n') : []);
 
 async function kad(globals: string[], extra: string[]): Promise<Keepalived> {
-  const k = await startKeepalived(host(), keepalivedConf([{ name: 'VI_1', interface: 'eth0', vrid: 51, priority: 150, version: 3, interval: 0.1, vips: [`${VIP4}/24`], extra }], 'kad', globals));
-  cleanups.push(() => k.kill());
-  return k;
+  return own(await startKeepalived(host(1), keepalivedConf([{ name: 'VI_1', interface: 'eth0', vrid: 51, priority: 150, version: 3, interval: 0.1, vips: [`${VIP4}/24`], extra }], 'kad', globals)));
 }
 async function lvsd(extra: Partial<VrrpOptions>, notifyMaster: string, trackScript?: string): Promise<LvsdNode> {
   const o = lvsdOptions({ priority: 150, notify: { master: notifyMaster }, ...(trackScript !== undefined ? { trackScripts: [{ name: 'chk', weight: -100 }] } : {}) }, extra);
   if (trackScript !== undefined) o.scripts = { chk: { command: trackScript, intervalMs: 200 } };
-  const n = await startLvsdNode(host(), o);
-  cleanups.push(() => n.kill());
-  return n;
+  return own(await startLvsdNode(host(1), o));
 }
 async function cleanup(): Promise<void> {
-  for (const c of cleanups.splice(0)) await c();
-  await host().sh(`ip addr del ${VIP4}/24 dev eth0 2>/dev/null; true`);
+  await stopAll();
+  await host(1).sh(`ip addr del ${VIP4}/24 dev eth0 2>/dev/null; true`);
 }
 
 test('script_user nobody: keepalived runs notify_master as nobody, and lvsd with vrrp.scriptUser does too; a hook\'s own user wins', { timeout: 60_000 }, async () => {
@@ -75,8 +61,8 @@ test('script_user nobody: keepalived runs notify_master as nobody, and lvsd with
   assert.deepEqual(runs('safe-l'), ['65534']);
   await cleanup();
   // notify_master "/x" root: the hook's own user over script_user.
-  const l2 = await startLvsdNode(host(), lvsdOptions({ priority: 150, notify: { master: `${dir}/safe/l.sh`, users: { master: 'root' } } }, { scriptUser: 'nobody' }));
-  cleanups.push(() => l2.kill());
+  const l2 = await startLvsdNode(host(1), lvsdOptions({ priority: 150, notify: { master: `${dir}/safe/l.sh`, users: { master: 'root' } } }, { scriptUser: 'nobody' }));
+  own(l2);
   await l2.waitState('VI_1', 'MASTER', 5000);
   await waitFor('lvsd ran it as root', () => runs('safe-l').length > 1, 5000);
   assert.deepEqual(runs('safe-l'), ['65534', '0']);

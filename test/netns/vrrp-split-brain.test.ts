@@ -4,42 +4,24 @@
 // again after the lower-priority GARP delay), and the other steps down. The heal is done in two steps
 // (the partitioned node's adverts get out first, then it hears again) so the better master is sure
 // to hear lower-priority adverts it must answer. Captured in a third namespace on the segment.
-import { test, after, before } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { requireCommands, requireRoot } from '../support/prereq.js';
-import { removeStaleNamespaces, type Netns } from '../support/netns.js';
 import { keepalivedConf, startKeepalived, type Keepalived, type KeepalivedInstance } from '../support/keepalived.js';
 import { startLvsdNode, type LvsdNode } from '../support/vrrp-node.js';
-import { createLab, garpSenders, lvsdOptions, macOf, sleep, VIP4, waitFor, type Lab } from '../support/vrrp-lab.js';
+import { garpSenders, labSuite, lvsdOptions, macOf, sleep, VIP4, waitFor } from '../support/vrrp-lab.js';
 import type { VrrpInstanceOptions, VrrpOptions } from '../../daemon/vrrp/options.js';
 
-let lab: Lab;
-const cleanups: (() => Promise<void>)[] = [];
 
-before(async () => {
-  requireRoot();
-  requireCommands('ip', 'keepalived', 'tcpdump', 'nft');
-  removeStaleNamespaces();
-  lab = await createLab('vrrpsb', 3);
-});
-after(async () => {
-  for (const c of cleanups.splice(0)) await c().catch(() => undefined);
-  lab.destroy();
-});
-
-const host = (i: number): Netns => lab.hosts[i - 1] ?? assert.fail(`no host d${i}`);
+const suite = labSuite('vrrpsb', 3, ['ip', 'keepalived', 'tcpdump', 'nft']);
+const { host, own, stopAll } = suite;
 
 async function kad(i: number, o: Partial<KeepalivedInstance> & { priority: number }, globals: string[] = []): Promise<Keepalived> {
   const inst: KeepalivedInstance = { name: 'VI_1', interface: 'eth0', vrid: 51, version: 3, interval: 1, vips: [`${VIP4}/24`], ...o };
-  const k = await startKeepalived(host(i), keepalivedConf([inst], 'kad', globals));
-  cleanups.push(() => k.kill());
-  return k;
+  return own(await startKeepalived(host(i), keepalivedConf([inst], 'kad', globals)));
 }
 
 async function lvsd(i: number, o: Partial<VrrpInstanceOptions> & { priority: number }, extra: Partial<VrrpOptions> = {}): Promise<LvsdNode> {
-  const n = await startLvsdNode(host(i), lvsdOptions({ advertIntervalMs: 1000, ...o }, extra));
-  cleanups.push(() => n.kill());
-  return n;
+  return own(await startLvsdNode(host(i), lvsdOptions({ advertIntervalMs: 1000, ...o }, extra)));
 }
 
 /** Cuts host i off VRRP in both directions (a partition that leaves everything else alone). */
@@ -75,13 +57,13 @@ function frames(capture: string): Frame[] {
 }
 
 async function cleanup(): Promise<void> {
-  for (const c of cleanups.splice(0)) await c();
-  for (const h of lab.hosts) await h.sh(`nft delete table inet split 2>/dev/null; ip addr del ${VIP4}/24 dev eth0 2>/dev/null; true`);
+  await stopAll();
+  for (const h of suite.lab.hosts) await h.sh(`nft delete table inet split 2>/dev/null; ip addr del ${VIP4}/24 dev eth0 2>/dev/null; true`);
 }
 
 async function vipOnlyOn(name: string, timeoutMs = 5000): Promise<void> {
   await waitFor(`${VIP4} only on ${name}`, async () => {
-    const h = await lab.holders(VIP4);
+    const h = await suite.lab.holders(VIP4);
     return h.length === 1 && h[0] === name;
   }, timeoutMs);
 }
@@ -94,11 +76,11 @@ test('lvsd is the better master: it answers each of keepalived\'s lower-priority
   await vipOnlyOn('d1');
   await split(2);
   await k.waitForLog(/Entering MASTER STATE/, 10_000);
-  await waitFor('both hold the VIP', async () => (await lab.holders(VIP4)).length === 2);
+  await waitFor('both hold the VIP', async () => (await suite.lab.holders(VIP4)).length === 2);
   const mac1 = await macOf(host(1));
   const mac2 = await macOf(host(2));
 
-  const cap = lab.topo.capture('d3', 'eth0', 'arp or ip proto 112');
+  const cap = suite.lab.topo.capture('d3', 'eth0', 'arp or ip proto 112');
   await sleep(500);
   await healOut(2);
   await waitFor('lvsd answered three lower-priority adverts', async () => ((await l.snapshot()).instances[0]?.counters.lowerPriorityAdverts ?? 0) >= 3, 10_000);
@@ -139,11 +121,11 @@ test('keepalived is the better master: it answers lvsd\'s lower-priority adverts
   assert.equal(l.state('VI_1'), 'BACKUP');
   await split(2);
   await l.waitState('VI_1', 'MASTER', 15_000);
-  await waitFor('both hold the VIP', async () => (await lab.holders(VIP4)).length === 2);
+  await waitFor('both hold the VIP', async () => (await suite.lab.holders(VIP4)).length === 2);
   const mac1 = await macOf(host(1));
   const mac2 = await macOf(host(2));
 
-  const cap = lab.topo.capture('d3', 'eth0', 'arp or ip proto 112');
+  const cap = suite.lab.topo.capture('d3', 'eth0', 'arp or ip proto 112');
   await sleep(500);
   await healOut(2);
   await waitFor('keepalived answered three lower-priority adverts', () => (k.log().match(/Received advert from 10\.77\.0\.2 with lower priority 100, ours 150, forcing new election/g)?.length ?? 0) >= 3, 10_000);

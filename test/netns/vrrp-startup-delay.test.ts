@@ -2,46 +2,28 @@
 // as a bond still coming up does) next to a keepalived 2.2.7 master: without a start-up delay it grabs
 // MASTER (two masters until it hears again); with startupDelayMs (keepalived vrrp_startup_delay) it
 // stays BACKUP and keepalived never sees a challenger. An owner with a delay waits for it.
-import { test, after, before } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { requireCommands, requireRoot } from '../support/prereq.js';
-import { removeStaleNamespaces, type Netns } from '../support/netns.js';
 import { keepalivedConf, startKeepalived, type Keepalived } from '../support/keepalived.js';
 import { startLvsdNode, type LvsdNode } from '../support/vrrp-node.js';
-import { createLab, lvsdOptions, sleep, VIP4, waitFor, type Lab } from '../support/vrrp-lab.js';
+import { labSuite, lvsdOptions, sleep, VIP4, waitFor } from '../support/vrrp-lab.js';
 import type { VrrpOptions } from '../../daemon/vrrp/options.js';
 
-let lab: Lab;
-const cleanups: (() => Promise<void>)[] = [];
 
-before(async () => {
-  requireRoot();
-  requireCommands('ip', 'keepalived', 'nft');
-  removeStaleNamespaces();
-  lab = await createLab('vrrpsd', 2);
-});
-after(async () => {
-  for (const c of cleanups.splice(0)) await c().catch(() => undefined);
-  lab.destroy();
-});
-
-const host = (i: number): Netns => lab.hosts[i - 1] ?? assert.fail(`no host d${i}`);
+const suite = labSuite('vrrpsd', 2, ['ip', 'keepalived', 'nft']);
+const { host, own, stopAll } = suite;
 
 async function kad(priority: number): Promise<Keepalived> {
-  const k = await startKeepalived(host(1), keepalivedConf([{ name: 'VI_1', interface: 'eth0', vrid: 51, priority, version: 3, interval: 0.1, vips: [`${VIP4}/24`] }]));
-  cleanups.push(() => k.kill());
-  return k;
+  return own(await startKeepalived(host(1), keepalivedConf([{ name: 'VI_1', interface: 'eth0', vrid: 51, priority, version: 3, interval: 0.1, vips: [`${VIP4}/24`] }])));
 }
 
 async function lvsd(priority: number, extra: Partial<VrrpOptions>): Promise<LvsdNode> {
-  const n = await startLvsdNode(host(2), lvsdOptions({ priority }, extra));
-  cleanups.push(() => n.kill());
-  return n;
+  return own(await startLvsdNode(host(2), lvsdOptions({ priority }, extra)));
 }
 
 async function cleanup(): Promise<void> {
-  for (const c of cleanups.splice(0)) await c();
-  for (const h of lab.hosts) await h.sh(`nft delete table inet deaf 2>/dev/null; ip addr del ${VIP4}/24 dev eth0 2>/dev/null; true`);
+  await stopAll();
+  for (const h of suite.lab.hosts) await h.sh(`nft delete table inet deaf 2>/dev/null; ip addr del ${VIP4}/24 dev eth0 2>/dev/null; true`);
 }
 
 for (const [extra, grabs] of [[{}, true], [{ startupDelayMs: 3000 }, false]] as const) {
@@ -60,7 +42,7 @@ for (const [extra, grabs] of [[{}, true], [{ startupDelayMs: 3000 }, false]] as 
     assert.equal(/with lower priority 100/.test(k.log()), grabs);
     assert.equal(l.lines.some((x) => typeof x.msg === 'string' && x.msg.startsWith('Delaying startup for 3 seconds')), !grabs);
     await waitFor('VIP on d1 only', async () => {
-      const h = await lab.holders(VIP4);
+      const h = await suite.lab.holders(VIP4);
       return h.length === 1 && h[0] === 'd1';
     }, 5000);
     await cleanup();

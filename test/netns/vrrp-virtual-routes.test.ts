@@ -1,30 +1,16 @@
 // keepalived's virtual_routes and virtual_rules, lvsd against Debian's keepalived 2.2.7: the same
 // routes and rules, read back with `ip route` / `ip rule`, appear on whichever of the two is MASTER and
 // on no backup; lvsd's are the very lines keepalived's are (proto keepalived, same table, metric, src).
-import { test, after, before } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { requireCommands, requireRoot } from '../support/prereq.js';
-import { removeStaleNamespaces, type Netns } from '../support/netns.js';
 import { keepalivedConf, startKeepalived, type Keepalived } from '../support/keepalived.js';
 import { startLvsdNode, type LvsdNode } from '../support/vrrp-node.js';
-import { createLab, lvsdOptions, VIP4, waitFor, type Lab } from '../support/vrrp-lab.js';
+import { labSuite, lvsdOptions, VIP4, waitFor } from '../support/vrrp-lab.js';
 import type { VirtualRouteOptions, VirtualRuleOptions } from '../../daemon/vrrp/virtual-routes.js';
 
-let lab: Lab;
-const cleanups: (() => Promise<void>)[] = [];
 
-before(async () => {
-  requireRoot();
-  requireCommands('ip', 'keepalived');
-  removeStaleNamespaces();
-  lab = await createLab('vrrprt', 2);
-});
-after(async () => {
-  for (const c of cleanups.splice(0)) await c().catch(() => undefined);
-  lab.destroy();
-});
-
-const host = (i: number): Netns => lab.hosts[i - 1] ?? assert.fail(`no host d${i}`);
+const suite = labSuite('vrrprt', 2, ['ip', 'keepalived']);
+const { host, own } = suite;
 
 // The same routes and rules in keepalived's syntax and in lvsd's.
 const KAD_ROUTES = ['10.10.0.0/16 via 10.77.0.254 dev eth0 metric 5', '10.11.0.0/16 via 10.77.0.254 table 100', 'blackhole 10.12.0.0/16', `src ${VIP4} 10.13.0.0/16 dev eth0 scope link`];
@@ -52,9 +38,7 @@ const none = { routes: [], rules: [] };
 
 async function kad(priority: number): Promise<Keepalived> {
   const conf = keepalivedConf([{ name: 'VI_1', interface: 'eth0', vrid: 51, version: 3, interval: 0.1, priority, vips: [`${VIP4}/24`], extra: ['virtual_routes {', ...KAD_ROUTES.map((r) => `  ${r}`), '}', 'virtual_rules {', ...KAD_RULES.map((r) => `  ${r}`), '}'] }]);
-  const k = await startKeepalived(host(1), conf);
-  cleanups.push(() => k.kill());
-  return k;
+  return own(await startKeepalived(host(1), conf));
 }
 
 test('virtual_routes and virtual_rules follow MASTER on keepalived and lvsd alike, with the same ip route / ip rule lines', { timeout: 120_000 }, async () => {
@@ -65,7 +49,7 @@ test('virtual_routes and virtual_rules follow MASTER on keepalived and lvsd alik
   assert.equal(theirs.rules.length, 3, theirs.rules.join('\n'));
 
   const l: LvsdNode = await startLvsdNode(host(2), lvsdOptions({ priority: 100, virtualRoutes: ROUTES, virtualRules: RULES }));
-  cleanups.push(() => l.kill());
+  own(l);
   await l.waitState('VI_1', 'BACKUP', 5000);
   assert.deepEqual(await installed(2), none, 'a backup holds none');
 

@@ -2,43 +2,25 @@
 // the instance on a macvlan vrrp.51 with the virtual MAC 00:00:5e:00:01:33, a third namespace sees the
 // VIP answered by ARP with that MAC whoever is master, lvsd adopts the link a crash left and removes it
 // on stop, and with vmac_xmit_base the adverts leave by the parent. docs/vrrp.md, "Virtual MAC".
-import { test, after, before } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { requireCommands, requireRoot } from '../support/prereq.js';
-import { removeStaleNamespaces, type Netns } from '../support/netns.js';
 import { keepalivedConf, startKeepalived, type Keepalived, type KeepalivedInstance } from '../support/keepalived.js';
 import { startLvsdNode, type LvsdNode } from '../support/vrrp-node.js';
-import { createLab, garpSenders, lvsdOptions, macOf, sleep, VIP4, waitFor, type Lab } from '../support/vrrp-lab.js';
+import { garpSenders, labSuite, lvsdOptions, macOf, sleep, VIP4, waitFor } from '../support/vrrp-lab.js';
 import type { VrrpInstanceOptions } from '../../daemon/vrrp/options.js';
 
 const VMAC = '00:00:5e:00:01:33';
-let lab: Lab;
-const cleanups: (() => Promise<void>)[] = [];
 
-before(async () => {
-  requireRoot();
-  requireCommands('ip', 'keepalived', 'tcpdump', 'arping');
-  removeStaleNamespaces();
-  lab = await createLab('vrrpvm', 3);
-});
-after(async () => {
-  for (const c of cleanups.splice(0)) await c().catch(() => undefined);
-  lab.destroy();
-});
-
-const host = (i: number): Netns => lab.hosts[i - 1] ?? assert.fail(`no host d${i}`);
+const suite = labSuite('vrrpvm', 3, ['ip', 'keepalived', 'tcpdump', 'arping']);
+const { host, own, stopAll } = suite;
 
 async function kad(i: number, o: Partial<KeepalivedInstance> & { priority: number }): Promise<Keepalived> {
   const inst: KeepalivedInstance = { name: 'VI_1', interface: 'eth0', vrid: 51, version: 3, interval: 0.1, vips: [`${VIP4}/24`], extra: ['use_vmac'], ...o };
-  const k = await startKeepalived(host(i), keepalivedConf([inst]));
-  cleanups.push(() => k.kill());
-  return k;
+  return own(await startKeepalived(host(i), keepalivedConf([inst])));
 }
 
 async function lvsd(i: number, o: Partial<VrrpInstanceOptions> & { priority: number }): Promise<LvsdNode> {
-  const n = await startLvsdNode(host(i), lvsdOptions({ vmac: {}, ...o }));
-  cleanups.push(() => n.kill());
-  return n;
+  return own(await startLvsdNode(host(i), lvsdOptions({ vmac: {}, ...o })));
 }
 
 interface LinkView { ifindex: number; address: string; mode: string; up: boolean; parent: string }
@@ -59,8 +41,8 @@ async function arpAnswer(): Promise<string> {
 }
 
 async function cleanup(): Promise<void> {
-  for (const c of cleanups.splice(0)) await c();
-  for (const h of lab.hosts) await h.sh('ip link del vrrp.51 2>/dev/null; ip link del vx51 2>/dev/null; true');
+  await stopAll();
+  for (const h of suite.lab.hosts) await h.sh('ip link del vrrp.51 2>/dev/null; ip link del vx51 2>/dev/null; true');
 }
 
 test('use_vmac, keepalived ⇄ lvsd: both on vrrp.51 with the virtual MAC, one master, ARP from a third namespace answered with the virtual MAC before and after failover, lvsd removes its link on stop', { timeout: 120_000 }, async () => {
@@ -79,14 +61,14 @@ test('use_vmac, keepalived ⇄ lvsd: both on vrrp.51 with the virtual MAC, one m
   assert.equal(await conf(2, 'all', 'rp_filter'), '0');
   await sleep(1000); // 3× lvsd's Master_Down_Interval: it would have taken over had it missed keepalived's adverts
   assert.equal(l.state('VI_1'), 'BACKUP');
-  assert.deepEqual(await lab.holders(VIP4, 'vrrp.51'), ['d1']);
+  assert.deepEqual(await suite.lab.holders(VIP4, 'vrrp.51'), ['d1']);
   assert.equal(await arpAnswer(), VMAC);
 
-  const cap = lab.topo.capture('d3', 'eth0', 'arp or ip proto 112');
+  const cap = suite.lab.topo.capture('d3', 'eth0', 'arp or ip proto 112');
   await sleep(300);
   await k.stop();
   await l.waitState('VI_1', 'MASTER', 3000);
-  assert.deepEqual(await lab.holders(VIP4, 'vrrp.51'), ['d2']);
+  assert.deepEqual(await suite.lab.holders(VIP4, 'vrrp.51'), ['d2']);
   assert.equal(await link(1), null, 'keepalived removed its vrrp.51 on stop');
   assert.equal(await arpAnswer(), VMAC);
   await sleep(300);
@@ -96,7 +78,7 @@ test('use_vmac, keepalived ⇄ lvsd: both on vrrp.51 with the virtual MAC, one m
 
   const k2 = await kad(1, { priority: 150 });
   await l.waitState('VI_1', 'BACKUP', 5000);
-  await waitFor('VIP on d1 only', async () => JSON.stringify(await lab.holders(VIP4, 'vrrp.51')) === '["d1"]', 3000);
+  await waitFor('VIP on d1 only', async () => JSON.stringify(await suite.lab.holders(VIP4, 'vrrp.51')) === '["d1"]', 3000);
   assert.doesNotMatch(k2.log(), /unexpected|invalid/i);
   await l.stop();
   assert.equal(await link(2), null, 'lvsd removed vrrp.51 on stop');
@@ -116,7 +98,7 @@ test('a crash leaves vrrp.51: the next lvsd adopts it (same ifindex) instead of 
   await l2.waitState('VI_1', 'MASTER', 5000);
   assert.equal((await link(2))?.ifindex, before.ifindex);
   assert.ok(l2.lines.some((x) => typeof x.msg === 'string' && x.msg.startsWith('adopted virtual MAC interface vrrp.51')));
-  assert.deepEqual(await lab.holders(VIP4, 'vrrp.51'), ['d2']);
+  assert.deepEqual(await suite.lab.holders(VIP4, 'vrrp.51'), ['d2']);
   await l2.stop();
   assert.equal(await link(2), null);
 
@@ -134,13 +116,13 @@ test('vmac_xmit_base with a settable name: adverts leave by eth0 with its own MA
   await l.waitState('VI_1', 'MASTER', 5000);
   const k = await kad(1, { priority: 100, extra: ['use_vmac vx51', 'vmac_xmit_base'] });
   await k.waitForLog(/Entering BACKUP STATE/, 5000);
-  const cap = lab.topo.capture('d3', 'eth0', 'ip proto 112');
+  const cap = suite.lab.topo.capture('d3', 'eth0', 'ip proto 112');
   await sleep(600);
   const seen = await cap.stop();
   const mac2 = await macOf(host(2));
   assert.match(seen, new RegExp(`${mac2} > 01:00:5e:00:00:12, .*10\\.77\\.0\\.2 > 224\\.0\\.0\\.18: VRRPv3`));
   assert.doesNotMatch(seen, new RegExp(`${VMAC} > 01:00:5e`));
-  assert.deepEqual(await lab.holders(VIP4, 'vx51'), ['d2']);
+  assert.deepEqual(await suite.lab.holders(VIP4, 'vx51'), ['d2']);
   assert.equal(await arpAnswer(), VMAC);
   await sleep(1000);
   assert.doesNotMatch(k.log(), /Entering MASTER STATE/);

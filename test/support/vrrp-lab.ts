@@ -1,5 +1,8 @@
 // Shared helpers of the VRRP integration tests: a segment of directors, VIP checks, GARP captures.
-import { Topology, type Netns } from './netns.js';
+import { after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { removeStaleNamespaces, Topology, type Netns } from './netns.js';
+import { requireCommands, requireRoot } from './prereq.js';
 import type { VrrpInstanceOptions, VrrpOptions } from '../../daemon/vrrp/options.js';
 
 export const VIP4 = '10.77.0.100';
@@ -39,6 +42,51 @@ export async function createLab(tag: string, n: number): Promise<Lab> {
     },
     destroy: () => {
       topo.destroy();
+    },
+  };
+}
+
+/** A test file's lab, built once for the file (see labSuite). */
+export interface LabSuite {
+  /** The lab (only once before() has run). */
+  readonly lab: Lab;
+  /** Host i (1-based). */
+  host: (i: number) => Netns;
+  /** Stops `node` at stopAll() and when the file ends. */
+  own: <T extends { kill: () => Promise<unknown> }>(node: T) => T;
+  /** Stops every node owned so far, in the order they were started (a failure to stop is thrown). */
+  stopAll: () => Promise<void>;
+}
+
+/**
+ * Registers the file's before/after: root and `commands` required (a missing one fails loudly), stale
+ * namespaces removed, a lab of `n` hosts built; at the end every owned node stopped and the lab removed.
+ */
+export function labSuite(tag: string, n: number, commands: readonly string[]): LabSuite {
+  let lab: Lab | undefined;
+  const owned: (() => Promise<unknown>)[] = [];
+  before(async () => {
+    requireRoot();
+    requireCommands(...commands);
+    removeStaleNamespaces();
+    lab = await createLab(tag, n);
+  });
+  after(async () => {
+    for (const stop of owned.splice(0)) await stop().catch(() => undefined);
+    lab?.destroy();
+  });
+  const built = (): Lab => lab ?? assert.fail(`the ${tag} lab is not built (before() has not run)`);
+  return {
+    get lab() {
+      return built();
+    },
+    host: (i) => built().hosts[i - 1] ?? assert.fail(`no host d${String(i)}`),
+    own: (node) => {
+      owned.push(() => node.kill());
+      return node;
+    },
+    stopAll: async () => {
+      for (const stop of owned.splice(0)) await stop();
     },
   };
 }
