@@ -1,6 +1,6 @@
 // Builds the API server: one fastify plugin per concern (errors, auth, OpenAPI, web) and one route file
 // per area. Used twice by startApi: on TCP (browser sessions) and on the local unix socket (trusted admin).
-import Fastify, { type FastifyBaseLogger } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -87,10 +87,18 @@ export async function buildApi(opts: ApiOptions): Promise<Api> {
     // {"weight":"5"}, {"drain":"true"}, {"drain":null} and [5] for 5 are 400 naming the field (fastify's
     // default coerceTypes: 'array' would accept them all; query strings are typed by plugins/query-types)
     ajv: { customOptions: { allErrors: true, removeAdditional: false as const, coerceTypes: false as const } },
+    // A URL the router cannot take (bad percent-encoding, a path parameter over 100 characters) gets lvsd's
+    // error shape too; fastify's own answer quotes the whole path back.
+    frameworkErrors: (err: FastifyError, _req: FastifyRequest, reply: FastifyReply) => {
+      const long = err.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      const status = long ? 414 : 400;
+      const message = long ? 'a path parameter is longer than 100 characters' : 'the URL is not valid (bad percent-encoding or a malformed path)';
+      void reply.code(status).type('application/json').send({ statusCode: status, error: long ? 'URI Too Long' : 'Bad Request', message });
+    },
   };
   const common = https !== null ? { ...base, https: { key: https.key, cert: https.cert } } : base;
   const logged = opts.logger === undefined || opts.logger === false ? { logger: false } : { loggerInstance: opts.logger };
-  const app = Fastify({ ...common, ...logged }).withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
+  const app = Fastify({ ...common, ...logged }).withTypeProvider<TypeBoxTypeProvider>();
 
   let events = opts.events;
   if (events === undefined) {
