@@ -221,7 +221,14 @@ const serviceCount = files.reduce((n, f) => n + (keysOf.get(f)?.size ?? 0), 0);
 await checks.check(`lvsd programs the imported corpus on the ipvs dataplane (${files.length} files: ${files.join(', ')})`, async () => {
   const t0 = Date.now();
   await lvsd.waitFor(/^dataplane: ipvs /, 480_000);
-  await waitUntil(() => lvsd.lines.filter((x) => /^virtual server .* programmed in ipvs$/.test(x.msg)).length === serviceCount, 480_000, `${serviceCount} virtual servers programmed`);
+  try {
+    await waitUntil(() => lvsd.lines.filter((x) => /^virtual server .* programmed in ipvs$/.test(x.msg)).length === serviceCount, 480_000, `${serviceCount} virtual servers programmed`);
+  } catch (e) {
+    // what lvsd said (its warnings and errors, then its last lines) and whether it still runs
+    const said = (l: { level: string; msg: string }): string => `${l.level} ${l.msg}`.slice(0, 300);
+    const loud = lvsd.lines.filter((l) => ['warn', 'error', 'fatal'].includes(l.level)).slice(0, 20).map(said);
+    throw new Error(`${(e as Error).message}; lvsd exit code ${String(lvsd.child.exitCode)}; warnings and errors:\n${loud.join('\n')}\nlast lines:\n${lvsd.lines.slice(-20).map(said).join('\n')}`);
+  }
   return `${serviceCount} virtual servers programmed after ${Date.now() - t0} ms`;
 });
 const kads = files.map((f, i) => startKeepalived(f, i));
