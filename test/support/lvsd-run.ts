@@ -14,6 +14,8 @@ export interface LogLine {
 export interface LvsdRun {
   child: ChildProcess;
   lines: LogLine[];
+  /** The last 8 KiB lvsd wrote to stderr (a crash's stack goes there, not into the JSON log). */
+  stderr: () => string;
   /** Resolves with the first log line whose msg matches (already seen or future). */
   waitFor: (re: RegExp, timeoutMs?: number) => Promise<LogLine>;
   exit: Promise<number | null>;
@@ -42,6 +44,11 @@ export function startRun(args: string[], prefix: string[] = [], bin = BIN): Lvsd
       }
     }
   });
+  // read, so that a chatty stderr never fills the pipe and blocks lvsd; the tail is kept for failure messages
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => {
+    err = (err + d.toString()).slice(-8192);
+  });
   const exit = new Promise<number | null>((r) => child.on('exit', (code) => { r(code); }));
   const waitFor = (re: RegExp, timeoutMs = 60_000): Promise<LogLine> => {
     const found = lines.find((l) => re.test(l.msg));
@@ -51,5 +58,5 @@ export function startRun(args: string[], prefix: string[] = [], bin = BIN): Lvsd
       waiters.push({ re, resolve: (l) => { clearTimeout(t); resolve(l); } });
     });
   };
-  return { child, lines, waitFor, exit };
+  return { child, lines, stderr: () => err, waitFor, exit };
 }

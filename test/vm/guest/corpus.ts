@@ -227,7 +227,7 @@ await checks.check(`lvsd programs the imported corpus on the ipvs dataplane (${f
     // what lvsd said (its warnings and errors, then its last lines) and whether it still runs
     const said = (l: { level: string; msg: string }): string => `${l.level} ${l.msg}`.slice(0, 300);
     const loud = lvsd.lines.filter((l) => ['warn', 'error', 'fatal'].includes(l.level)).slice(0, 20).map(said);
-    throw new Error(`${(e as Error).message}; lvsd exit code ${String(lvsd.child.exitCode)}; warnings and errors:\n${loud.join('\n')}\nlast lines:\n${lvsd.lines.slice(-20).map(said).join('\n')}`);
+    throw new Error(`${(e as Error).message}; lvsd exit code ${String(lvsd.child.exitCode)}; warnings and errors:\n${loud.join('\n')}\nlast lines:\n${lvsd.lines.slice(-20).map(said).join('\n')}\nstderr:\n${lvsd.stderr().slice(-3000)}`);
   }
   return `${serviceCount} virtual servers programmed after ${Date.now() - t0} ms`;
 });
