@@ -8,6 +8,7 @@
 //   ip netns exec NS node dist/bench/nft-netlink-floor.js TABLE CHAIN ROUNDS MODE
 import { RawNetlinkSocket } from 'netlink';
 import { attr, nest } from '../daemon/net/nlattr.js';
+import { message } from '../daemon/dataplane/nftables/nl-codec.js';
 
 const [table = 'lvsdbench', chain = '', roundsArg = '21', mode = 'vmap'] = process.argv.slice(2);
 const vmap = mode === 'vmap';
@@ -29,20 +30,6 @@ const cstr = (s: string): Buffer => Buffer.from(`${s}\0`);
 function u32be(n: number): Buffer {
   const b = Buffer.alloc(4);
   b.writeInt32BE(n, 0);
-  return b;
-}
-
-function message(type: number, flags: number, seq: number, family: number, resId: number, payload: Buffer): Buffer {
-  const b = Buffer.alloc(20 + payload.length);
-  b.writeUInt32LE(b.length, 0);
-  b.writeUInt16LE(type, 4);
-  b.writeUInt16LE(flags, 6);
-  b.writeUInt32LE(seq, 8);
-  b.writeUInt32LE(0, 12);
-  b.writeUInt8(family, 16);
-  b.writeUInt8(0, 17);
-  b.writeUInt16BE(resId, 18);
-  payload.copy(b, 20);
   return b;
 }
 

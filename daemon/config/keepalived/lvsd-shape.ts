@@ -1,6 +1,7 @@
 // The part of the lvsd.yaml shape the importer writes (CONFIG-SHAPE.md / daemon/config/schema.ts).
 // Kept local so the importer compiles on its own; test/unit/keepalived-roundtrip.test.ts checks every
 // corpus result against the real schema and loader.
+import type { VirtualRouteOptions, VirtualRuleOptions } from '../../vrrp/virtual-routes.js';
 
 export type Duration = string;
 
@@ -67,28 +68,9 @@ export interface InstanceOut {
   virtualRules?: VirtualRuleOut[];
 }
 
-export interface VirtualRouteOut {
-  to: string;
-  via?: string;
-  dev?: string;
-  src?: string;
-  table?: number;
-  metric?: number;
-  scope?: 'global' | 'site' | 'link' | 'host';
-  type?: 'unicast' | 'blackhole' | 'unreachable' | 'prohibit' | 'throw';
-}
-
-export interface VirtualRuleOut {
-  from?: string;
-  to?: string;
-  table?: number;
-  priority?: number;
-  fwmark?: number;
-  fwmask?: number;
-  iif?: string;
-  oif?: string;
-  type?: 'table' | 'blackhole' | 'unreachable' | 'prohibit';
-}
+/** The engine's own option shapes, written as they are (one definition: vrrp/virtual-routes.ts). */
+export type VirtualRouteOut = VirtualRouteOptions;
+export type VirtualRuleOut = VirtualRuleOptions;
 
 export interface SyncGroupOut {
   name: string;

@@ -9,7 +9,7 @@
 // The layout of each message is the one nft 1.0.6 sends for the same command (captured with strace; the
 // unit test compares the bytes), with one difference: nft also names the set by its transaction id
 // (NFTA_*_SET_ID); lvsd names it only by name, which the kernel looks up first.
-import { isIPv4 } from 'node:net';
+import { parseIP } from '../../net/addr.js';
 import { attr, nest, NLA_F_NESTED, NLA_TYPE_MASK } from '../../net/nlattr.js';
 
 export const NFNL_SUBSYS_NFTABLES = 10;
@@ -39,7 +39,6 @@ const BYTEORDER_HTON = 1;
 const PAYLOAD_NETWORK_HEADER = 1;
 const NAT_DNAT = 1;
 const IPPROTO: Readonly<Record<string, number>> = { tcp: 6, udp: 17, sctp: 132 };
-
 
 function cstr(s: string): Buffer {
   return Buffer.from(`${s}\0`);
@@ -106,21 +105,9 @@ export interface SlotRange {
   port: number;
 }
 
-function addressBytes(address: string): Buffer {
-  if (isIPv4(address)) return Buffer.from(address.split('.').map(Number));
-  // Expand "::" to the missing groups; the model keeps addresses canonical, so this sees valid text only.
-  const [head = '', tail] = address.split('::');
-  const h = head === '' ? [] : head.split(':');
-  const t = tail === undefined || tail === '' ? [] : tail.split(':');
-  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
-  const b = Buffer.alloc(16);
-  groups.forEach((g, i) => b.writeUInt16BE(parseInt(g, 16), i * 2));
-  return b;
-}
-
 /** A map's data: the address, then the port in network order padded to a 32-bit register (as concat data is). */
 function slotData(r: SlotRange, withPort: boolean): Buffer {
-  const a = addressBytes(r.address);
+  const a = parseIP(r.address);
   if (!withPort) return a;
   const p = Buffer.alloc(4);
   p.writeUInt16BE(r.port, 0);
