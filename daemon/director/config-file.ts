@@ -8,6 +8,7 @@ import { formatError, type ConfigError } from '../config/errors.js';
 import { loadConfigText } from '../config/load.js';
 import type { Config } from '../config/types.js';
 import { DirectorRejection, type ConfigProblem } from './port.js';
+import { diskFull } from '../state/disk-full.js';
 
 /** A parsed config and the exact text it was parsed from. */
 export interface LoadedConfig {
@@ -129,7 +130,7 @@ export class ConfigFile {
       if (err.code === 'EACCES' || err.code === 'EPERM' || err.code === 'EROFS') {
         throw new DirectorRejection(409, `cannot write ${path} (${err.code}): lvsd may not change the config file here; edit it and reload instead (see docs/install.md)`);
       }
-      throw e;
+      throw diskFull(path, e);
     }
   }
 }

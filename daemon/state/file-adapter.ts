@@ -13,6 +13,7 @@ import { basename, dirname, join } from 'node:path';
 import type { Adapter } from 'lowdb';
 import { Value } from 'typebox/value';
 import { StateSchema, type AuditEntry, type State } from './schema.js';
+import { diskFull } from './disk-full.js';
 
 export class StateFileError extends Error {
   constructor(
@@ -185,7 +186,9 @@ export class CheckedJsonFile implements Adapter<State> {
   write(data: State): Promise<void> {
     boundAudit(data.audit, this.#auditSizes);
     const text = JSON.stringify(data, null, 2) + '\n';
-    const run = this.#queue.then(() => this.#writeNow(text));
+    const run = this.#queue.then(() => this.#writeNow(text)).catch((e: unknown) => {
+      throw diskFull(this.file, e);
+    });
     this.#queue = run.catch(() => undefined);
     return run;
   }

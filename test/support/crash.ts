@@ -4,7 +4,8 @@
 // (test/netns/vrrp-process.test.ts). keepalived's support does the same for its parent and VRRP child.
 import { readFileSync } from 'node:fs';
 
-function children(pid: number): number[] {
+/** The direct children of `pid` (from /proc). */
+export function children(pid: number): number[] {
   try {
     return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter((x) => x !== '').map(Number);
   } catch {

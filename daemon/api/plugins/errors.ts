@@ -5,10 +5,12 @@ import type { FastifyError } from 'fastify';
 import { StoreError } from '../../state/store.js';
 import { DirectorRejection } from '../../director/port.js';
 import type { Api } from '../types.js';
+import { DiskFullError } from '../../state/disk-full.js';
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict',
   413: 'Payload Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error',
+  507: 'Insufficient Storage',
 };
 
 export class HttpError extends Error {
@@ -48,6 +50,10 @@ export default fp(
         details = err.details;
       } else if (err instanceof StoreError) {
         status = err.code === 'not-found' ? 404 : err.code === 'conflict' ? 409 : 400;
+        message = err.message;
+      } else if (err instanceof DiskFullError) {
+        // the message names a file and an errno, nothing secret; it is still an outage, so it is logged below
+        status = 507;
         message = err.message;
       } else if (err instanceof DirectorRejection) {
         status = err.status;

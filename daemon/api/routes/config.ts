@@ -6,7 +6,7 @@ import { ApplyResultSchema, ConfigCheckSchema, ConfigDiffSchema, ConfigTextSchem
 import type { ApplyResult } from '../../director/port.js';
 import type { Api, ApiDeps } from '../types.js';
 
-const Errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema };
+const Errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 507: ErrorSchema };
 
 /** Why a config was not applied: its errors, or the part whose reload failed and was rolled back. */
 const notApplied = (r: ApplyResult): string =>

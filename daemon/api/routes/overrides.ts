@@ -10,7 +10,7 @@ import type { AuditEntry } from '../../state/store.js';
 import type { Api, ApiDeps } from '../types.js';
 
 const Result = Type.Object({ target: Type.String(), override: Type.Union([OverrideSchema, Type.Null()]), audit: Type.Union([AuditEntrySchema, Type.Null()]) });
-const Errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+const Errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 507: ErrorSchema };
 
 function isEmpty(o: Override): boolean {
   return o.drain !== true && o.maintenance !== true && o.weight === undefined;

@@ -5,7 +5,7 @@ import { ErrorSchema, RoleSchema, UserSchema } from '../schemas.js';
 import { StoreError } from '../../state/store.js';
 import type { Api, ApiDeps } from '../types.js';
 
-const Errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+const Errors = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 507: ErrorSchema };
 const NameParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) });
 
 export default function userRoutes(app: Api, { store, events, sessions }: ApiDeps): void {
