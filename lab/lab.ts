@@ -159,11 +159,11 @@ export class Lab {
     return d;
   }
 
-  /** Starts lvsd on a director (its log goes to DIR/lvsd.log) and waits for its API. */
-  async startDirector(name: string): Promise<void> {
+  /** Starts lvsd on a director (its log goes to DIR/lvsd.log) and waits for its API; `env` adds to its environment. */
+  async startDirector(name: string, env: NodeJS.ProcessEnv = {}): Promise<void> {
     const d = this.director(name);
     const log = createWriteStream(join(d.dir, 'lvsd.log'), { flags: 'a' });
-    const child = d.ns.spawn('node', [CLI, 'run', '--config', d.configPath, '--state', d.statePath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = d.ns.spawn('node', [CLI, 'run', '--config', d.configPath, '--state', d.statePath], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);
     d.process = child;

@@ -7,7 +7,8 @@
 import { after, before, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { Lab, LAB, type TrafficStats } from '../../lab/lab.js';
 import { localRequest, LocalApiError } from '../../daemon/api/local-client.js';
@@ -44,6 +45,16 @@ async function withTraffic(t: TestContext, action: () => Promise<void>, settleMs
 
 function noFailures(stats: TrafficStats, what: string): void {
   assert.equal(stats.failed, 0, `${what}: ${stats.failed} of ${stats.sent} failed: ${JSON.stringify(stats.failures)}`);
+}
+
+/** How far lvsd's wall clock is from ours: the Date header of its answer on the admin socket. */
+function clockSkewMs(socket: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    request({ socketPath: socket, path: '/api/v1/status' }, (res) => {
+      res.resume();
+      resolve(Date.parse(res.headers.date ?? '') - Date.now());
+    }).on('error', reject).end();
+  });
 }
 
 const log = (d: string): string => readFileSync(join(lab.director(d).dir, 'lvsd.log'), 'utf8');
@@ -117,6 +128,40 @@ scenario('the VRRP engine process killed under a running lvsd: lvsd logs it, sta
   assert.equal(d1.process?.exitCode, null, 'lvsd itself still runs');
   assert.ok(stats.longestGapMs < 5000, `longest gap ${stats.longestGapMs} ms`);
   noFailures(await withTraffic(t, () => sleep(800), 0), 'once the new engine runs');
+});
+
+scenario('wall-clock jumps on the master (2 hours back, then 3 days ahead): no VRRP transition, no health flap, no failed request', async (t) => {
+  // libfaketime moves CLOCK_REALTIME for d1 (and its VRRP engine process) as an NTP step or a bad RTC would;
+  // the timers that matter run on the monotonic clock, which it leaves alone.
+  const lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
+  requireCommands('faketime');
+  const d1 = lab.director('d1');
+  const offset = join(d1.dir, 'faketime-offset');
+  writeFileSync(offset, '+0\n');
+  await lab.stopDirector('d1');
+  await until('d2 to hold the VIP', holders(['d2']));
+  await lab.startDirector('d1', { LD_PRELOAD: lib, FAKETIME_TIMESTAMP_FILE: offset, FAKETIME_NO_CACHE: '1', DONT_FAKE_MONOTONIC: '1' });
+  await until('d1 alone to hold the VIP', holders(['d1']));
+  await sleep(3000); // every real server checked up on the new d1
+  const count = (re: RegExp): number => lab.directors.reduce((n, d) => n + log(d.name).split('\n').filter((l) => re.test(l)).length, 0);
+  const [transitions, downs] = [count(/"msg":"Entering /), count(/real server down/)];
+  const skew: number[] = [];
+  const stats = await withTraffic(t, async () => {
+    writeFileSync(offset, '-2h\n');
+    await sleep(2500);
+    skew.push(await clockSkewMs(join(d1.dir, 'lvsd.sock')));
+    writeFileSync(offset, '+3d\n');
+    await sleep(2500);
+    skew.push(await clockSkewMs(join(d1.dir, 'lvsd.sock')));
+    writeFileSync(offset, '+0\n');
+  });
+  t.diagnostic(`d1's wall clock was off by ${skew.map((s) => `${Math.round(s / 3_600_000)} h`).join(', then ')}`);
+  // The jumps really happened in lvsd (its HTTP Date header), or this row proves nothing.
+  assert.ok(Math.abs((skew[0] ?? 0) + 2 * 3_600_000) < 60_000 && Math.abs((skew[1] ?? 0) - 72 * 3_600_000) < 60_000, `skews ${JSON.stringify(skew)}`);
+  noFailures(stats, 'across the clock jumps');
+  assert.equal(count(/"msg":"Entering /), transitions, 'no VRRP transition on either director');
+  assert.equal(count(/real server down/), downs, 'no real server went down');
+  assert.deepEqual(await lab.vipHolders(), ['d1']);
 });
 
 scenario('a full disk under the state file and the config: a drain and a config apply are refused naming the file, nothing changes, and both work once there is room', async () => {
