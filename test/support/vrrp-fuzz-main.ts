@@ -1,12 +1,11 @@
-// Throws random and mutated VRRP adverts at a segment from inside a namespace, for the malformed-packet
-// test. Every packet is "tempting" (priority 255 or 0 for the instance's VRID) but broken in one way,
-// so accepting any of them would change who is master. Mutations that happen to be valid adverts are
-// not sent (checked with the codec), so every packet sent must be dropped by the receivers.
+// Throws random and mutated VRRP adverts (vrrp-mutate.ts) at a segment from inside a namespace, for the
+// malformed-packet test, through a raw socket (the kernel writes the IP header). Mutations that happen to
+// be valid adverts are not sent (checked with the codec), so every packet sent must be dropped by the receivers.
 // argv[2]: JSON { ifname, src, vrid, vips, count, seed, unicastTo? }. Prints one JSON line of counts.
 import { native, IP, SOL, SO_BINDTODEVICE } from '../../daemon/net/native.js';
 import { parseIP } from '../../daemon/net/addr.js';
-import { encodeAdvert, vrrpChecksum } from '../../daemon/vrrp/packet.js';
 import { validateAdvert, type InstanceView } from '../../daemon/vrrp/validate.js';
+import { mutateAdvert, seeded, type Mutant } from './vrrp-mutate.js';
 
 interface Args {
   ifname: string;
@@ -20,16 +19,8 @@ interface Args {
 }
 const a = JSON.parse(process.argv[2] ?? '{}') as Args;
 
-let state = a.seed >>> 0;
-function rnd(): number {
-  // mulberry32
-  state = (state + 0x6d2b79f5) >>> 0;
-  let t = state;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
-const int = (n: number): number => Math.floor(rnd() * n);
+const g = seeded(a.seed);
+const int = g.int;
 
 const n = native();
 function open(ttl: number): number {
@@ -54,57 +45,7 @@ const kinds: Record<string, number> = {};
 let sent = 0;
 let skippedValid = 0;
 
-function make(dst: Buffer): { bytes: Buffer; ttl: number; kind: string } {
-  const priority = rnd() < 0.5 ? 255 : 0;
-  const good = encodeAdvert({ version: 3, vrid: a.vrid, priority, intervalCs: 50, addresses: vips }, { family: 4, src, dst });
-  const fix = (b: Buffer): Buffer => {
-    b.writeUInt16BE(0, 6);
-    b.writeUInt16BE(vrrpChecksum(b, 3, { family: 4, src, dst }), 6);
-    return b;
-  };
-  switch (int(9)) {
-    case 0:
-      return { bytes: Buffer.from(Array.from({ length: int(80) }, () => int(256))), ttl: 255, kind: 'random' };
-    case 1: {
-      const b = Buffer.from(good);
-      for (let i = 0, k = 1 + int(3); i < k; i++) {
-        const at = int(b.length);
-        b[at] = (b[at] ?? 0) ^ (1 << int(8));
-      }
-      return { bytes: b, ttl: 255, kind: 'bitflip' };
-    }
-    case 2:
-      return { bytes: good, ttl: 1 + int(254), kind: 'ttl' };
-    case 3: {
-      const b = Buffer.from(good);
-      b[0] = (int(16) << 4) | 1;
-      if (b[0] >> 4 === 3) b[0] = 0x41;
-      return { bytes: fix(b), ttl: 255, kind: 'version' };
-    }
-    case 4: {
-      const b = Buffer.from(good);
-      b[0] = 0x30 | (2 + int(14));
-      return { bytes: fix(b), ttl: 255, kind: 'type' };
-    }
-    case 5: {
-      const b = Buffer.from(good);
-      b[3] = vips.length + 1 + int(200);
-      return { bytes: fix(b), ttl: 255, kind: 'count' };
-    }
-    case 6: {
-      const b = Buffer.from(good);
-      b.writeUInt16BE(int(16) << 12, 4); // interval 0, reserved bits random
-      return { bytes: fix(b), ttl: 255, kind: 'interval0' };
-    }
-    case 7: {
-      // A VRRPv2 advert (with or without PASS) to our v3 instance.
-      const b = encodeAdvert({ version: 2, vrid: a.vrid, priority, intervalCs: 100, addresses: vips, authType: int(2), password: 'x' }, { family: 4, src, dst });
-      return { bytes: b, ttl: 255, kind: 'v2' };
-    }
-    default:
-      return { bytes: good.subarray(0, int(good.length)), ttl: 255, kind: 'truncated' };
-  }
-}
+const make = (dst: Buffer): Mutant => mutateAdvert(g, { family: 4, vrid: a.vrid, vips, src, dst });
 
 const targets = [group, ...(a.unicastTo !== undefined ? [parseIP(a.unicastTo)] : [])];
 for (let i = 0; i < a.count; ) {
