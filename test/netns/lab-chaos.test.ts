@@ -130,6 +130,23 @@ scenario('the VRRP engine process killed under a running lvsd: lvsd logs it, sta
   noFailures(await withTraffic(t, () => sleep(800), 0), 'once the new engine runs');
 });
 
+scenario('split brain and its heal: VRRP cut on d2 makes both masters; when it heals d1 answers, d2 steps down, the client follows d1', async (t) => {
+  const d2 = lab.director('d2');
+  const cut = 'table inet lvt_chaos {\n chain in { type filter hook input priority 0; ip protocol vrrp drop; }\n chain out { type filter hook output priority 0; ip protocol vrrp drop; }\n}\n';
+  let bothMs = 0;
+  let healMs = 0;
+  const stats = await withTraffic(t, async () => {
+    await d2.ns.exec('nft', ['-f', '-'], { input: cut });
+    bothMs = await until('both directors to hold the VIP', holders(['d1', 'd2']));
+    await sleep(1000);
+    await d2.ns.exec('nft', ['delete', 'table', 'inet', 'lvt_chaos']);
+    healMs = await until('d1 alone to hold the VIP after the heal', holders(['d1']));
+  }, 2000);
+  t.diagnostic(`both masters ${bothMs} ms after the cut; d1 alone ${healMs} ms after the heal`);
+  assert.ok(stats.longestGapMs < 5000, `longest gap ${stats.longestGapMs} ms`);
+  noFailures(await withTraffic(t, () => sleep(800), 0), 'once the split has healed');
+});
+
 scenario('wall-clock jumps on the master (2 hours back, then 3 days ahead): no VRRP transition, no health flap, no failed request', async (t) => {
   // libfaketime moves CLOCK_REALTIME for d1 (and its VRRP engine process) as an NTP step or a bad RTC would;
   // the timers that matter run on the monotonic clock, which it leaves alone.
