@@ -485,7 +485,7 @@ export const VirtualServer = Obj(
   {
     name: opt(Name('Name shown in logs and the panel. Default: the canonical id, e.g. tcp:192.0.2.10:80.')),
     address: opt(Ip('Virtual address (a VIP). Exclusive with fwmark.')),
-    port: opt(Port('Virtual port (required with address; not allowed with fwmark).')),
+    port: opt(Int(0, 65535, 'Virtual port (required with address; not allowed with fwmark). 0 = every port, as keepalived\'s virtual server without a port: persistent services only (IPVS refuses others), the real servers keep the packet\'s port, and only the ipvs dataplane carries it.')),
     fwmark: opt(Int(1, 4294967295, 'Firewall mark instead of address/port.')),
     family: opt(Enum(['ipv4', 'ipv6'], 'fwmark services: address family. Default ipv4.')),
     protocol: opt(Enum(['tcp', 'udp', 'sctp'], 'Protocol. Default tcp.')),

@@ -202,6 +202,8 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       if (vs.family !== undefined) err(at('family'), 'family is only for fwmark virtual servers (an address has its own family)', 'key');
       if (vs.port === undefined) err(at(), 'missing required key "port" (a virtual server with an address needs a port)');
       else id = serviceKey(protocol, vs.address, vs.port);
+      if (vs.port === 0 && vs.persistence === undefined)
+        err(at('port'), 'a virtual server on every port (port 0) must be persistent: add persistence.timeout (keepalived sets 360s itself; IPVS refuses it otherwise)');
       if (instances.length > 0 && !allVips.has(vs.address))
         warnings.push({ path: at('address'), message: `${vs.address} is not a VIP of any VRRP instance on this director` });
     } else {
@@ -305,8 +307,10 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       const rf = ipFamily(rs.address);
       if (rf !== family && rsMethod !== 'tun')
         err(rat('address'), `${familyName(rf ?? 4)} real server behind an ${familyName(family)} virtual server (only tun can cross families)`);
-      if ((rsMethod === 'dr' || rsMethod === 'tun') && vs.fwmark === undefined && rs.port !== undefined && vs.port !== undefined && rs.port !== vs.port)
+      if ((rsMethod === 'dr' || rsMethod === 'tun') && vs.fwmark === undefined && rs.port !== undefined && vs.port !== undefined && vs.port !== 0 && rs.port !== vs.port)
         err(rat('port'), `${rsMethod} forwarding cannot map ports: port must be ${vs.port} (the virtual server's) or absent`);
+      if (vs.port === 0 && rs.port !== undefined && rs.port !== 0)
+        err(rat('port'), 'the real servers of a virtual server on every port (port 0) keep the packet\'s port: leave port out');
       if (rs.tunnel && rsMethod !== 'tun') err(rat('tunnel'), `tunnel settings need method tun (this real server uses ${rsMethod})`, 'key');
       if (rs.tunnel?.type === 'gue' && rs.tunnel.port === undefined) err(rat('tunnel'), 'a gue tunnel needs a port');
       if (rs.tunnel && rs.tunnel.type !== 'gue' && rs.tunnel.port !== undefined) err(rat('tunnel', 'port'), `port is for gue tunnels only (this one is ${rs.tunnel.type})`, 'key');
@@ -316,16 +320,17 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       if (up > 0 && low > up) err(rat('lowerThreshold'), `lowerThreshold ${low} is above upperThreshold ${up}`);
       checkHc(rs.healthCheck, vs.healthCheck, rat('healthCheck'));
       checkMore(rs.moreChecks, rat('moreChecks'));
-      // A fwmark service has no port, so a port-based check must be told where to connect.
+      // A fwmark or every-port service has no port, so a port-based check must be told where to connect.
+      const portless = vs.fwmark !== undefined || vs.port === 0;
       const needsPort = (type: string, connectPort: number | undefined, agentPort: number | undefined): boolean =>
-        vs.fwmark !== undefined && (connectPort ?? rs.port) === undefined && ['tcp', 'http', 'https', 'udp', 'dns', 'smtp', 'agent'].includes(type) && !(type === 'agent' && agentPort !== undefined);
+        portless && (connectPort ?? (rs.port === 0 ? undefined : rs.port)) === undefined && ['tcp', 'http', 'https', 'udp', 'dns', 'smtp', 'agent'].includes(type) && !(type === 'agent' && agentPort !== undefined);
       const type = rs.healthCheck?.type ?? vs.healthCheck?.type ?? (rs.healthCheck || vs.healthCheck ? 'tcp' : 'none');
       if (needsPort(type, rs.healthCheck?.connectPort ?? vs.healthCheck?.connectPort, rs.healthCheck?.agent?.port ?? vs.healthCheck?.agent?.port))
-        err(rat('address'), `this real server has no port, so its ${type} check needs healthCheck.connectPort (a fwmark service has no port)`);
+        err(rat('address'), `this real server has no port, so its ${type} check needs healthCheck.connectPort (a ${vs.port === 0 ? 'virtual server on every port' : 'fwmark service'} has no port)`);
       const more = rs.moreChecks ?? vs.moreChecks ?? [];
       more.forEach((c, k) => {
         if (needsPort(c.type ?? 'tcp', c.connectPort, c.agent?.port))
-          err(rat('address'), `this real server has no port, so its ${c.type ?? 'tcp'} check moreChecks[${k}] needs a connectPort (a fwmark service has no port)`);
+          err(rat('address'), `this real server has no port, so its ${c.type ?? 'tcp'} check moreChecks[${k}] needs a connectPort (a ${vs.port === 0 ? 'virtual server on every port' : 'fwmark service'} has no port)`);
       });
     });
   });

@@ -67,6 +67,9 @@ test('hand-made IPv4 and IPv6 packets around broken adverts change nothing, kill
   t.diagnostic(`${report.sent} packets in ${report.seconds} s (seed ${seed}): ${JSON.stringify(report.kinds)}`);
   t.diagnostic(`master counted drops: VI_4 ${sum(md4)} ${JSON.stringify(md4)}; VI_6 ${sum(md6)} ${JSON.stringify(md6)}`);
   t.diagnostic(`master RSS ${Math.round(rss0 / 1024)} → ${Math.round(rss1 / 1024)} MiB`);
+  // A timer that fired late (a busy loop, a loaded machine) is what would let a flood cost an advert.
+  const late = (s: VrrpSnapshot): string => `${s.instances.map((i) => `${i.name} ${i.counters.maxTimerLateMs} ms`).join(', ')}; loop delay p99 ${s.loopDelayMs.p99} max ${s.loopDelayMs.max} ms`;
+  t.diagnostic(`latest timers: master ${late(m1)}; backup ${late(b1)}`);
 
   // Nothing changed: no transition, the same roles, both alive.
   const all = [...master.transitions.map((x) => ({ node: 'master', ...x })), ...backup.transitions.map((x) => ({ node: 'backup', ...x }))];

@@ -51,9 +51,9 @@ const CORPUS: Expectation[] = [
     file: 'lvs-dr-web.conf',
     diagnostics: [],
     instances: 1,
-    vips: 2,
-    virtualServers: 2,
-    realServers: 5,
+    vips: 3,
+    virtualServers: 3,
+    realServers: 7,
     check: (r) => {
       const [http, https] = r.config.virtualServers ?? [];
       assert.equal(http?.method, 'dr');

@@ -474,6 +474,22 @@ test('fwmark services: the real server port moves to the check (keepalived check
   assert.deepEqual(diag(noPort), ['3 HTTP_GET']);
 });
 
+test('a virtual server without a port: every port (0), persistent as keepalived makes it, real server ports dropped, check ports kept', () => {
+  const r = importText(VS(' lb_kind DR\n real_server 10.0.1.1 80 {\n  TCP_CHECK {\n  }\n }\n real_server 10.0.1.2 {\n  TCP_CHECK {\n   connect_port 81\n  }\n }', '10.0.0.100'));
+  const vs = r.config.virtualServers?.[0];
+  assert.equal(vs?.port, 0);
+  assert.deepEqual(vs.persistence, { timeout: '360s' });
+  assert.deepEqual(vs.realServers.map((x) => [x.address, x.port, x.healthCheck?.connectPort]), [['10.0.1.1', undefined, 80], ['10.0.1.2', undefined, 81]]);
+  assert.deepEqual(diag(r), []);
+  // What it writes is a config lvsd takes.
+  const loaded = loadConfigText(r.yaml);
+  assert.ok(loaded.ok, `the output passes check-config: ${JSON.stringify(loaded.ok ? [] : loaded.errors)}`);
+  assert.equal(loaded.config.virtualServers[0]?.id, 'tcp:10.0.0.100:0');
+  // Its own persistence is kept.
+  const own = importText(VS(' persistence_timeout 50\n real_server 10.0.1.1 {\n }', '10.0.0.100'));
+  assert.deepEqual(own.config.virtualServers?.[0]?.persistence, { timeout: '50s' });
+});
+
 test('global_defs vrrp_rt_priority → vrrp.realtimePriority; out of range is reported, not carried over', () => {
   const r = importText(`global_defs {\n vrrp_rt_priority 50\n}\n${VI('')}`);
   assert.equal(r.config.vrrp?.realtimePriority, 50);

@@ -172,13 +172,10 @@ export function mapVirtualServer(ctx: Context, vs: VirtualServerBlock, key: VsKe
       ctx.report(key.pos, 'virtual_server', `${key.address} is not an IP address; not carried over`);
       return undefined;
     }
-    if (key.port === undefined || key.port === 0) {
-      r.discard();
-      ctx.report(key.pos, 'virtual_server', `${key.address}: a virtual server without a port (all ports, persistent) is not supported by lvsd; use a fwmark service`);
-      return undefined;
-    }
     out.address = key.address;
-    out.port = key.port;
+    // Without a port: every port (IPVS port 0), which keepalived makes persistent if it is not (below).
+    out.port = key.port ?? 0;
+    if (out.port === 0) ctx.note(out, 'a virtual server without a port: every port (port 0); only the ipvs dataplane carries it');
   } else if (key.fwmark !== undefined) {
     out.fwmark = key.fwmark;
     // A fwmark service matches packets by mark alone: the kernel (and keepalived) ignore the protocol.
@@ -229,6 +226,11 @@ export function mapVirtualServer(ctx: Context, vs: VirtualServerBlock, key: VsKe
     }
   }
   if (granD && !out.persistence) ctx.reportDirective(granD, 'persistence_granularity without persistence_timeout has no effect');
+  if (out.port === 0 && !out.persistence) {
+    // keepalived 2.2.7: "zero port only valid for persistent services - setting" (its default, 6 minutes).
+    out.persistence = { timeout: seconds(360) };
+    ctx.note(out, 'persistence 360s added: keepalived makes a virtual server without a port persistent');
+  }
 
   if (r.has('ops')) {
     // keepalived: "one packet scheduling requires UDP - resetting".
@@ -291,7 +293,7 @@ export function mapVirtualServer(ctx: Context, vs: VirtualServerBlock, key: VsKe
   const timing = readTiming(r);
   const inhibits: { value: boolean; d: Directive }[] = [];
   for (const rsD of r.all('real_server')) {
-    const rs = mapRealServer(ctx, rsD, timing, parsedMethod, { alpha: vsAlpha, fwmark: out.fwmark !== undefined }, inhibits);
+    const rs = mapRealServer(ctx, rsD, timing, parsedMethod, { alpha: vsAlpha, portless: out.fwmark !== undefined || out.port === 0 }, inhibits);
     if (rs) out.realServers.push(rs);
   }
   // inhibit_on_failure is per virtual server in lvsd: when every real server asks for it, so does the service.
@@ -318,7 +320,7 @@ function mapRealServer(
   d: Directive,
   vsTiming: Timing,
   vsMethod: { method: Method; tunnel?: TunnelOut } | undefined,
-  vsFlags: { alpha: boolean; fwmark: boolean },
+  vsFlags: { alpha: boolean; portless: boolean },
   inhibits: { value: boolean; d: Directive }[],
 ): RealServerOut | undefined {
   const r = new BlockReader(ctx, d.block ?? [], 'real_server');
@@ -332,9 +334,9 @@ function mapRealServer(
   ctx.source.self(rs, d.pos);
   if (portRaw !== undefined) {
     const port = Number(portRaw);
-    if (vsFlags.fwmark) {
-      // keepalived ignores real server ports of fwmark services (packets keep their destination port).
-      if (port !== 0) ctx.note(rs, `port ${portRaw} dropped: keepalived ignores real server ports of fwmark services`);
+    if (vsFlags.portless) {
+      // keepalived ignores real server ports of fwmark and every-port services (packets keep their destination port).
+      if (port !== 0) ctx.note(rs, `port ${portRaw} dropped: keepalived ignores real server ports of fwmark and every-port services`);
     } else if (Number.isInteger(port) && port >= 1 && port <= 65535) rs.port = port;
     else if (port !== 0) ctx.reportDirective(d, `${portRaw} is not a port; the virtual server's port is used`);
   }
@@ -386,15 +388,15 @@ function mapRealServer(
   // healthCheck, the others moreChecks.
   const mapped: HealthCheckOut[] = [];
   for (const c of r.all(...CHECKERS)) for (const hc of mapChecker(ctx, c, timing)) {
-    if (vsFlags.fwmark && hc.connectPort === undefined && ['tcp', 'http', 'https', 'udp', 'dns', 'smtp'].includes(hc.type)) {
-      // IPVS ignores real server ports of fwmark services, but keepalived's checkers still connect to
+    if (vsFlags.portless && hc.connectPort === undefined && ['tcp', 'http', 'https', 'udp', 'dns', 'smtp'].includes(hc.type)) {
+      // IPVS ignores real server ports of fwmark and every-port services, but keepalived's checkers still connect to
       // the port written on the real_server line: keep it as the check's port.
       const port = Number(portRaw);
       if (portRaw !== undefined && Number.isInteger(port) && port >= 1 && port <= 65535) {
         hc.connectPort = port;
         ctx.source.at(hc, 'connectPort', d.pos);
       } else {
-        ctx.reportDirective(c, 'a fwmark service\'s real server without a port needs connect_port for this check; the check is not carried over (it counts as passing)');
+        ctx.reportDirective(c, 'a fwmark or every-port service\'s real server without a port needs connect_port for this check; the check is not carried over (it counts as passing)');
         continue;
       }
     }

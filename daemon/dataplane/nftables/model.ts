@@ -155,6 +155,7 @@ export function serviceModel(spec: ServiceSpec): NftService {
     if (spec.address === undefined || spec.port === undefined) {
       throw new UnsupportedByDataplane('nftables', spec.id, 'a service needs an address and a port, or a fwmark');
     }
+    if (spec.port === 0) throw new UnsupportedByDataplane('nftables', spec.id, 'a virtual server on every port (port 0) needs the IPVS dataplane; use a fwmark service here');
     match = { kind: 'tuple', address: canonicalAddress(spec.address), protocol: spec.protocol, port: spec.port };
   }
   let active = spec.realServers.filter((rs) => rs.weight > 0);
