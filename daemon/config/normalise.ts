@@ -282,6 +282,7 @@ export function normalise(file: ConfigFile, source: string): Config {
             address: sorry.address,
             port: sorry.port ?? vs.port ?? 0,
             method: sorry.method ?? method,
+            inhibit: sorry.inhibit ?? false,
           }
         : undefined,
       ...checkers(undefined, vs.healthCheck, undefined, vs.moreChecks),

@@ -514,6 +514,7 @@ export const VirtualServer = Obj(
           address: Ip('Sorry server address.'),
           port: opt(Port('Sorry server port. Default: the virtual server\'s port.')),
           method: opt(Enum(METHODS, 'Forwarding method. Default: the virtual server\'s.')),
+          inhibit: opt(Type.Boolean({ description: 'Keep the sorry server in the table at weight 0 while the quorum holds, instead of adding it only when the quorum is lost (keepalived sorry_server_inhibit). Default false.' })),
         },
         'Server that takes all traffic while the quorum is lost (sorry_server).',
       ),

@@ -297,7 +297,7 @@ export interface VirtualServer {
   alpha: boolean;
   omega: boolean;
   notify: { quorumUp?: string; quorumDown?: string };
-  sorryServer?: { id: string; address: string; port: number; method: ForwardMethod };
+  sorryServer?: { id: string; address: string; port: number; method: ForwardMethod; inhibit: boolean };
   /** The service-level check (the default of its real servers). */
   healthCheck: HealthCheck;
   /** The service-level further checkers (the default of its real servers), urls expanded as on a real server. */

@@ -17,7 +17,8 @@ export interface RealServerPlan extends RealServerSpec {
 export interface ServicePlan extends Omit<ServiceSpec, 'realServers'> {
   name: string;
   realServers: RealServerPlan[];
-  sorryServer?: RealServerSpec;
+  /** `inhibit` (keepalived sorry_server_inhibit): kept at weight 0 while the quorum holds. */
+  sorryServer?: RealServerSpec & { inhibit: boolean };
   /** Minimum total weight of live real servers (keepalived's quorum). */
   quorum: number;
 }
@@ -99,6 +100,8 @@ export function desiredService(plan: ServicePlan, inputs: DesiredInputs): Servic
     const inhibited = live.filter((spec) => inputs.health.get(targetKey({ service: plan.id, realServer: spec.id }))?.up === false);
     return { ...service, realServers: [...inhibited, toSpec(sorryServer, sorryServer.weight)] };
   }
+  // sorry_server_inhibit: the sorry server waits in the table at weight 0 (unless it is one of the real servers).
+  if (sorryServer?.inhibit === true && !live.some((spec) => spec.id === sorryServer.id)) return { ...service, realServers: [...live, toSpec(sorryServer, 0)] };
   return { ...service, realServers: live };
 }
 

@@ -31,7 +31,7 @@ const web: ServicePlan = {
   port: 80,
   scheduler: 'wrr',
   realServers: [rs(1), rs(2), rs(3, { inhibitOnFailure: true })],
-  sorryServer: { id: '10.0.1.250:80', address: '10.0.1.250', port: 80, weight: 1, method: 'nat' },
+  sorryServer: { id: '10.0.1.250:80', address: '10.0.1.250', port: 80, weight: 1, method: 'nat', inhibit: false },
   quorum: 2,
 };
 
@@ -89,6 +89,18 @@ test('with quorum lost the sorry server takes the service; failed servers inhibi
   const noSorry: ServicePlan = { ...web, sorryServer: undefined };
   const t = desiredTable({ ...inputs({ quorumLost: new Set([web.id]) }), services: [noSorry] });
   assert.equal(t.services[0]?.realServers.length, 3);
+});
+
+test('sorry_server_inhibit: the sorry server waits at weight 0 while the quorum holds, takes its weight when it is lost', () => {
+  const inhibited: ServicePlan = { ...web, sorryServer: { ...(web.sorryServer ?? assert.fail()), inhibit: true } };
+  const w = (i: Partial<DesiredInputs>): Record<string, number> =>
+    Object.fromEntries((desiredTable({ ...inputs(i), services: [inhibited] }).services[0]?.realServers ?? []).map((r) => [r.id, r.weight]));
+  assert.deepEqual(w({}), { '10.0.1.1:80': 1, '10.0.1.2:80': 2, '10.0.1.3:80': 3, '10.0.1.250:80': 0 });
+  assert.deepEqual(w({ quorumLost: new Set([web.id]) }), { '10.0.1.250:80': 1 });
+  // A sorry server that is also a real server is not listed twice.
+  const dup: ServicePlan = { ...inhibited, sorryServer: { ...rs(2), inhibit: true } };
+  const ids = (desiredTable({ ...inputs(), services: [dup] }).services[0]?.realServers ?? []).map((r) => r.id);
+  assert.deepEqual(ids, ['10.0.1.1:80', '10.0.1.2:80', '10.0.1.3:80']);
 });
 
 test('the service keeps its identity and configuration; plan-only fields do not leak', () => {

@@ -490,6 +490,15 @@ test('a virtual server without a port: every port (0), persistent as keepalived 
   assert.deepEqual(own.config.virtualServers?.[0]?.persistence, { timeout: '50s' });
 });
 
+test('sorry_server_inhibit → sorryServer.inhibit (the sorry server waits at weight 0)', () => {
+  const r = importText(VS(' sorry_server 10.0.9.9 8080\n sorry_server_inhibit\n real_server 10.0.1.1 80 {\n }'));
+  assert.deepEqual(r.config.virtualServers?.[0]?.sorryServer, { address: '10.0.9.9', port: 8080, inhibit: true });
+  assert.deepEqual(diag(r), []);
+  const loaded = loadConfigText(r.yaml);
+  assert.ok(loaded.ok);
+  assert.equal(loaded.config.virtualServers[0]?.sorryServer?.inhibit, true);
+});
+
 test('global_defs vrrp_rt_priority → vrrp.realtimePriority; out of range is reported, not carried over', () => {
   const r = importText(`global_defs {\n vrrp_rt_priority 50\n}\n${VI('')}`);
   assert.equal(r.config.vrrp?.realtimePriority, 50);

@@ -146,7 +146,7 @@ export interface VirtualServerOut {
   alpha?: boolean;
   omega?: boolean;
   notify?: { quorumUp?: string; quorumDown?: string };
-  sorryServer?: { address: string; port?: number; method?: Method };
+  sorryServer?: { address: string; port?: number; method?: Method; inhibit?: boolean };
   healthCheck?: HealthCheckOut;
   moreChecks?: HealthCheckOut[];
   realServers: RealServerOut[];

@@ -284,11 +284,12 @@ export function mapVirtualServer(ctx: Context, vs: VirtualServerBlock, key: VsKe
       const sm = smD ? parseMethod(ctx, smD) : undefined;
       if (sm) sorry.method = sm.method;
       if (sm?.tunnel && smD) ctx.reportDirective(smD, 'tunnel options of the sorry server are not supported; plain ipip is used');
+      if (r.has('sorry_server_inhibit')) sorry.inhibit = true;
       ctx.source.self(sorry, sorryD.pos);
       out.sorryServer = sorry;
     }
   }
-  r.drop('lvsd always removes the sorry server when the quorum is back; inhibiting it is not supported', 'sorry_server_inhibit');
+  r.ignore('sorry_server_inhibit');
 
   const timing = readTiming(r);
   const inhibits: { value: boolean; d: Directive }[] = [];
