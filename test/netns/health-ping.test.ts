@@ -47,10 +47,14 @@ test('ping and file checks: up, down on dropped echoes and back, an absent host 
     topo.destroy();
     tmp.cleanup();
   });
-  const client = await topo.addHost({ name: 'client', addresses: ['10.78.0.1/24', 'fd78::1/64'] });
+  const client = await topo.addHost({ name: 'client', addresses: ['10.78.0.1/24', '10.78.0.2/24', 'fd78::1/64'] });
   const server = await topo.addHost({ name: 'server', addresses: ['10.78.0.11/24', 'fd78::11/64'] });
   // Echo replies are not rate limited by default, but errors are: keep every echo answered the same way.
   await server.exec('sysctl', ['-qw', 'net.ipv4.icmp_ratelimit=0']);
+  // Counts the echoes that come from the bindTo address (the client's second one, never its default source).
+  await server.exec('nft', ['-f', '-'], {
+    input: 'table inet lvt_ping_src {\n  counter bound { }\n  chain input {\n    type filter hook input priority -10; policy accept;\n    ip saddr 10.78.0.2 icmp type echo-request counter name "bound"\n  }\n}\n',
+  });
   const maint = join(tmp.dir, 'maint');
   const load = join(tmp.dir, 'load');
   writeFileSync(maint, '0\n');
@@ -58,7 +62,7 @@ test('ping and file checks: up, down on dropped echoes and back, an absent host 
   const targets: HealthTarget[] = [
     { id: 'ping4', service: 'web', address: '10.78.0.11', port: 80, weight: 1, check: check('ping') },
     { id: 'ping6', service: 'web', address: 'fd78::11', port: 80, weight: 1, check: check('ping') },
-    { id: 'ping4-bindto', service: 'web', address: '10.78.0.99', port: 80, weight: 1, check: check('ping', { connectIp: '10.78.0.11', bindTo: '10.78.0.1' }) },
+    { id: 'ping4-bindto', service: 'web', address: '10.78.0.99', port: 80, weight: 1, check: check('ping', { connectIp: '10.78.0.11', bindTo: '10.78.0.2' }) },
     { id: 'absent', service: 'bad', address: '10.78.0.77', port: 80, weight: 1, check: check('ping') },
     { id: 'absent6', service: 'bad', address: 'fd78::77', port: 80, weight: 1, check: check('ping') },
     { id: 'maint', service: 'files', address: '10.78.0.11', port: 80, weight: 1, check: check('file', { rise: 1, fall: 1, file: { path: maint, weight: 0 } }) },
@@ -72,6 +76,9 @@ test('ping and file checks: up, down on dropped echoes and back, an absent host 
   assert.equal(rec.nativeTargets, 5, 'every ping check runs on the native engine');
 
   for (const id of ['ping4', 'ping6', 'ping4-bindto', 'maint']) await d.transition(id, 'up', INTERVAL * (RISE + 1) + TIMEOUT + SLACK, 0);
+  const bound = JSON.parse((await server.exec('nft', ['-j', 'list', 'counter', 'inet', 'lvt_ping_src', 'bound'])).stdout) as { nftables: { counter?: { packets: number } }[] };
+  const fromBound = bound.nftables.find((x) => x.counter !== undefined)?.counter?.packets ?? 0;
+  assert.ok(fromBound >= RISE, `echoes of the bindTo check left from 10.78.0.2 (${fromBound} counted)`);
   // Nobody answers for the absent hosts: neighbour resolution fails, no reply comes, they stay down.
   await new Promise((r) => setTimeout(r, BOUND + SLACK));
   const snap = await d.snapshot();
