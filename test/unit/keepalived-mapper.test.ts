@@ -511,7 +511,7 @@ test('FILE_CHECK takes the path of its track_file, its own weight over the track
   assert.deepEqual(rs[2]?.healthCheck?.file, { path: '/run/lvsd/load', weight: 5 }, 'the FILE_CHECK weight replaces the track_file\'s weight and reverse');
   assert.deepEqual(rs[3]?.healthCheck?.file, { path: '/run/lvsd/load', weight: -2, reverse: true }, 'weight 0 on the FILE_CHECK takes the track_file\'s');
   assert.equal(rs[4]?.healthCheck, undefined);
-  assert.equal(rs[1]?.healthCheck?.interval, '1s');
+  assert.equal(rs[1].healthCheck.interval, '1s');
   const loaded = loadConfigText(r.yaml);
   assert.ok(loaded.ok, 'the output passes check-config');
   const plan = healthPlan(loaded.config).targets;
