@@ -57,6 +57,8 @@ interface Rec {
   answered: boolean;
   /** Its usual answer time, ms (0: none yet): follows faster answers at once, slower ones slowly. */
   baselineMs: number;
+  /** Stops the probe's watch (Probe.watch), if it has one. */
+  unwatch: (() => void) | undefined;
 }
 
 /** One real server: its checkers and the state they add up to (up while every one is up). */
@@ -227,6 +229,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       r.check = c;
       r.label = checkLabel(c);
       r.probe = p;
+      this.watch(r);
       this.disown(r);
       this.detachNative(r);
       this.attachNative(r);
@@ -390,7 +393,10 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     this.timer = undefined;
     for (const srv of this.servers.values()) {
       if (srv.target.omega === true) this.lifecycleDown(srv, 'shutdown', 'lvsd stopping');
-      for (const r of srv.checkers) this.disown(r);
+      for (const r of srv.checkers) {
+        this.disown(r);
+        r.unwatch?.();
+      }
     }
     for (const svc of this.services.values()) {
       if (svc.spec.omega === true && svc.quorumUp === true && svc.spec.notify?.quorumDown !== undefined) {
@@ -436,7 +442,9 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       server, index, check, label: checkLabel(check), probe,
       health: newHealth(check.type === 'none' ? { alpha: false } : check, now), due: 0, heapIndex: -1,
       slot: 0, running: false, queued: false, gen: 0, startedAt: 0, ac: new AbortController(), native: -1, token: this.nextToken++, answered: true, baselineMs: 0,
+      unwatch: undefined,
     };
+    this.watch(r);
     this.attachNative(r);
     this.byToken.set(r.token, r);
     return r;
@@ -444,10 +452,25 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
 
   /** Stops a checker for good (its server was removed, or it left the server's list). */
   private retire(r: Rec): void {
+    r.unwatch?.();
+    r.unwatch = undefined;
     this.disown(r);
     this.detachNative(r);
     this.heap.remove(r);
     this.byToken.delete(r.token);
+  }
+
+  /** Follows the probe's watch, if it has one: a change it reports brings the next check forward to now. */
+  private watch(r: Rec): void {
+    r.unwatch?.();
+    r.unwatch = r.probe.watch?.(() => {
+      if (this.closed || r.running || r.queued || this.byToken.get(r.token) !== r || r.heapIndex < 0) return;
+      const now = this.clock.now();
+      if (r.due <= now) return;
+      r.due = now;
+      this.heap.update(r, now);
+      this.arm();
+    });
   }
 
   /** The checker whose result explains the server's state: the first one down, else the newest result. */

@@ -197,3 +197,31 @@ test('monitor: without the native engine a ping check is refused when applied, n
     mon.close();
   }
 });
+
+test('monitor: a file check follows a write at once (its directory is watched), not one interval later', async () => {
+  const path = join(dir, 'maint');
+  writeFileSync(path, '0');
+  const mon = new HealthMonitor({ nativeProbes: false, random: () => 0 });
+  const moves: string[] = [];
+  const next = (): Promise<void> => new Promise((resolve, reject) => {
+    const t = setTimeout(() => { reject(new Error(`no transition within 5 s (interval 60 s): ${moves.join(', ')}`)); }, 5_000);
+    mon.once('transition', (e) => {
+      clearTimeout(t);
+      moves.push(`${e.to} ${e.reason}`);
+      resolve();
+    });
+  });
+  try {
+    mon.upsert({ id: 'rs1', service: 'web', address: '10.0.1.1', port: 80, weight: 1, check: check({ intervalMs: 60_000, rise: 1, fall: 1, file: { path, weight: 0 } }) });
+    await new Promise((r) => setTimeout(r, 100));
+    const down = next();
+    writeFileSync(path, '1');
+    await down;
+    const up = next();
+    rmSync(path);
+    await up;
+    assert.deepEqual(moves, ['down file', 'up ok'], 'the removal counts as 0');
+  } finally {
+    mon.close();
+  }
+});

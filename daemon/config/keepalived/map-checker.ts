@@ -267,7 +267,7 @@ function notSupported(keyword: string): string {
  * FILE_CHECK { track_file NAME; weight W [reverse] } over the global track_file NAME: the file's path,
  * and the FILE_CHECK's weight, else the track_file's (keepalived: a FILE_CHECK weight of 0 takes the
  * track_file's). It has none of the timing options: keepalived reads the file when inotify says it
- * changed; lvsd reads it every second.
+ * changed; lvsd watches it too and reads it every second besides.
  */
 function mapFileCheck(ctx: Context, r: BlockReader, d: Directive): HealthCheckOut[] {
   const nameD = r.last('track_file');
@@ -292,7 +292,7 @@ function mapFileCheck(ctx: Context, r: BlockReader, d: Directive): HealthCheckOu
   if (reverse) out.reverse = true;
   hc.file = out;
   if (nameD) ctx.source.at(out, 'path', nameD.pos);
-  ctx.note(hc, 'keepalived reads a track_file when inotify reports a change; lvsd reads it every second (interval 1s)');
+  ctx.note(hc, 'keepalived reads a track_file when inotify reports a change; lvsd too, and every second besides (interval 1s)');
   return [hc];
 }
 
