@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline';
 import { Worker } from 'node:worker_threads';
 import { HealthMonitor, type HealthTarget } from '../daemon/health/monitor.js';
 import { CHECK_DEFAULTS, type CheckOptions } from '../daemon/health/options.js';
-import { TARGET_BODY_MD5, type BenchCheck } from './targets-binary.js';
+import { pingTargetAddress, TARGET_BODY_MD5, type BenchCheck } from './targets-binary.js';
 
 interface LoadOptions {
   op: 'load';
@@ -141,15 +141,17 @@ createInterface({ input: process.stdin }).on('line', (line) => {
         if (e.to === 'down') out('down', { port: e.port, t: e.at, reason: e.reason });
       });
       const check: CheckOptions = {
-        ...CHECK_DEFAULTS, type: o.type === 'tcp' ? 'tcp' : 'http', intervalMs: o.intervalMs, timeoutMs: o.timeoutMs, fall: o.fall, rise: o.rise,
+        ...CHECK_DEFAULTS, type: o.type === 'tcp' || o.type === 'ping' ? o.type : 'http', intervalMs: o.intervalMs, timeoutMs: o.timeoutMs, fall: o.fall, rise: o.rise,
         retry: o.retry, delayBeforeRetryMs: o.delayBeforeRetryMs,
-        ...(o.type === 'tcp' ? {} : { http: { path: '/', ...(o.type === 'digest' ? { digest: TARGET_BODY_MD5 } : {}) } }),
+        ...(o.type === 'tcp' || o.type === 'ping' ? {} : { http: { path: '/', ...(o.type === 'digest' ? { digest: TARGET_BODY_MD5 } : {}) } }),
       };
       const targets: HealthTarget[] = [];
       for (let i = 0; i < o.count; i++) {
-        targets.push({ id: `rs${i}`, service: `vs${Math.floor(i / 10)}`, address: o.address, port: o.base + i, weight: 1, check });
+        // A ping target is an address of its own; its port only names it in the down events.
+        targets.push({ id: `rs${i}`, service: `vs${Math.floor(i / 10)}`, address: o.type === 'ping' ? pingTargetAddress(i) : o.address, port: o.base + i, weight: 1, check });
       }
-      mon.reconcile([], targets);
+      const r = mon.reconcile([], targets);
+      if (r.errors.length > 0) throw new Error(`health bench: ${r.errors.length} targets refused: ${r.errors[0]?.message ?? ''}`);
       out('loaded', { ms: performance.now() - t0 });
     }
   })();

@@ -1,5 +1,5 @@
-// Health checking at scale. For N real servers (one cheap target process listening on N ports) and
-// TCP / HTTP checks at a 1 s interval, it measures lvsd's checker: checks/s achieved vs configured,
+// Health checking at scale. For N real servers (one cheap target process listening on N ports; for
+// ping, N addresses in the target namespace, bench/ping-targets.ts) and TCP / HTTP / ping checks at a 1 s interval, it measures lvsd's checker: checks/s achieved vs configured,
 // CPU (cores) and RSS, detection latency of targets killed mid-run (p50/p99/max), the checker's
 // event-loop delay and the timer jitter of a worker thread standing in for the VRRP engine — idle
 // (before the targets are loaded, same process, same run) and while the checks run.
@@ -10,7 +10,7 @@
 // the same targets and settings) runs in the QEMU guest (bench/health-guest.ts). Without it the
 // figures from notes/health.md are printed as a reference, not as a same-run anchor.
 //
-//   node dist/bench/health-scale.js [--sizes 100,1000,10000] [--types tcp,http,digest] [--seconds 10]
+//   node dist/bench/health-scale.js [--sizes 100,1000,10000] [--types tcp,http,digest,ping] [--seconds 10]
 //        [--kills 20] [--interval 1000] [--timeout 1000] [--fall 1] [--retry 0] [--concurrency 1000] [--loopback]
 //        [--warmup 2] [--node-flags '--jitless'] [--keepalived [--keepalived-detect-wait 30]]   (keepalived first, same targets: needs IPVS, i.e. the guest)
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -337,11 +337,20 @@ async function runOne(type: BenchCheck, n: number): Promise<void> {
     targetNs = await topo.addHost({ name: 'tgt', addresses: ['10.79.0.2/24'] });
     address = '10.79.0.2';
     await targetNs.sh('sysctl -qw net.core.somaxconn=4096 net.ipv4.tcp_max_syn_backlog=8192 || true');
+    // Ping targets are addresses behind the target namespace; echo replies must not be rate limited.
+    if (type === 'ping') {
+      await checkerNs.exec('ip', ['route', 'add', '10.81.0.0/16', 'via', address]);
+      await targetNs.sh('sysctl -qw net.ipv4.icmp_ratelimit=0 || true');
+    }
+  } else if (type === 'ping') {
+    throw new Error('health bench: ping targets need root (two namespaces)');
   }
-  const targets = startProgram(targetNs, targetsBinary(), [address, String(BASE_PORT), String(n)]);
+  const targets = type === 'ping'
+    ? start(targetNs, 'ping-targets.js', [address, String(BASE_PORT), String(n)])
+    : startProgram(targetNs, targetsBinary(), [address, String(BASE_PORT), String(n)]);
   try {
     await targets.wait((j) => j.ready !== undefined, 120_000, 'targets listening');
-    if (withKeepalived) {
+    if (withKeepalived && type !== 'ping') {
       if (checkerNs === undefined) throw new Error('--keepalived needs root (namespaces)');
       await keepalivedPhase(type, n, checkerNs, address, targets);
       const before = targets.all((j) => j.revived !== undefined).length;

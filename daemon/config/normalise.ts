@@ -98,6 +98,7 @@ function mergeCheck(own: HealthCheckFile | undefined, service: HealthCheckFile |
   if (own?.dns && service?.dns) m.dns = { ...service.dns, ...own.dns };
   if (own?.exec && service?.exec) m.exec = { ...service.exec, ...own.exec };
   if (own?.smtp && service?.smtp) m.smtp = { ...service.smtp, ...own.smtp };
+  if (own?.file && service?.file) m.file = { ...service.file, ...own.file };
   if (own?.agent && service?.agent) m.agent = { ...service.agent, ...own.agent };
   return m;
 }
@@ -139,6 +140,7 @@ function normaliseCheck(m: HealthCheckFile, given: boolean): HealthCheck {
       protocol: m.dns.protocol ?? 'udp', tcpOnTruncation: m.dns.tcpOnTruncation ?? true,
     });
   if (type === 'smtp') hc.smtp = compact({ helo: m.smtp?.helo });
+  if (type === 'file' && m.file) hc.file = { path: m.file.path, weight: m.file.weight ?? 1, reverse: m.file.reverse ?? false };
   if (type === 'exec' && m.exec) hc.exec = { command: m.exec.command, dynamicWeight: m.exec.dynamicWeight ?? false };
   if (m.agent && type !== 'none') hc.agent = compact({ port: m.agent.port, send: m.agent.send });
   return compact(hc);

@@ -353,7 +353,7 @@ export const VrrpSection = Obj(
 export const SCHEDULERS = ['rr', 'wrr', 'lc', 'wlc', 'lblc', 'lblcr', 'dh', 'sh', 'sed', 'nq', 'fo', 'ovf', 'mh', 'twos'] as const;
 export const SCHEDULER_FLAGS = ['sh-port', 'sh-fallback', 'mh-port', 'mh-fallback'] as const;
 export const METHODS = ['nat', 'dr', 'tun'] as const;
-export const CHECK_TYPES = ['tcp', 'http', 'https', 'udp', 'dns', 'smtp', 'exec', 'agent', 'none'] as const;
+export const CHECK_TYPES = ['tcp', 'http', 'https', 'udp', 'dns', 'smtp', 'ping', 'file', 'exec', 'agent', 'none'] as const;
 
 const HttpStatus = Type.Union(
   [Int(100, 599, 'A status code.'), Type.String({ pattern: '^[1-5][0-9]{2}-[1-5][0-9]{2}$', description: 'A range like 200-299.' })],
@@ -372,7 +372,7 @@ const HttpUrl = Obj(
 
 export const HealthCheck = Obj(
   {
-    type: opt(Enum(CHECK_TYPES, 'Checker: tcp connect, http(s) GET, udp probe, dns query, smtp (banner 220, HELO 250, QUIT: keepalived SMTP_CHECK), exec script, agent (weight feedback line), or none (always up). Default tcp when a healthCheck is given, none when absent.')),
+    type: opt(Enum(CHECK_TYPES, 'Checker: tcp connect, http(s) GET, udp probe, dns query, smtp (banner 220, HELO 250, QUIT: keepalived SMTP_CHECK), ping (ICMP/ICMPv6 echo: keepalived PING_CHECK; needs the native probe engine), file (an integer in a file sets up/down or the weight: keepalived FILE_CHECK), exec script, agent (weight feedback line), or none (always up). Default tcp when a healthCheck is given, none when absent.')),
     interval: opt(Duration('Time between checks (keepalived delay_loop). Default 5s.')),
     timeout: opt(Duration('A check that takes longer fails (connect_timeout). Default 2s.')),
     rise: opt(Int(1, 1000, 'Successes in a row to come up. Default 1.')),
@@ -426,6 +426,16 @@ export const HealthCheck = Obj(
       Obj(
         { helo: opt(Type.String({ pattern: '^[\\x21-\\x7e]+$', maxLength: 255, description: 'Name said in HELO (keepalived helo_name). Default: this director\'s host name.' })) },
         'smtp checker settings.',
+      ),
+    ),
+    file: opt(
+      Obj(
+        {
+          path: Type.String({ pattern: '^/', minLength: 2, description: 'Absolute path of the file; its integer is read at every check (strtol base 0: 12, -3, 0x1f). No file, an empty file or no digits = 0.' }),
+          weight: opt(Int(-65535, 65535, 'The value times this weight is added to the real server\'s weight; 0 = down while the value is non-zero (keepalived track_file weight). Default 1.')),
+          reverse: opt(Type.Boolean({ description: 'Negate the weight; with weight 0, down while the value is 0 (weight … reverse). Default false.' })),
+        },
+        'file checker settings (keepalived FILE_CHECK over a track_file). With a weight, a value whose product reaches -2147483648 means down.',
       ),
     ),
     exec: opt(

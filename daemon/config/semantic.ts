@@ -243,6 +243,9 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       if (hc.dns && type !== 'dns') err([...hcPath, 'dns'], `dns settings on a ${type} check`, 'key');
       if (hc.exec && type !== 'exec') err([...hcPath, 'exec'], `exec settings on a ${type} check`, 'key');
       if (hc.smtp && type !== 'smtp') err([...hcPath, 'smtp'], `smtp settings on a ${type} check`, 'key');
+      if (hc.file && type !== 'file') err([...hcPath, 'file'], `file settings on a ${type} check`, 'key');
+      if (type === 'file' && !hc.file && !base?.file) err(hcPath, 'a file check needs file.path');
+      if (type === 'ping' && hc.bindInterface !== undefined) err([...hcPath, 'bindInterface'], 'a ping check does not take bindInterface (interface-scoped link-local targets are not pinged yet)', 'key');
       if (type === 'dns' && !hc.dns && !base?.dns) err(hcPath, 'a dns check needs dns.name');
       if (type === 'exec' && !hc.exec && !base?.exec) err(hcPath, 'an exec check needs exec.command');
       if (hc.agent && type === 'none') err([...hcPath, 'agent'], 'agent settings on a none check (nothing runs)', 'key');

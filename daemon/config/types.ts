@@ -220,7 +220,7 @@ export interface VrrpConfig {
   realtimePriority?: number;
 }
 
-export type CheckType = 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'smtp' | 'exec' | 'agent' | 'none';
+export type CheckType = 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'smtp' | 'ping' | 'file' | 'exec' | 'agent' | 'none';
 
 export interface HealthCheck {
   type: CheckType;
@@ -251,6 +251,7 @@ export interface HealthCheck {
   dns?: { name: string; type: string; expectRcode: string; expectAnswer?: string; protocol: 'udp' | 'tcp'; tcpOnTruncation: boolean };
   /** helo absent: the director's host name. */
   smtp?: { helo?: string };
+  file?: { path: string; weight: number; reverse: boolean };
   exec?: { command: string; dynamicWeight: boolean };
   agent?: { port?: number; send?: string };
 }

@@ -92,6 +92,7 @@ export function checkOptions(hc: HealthCheck, alpha: boolean): CheckOptions {
     if (hc.dns.expectAnswer !== undefined) o.dns.expectAnswer = hc.dns.expectAnswer;
   }
   if (hc.smtp !== undefined) o.smtp = { ...hc.smtp };
+  if (hc.file !== undefined) o.file = { ...hc.file };
   if (hc.exec !== undefined) o.exec = { command: hc.exec.command, dynamicWeight: hc.exec.dynamicWeight };
   if (hc.agent !== undefined) o.agent = { ...hc.agent };
   return o;

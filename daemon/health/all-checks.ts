@@ -49,6 +49,8 @@ export function checkLabel(c: CheckOptions): string {
       return `dns ${c.dns?.type ?? 'A'} ${c.dns?.name ?? ''}${port}`;
     case 'exec':
       return `exec ${c.exec?.command ?? ''}`;
+    case 'file':
+      return `file ${c.file?.path ?? ''}`;
     default:
       return `${c.type}${port}`;
   }

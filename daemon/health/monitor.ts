@@ -57,6 +57,8 @@ interface Rec {
   answered: boolean;
   /** Its usual answer time, ms (0: none yet): follows faster answers at once, slower ones slowly. */
   baselineMs: number;
+  /** Stops the probe's watch (Probe.watch), if it has one. */
+  unwatch: (() => void) | undefined;
 }
 
 /** One real server: its checkers and the state they add up to (up while every one is up). */
@@ -227,6 +229,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       r.check = c;
       r.label = checkLabel(c);
       r.probe = p;
+      this.watch(r);
       this.disown(r);
       this.detachNative(r);
       this.attachNative(r);
@@ -236,6 +239,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       h.retriesUsed = 0;
       h.dynamicWeight = undefined;
       h.weightPercent = undefined;
+      h.weightOffset = undefined;
       this.scheduleFirst(r, now);
       if (c.type === 'none' && h.state === 'down') {
         // Checking switched off: nothing will ever prove this checker up, so it is up now.
@@ -359,7 +363,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     const srv = this.servers.get(id);
     if (srv === undefined) return undefined;
     const up = srv.state === 'up';
-    const reported = srv.checkers.some((r) => r.health.dynamicWeight !== undefined || r.health.weightPercent !== undefined);
+    const reported = srv.checkers.some((r) => r.health.dynamicWeight !== undefined || r.health.weightPercent !== undefined || r.health.weightOffset !== undefined);
     return reported ? { up, dynamicWeight: this.liveWeight(srv) } : { up };
   }
 
@@ -389,7 +393,10 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     this.timer = undefined;
     for (const srv of this.servers.values()) {
       if (srv.target.omega === true) this.lifecycleDown(srv, 'shutdown', 'lvsd stopping');
-      for (const r of srv.checkers) this.disown(r);
+      for (const r of srv.checkers) {
+        this.disown(r);
+        r.unwatch?.();
+      }
     }
     for (const svc of this.services.values()) {
       if (svc.spec.omega === true && svc.quorumUp === true && svc.spec.notify?.quorumDown !== undefined) {
@@ -407,13 +414,27 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
 
   /** The probe of checker `index` of `t`; an option error names the checker's place in the config. */
   private probeFor(t: HealthTarget, check: CheckOptions, index: number): Probe {
-    if (index === 0) return this.probeFactory(t);
     try {
-      return this.probeFactory({ ...t, check });
+      const probe = index === 0 ? this.probeFactory(t) : this.probeFactory({ ...t, check });
+      if (check.type === 'ping') this.mayPing(t, check);
+      return probe;
     } catch (e) {
+      if (index === 0) throw e;
       if (e instanceof HealthOptionError) throw new HealthOptionError(e.target, e.field, e.problem, `moreChecks[${index - 1}]`);
       throw e;
     }
+  }
+
+  /**
+   * A ping check runs on the native engine only (Node has no raw sockets): without it, or without an
+   * ICMP socket, the check is refused when it is applied, never left to pass or fail silently.
+   */
+  private mayPing(t: HealthTarget, check: CheckOptions): void {
+    const family = (check.connectIp ?? t.address).includes(':') ? 6 : 4;
+    const why = this.engine === undefined
+      ? `ping checks need the native probe engine (build/Release/lvsd_probe.node${process.env.LVSD_HEALTH_NATIVE === '0' ? ', switched off by LVSD_HEALTH_NATIVE=0' : ', not built or not loaded'}): Node.js has no raw ICMP sockets`
+      : this.engine.pingRefusal(family);
+    if (why !== undefined) throw new HealthOptionError(t.id, 'type', why);
   }
 
   private newChecker(server: Server, index: number, check: CheckOptions, probe: Probe, now: number): Rec {
@@ -421,7 +442,9 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       server, index, check, label: checkLabel(check), probe,
       health: newHealth(check.type === 'none' ? { alpha: false } : check, now), due: 0, heapIndex: -1,
       slot: 0, running: false, queued: false, gen: 0, startedAt: 0, ac: new AbortController(), native: -1, token: this.nextToken++, answered: true, baselineMs: 0,
+      unwatch: undefined,
     };
+    this.watch(r);
     this.attachNative(r);
     this.byToken.set(r.token, r);
     return r;
@@ -429,10 +452,25 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
 
   /** Stops a checker for good (its server was removed, or it left the server's list). */
   private retire(r: Rec): void {
+    r.unwatch?.();
+    r.unwatch = undefined;
     this.disown(r);
     this.detachNative(r);
     this.heap.remove(r);
     this.byToken.delete(r.token);
+  }
+
+  /** Follows the probe's watch, if it has one: a change it reports brings the next check forward to now. */
+  private watch(r: Rec): void {
+    r.unwatch?.();
+    r.unwatch = r.probe.watch?.(() => {
+      if (this.closed || r.running || r.queued || this.byToken.get(r.token) !== r || r.heapIndex < 0) return;
+      const now = this.clock.now();
+      if (r.due <= now) return;
+      r.due = now;
+      this.heap.update(r, now);
+      this.arm();
+    });
   }
 
   /** The checker whose result explains the server's state: the first one down, else the newest result. */
@@ -686,17 +724,27 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     return srv.target.logFields ?? { service: srv.target.service, realServer: srv.name };
   }
 
-  /** The weight a server carries while up: a dynamic weight or agent percentage any checker reported. */
+  /**
+   * The weight a server carries while up: a dynamic weight or agent percentage any checker reported,
+   * plus what file checks add (keepalived adds them to the weight), bounded to IPVS's 0..65535.
+   */
   private liveWeight(srv: Server): number {
     const first = srv.checkers[0] as Rec;
-    if (srv.checkers.length === 1) return first.health.dynamicWeight ?? scaledWeight(srv.target.weight, first.health.weightPercent);
+    if (srv.checkers.length === 1) {
+      const h = first.health;
+      const w = h.dynamicWeight ?? scaledWeight(srv.target.weight, h.weightPercent);
+      return h.weightOffset === undefined ? w : boundedWeight(w + h.weightOffset);
+    }
     let dynamic: number | undefined;
     let percent: number | undefined;
+    let offset: number | undefined;
     for (const r of srv.checkers) {
       dynamic ??= r.health.dynamicWeight;
       percent ??= r.health.weightPercent;
+      if (r.health.weightOffset !== undefined) offset = (offset ?? 0) + r.health.weightOffset;
     }
-    return dynamic ?? scaledWeight(srv.target.weight, percent);
+    const w = dynamic ?? scaledWeight(srv.target.weight, percent);
+    return offset === undefined ? w : boundedWeight(w + offset);
   }
 
   private onTransition(srv: Server, t: Transition, latencyMs: number): void {
@@ -776,4 +824,8 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       this.notifier(hook, { LVSD_EVENT: next ? 'quorum-up' : 'quorum-down', LVSD_SERVICE: s.spec.name, LVSD_ALIVE_WEIGHT: String(alive) });
     }
   }
+}
+
+function boundedWeight(w: number): number {
+  return Math.max(0, Math.min(65535, w));
 }

@@ -1,5 +1,5 @@
 // The native probe engine (daemon/health/native/probe_engine.c, built by `npm ci` through binding.gyp
-// into build/Release/lvsd_probe.node): TCP and plain-HTTP checks run by one epoll thread, results
+// into build/Release/lvsd_probe.node): TCP, plain-HTTP and ping checks run by one epoll thread, results
 // delivered in batches. This wrapper decides which checks it may run (nativeSpecFor), turns its
 // result codes into the same verdicts the JavaScript checkers give, and batches starts so one turn of
 // the monitor's timer costs one call into the addon.
@@ -24,17 +24,23 @@ interface Addon {
   addSpec(engine: object, kind: number, host: string, port: number, bindTo: string | null, request: Buffer | null, ranges: Int32Array | null, timeoutMs: number): number;
   removeSpec(engine: object, id: number): void;
   start(engine: object, batch: Int32Array, count: number): void;
+  /** The echo request a ping check sends (daemon/health/native/icmp_codec.c), for tests. */
+  icmpEcho(family: 4 | 6, id: number, seq: number): Buffer;
+  /** [kind (0 none, 1 reply, 2 error), id, seq, errno, offset of the quoted destination or -1]. */
+  icmpRead(datagram: Buffer, family: 4 | 6, ipHeader: boolean): [number, number, number, number, number];
 }
 
 const KIND_TCP = 0;
 const KIND_HTTP = 1;
 /** HTTP whose body is judged (regex or digest): the engine reads the whole response, JavaScript judges it. */
 const KIND_HTTP_BODY = 2;
+/** ICMP / ICMPv6 echo (keepalived PING_CHECK) on the engine's shared ICMP socket of the family. */
+const KIND_PING = 3;
 const RES = { OK: 0, ERRNO: 1, TIMEOUT: 2, HEAD: 3, EOF: 4 } as const;
 
 /** What the engine needs to run one target's check, and what this side needs to judge its results. */
 export interface NativeSpec {
-  kind: typeof KIND_TCP | typeof KIND_HTTP | typeof KIND_HTTP_BODY;
+  kind: typeof KIND_TCP | typeof KIND_HTTP | typeof KIND_HTTP_BODY | typeof KIND_PING;
   host: string;
   port: number;
   bindTo: string | undefined;
@@ -49,6 +55,10 @@ export interface NativeSpec {
  * Option errors are the JavaScript checker's to report (buildProbe runs first).
  */
 export function nativeSpecFor(id: string, address: string, port: number, o: CheckOptions): NativeSpec | undefined {
+  if (o.type === 'ping') {
+    const ep = resolveEndpoint(id, address, 0, o);
+    return { kind: KIND_PING, host: ep.host, port: 0, bindTo: ep.localAddress, timeoutMs: o.timeoutMs, http: undefined };
+  }
   if (o.type !== 'tcp' && o.type !== 'http') return undefined;
   // An agent beside the check rides on the JS probe that also asks the agent (checkers/index.ts).
   if (o.bindInterface !== undefined || o.agent !== undefined) return undefined;
@@ -99,6 +109,25 @@ export class NativeProbeEngine {
     this.specs[id] = spec;
     return id;
   }
+
+  /**
+   * Why this engine cannot run ping checks of the family (the ICMP socket does not open), or undefined
+   * when it can. Opens the socket now, so a config that cannot run is refused when it is applied.
+   */
+  pingRefusal(family: 4 | 6): string | undefined {
+    const known = this.pingRefusals.get(family);
+    if (known !== undefined) return known === '' ? undefined : known;
+    let why = '';
+    try {
+      this.lib.removeSpec(this.engine, this.lib.addSpec(this.engine, KIND_PING, family === 6 ? '::1' : '127.0.0.1', 0, null, null, null, 1000));
+    } catch (e) {
+      why = (e as Error).message;
+    }
+    this.pingRefusals.set(family, why);
+    return why === '' ? undefined : why;
+  }
+
+  private readonly pingRefusals = new Map<4 | 6, string>();
 
   /** Forgets a spec; checks in flight finish on their own (their verdicts arrive and are ignored). */
   remove(id: number): void {
@@ -154,8 +183,9 @@ export class NativeProbeEngine {
     const spec = this.specs[id];
     if (code === RES.ERRNO) {
       const name = ERRNO_NAMES.get(value) ?? `errno ${value}`;
-      const where = spec === undefined ? '' : ` ${spec.host}:${spec.port}${spec.bindTo !== undefined ? ` - Local (${spec.bindTo})` : ''}`;
-      return verdictFromError({ code: name, message: `connect ${name}${where}` });
+      const ping = spec?.kind === KIND_PING;
+      const where = spec === undefined ? '' : ` ${spec.host}${ping ? '' : `:${spec.port}`}${spec.bindTo !== undefined ? ` - Local (${spec.bindTo})` : ''}`;
+      return verdictFromError({ code: name, message: `${ping ? 'ping' : 'connect'} ${name}${where}` });
     }
     // Only HTTP specs produce bytes. A removed spec's verdict is ignored by the monitor (its
     // generation moved on); a reused id may meet a stale result the same way.

@@ -2,7 +2,7 @@
 // the YAML `healthCheck` section onto this: durations become milliseconds, names stay the same).
 import type { RiseFallOptions } from './rise-fall.js';
 
-export type CheckType = 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'smtp' | 'exec' | 'agent' | 'none';
+export type CheckType = 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'smtp' | 'ping' | 'file' | 'exec' | 'agent' | 'none';
 
 export interface HttpCheckOptions {
   /** Request path (default "/"). */
@@ -67,6 +67,16 @@ export interface SmtpCheckOptions {
   helo?: string;
 }
 
+/** keepalived FILE_CHECK over a track_file: the file's integer sets up/down or the weight (checkers/file-value.ts). */
+export interface FileCheckOptions {
+  /** Absolute path of the file. */
+  path: string;
+  /** Multiplier of the value, added to the weight; 0 = down while the value is non-zero (default 1). */
+  weight?: number;
+  /** Negates the multiplier; with weight 0, down while the value is 0. */
+  reverse?: boolean;
+}
+
 export interface ExecCheckOptions {
   /** Shell command (run with /bin/sh -c), keepalived MISC_CHECK misc_path. */
   command: string;
@@ -90,6 +100,7 @@ export interface CheckOptions extends RiseFallOptions {
   udp?: UdpCheckOptions;
   dns?: DnsCheckOptions;
   smtp?: SmtpCheckOptions;
+  file?: FileCheckOptions;
   exec?: ExecCheckOptions;
   /** The agent (weight feedback): the check itself with `type: agent`, or beside another check. */
   agent?: AgentCheckOptions;

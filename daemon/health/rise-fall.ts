@@ -39,6 +39,8 @@ export interface TargetHealth {
   dynamicWeight: number | undefined;
   /** Percentage of the configured weight an agent reported (0 = drain); undefined = 100 %. */
   weightPercent: number | undefined;
+  /** Added to the weight by a file check (value × weight); undefined = nothing added. */
+  weightOffset: number | undefined;
 }
 
 export interface Transition {
@@ -66,6 +68,7 @@ export function newHealth(opts: Pick<RiseFallOptions, 'alpha'>, nowMs: number): 
     lastCheckMs: 0,
     dynamicWeight: undefined,
     weightPercent: undefined,
+    weightOffset: undefined,
   };
 }
 
@@ -108,6 +111,7 @@ export function applyResult(h: TargetHealth, opts: RiseFallOptions, r: CheckResu
   h.okStreak++;
   if (r.weight !== undefined) h.dynamicWeight = r.weight;
   if (r.weightPercent !== undefined) h.weightPercent = r.weightPercent;
+  if (r.weightOffset !== undefined) h.weightOffset = r.weightOffset;
   if (h.state === 'down' && h.okStreak >= opts.rise) return move(h, 'up', r, nowMs);
   return null;
 }

@@ -18,6 +18,7 @@ export type FailReason =
   | 'rcode' // DNS rcode other than expected
   | 'answer-mismatch' // DNS answer / UDP reply other than expected
   | 'exit-code' // exec check exited non-zero (or was killed)
+  | 'file' // the tracked file's value says down (FILE_CHECK)
   | 'agent' // the agent said down, stopped, fail or maint
   | 'error'; // anything else (EADDRNOTAVAIL for a bad bindTo, spawn failure…)
 
@@ -36,6 +37,8 @@ export interface CheckVerdict {
   weight?: number;
   /** Percentage of the configured weight reported by an agent (0 = drain), if any. */
   weightPercent?: number;
+  /** Added to the weight (a FILE_CHECK's value × its weight), if any. */
+  weightOffset?: number;
 }
 
 /** A verdict with the time it took. */

@@ -142,14 +142,14 @@ const CORPUS: Expectation[] = [
   },
   {
     file: 'checkers.conf',
-    diagnostics: ['69 PING_CHECK'],
+    diagnostics: [],
     instances: 1,
     vips: 1,
     virtualServers: 2,
     realServers: 8,
     check: (r) => {
       const types = r.config.virtualServers?.[0]?.realServers.map((s) => s.healthCheck?.type ?? 'none');
-      assert.deepEqual(types, ['tcp', 'http', 'https', 'exec', 'dns', 'none', 'smtp']);
+      assert.deepEqual(types, ['tcp', 'http', 'https', 'exec', 'dns', 'ping', 'smtp']);
       assert.equal(r.config.virtualServers?.[1]?.healthCheck?.type, 'udp');
       const smtp = r.config.virtualServers[0]?.realServers[6]?.healthCheck;
       assert.equal(smtp?.smtp?.helo, 'lvs.example.com');

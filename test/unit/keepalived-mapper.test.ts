@@ -328,12 +328,12 @@ test('UDP_CHECK: keepalived free-form hex; without require_reply a note, not a d
 });
 
 test('a second checker becomes moreChecks (every checker must pass); checkers lvsd does not have are reported', () => {
-  const r = importText(VS(' real_server 10.0.1.1 80 {\n  PING_CHECK {\n  }\n  TCP_CHECK {\n  }\n  HTTP_GET {\n  }\n }\n real_server 10.0.1.2 80 {\n  TCP_CHECK {\n  }\n  HTTP_GET {\n  }\n }'));
+  const r = importText(VS(' real_server 10.0.1.1 80 {\n  BFD_CHECK {\n  }\n  TCP_CHECK {\n  }\n  HTTP_GET {\n  }\n }\n real_server 10.0.1.2 80 {\n  TCP_CHECK {\n  }\n  HTTP_GET {\n  }\n }'));
   const vs = r.config.virtualServers?.[0];
   assert.equal(vs?.healthCheck?.type, 'tcp');
   assert.deepEqual(vs.moreChecks?.map((c) => c.type), ['http'], 'the same list on every real server is written once on the service');
   assert.ok(vs.realServers.every((s) => s.moreChecks === undefined));
-  assert.deepEqual(diag(r), ['3 PING_CHECK']);
+  assert.deepEqual(diag(r), ['3 BFD_CHECK']);
   // Different lists stay on their real servers.
   const differ = importText(VS(' real_server 10.0.1.1 80 {\n  TCP_CHECK {\n  }\n  HTTP_GET {\n  }\n }\n real_server 10.0.1.2 80 {\n  TCP_CHECK {\n  }\n }')).config.virtualServers?.[0];
   assert.equal(differ?.moreChecks, undefined);
@@ -506,4 +506,40 @@ test('global_defs vrrp_rt_priority → vrrp.realtimePriority; out of range is re
   const bad = importText(`global_defs {\n vrrp_rt_priority 150\n}\n${VI('')}`);
   assert.equal(bad.config.vrrp?.realtimePriority, undefined);
   assert.deepEqual(diag(bad), ['2 vrrp_rt_priority']);
+});
+
+test('PING_CHECK becomes a ping check with the checker timing; its output passes check-config and plans a ping target', () => {
+  const r = importText(VS(' real_server 10.0.1.1 80 {\n  PING_CHECK {\n   connect_timeout 2\n   retry 2\n   delay_before_retry 3\n   delay_loop 4\n  }\n }'));
+  assert.deepEqual(diag(r), []);
+  const hc = r.config.virtualServers?.[0]?.healthCheck ?? r.config.virtualServers?.[0]?.realServers[0]?.healthCheck;
+  assert.deepEqual({ type: hc?.type, interval: hc?.interval, timeout: hc?.timeout, retry: hc?.retry, delayBeforeRetry: hc?.delayBeforeRetry }, { type: 'ping', interval: '4s', timeout: '2s', retry: 2, delayBeforeRetry: '3s' });
+  const loaded = loadConfigText(r.yaml);
+  assert.ok(loaded.ok, 'the output passes check-config');
+  const t = healthPlan(loaded.config).targets[0];
+  assert.equal(t?.check.type, 'ping');
+  assert.equal(t.check.timeoutMs, 2000);
+});
+
+test('FILE_CHECK takes the path of its track_file, its own weight over the track_file\'s (0 = the track_file\'s), and reverse', () => {
+  const files = 'track_file maint {\n file /run/lvsd/maint\n weight 0\n}\ntrack_file load {\n file "/run/lvsd/load"\n weight -2 reverse\n}\n';
+  const r = importText(files + VS([
+    ' real_server 10.0.1.1 80 {\n  TCP_CHECK {\n  }\n  FILE_CHECK {\n   track_file maint\n  }\n }',
+    ' real_server 10.0.1.2 80 {\n  FILE_CHECK {\n   track_file load\n  }\n }',
+    ' real_server 10.0.1.3 80 {\n  FILE_CHECK {\n   track_file load\n   weight 5\n  }\n }',
+    ' real_server 10.0.1.4 80 {\n  FILE_CHECK {\n   track_file load\n   weight 0\n  }\n }',
+    ' real_server 10.0.1.5 80 {\n  FILE_CHECK {\n   track_file missing\n  }\n }',
+  ].join('\n')));
+  assert.deepEqual(diag(r), ['36 track_file'], 'a FILE_CHECK over an unknown track_file is reported, not carried over');
+  const rs = r.config.virtualServers?.[0]?.realServers ?? [];
+  assert.deepEqual(rs[0]?.moreChecks?.map((c) => [c.type, c.file]), [['file', { path: '/run/lvsd/maint', weight: 0 }]]);
+  assert.deepEqual(rs[1]?.healthCheck?.file, { path: '/run/lvsd/load', weight: -2, reverse: true });
+  assert.deepEqual(rs[2]?.healthCheck?.file, { path: '/run/lvsd/load', weight: 5 }, 'the FILE_CHECK weight replaces the track_file\'s weight and reverse');
+  assert.deepEqual(rs[3]?.healthCheck?.file, { path: '/run/lvsd/load', weight: -2, reverse: true }, 'weight 0 on the FILE_CHECK takes the track_file\'s');
+  assert.equal(rs[4]?.healthCheck, undefined);
+  assert.equal(rs[1].healthCheck.interval, '1s');
+  const loaded = loadConfigText(r.yaml);
+  assert.ok(loaded.ok, 'the output passes check-config');
+  const plan = healthPlan(loaded.config).targets;
+  assert.deepEqual(plan.find((t) => t.address === '10.0.1.2')?.check.file, { path: '/run/lvsd/load', weight: -2, reverse: true });
+  assert.equal(plan.find((t) => t.address === '10.0.1.1')?.moreChecks?.[0]?.type, 'file');
 });

@@ -87,7 +87,7 @@ export interface UrlOut {
 }
 
 export interface HealthCheckOut {
-  type: 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'smtp' | 'exec' | 'none';
+  type: 'tcp' | 'http' | 'https' | 'udp' | 'dns' | 'smtp' | 'ping' | 'file' | 'exec' | 'none';
   interval?: Duration;
   timeout?: Duration;
   rise?: number;
@@ -103,6 +103,7 @@ export interface HealthCheckOut {
   udp?: { payload?: string; expect?: string };
   dns?: { name: string; type?: string };
   smtp?: { helo?: string };
+  file?: { path: string; weight?: number; reverse?: boolean };
   exec?: { command: string; dynamicWeight?: boolean };
 }
 

@@ -1,4 +1,5 @@
-// keepalived checkers (TCP_CHECK, HTTP_GET, SSL_GET, DNS_CHECK, MISC_CHECK, UDP_CHECK, SMTP_CHECK) → healthCheck.
+// keepalived checkers (TCP_CHECK, HTTP_GET, SSL_GET, DNS_CHECK, MISC_CHECK, UDP_CHECK, SMTP_CHECK, PING_CHECK,
+// FILE_CHECK) → healthCheck.
 //
 // keepalived's timing defaults differ from lvsd's (delay_loop 60s vs interval 5s, connect_timeout 5s
 // vs 2s, retry 1, delay_before_retry 3s for HTTP), so the importer always writes the effective value:
@@ -8,8 +9,12 @@ import { isIP } from 'node:net';
 import type { Directive } from './parser.js';
 import type { HealthCheckOut, UrlOut } from './lvsd-shape.js';
 import { BlockReader, seconds, type Context } from './reader.js';
+import type { TrackFile } from './map-vrrp.js';
 
 export const CHECKERS = ['TCP_CHECK', 'HTTP_GET', 'SSL_GET', 'DNS_CHECK', 'MISC_CHECK', 'UDP_CHECK', 'SMTP_CHECK', 'PING_CHECK', 'BFD_CHECK', 'FILE_CHECK'];
+
+/** The global track_file blocks of one import, by name: a FILE_CHECK names one (the mapper sets it). */
+export const trackFilesOf = new WeakMap<Context, ReadonlyMap<string, TrackFile>>();
 
 interface Setting<T> {
   value: T;
@@ -72,6 +77,7 @@ export function mapChecker(ctx: Context, d: Directive, inherited: Timing): Healt
     ctx.reportDirective(d, notSupported(d.keyword));
     return [];
   }
+  if (d.keyword === 'FILE_CHECK') return mapFileCheck(ctx, r, d);
   const t = mergeTiming(inherited, readTiming(r));
   const hc: HealthCheckOut = { type };
   ctx.source.self(hc, d.pos);
@@ -239,6 +245,10 @@ function lvsdType(keyword: string): HealthCheckOut['type'] | undefined {
       return 'udp';
     case 'SMTP_CHECK':
       return 'smtp';
+    case 'PING_CHECK':
+      return 'ping';
+    case 'FILE_CHECK':
+      return 'file';
     default:
       return undefined;
   }
@@ -246,15 +256,44 @@ function lvsdType(keyword: string): HealthCheckOut['type'] | undefined {
 
 function notSupported(keyword: string): string {
   switch (keyword) {
-    case 'PING_CHECK':
-      return 'lvsd has no ICMP checker; use a tcp check or an exec check running ping';
     case 'BFD_CHECK':
       return 'BFD is not supported by lvsd';
-    case 'FILE_CHECK':
-      return 'file checks are not supported; use an exec check that reads the file';
     default:
       return `checker ${keyword} is not supported by lvsd`;
   }
+}
+
+/**
+ * FILE_CHECK { track_file NAME; weight W [reverse] } over the global track_file NAME: the file's path,
+ * and the FILE_CHECK's weight, else the track_file's (keepalived: a FILE_CHECK weight of 0 takes the
+ * track_file's). It has none of the timing options: keepalived reads the file when inotify says it
+ * changed; lvsd watches it too and reads it every second besides.
+ */
+function mapFileCheck(ctx: Context, r: BlockReader, d: Directive): HealthCheckOut[] {
+  const nameD = r.last('track_file');
+  const name = r.str(nameD);
+  const file = name === undefined ? undefined : trackFilesOf.get(ctx)?.get(name);
+  const weightD = r.last('weight');
+  const weight = r.int(weightD, -65535, 65535);
+  const reverseWord = weightD?.args[1];
+  if (weightD && reverseWord !== undefined && reverseWord !== 'reverse' && reverseWord !== 'noreverse') ctx.reportDirective(weightD, `unknown weight option ${reverseWord}; keepalived ignores the weight`);
+  r.finish();
+  if (file === undefined) {
+    ctx.reportDirective(nameD ?? d, name === undefined ? 'FILE_CHECK without track_file; not carried over (keepalived ignores it too)' : `no track_file ${name} was carried over; the check is not carried over`);
+    return [];
+  }
+  const own = weight !== undefined && weight !== 0;
+  const hc: HealthCheckOut = { type: 'file', interval: '1s', timeout: '1s', rise: 1, fall: 1, retry: 0, warmup: '0s' };
+  ctx.source.self(hc, d.pos);
+  const out: NonNullable<HealthCheckOut['file']> = { path: file.path };
+  const w = own ? weight : file.weight;
+  const reverse = own ? reverseWord === 'reverse' : file.reverse !== undefined;
+  if (w !== 1) out.weight = w;
+  if (reverse) out.reverse = true;
+  hc.file = out;
+  if (nameD) ctx.source.at(out, 'path', nameD.pos);
+  ctx.note(hc, 'keepalived reads a track_file when inotify reports a change; lvsd too, and every second besides (interval 1s)');
+  return [hc];
 }
 
 function mapHttp(ctx: Context, r: BlockReader, hc: HealthCheckOut, t: Timing, tls: boolean): void {

@@ -60,6 +60,8 @@ export function mapVrrpScript(ctx: Context, b: NamedBlock): ScriptOut | undefine
 export interface TrackFile {
   path: string;
   weight: number;
+  /** weight … reverse: carried by a real server's FILE_CHECK, refused on VRRP tracking. */
+  reverse: Directive | undefined;
 }
 
 export function mapTrackFile(ctx: Context, b: NamedBlock): TrackFile | undefined {
@@ -67,7 +69,7 @@ export function mapTrackFile(ctx: Context, b: NamedBlock): TrackFile | undefined
   const file = r.str(r.last('file'));
   const weightD = r.last('weight');
   const weight = r.int(weightD, -254, 254) ?? 1;
-  if (weightD?.args.slice(1).includes('reverse')) ctx.reportDirective(weightD, 'reverse is not supported by lvsd');
+  const reverse = weightD?.args.slice(1).includes('reverse') === true ? weightD : undefined;
   r.drop('lvsd does not create or initialise tracked files; create it in the unit (ExecStartPre=) or with tmpfiles.d', 'init_file');
   if (file === undefined) r.discard();
   r.finish();
@@ -75,7 +77,7 @@ export function mapTrackFile(ctx: Context, b: NamedBlock): TrackFile | undefined
     ctx.report(b.pos, 'track_file', `${b.name} has no file; not carried over`);
     return undefined;
   }
-  return { path: file, weight };
+  return { path: file, weight, reverse };
 }
 
 interface InstanceEnv {
@@ -447,6 +449,7 @@ export function mapTracks(ctx: Context, r: BlockReader, env: Omit<InstanceEnv, '
       }
       const w = weightOf(ctx, line, -254, 254);
       if (!w.ok) continue;
+      if (file.reverse !== undefined && w.weight === undefined) ctx.reportDirective(file.reverse, 'reverse is not supported on VRRP tracking by lvsd');
       const t = { path: file.path, weight: w.weight ?? file.weight };
       ctx.source.self(t, line.pos);
       (out.trackFiles ??= []).push(t);

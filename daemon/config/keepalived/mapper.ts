@@ -7,6 +7,7 @@ import { mapGlobalDefs } from './map-global.js';
 import { mapSyncGroup, mapTrackFile, mapVrrpInstance, mapVrrpScript, type TrackFile, type VrrpResult } from './map-vrrp.js';
 import { mergeDuplicateServers, serviceId, type MappedServer } from './duplicates.js';
 import { alertsOut } from './map-alerts.js';
+import { trackFilesOf } from './map-checker.js';
 import { expandGroup, mapVirtualServer, virtualServerKeys, type GroupMember } from './map-lvs.js';
 import { safeName } from './names.js';
 import { unsupportedReason } from './unsupported.js';
@@ -36,6 +37,7 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
     const f = mapTrackFile(ctx, b);
     if (f) trackFiles.set(b.name, f);
   }
+  trackFilesOf.set(ctx, trackFiles);
 
   const result: VrrpResult = { scripts, instances: [], syncGroups: [], vridByInstance: new Map() };
   const instances: InstanceOut[] = [];

@@ -2,10 +2,11 @@
 // validates and compiles the type's options. Errors name the target and the field.
 import { isIP } from 'node:net';
 import { HealthOptionError, type CheckOptions, type Endpoint } from '../options.js';
-import { OK_VERDICT } from '../types.js';
+import { fail, OK_VERDICT } from '../types.js';
 import { agentProbe, withAgent } from './agent.js';
 import { dnsProbe } from './dns.js';
 import { execProbe } from './exec.js';
+import { fileProbe } from './file.js';
 import { httpProbe, prepareHttp } from './http.js';
 import type { Probe } from './probe.js';
 import { smtpProbe } from './smtp.js';
@@ -34,6 +35,8 @@ export function resolveEndpoint(id: string, address: string, port: number, o: Ch
 }
 
 const alwaysUp: Probe = () => Promise.resolve(OK_VERDICT);
+/** The ping check's JavaScript side: the native engine runs it, and the monitor refuses it without one. */
+const pingWithoutEngine: Probe = () => Promise.resolve(fail('error', 'ping checks run on the native probe engine only'));
 
 export function buildProbe(id: string, address: string, port: number, o: CheckOptions): Probe {
   const main = buildCheckProbe(id, address, port, o);
@@ -64,6 +67,12 @@ function buildCheckProbe(id: string, address: string, port: number, o: CheckOpti
         return dnsProbe(ep, o.dns, o.timeoutMs);
       case 'smtp':
         return smtpProbe(ep, o.smtp ?? {}, o.timeoutMs);
+      case 'ping':
+        if (o.bindInterface !== undefined) throw new HealthOptionError(id, 'bindInterface', 'not supported by ping checks (an interface-scoped link-local target)');
+        return pingWithoutEngine;
+      case 'file':
+        if (o.file === undefined) throw new Error('path: required');
+        return fileProbe(o.file);
       case 'exec':
         if (o.exec === undefined) throw new Error('command: required');
         return execProbe(ep, o.exec, o.timeoutMs);

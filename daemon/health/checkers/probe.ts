@@ -4,7 +4,13 @@
 // release its socket or child process and settle.
 import type { CheckVerdict } from '../types.js';
 
-export type Probe = (signal: AbortSignal) => Promise<CheckVerdict>;
+export type Probe = ((signal: AbortSignal) => Promise<CheckVerdict>) & {
+  /**
+   * A probe whose answer can change between checks and that can tell (a file check: inotify) offers
+   * this: `changed` asks the monitor for a check now; the returned function stops watching.
+   */
+  watch?: (changed: () => void) => () => void;
+};
 
 /**
  * Settles a probe exactly once, running its cleanup and detaching from the signal. Checkers build

@@ -1,5 +1,5 @@
-// lvsd's native probe engine: TCP connect and plain-HTTP GET health checks run by one epoll thread,
-// so a check costs JavaScript almost nothing (no net.Socket, no Promise, no AbortSignal).
+// lvsd's native probe engine: TCP connect, plain-HTTP GET and ICMP/ICMPv6 echo health checks run by
+// one epoll thread, so a check costs JavaScript almost nothing (no net.Socket, no Promise, no AbortSignal).
 //
 //   open(onBatch)                                 → engine; onBatch(Int32Array records, bodies[])
 //   addSpec(engine, kind, host, port, bindTo|null, request|null, ranges Int32Array|null, timeoutMs) → spec id
@@ -21,11 +21,18 @@
 // 5 ms; while a call is pending, further results join the same batch.
 //
 // Sockets close with SO_LINGER 0 (a reset): no TIME_WAIT piles up on the director at 10,000 checks/s.
+//
+// Ping checks (KIND_PING) share one ICMP socket per family, opened by the first ping spec: raw when
+// the process may (CAP_NET_RAW), else a ping socket (SOCK_DGRAM, allowed by net.ipv4.ping_group_range);
+// neither is an error addSpec throws. Each echo carries the engine's id and a sequence number unique
+// among the echoes in flight, which finds the probe when the reply (or an ICMP error quoting the
+// request) comes back; the reply's source must be the target.
 #define _GNU_SOURCE
 #define NAPI_VERSION 8
 #include <node_api.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -37,12 +44,15 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <linux/icmp.h>
+#include <netinet/icmp6.h>
+#include "icmp_codec.h"
 
 #ifndef IP_BIND_ADDRESS_NO_PORT
 #define IP_BIND_ADDRESS_NO_PORT 24
 #endif
 
-enum { KIND_TCP = 0, KIND_HTTP = 1, KIND_HTTP_BODY = 2 };
+enum { KIND_TCP = 0, KIND_HTTP = 1, KIND_HTTP_BODY = 2, KIND_PING = 3 };
 enum { BODY_EOF = 0, BODY_LENGTH = 1, BODY_CHUNKED = 2 };
 enum { RES_OK = 0, RES_ERRNO = 1, RES_TIMEOUT = 2, RES_HEAD = 3, RES_EOF = 4 };
 enum { ST_CONNECTING = 0, ST_SENDING = 1, ST_READING = 2 };
@@ -78,7 +88,8 @@ typedef struct probe {
   struct probe* prev;  // deadline list (ascending)
   struct probe* next;
   spec_t* spec;
-  int fd;
+  int fd;    // -1 for a ping: it shares the engine's ICMP socket
+  int seq;   // a ping's echo sequence number, -1 before it is sent
   int state;
   int32_t token, gen;
   int64_t deadline;
@@ -118,7 +129,14 @@ typedef struct {
   int woken;
   batch_t out;
   int call_pending;
+  // ICMP sockets, [0] IPv4 and [1] IPv6 (-1 until a ping spec needs one): opened with mu held,
+  // read by the engine thread only after a submission that came through mu.
+  int icmp_fd[2];
+  int icmp_raw[2];      // raw socket (our id, IPv4 header first) or ping socket (the kernel's id)
+  uint16_t icmp_id[2];
   // Engine thread only.
+  probe_t** by_seq;     // 65536 slots: the ping in flight with that sequence number
+  uint16_t next_seq;
   probe_t* head;
   probe_t* tail;
   batch_t local;
@@ -220,6 +238,7 @@ static void list_insert(engine_t* e, probe_t* p) {
 
 static void probe_end(engine_t* e, probe_t* p) {
   list_unlink(e, p);
+  if (p->seq >= 0 && e->by_seq[p->seq] == p) e->by_seq[p->seq] = NULL;
   if (p->fd >= 0) {
     // close() alone leaves the epoll set only when no other descriptor shares the socket, and a
     // child that Node forks (nft, notify hooks, exec checks) holds a copy of every descriptor until
@@ -241,16 +260,24 @@ static void finish_errno(engine_t* e, probe_t* p, int err) {
   probe_end(e, p);
 }
 
+static void ping_start(engine_t* e, probe_t* p);
+
 static void probe_start(engine_t* e, spec_t* s, int32_t token, int32_t gen) {
   probe_t* p = calloc(1, sizeof *p);
   if (p == NULL) abort();
   p->spec = s;
   p->token = token;
   p->gen = gen;
+  p->fd = -1;
+  p->seq = -1;
   // The clock starts at this probe's own connect(), not at the start of a burst: on a slow CPU the
   // last of a thousand starts could otherwise be timed out before its SYN left.
   p->deadline = now_ns() + s->timeout_ns;
   list_insert(e, p);
+  if (s->kind == KIND_PING) {
+    ping_start(e, p);
+    return;
+  }
   p->fd = socket(s->dst.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (p->fd < 0) {
     finish_errno(e, p, errno);
@@ -518,6 +545,131 @@ static void on_event(engine_t* e, probe_t* p, uint32_t events) {
   on_readable(e, p);
 }
 
+// ——— ping ———
+
+static void ping_start(engine_t* e, probe_t* p) {
+  spec_t* s = p->spec;
+  int f = s->dst.ss_family == AF_INET6;
+  if (e->by_seq == NULL && (e->by_seq = calloc(65536, sizeof *e->by_seq)) == NULL) abort();
+  int tries = 0;
+  while (e->by_seq[e->next_seq] != NULL && tries < 65536) {
+    e->next_seq++;
+    tries++;
+  }
+  if (tries == 65536) {  // 65,536 echoes in flight: no sequence number left to tell them apart
+    finish_errno(e, p, ENOBUFS);
+    return;
+  }
+  p->seq = e->next_seq++;
+  e->by_seq[p->seq] = p;
+  uint8_t pkt[ICMP_ECHO_LEN];
+  icmp_echo(pkt, f ? 6 : 4, e->icmp_id[f], (uint16_t)p->seq);
+  struct iovec iov = {pkt, sizeof pkt};
+  struct msghdr msg = {.msg_name = &s->dst, .msg_namelen = s->dst_len, .msg_iov = &iov, .msg_iovlen = 1};
+  // bindto: the socket is shared, so the source address goes with each echo (IP_PKTINFO).
+  union {
+    char buf[CMSG_SPACE(sizeof(struct in6_pktinfo))];
+    struct cmsghdr align;
+  } ctl;
+  if (s->src_len > 0) {
+    memset(&ctl, 0, sizeof ctl);
+    msg.msg_control = ctl.buf;
+    struct cmsghdr* c = (struct cmsghdr*)ctl.buf;
+    if (f) {
+      struct in6_pktinfo pi = {.ipi6_addr = ((struct sockaddr_in6*)&s->src)->sin6_addr, .ipi6_ifindex = 0};
+      c->cmsg_level = IPPROTO_IPV6;
+      c->cmsg_type = IPV6_PKTINFO;
+      c->cmsg_len = CMSG_LEN(sizeof pi);
+      memcpy(CMSG_DATA(c), &pi, sizeof pi);
+      msg.msg_controllen = CMSG_SPACE(sizeof pi);
+    } else {
+      struct in_pktinfo pi = {.ipi_ifindex = 0, .ipi_spec_dst = ((struct sockaddr_in*)&s->src)->sin_addr};
+      c->cmsg_level = IPPROTO_IP;
+      c->cmsg_type = IP_PKTINFO;
+      c->cmsg_len = CMSG_LEN(sizeof pi);
+      memcpy(CMSG_DATA(c), &pi, sizeof pi);
+      msg.msg_controllen = CMSG_SPACE(sizeof pi);
+    }
+  }
+  if (sendmsg(e->icmp_fd[f], &msg, 0) < 0) finish_errno(e, p, errno);
+}
+
+static int same_host(const struct sockaddr_storage* a, const struct sockaddr_storage* b) {
+  if (a->ss_family != b->ss_family) return 0;
+  if (a->ss_family == AF_INET6) return memcmp(&((const struct sockaddr_in6*)a)->sin6_addr, &((const struct sockaddr_in6*)b)->sin6_addr, 16) == 0;
+  return memcmp(&((const struct sockaddr_in*)a)->sin_addr, &((const struct sockaddr_in*)b)->sin_addr, 4) == 0;
+}
+
+static int quotes_host(const uint8_t* q, const struct sockaddr_storage* dst) {
+  if (dst->ss_family == AF_INET6) return memcmp(q, &((const struct sockaddr_in6*)dst)->sin6_addr, 16) == 0;
+  return memcmp(q, &((const struct sockaddr_in*)dst)->sin_addr, 4) == 0;
+}
+
+// Reads what the ICMP socket of family f holds (at most a bounded number of datagrams per turn, so
+// a flood of foreign ICMP cannot keep the other sockets waiting; epoll reports the rest again).
+static void icmp_readable(engine_t* e, int f) {
+  uint8_t buf[1500];
+  struct sockaddr_storage from;
+  for (int i = 0; i < 4096; i++) {
+    socklen_t fl = sizeof from;
+    ssize_t n = recvfrom(e->icmp_fd[f], buf, sizeof buf, 0, (struct sockaddr*)&from, &fl);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;  // EAGAIN, or a ping socket's pending ICMP error (the timeout decides that probe)
+    }
+    icmp_read_t r = icmp_read(buf, (size_t)n, f ? 6 : 4, !f && e->icmp_raw[f]);
+    if (r.kind == ICMP_NONE || (e->icmp_raw[f] && r.id != e->icmp_id[f]) || e->by_seq == NULL) continue;
+    probe_t* p = e->by_seq[r.seq];
+    if (p == NULL || (p->spec->dst.ss_family == AF_INET6) != f) continue;
+    if (r.kind == ICMP_REPLY ? !same_host(&from, &p->spec->dst) : !quotes_host(r.quoted_dst, &p->spec->dst)) continue;
+    if (r.kind == ICMP_REPLY) emit(e, p, RES_OK, 0);
+    else emit(e, p, RES_ERRNO, r.err);
+    probe_end(e, p);
+  }
+}
+
+// Opens the ICMP socket of family f (with mu held). Returns 0, or the errno of the last attempt.
+static int open_icmp(engine_t* e, int f) {
+  if (e->icmp_fd[f] >= 0) return 0;
+  int af = f ? AF_INET6 : AF_INET;
+  int proto = f ? IPPROTO_ICMPV6 : IPPROTO_ICMP;
+  int raw = 1;
+  int fd = socket(af, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+  if (fd < 0 && (errno == EPERM || errno == EACCES)) {
+    raw = 0;
+    fd = socket(af, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+  }
+  if (fd < 0) return errno;
+  if (raw && !f) {
+    // Only echo replies and the errors that can quote an echo request reach this socket.
+    struct icmp_filter flt = {~((1U << ICMP_ECHOREPLY) | (1U << ICMP_DEST_UNREACH) | (1U << ICMP_TIME_EXCEEDED))};
+    setsockopt(fd, SOL_RAW, ICMP_FILTER, &flt, sizeof flt);
+  } else if (raw) {
+    struct icmp6_filter flt;
+    ICMP6_FILTER_SETBLOCKALL(&flt);
+    ICMP6_FILTER_SETPASS(ICMP6_ECHO_REPLY, &flt);
+    ICMP6_FILTER_SETPASS(ICMP6_DST_UNREACH, &flt);
+    ICMP6_FILTER_SETPASS(ICMP6_TIME_EXCEEDED, &flt);
+    setsockopt(fd, IPPROTO_ICMPV6, ICMP6_FILTER, &flt, sizeof flt);
+  }
+  // 10,000 echoes in one second arrive in bursts: room for them while the thread is busy.
+  int size = 4 << 20;
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) != 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+  if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) != 0) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+  struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &e->icmp_fd[f]};
+  if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    int err = errno;
+    close(fd);
+    return err;
+  }
+  static unsigned engines;
+  // A raw socket sees every echo reply of the host: the id tells ours apart (ping(8) uses its pid too).
+  e->icmp_id[f] = (uint16_t)((unsigned)getpid() * 31U + __atomic_fetch_add(&engines, 1, __ATOMIC_RELAXED));
+  e->icmp_raw[f] = raw;
+  e->icmp_fd[f] = fd;
+  return 0;
+}
+
 // ——— the thread ———
 
 // Starts at most this many checks per loop iteration, so a burst (the event loop catching up after a
@@ -586,6 +738,10 @@ static void* engine_main(void* arg) {
         uint64_t v;
         if (read(e->evfd, &v, sizeof v) < 0) { /* already drained */ }
         woken = 1;
+        continue;
+      }
+      if (evs[i].data.ptr == &e->icmp_fd[0] || evs[i].data.ptr == &e->icmp_fd[1]) {
+        icmp_readable(e, evs[i].data.ptr == &e->icmp_fd[1]);
         continue;
       }
       on_event(e, evs[i].data.ptr, evs[i].events);
@@ -694,6 +850,10 @@ static void stop_engine(engine_t* e) {
   napi_release_threadsafe_function(e->tsfn, napi_tsfn_abort);
   close(e->epfd);
   close(e->evfd);
+  for (int f = 0; f < 2; f++)
+    if (e->icmp_fd[f] >= 0) close(e->icmp_fd[f]);
+  free(e->by_seq);
+  e->by_seq = NULL;
   for (int i = 0; i < e->nspecs; i++)
     if (e->specs[i] != NULL) spec_unref(e->specs[i]);
   e->nspecs = 0;
@@ -729,6 +889,7 @@ static napi_value engine_open(napi_env env, napi_callback_info info) {
     return NULL;
   }
   pthread_mutex_init(&e->mu, NULL);
+  e->icmp_fd[0] = e->icmp_fd[1] = -1;
   e->epfd = epoll_create1(EPOLL_CLOEXEC);
   e->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
@@ -796,7 +957,7 @@ static napi_value add_spec(napi_env env, napi_callback_info info) {
     napi_throw_error(env, NULL, "out of memory");
     return NULL;
   }
-  s->kind = kind == KIND_HTTP || kind == KIND_HTTP_BODY ? kind : KIND_TCP;
+  s->kind = kind == KIND_HTTP || kind == KIND_HTTP_BODY || kind == KIND_PING ? kind : KIND_TCP;
   s->refs = 1;
   s->timeout_ns = (int64_t)timeout_ms * 1000000LL;
   char host[64];
@@ -838,6 +999,19 @@ static napi_value add_spec(napi_env env, napi_callback_info info) {
     }
   }
   pthread_mutex_lock(&e->mu);
+  if (s->kind == KIND_PING) {
+    int err = open_icmp(e, s->dst.ss_family == AF_INET6);
+    if (err != 0) {
+      pthread_mutex_unlock(&e->mu);
+      free(s->request);
+      free(s->ranges);
+      free(s);
+      char msg[200];
+      snprintf(msg, sizeof msg, "cannot open an ICMP socket: %s (ping checks need CAP_NET_RAW, or a net.ipv4.ping_group_range that holds lvsd's group)", strerror(err));
+      napi_throw_error(env, "EICMPSOCKET", msg);
+      return NULL;
+    }
+  }
   int id;
   if (e->nfree > 0) {
     id = e->free_ids[--e->nfree];
@@ -903,6 +1077,46 @@ static napi_value start(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+// icmpEcho(family, id, seq) → Buffer: the echo request a ping check sends (for tests).
+static napi_value js_icmp_echo(napi_env env, napi_callback_info info) {
+  napi_value argv[3], out;
+  if (!get_args(env, info, 3, argv)) return NULL;
+  int32_t family = 4, id = 0, seq = 0;
+  napi_get_value_int32(env, argv[0], &family);
+  napi_get_value_int32(env, argv[1], &id);
+  napi_get_value_int32(env, argv[2], &seq);
+  uint8_t pkt[ICMP_ECHO_LEN];
+  icmp_echo(pkt, family, (uint16_t)id, (uint16_t)seq);
+  void* copy;
+  CHECK(napi_create_buffer_copy(env, sizeof pkt, pkt, &copy, &out));
+  return out;
+}
+
+// icmpRead(buf, family, ipHeader) → [kind, id, seq, errno, offset of the quoted destination or -1]
+static napi_value js_icmp_read(napi_env env, napi_callback_info info) {
+  napi_value argv[3], out;
+  if (!get_args(env, info, 3, argv)) return NULL;
+  void* data;
+  size_t len;
+  int32_t family = 4;
+  bool ip_header = false;
+  if (napi_get_buffer_info(env, argv[0], &data, &len) != napi_ok) {
+    napi_throw_type_error(env, NULL, "expected a Buffer");
+    return NULL;
+  }
+  napi_get_value_int32(env, argv[1], &family);
+  napi_get_value_bool(env, argv[2], &ip_header);
+  icmp_read_t r = icmp_read(data, len, family, ip_header);
+  int32_t v[5] = {r.kind, r.id, r.seq, r.err, r.quoted_dst == NULL ? -1 : (int32_t)(r.quoted_dst - (const uint8_t*)data)};
+  CHECK(napi_create_array_with_length(env, 5, &out));
+  for (uint32_t i = 0; i < 5; i++) {
+    napi_value n;
+    napi_create_int32(env, v[i], &n);
+    napi_set_element(env, out, i, n);
+  }
+  return out;
+}
+
 NAPI_MODULE_INIT() {
   napi_property_descriptor props[] = {
       {"open", NULL, engine_open, NULL, NULL, NULL, napi_default, NULL},
@@ -910,6 +1124,8 @@ NAPI_MODULE_INIT() {
       {"addSpec", NULL, add_spec, NULL, NULL, NULL, napi_default, NULL},
       {"removeSpec", NULL, remove_spec, NULL, NULL, NULL, napi_default, NULL},
       {"start", NULL, start, NULL, NULL, NULL, napi_default, NULL},
+      {"icmpEcho", NULL, js_icmp_echo, NULL, NULL, NULL, napi_default, NULL},
+      {"icmpRead", NULL, js_icmp_read, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;
