@@ -321,7 +321,7 @@ virtualServers:
   const vs = c.virtualServers[0];
   assert.ok(vs);
   assert.deepEqual(vs.persistence, { timeoutMs: 300_000, netmask: '255.255.255.255' });
-  assert.deepEqual(vs.sorryServer, { id: '10.0.9.9:443', address: '10.0.9.9', port: 443, method: 'tun' });
+  assert.deepEqual(vs.sorryServer, { id: '10.0.9.9:443', address: '10.0.9.9', port: 443, method: 'tun', inhibit: false });
   assert.deepEqual(vs.notify, { quorumDown: '/bin/down' });
   const rs = vs.realServers[0];
   assert.ok(rs);
