@@ -269,7 +269,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       schedulerFlags: [...(vs.schedulerFlags ?? ((vs.scheduler ?? DEFAULTS.scheduler) === 'mh' ? (['mh-fallback', 'mh-port'] as const) : []))],
       method,
       persistence: vs.persistence
-        ? { timeoutMs: ms(vs.persistence.timeout, 300_000), netmask: vs.persistence.netmask ?? (family === 4 ? '255.255.255.255' : '128') }
+        ? { timeoutMs: ms(vs.persistence.timeout, 300_000), netmask: vs.persistence.netmask ?? (family === 4 ? '255.255.255.255' : '128'), ...(vs.persistence.engine !== undefined ? { engine: vs.persistence.engine } : {}) }
         : undefined,
       onePacket: vs.onePacket ?? false,
       quorum: vs.quorum ?? DEFAULTS.quorum,

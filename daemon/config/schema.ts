@@ -507,6 +507,7 @@ export const VirtualServer = Obj(
         {
           timeout: Duration('Persistence timeout (persistence_timeout).'),
           netmask: opt(Type.String({ minLength: 1, description: 'Client granularity: IPv4 netmask (255.255.255.0) or IPv6 prefix length ("64"). Default: host.' })),
+          engine: opt(Enum(['sip'], 'IPVS persistence engine (keepalived persistence_engine): sip = one real server per SIP Call-ID (UDP; the kernel\'s ip_vs_pe_sip). ipvs dataplane only. Default none.')),
         },
         'Persistent (sticky) connections.',
       ),

@@ -290,7 +290,7 @@ export interface VirtualServer {
   scheduler: Scheduler;
   schedulerFlags: SchedulerFlag[];
   method: ForwardMethod;
-  persistence?: { timeoutMs: number; netmask: string };
+  persistence?: { timeoutMs: number; netmask: string; engine?: 'sip' };
   onePacket: boolean;
   quorum: number;
   hysteresis: number;

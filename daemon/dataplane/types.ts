@@ -40,6 +40,8 @@ export interface PersistenceSpec {
   timeoutSec: number;
   /** IPv4 dotted netmask, or an IPv6 prefix length as a number string ("128"). */
   netmask: string;
+  /** IPVS persistence engine (keepalived persistence_engine), e.g. "sip": persistence by SIP Call-ID. */
+  engine?: string;
 }
 
 export interface ServiceSpec {

@@ -26,6 +26,7 @@ export function servicePlan(vs: VirtualServer): ServicePlan {
   if (vs.schedulerFlags.length > 0) plan.schedulerFlags = [...vs.schedulerFlags];
   if (vs.persistence !== undefined) {
     plan.persistence = { timeoutSec: Math.max(1, Math.round(vs.persistence.timeoutMs / 1000)), netmask: vs.persistence.netmask };
+    if (vs.persistence.engine !== undefined) plan.persistence.engine = vs.persistence.engine;
   }
   if (vs.onePacket) plan.onePacket = true;
   if (vs.sorryServer !== undefined) {

@@ -52,8 +52,8 @@ const CORPUS: Expectation[] = [
     diagnostics: [],
     instances: 1,
     vips: 3,
-    virtualServers: 3,
-    realServers: 7,
+    virtualServers: 4,
+    realServers: 9,
     check: (r) => {
       const [http, https] = r.config.virtualServers ?? [];
       assert.equal(http?.method, 'dr');

@@ -499,6 +499,15 @@ test('sorry_server_inhibit → sorryServer.inhibit (the sorry server waits at we
   assert.equal(loaded.config.virtualServers[0]?.sorryServer?.inhibit, true);
 });
 
+test('persistence_engine sip → persistence.engine; without persistence or another engine it is reported', () => {
+  const r = importText(VS(' protocol UDP\n persistence_timeout 60\n persistence_engine sip\n real_server 10.0.1.1 5060 {\n }', '10.0.0.100 5060'));
+  assert.deepEqual(r.config.virtualServers?.[0]?.persistence, { timeout: '60s', engine: 'sip' });
+  assert.deepEqual(diag(r), []);
+  assert.ok(loadConfigText(r.yaml).ok);
+  assert.deepEqual(diag(importText(VS(' persistence_engine sip\n real_server 10.0.1.1 80 {\n }'))), ['2 persistence_engine']);
+  assert.deepEqual(diag(importText(VS(' persistence_timeout 60\n persistence_engine h323\n real_server 10.0.1.1 80 {\n }'))), ['3 persistence_engine']);
+});
+
 test('global_defs vrrp_rt_priority → vrrp.realtimePriority; out of range is reported, not carried over', () => {
   const r = importText(`global_defs {\n vrrp_rt_priority 50\n}\n${VI('')}`);
   assert.equal(r.config.vrrp?.realtimePriority, 50);

@@ -23,13 +23,13 @@ const svcArb: fc.Arbitrary<ServiceSpec> = fc
   .record({
     n: fc.integer({ min: 1, max: 5 }),
     scheduler: fc.constantFrom('rr' as const, 'wrr' as const, 'sh' as const),
-    persistent: fc.boolean(),
+    persistent: fc.constantFrom('none' as const, 'plain' as const, 'sip' as const),
     rs: fc.uniqueArray(rsArb, { selector: (r) => r.id, maxLength: 5 }),
     takeOver: fc.boolean(),
   })
   .map(({ n, scheduler, persistent, rs, takeOver }) => {
     const s: ServiceSpec = { id: `tcp:10.0.0.${n}:80`, family: 4, protocol: 'tcp', address: `10.0.0.${n}`, port: 80, scheduler, realServers: rs };
-    if (persistent) s.persistence = { timeoutSec: 300, netmask: '255.255.255.255' };
+    if (persistent !== 'none') s.persistence = { timeoutSec: 300, netmask: '255.255.255.255', ...(persistent === 'sip' ? { engine: 'sip' } : {}) };
     if (takeOver) s.takeOver = true;
     return s;
   });
@@ -85,7 +85,7 @@ test('the plan is minimal: one operation per differing object, none for equal on
           expected += 1 + want.realServers.length;
           continue;
         }
-        if (cur.scheduler !== want.scheduler || cur.persistence?.timeoutSec !== want.persistence?.timeoutSec) expected++;
+        if (cur.scheduler !== want.scheduler || cur.persistence?.timeoutSec !== want.persistence?.timeoutSec || cur.persistence?.engine !== want.persistence?.engine) expected++;
         const curRs = new Map(cur.realServers.map((r) => [r.id, r]));
         const wantIds = new Set(want.realServers.map((r) => r.id));
         expected += cur.realServers.filter((r) => !wantIds.has(r.id)).length;
@@ -134,4 +134,17 @@ test('a foreign service is reported as a conflict and left alone; takeOver adopt
 test('duplicate ids in the desired table are rejected with the id', () => {
   const s: ServiceSpec = { id: 'tcp:10.0.0.1:80', family: 4, protocol: 'tcp', address: '10.0.0.1', port: 80, scheduler: 'rr', realServers: [] };
   assert.throws(() => plan({ services: [s, s] }, { services: [] }, new Set()), /service tcp:10\.0\.0\.1:80 more than once/);
+});
+
+test('a persistence engine travels to the kernel as PE_NAME and back from it; plain persistence carries none', async () => {
+  const { toIpvsService, fromIpvs } = await import('../../daemon/dataplane/ipvs/spec.js');
+  const sip: ServiceSpec = { id: 'udp:10.0.0.1:5060', family: 4, protocol: 'udp', address: '10.0.0.1', port: 5060, scheduler: 'rr', realServers: [], persistence: { timeoutSec: 60, netmask: '255.255.255.255', engine: 'sip' } };
+  const k = toIpvsService(sip);
+  assert.equal(k.peName, 'sip');
+  assert.deepEqual(fromIpvs({ ...k, dests: [] }).persistence, sip.persistence);
+  const plain = toIpvsService({ ...sip, persistence: { timeoutSec: 60, netmask: '255.255.255.255' } });
+  assert.equal(plain.peName, undefined);
+  // A change of engine alone is a service update.
+  const p = plan({ services: [sip] }, { services: [{ ...sip, persistence: { timeoutSec: 60, netmask: '255.255.255.255' } }] }, new Set([sip.id]));
+  assert.deepEqual(p.ops.map((o) => o.kind), ['update-service']);
 });

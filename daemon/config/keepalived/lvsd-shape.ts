@@ -139,7 +139,7 @@ export interface VirtualServerOut {
   scheduler?: string;
   schedulerFlags?: string[];
   method: Method;
-  persistence?: { timeout: Duration; netmask?: string };
+  persistence?: { timeout: Duration; netmask?: string; engine?: 'sip' };
   onePacket?: boolean;
   quorum?: number;
   hysteresis?: number;

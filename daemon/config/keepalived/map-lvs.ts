@@ -226,6 +226,13 @@ export function mapVirtualServer(ctx: Context, vs: VirtualServerBlock, key: VsKe
     }
   }
   if (granD && !out.persistence) ctx.reportDirective(granD, 'persistence_granularity without persistence_timeout has no effect');
+  const peD = r.last('persistence_engine');
+  if (peD) {
+    const pe = peD.args[0];
+    if (pe !== 'sip') ctx.reportDirective(peD, `${pe ?? '(missing)'}: the kernel's only persistence engine is sip; not carried over`);
+    else if (!out.persistence) ctx.reportDirective(peD, 'a persistence engine without persistence_timeout has no effect; not carried over');
+    else out.persistence.engine = pe;
+  }
   if (out.port === 0 && !out.persistence) {
     // keepalived 2.2.7: "zero port only valid for persistent services - setting" (its default, 6 minutes).
     out.persistence = { timeout: seconds(360) };

@@ -43,7 +43,8 @@ export function sameServiceConfig(a: ServiceSpec, b: ServiceSpec): boolean {
     sortedFlags(a) === sortedFlags(b) &&
     (a.onePacket ?? false) === (b.onePacket ?? false) &&
     a.persistence?.timeoutSec === b.persistence?.timeoutSec &&
-    a.persistence?.netmask === b.persistence?.netmask
+    a.persistence?.netmask === b.persistence?.netmask &&
+    a.persistence?.engine === b.persistence?.engine
   );
 }
 

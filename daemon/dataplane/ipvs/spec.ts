@@ -72,6 +72,7 @@ function canonicalService(s: ServiceSpec): ServiceSpec {
   if (s.persistence !== undefined) {
     const nm = s.persistence.netmask === '' ? defaultNetmask(s.family) : s.persistence.netmask;
     out.persistence = { timeoutSec: s.persistence.timeoutSec, netmask: s.family === 4 ? canonicalIp(nm) : String(Number(nm)) };
+    if (s.persistence.engine !== undefined) out.persistence.engine = s.persistence.engine;
   }
   if (s.onePacket !== true) delete out.onePacket;
   out.realServers = s.realServers.map((r) => canonicalRealServer(out, r));
@@ -111,13 +112,15 @@ export function toIpvsService(s: ServiceSpec): IpvsService {
   if (s.persistence !== undefined) flags |= SvcFlag.PERSISTENT;
   if (s.onePacket === true) flags |= SvcFlag.ONEPACKET;
   for (const f of s.schedulerFlags ?? []) flags |= f.endsWith('-port') ? SvcFlag.SCHED2 : SvcFlag.SCHED1;
-  return {
+  const svc: IpvsService = {
     key: serviceKeyOf(s),
     scheduler: s.scheduler,
     flags,
     timeout: s.persistence?.timeoutSec ?? 0,
     netmask: s.persistence?.netmask ?? defaultNetmask(s.family),
   };
+  if (s.persistence?.engine !== undefined) svc.peName = s.persistence.engine;
+  return svc;
 }
 
 export function toIpvsDest(r: RealServerSpec): IpvsDest {
@@ -170,7 +173,10 @@ export function fromIpvs(s: IpvsServiceWithDests): ObservedService {
   }
   const flags = schedulerFlagsOf(s);
   if (flags.length > 0) out.schedulerFlags = flags;
-  if (s.flags & SvcFlag.PERSISTENT) out.persistence = { timeoutSec: s.timeout, netmask: s.netmask };
+  if (s.flags & SvcFlag.PERSISTENT) {
+    out.persistence = { timeoutSec: s.timeout, netmask: s.netmask };
+    if (s.peName !== undefined && s.peName !== '') out.persistence.engine = s.peName;
+  }
   if (s.flags & SvcFlag.ONEPACKET) out.onePacket = true;
   const c = counters(s.stats64 ?? s.stats);
   if (c !== undefined) out.counters = c;

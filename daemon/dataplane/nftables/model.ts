@@ -145,6 +145,9 @@ export function serviceModel(spec: ServiceSpec): NftService {
       );
     }
   }
+  if (spec.persistence?.engine !== undefined) {
+    throw new UnsupportedByDataplane('nftables', spec.id, `persistence engine ${spec.persistence.engine} needs the IPVS dataplane`);
+  }
   if (spec.onePacket === true) {
     throw new UnsupportedByDataplane('nftables', spec.id, 'one-packet scheduling (ops) needs the IPVS dataplane');
   }

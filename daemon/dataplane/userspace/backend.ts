@@ -68,6 +68,7 @@ function check(spec: ServiceSpec): void {
   if (spec.fwmark !== undefined) throw new UnsupportedByDataplane('userspace', spec.id, 'fwmark services need a kernel dataplane (ipvs or nftables)');
   if (spec.protocol === 'sctp') throw new UnsupportedByDataplane('userspace', spec.id, 'SCTP is not proxied in userspace');
   if (spec.address === undefined || spec.port === undefined) throw new UnsupportedByDataplane('userspace', spec.id, 'a service needs an address and a port');
+  if (spec.persistence?.engine !== undefined) throw new UnsupportedByDataplane('userspace', spec.id, `persistence engine ${spec.persistence.engine} needs the IPVS dataplane`);
   if (spec.port === 0) throw new UnsupportedByDataplane('userspace', spec.id, 'a virtual server on every port (port 0) needs the IPVS dataplane (a proxy listens on one port)');
   for (const rs of spec.realServers) {
     if (rs.method !== 'nat') {

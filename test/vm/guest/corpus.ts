@@ -33,10 +33,10 @@ const TARGETS: Record<string, { targets: Target[]; localOnly?: string[] }> = {
       { kind: 'http', address: '10.30.1.2', port: 8001 }, // HTTP_GET: body "ok" fits the regex, not the digest → down in both
       { kind: 'https', address: '10.30.1.3', port: 8000 },
       { kind: 'dns', address: '10.30.1.5', port: 8000 }, // DNS_CHECK asks the real server's port
-      { kind: 'smtp', address: '10.30.1.7', port: 8000 }, // SMTP_CHECK (keepalived only: lvsd has no SMTP checker)
+      { kind: 'smtp', address: '10.30.1.7', port: 8000 }, // SMTP_CHECK: banner, HELO, QUIT
       { kind: 'udp', address: '10.30.1.1', port: 4000, reply: 'OK' },
     ],
-    // bindto source; PING_CHECK target (keepalived only); MISC_CHECK runs /usr/local/bin/check-app (written below)
+    // bindto source; PING_CHECK target (an address of its own, so the echo is answered); MISC_CHECK runs /usr/local/bin/check-app (written below)
     localOnly: ['10.30.0.2', '10.30.1.6'],
   },
   'fwmark-services.conf': {
