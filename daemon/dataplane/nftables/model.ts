@@ -207,6 +207,21 @@ export function sameSpec(a: ServiceSpec, b: ServiceSpec): boolean {
   return true;
 }
 
+/** A private copy of what sameSpec compares (a full structuredClone was most of a full program's modelling). */
+function specCopy(s: ServiceSpec): ServiceSpec {
+  const c: ServiceSpec = {
+    id: s.id, family: s.family, protocol: s.protocol, scheduler: s.scheduler,
+    realServers: s.realServers.map((rs) => ({ id: rs.id, address: rs.address, port: rs.port, weight: rs.weight, method: rs.method })),
+  };
+  if (s.address !== undefined) c.address = s.address;
+  if (s.port !== undefined) c.port = s.port;
+  if (s.fwmark !== undefined) c.fwmark = s.fwmark;
+  if (s.onePacket !== undefined) c.onePacket = s.onePacket;
+  if (s.persistence !== undefined) c.persistence = { ...s.persistence };
+  if (s.schedulerFlags !== undefined) c.schedulerFlags = [...s.schedulerFlags];
+  return c;
+}
+
 /**
  * Remembers each service's model with a private copy of the spec it came from, so the next tableModel()
  * rebuilds only the services whose spec changed (a copy: the caller may mutate its objects in place).
@@ -221,7 +236,7 @@ export class ModelCache {
       return had.svc;
     }
     const svc = serviceModel(spec);
-    this.next.set(spec.id, { spec: structuredClone(spec), svc });
+    this.next.set(spec.id, { spec: specCopy(spec), svc });
     return svc;
   }
   /** Called after a table is built: what was not used this time is forgotten. */
