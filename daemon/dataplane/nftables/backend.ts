@@ -13,9 +13,9 @@
 import type { Logger } from 'pino';
 import type { ApplyReport, Dataplane, DesiredTable, ObservedRealServer, ObservedService, ObservedTable, ServiceSpec } from '../types.js';
 import { sameService, tableModel, DEFAULT_TABLE, ModelCache, type NftService, type NftTableModel } from './model.js';
-import { fullCommands, fullLive, planPhases, planUpdate, slotMapsIn, type UpdatePlan } from './render.js';
+import { fullLive, planPhases, planUpdate, slotMapsIn, type UpdatePlan } from './render.js';
 import { tableDelta } from './delta.js';
-import { nftText } from './nft-text.js';
+import { fullText, nftText } from './nft-text.js';
 import { fastChanges } from './fast-path.js';
 import { netfilterWriter } from './nl-writer.js';
 import { parseTable, type ParsedTable } from './parse.js';
@@ -87,8 +87,6 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
   }
 
   function planFrom(kernel: ParsedTable, next: NftTableModel): UpdatePlan {
-    // A table lvsd cannot read is rebuilt whole, in one transaction (it had no consistent state to keep).
-    if (kernel.problems.length > 0) return { stage: [], switch: fullCommands(next, true), retire: [], live: fullLive(next) };
     return planUpdate({ table, masquerade, services: kernel.services, live: kernel.live }, next, sameService, kernel.leftovers, kernel.maps);
   }
 
@@ -144,6 +142,12 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
       lastVerified = now();
       if (expected !== undefined) drift = describeDrift(expected, kernel);
       before = kernel.services;
+      if (kernel.problems.length > 0) {
+        // A table lvsd cannot read (or none) is written whole, in one transaction (it had no consistent state to keep).
+        const full = fullText(next);
+        await shell.apply(full.text);
+        return { plan: { stage: [], switch: [], retire: [], live: fullLive(next) }, operations: full.commands };
+      }
       const p = planFrom(kernel, next);
       return { plan: p, operations: await run(p) };
     };

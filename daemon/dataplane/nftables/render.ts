@@ -211,6 +211,13 @@ export function fullCommands(m: NftTableModel, replace: boolean): NftCommand[] {
   for (const svc of m.services.values()) {
     cmds.push(...serviceCommands(m.table, svc), dispatchRule(m.table, svc.chain, 'a'), vmapElement('add', m.table, svc));
   }
+  cmds.push(...masqCommands(m));
+  return cmds;
+}
+
+/** The masquerade sets' elements of a full program (none without masquerade). */
+export function masqCommands(m: NftTableModel): NftCommand[] {
+  const cmds: NftCommand[] = [];
   if (m.masquerade) {
     for (const [set, elems] of masqElements(m)) {
       if (elems.size > 0) cmds.push(elementCmd('add', m.table, set, [...elems]));
