@@ -63,6 +63,7 @@ interface Row {
   size: number;
   full: number;
   nftFile: number;
+  changeCpu: number;
   again: number;
   change: number;
   raw: number;
@@ -97,9 +98,18 @@ async function measure(ns: string, exec: (cmd: string, args: string[]) => Promis
   const nftFile = median(files);
   const again = (await dp.apply(bigTable(size, 10))).durationMs;
   // apply()'s own figure: from the desired table handed over to the kernel's last ack (not building it here).
+  // And the CPU this process spent on it (load on a shared machine stretches the wall time, not this).
   const changes: number[] = [];
-  for (let i = 0; i < ROUNDS; i++) changes.push((await dp.apply(bigTable(size, 10, i))).durationMs);
+  const cpus: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const table = bigTable(size, 10, i);
+    const c0 = process.cpuUsage();
+    changes.push((await dp.apply(table)).durationMs);
+    const c = process.cpuUsage(c0);
+    cpus.push((c.user + c.system) / 1000);
+  }
   const change = median(changes);
+  const changeCpu = median(cpus);
   await dp.close();
 
   const shell = new NftShell({ netns: ns });
@@ -132,7 +142,7 @@ async function measure(ns: string, exec: (cmd: string, args: string[]) => Promis
   await exec('nft', ['add', 'map', 'inet', TABLE, 'probe4', '{ type mark : ipv4_addr; }']);
   const dataFloor = JSON.parse(await exec('node', [join(here, 'nft-netlink-floor.js'), TABLE, chain, String(ROUNDS), 'data'])) as { medianMs: number };
   await exec('nft', ['delete', 'table', 'inet', TABLE]);
-  return { size, full, nftFile, again, change, raw, batch, batchOps: fastThere.length, roundTrip, oneElement, netlink: floor.medianMs, netlinkData: dataFloor.medianMs };
+  return { size, full, nftFile, changeCpu, again, change, raw, batch, batchOps: fastThere.length, roundTrip, oneElement, netlink: floor.medianMs, netlinkData: dataFloor.medianMs };
 }
 
 async function main(): Promise<void> {
@@ -146,12 +156,12 @@ async function main(): Promise<void> {
     for (const size of SIZES) {
       const r = await measure(host.name, exec, size);
       rows.push(r);
-      console.log(`S=${String(size).padStart(5)}  full program ${r.full.toFixed(0).padStart(6)} ms (nft -f of its transaction ${r.nftFile.toFixed(0)} ms)  unchanged ${r.again.toFixed(1).padStart(6)} ms  one change ${r.change.toFixed(1).padStart(6)} ms ` +
+      console.log(`S=${String(size).padStart(5)}  full program ${r.full.toFixed(0).padStart(6)} ms (nft -f of its transaction ${r.nftFile.toFixed(0)} ms)  unchanged ${r.again.toFixed(1).padStart(6)} ms  one change ${r.change.toFixed(1).padStart(6)} ms (lvsd CPU ${r.changeCpu.toFixed(2)} ms) ` +
         `(its netlink transaction of ${r.batchOps} messages ${r.batch.toFixed(2)} ms; the same change through nft, three transactions, ${r.raw.toFixed(1)} ms)  |  nft round trip ${r.roundTrip.toFixed(2)} ms  nft 1 element ${r.oneElement.toFixed(1)} ms  netlink 1 vmap element ${r.netlink.toFixed(3)} ms, 1 data-map element ${r.netlinkData.toFixed(3)} ms`);
     }
     const base = rows[0];
     for (const r of rows) {
-      console.log(`S=${r.size}: full program / (nft -f) ${(r.full / r.nftFile).toFixed(2)}×; change / (nft 1 element) ${(r.change / r.oneElement).toFixed(2)}×; change / change at S=${base?.size ?? '?'} ${base === undefined ? '?' : (r.change / base.change).toFixed(1)}×; ` +
+      console.log(`S=${r.size}: full program / (nft -f) ${(r.full / r.nftFile).toFixed(2)}×; change / (nft 1 element) ${(r.change / r.oneElement).toFixed(2)}×; change / change at S=${base?.size ?? '?'} ${base === undefined ? '?' : (r.change / base.change).toFixed(1)}× (CPU ${base === undefined ? '?' : (r.changeCpu / base.changeCpu).toFixed(1)}×); ` +
         `netlink transaction / (nft 1 element) ${(r.batch / r.oneElement).toFixed(3)}×; ` +
         `nft 1 element / netlink 1 element ${(r.oneElement / r.netlink).toFixed(0)}×`);
     }

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { UnsupportedByDataplane, type DesiredTable, type RealServerSpec, type ServiceSpec } from '../../daemon/dataplane/types.js';
-import { canonicalAddress, fingerprint, ModelCache, sameService, serviceModel, sameSpec, slotChainName, tableModel, type NftDispatch, type NftTableModel } from '../../daemon/dataplane/nftables/model.js';
+import { canonicalAddress, fingerprint, ModelCache, sameService, serviceModel, sameSpec, slotChainName, tableModel, type NftDispatch, type NftService, type NftTableModel } from '../../daemon/dataplane/nftables/model.js';
 import { fullCommands, fullLive, planPhases, planUpdate, serviceCommands, serviceRule, slotMapsIn, slotMapsOf, SLOT_TOP, type NftCommand, type UpdatePlan } from '../../daemon/dataplane/nftables/render.js';
 import { tableDelta } from '../../daemon/dataplane/nftables/delta.js';
 import { fastChanges } from '../../daemon/dataplane/nftables/fast-path.js';
@@ -499,4 +499,27 @@ test('ModelCache reuses the model of an unchanged spec and rebuilds a changed on
   assert.equal(third.services.get('svc-tcp-10.0.0.1-80')?.mod, 1);
   assert.equal(sameSpec(a, changed), false);
   assert.equal(sameSpec(a, structuredClone(a)), true);
+});
+
+test('ModelCache: a discarded build leaves the last committed models in use; a commit forgets what its build did not use', () => {
+  const cache = new ModelCache();
+  const a = svc({ realServers: [rs('10.0.1.1', 80)] });
+  const b = svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', realServers: [rs('10.0.1.1', 80)] });
+  const first = tableModel({ services: [a, b] }, {}, cache);
+  cache.commit();
+  const chain = (m: NftTableModel, n: number): unknown => m.services.get(`svc-tcp-10.0.0.${n}-80`);
+  // A build that changes a and then fails (b clashes with a copy of itself): discarded.
+  assert.throws(() => tableModel({ services: [{ ...a, realServers: [rs('10.0.1.2', 80)] }, b, { ...b, id: 'tcp:10.0.0.2:80/dup' }] }, {}, cache));
+  cache.discard();
+  const again = tableModel({ services: [structuredClone(a), structuredClone(b)] }, {}, cache);
+  assert.equal(chain(again, 1), chain(first, 1));
+  assert.equal(chain(again, 2), chain(first, 2));
+  cache.commit();
+  // b left this build: the next one that has it builds it anew.
+  tableModel({ services: [a] }, {}, cache);
+  cache.commit();
+  const later = tableModel({ services: [a, b] }, {}, cache);
+  assert.equal(chain(later, 1), chain(first, 1));
+  assert.notEqual(chain(later, 2), chain(first, 2));
+  assert.ok(sameService(chain(later, 2) as NftService, chain(first, 2) as NftService));
 });

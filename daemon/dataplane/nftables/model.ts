@@ -227,26 +227,49 @@ function specCopy(s: ServiceSpec): ServiceSpec {
  * rebuilds only the services whose spec changed (a copy: the caller may mutate its objects in place).
  */
 export class ModelCache {
-  private prev = new Map<string, { spec: ServiceSpec; svc: NftService }>();
-  private next = new Map<string, { spec: ServiceSpec; svc: NftService }>();
+  /** Kept in place from build to build (a second map per build was most of an unchanged table's cost). */
+  private entries = new Map<string, { spec: ServiceSpec; svc: NftService; build: number }>();
+  private build = 1;
+  /** Entries this build used: when they are all of them, commit() has nothing to forget. */
+  private used = 0;
+  /** What this build replaced, for discard(). */
+  private undo: [string, { spec: ServiceSpec; svc: NftService; build: number } | undefined][] = [];
   model(spec: ServiceSpec): NftService {
-    const had = this.prev.get(spec.id);
+    const had = this.entries.get(spec.id);
     if (had !== undefined && sameSpec(had.spec, spec)) {
-      this.next.set(spec.id, had);
+      if (had.build !== this.build) {
+        had.build = this.build;
+        this.used++;
+      }
       return had.svc;
     }
     const svc = serviceModel(spec);
-    this.next.set(spec.id, { spec: specCopy(spec), svc });
+    if (had === undefined || had.build !== this.build) this.used++;
+    this.undo.push([spec.id, had]);
+    this.entries.set(spec.id, { spec: specCopy(spec), svc, build: this.build });
     return svc;
   }
   /** Called after a table is built: what was not used this time is forgotten. */
   commit(): void {
-    this.prev = this.next;
-    this.next = new Map();
+    if (this.used !== this.entries.size) {
+      for (const [id, e] of this.entries) if (e.build !== this.build) this.entries.delete(id);
+    }
+    this.next();
   }
   /** Forget this build (it failed). */
   discard(): void {
-    this.next = new Map();
+    for (let i = this.undo.length - 1; i >= 0; i--) {
+      const [id, old] = this.undo[i] ?? [];
+      if (id === undefined) continue;
+      if (old === undefined) this.entries.delete(id);
+      else this.entries.set(id, old);
+    }
+    this.next();
+  }
+  private next(): void {
+    this.build++;
+    this.used = 0;
+    this.undo = [];
   }
 }
 
