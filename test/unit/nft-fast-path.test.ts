@@ -5,7 +5,8 @@ import type { RealServerSpec, ServiceSpec } from '../../daemon/dataplane/types.j
 import { tableModel, type NftTableModel } from '../../daemon/dataplane/nftables/model.js';
 import { fullCommands, fullLive } from '../../daemon/dataplane/nftables/render.js';
 import { fastChanges } from '../../daemon/dataplane/nftables/fast-path.js';
-import { nftText } from '../../daemon/dataplane/nftables/nft-text.js';
+import { fullText, nftText } from '../../daemon/dataplane/nftables/nft-text.js';
+import fc from 'fast-check';
 import { decodeAttrs, NFT_MSG } from '../../daemon/dataplane/nftables/nl-codec.js';
 
 const rs = (address: string, port: number, weight = 1): RealServerSpec => ({ id: `${address}:${port}`, address, port, weight, method: 'nat' });
@@ -65,4 +66,33 @@ test('nft text: the full program, one command a line, typeof slot maps and open 
   assert.ok(lines.includes('add element inet lvsd svc4 { 10.0.0.1 . tcp . 80 : goto svc-tcp-10.0.0.1-80 }'));
   // A name nft would read as something else is refused, not written.
   assert.throws(() => nftText([{ add: { table: { family: 'inet', name: 'x; flush ruleset' } } }]), /lvsd writes only/);
+});
+
+test('property: fullText writes exactly nftText(fullCommands(m, true)), for every kind of service', () => {
+  const server = fc.record({ host: fc.integer({ min: 1, max: 5 }), weight: fc.integer({ min: 0, max: 3 }) });
+  const service = fc.record({
+    n: fc.integer({ min: 1, max: 6 }),
+    family: fc.constantFrom(4 as const, 6 as const),
+    kind: fc.constantFrom('tcp', 'udp', 'fwmark'),
+    scheduler: fc.constantFrom('rr', 'wrr', 'sh', 'dh', 'mh', 'fo' as const),
+    hashPort: fc.boolean(),
+    persistent: fc.boolean(),
+    keepPort: fc.boolean(),
+    servers: fc.uniqueArray(server, { selector: (s) => s.host, maxLength: 4 }),
+  });
+  fc.assert(fc.property(fc.boolean(), fc.uniqueArray(service, { selector: (s) => `${s.n}/${s.family}/${s.kind === 'fwmark' ? 'f' : 't'}`, maxLength: 5 }), (masquerade, list) => {
+    const services = list.map((s): ServiceSpec => {
+      const addr = (pre: string, h: number): string => (s.family === 4 ? `10.${pre}.0.${h}` : `fd00:${pre}::${h}`);
+      const realServers = s.servers.map((x) => rs(addr('1', x.host), s.keepPort ? 0 : 8080, x.weight));
+      const base = { family: s.family, scheduler: s.scheduler, realServers, ...(s.hashPort ? { schedulerFlags: [s.scheduler === 'mh' ? 'mh-port' as const : 'sh-port' as const] } : {}), ...(s.persistent ? { persistence: { timeoutSec: 60, netmask: '255.255.255.255' } } : {}) };
+      if (s.kind === 'fwmark') return { ...base, id: `fwmark:${s.family}:${s.n}`, protocol: 'tcp', fwmark: s.n };
+      const a = addr('0', s.n);
+      return { ...base, id: `${s.kind}:${s.family === 6 ? `[${a}]` : a}:80`, protocol: s.kind, address: a, port: 80, realServers: realServers.map((r) => ({ ...r, port: r.port === 0 ? 80 : r.port })) };
+    });
+    const m = tableModel({ services }, { masquerade, table: 'lvsd' });
+    const { text, commands } = fullText(m);
+    const cmds = fullCommands(m, true);
+    assert.equal(text, nftText(cmds));
+    assert.equal(commands, cmds.length);
+  }));
 });

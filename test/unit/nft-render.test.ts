@@ -3,8 +3,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { UnsupportedByDataplane, type DesiredTable, type RealServerSpec, type ServiceSpec } from '../../daemon/dataplane/types.js';
-import { canonicalAddress, ModelCache, sameService, serviceModel, sameSpec, tableModel, type NftDispatch, type NftTableModel } from '../../daemon/dataplane/nftables/model.js';
-import { fullCommands, fullLive, planPhases, planUpdate, serviceCommands, serviceRule, slotMapsOf, SLOT_TOP, type NftCommand, type UpdatePlan } from '../../daemon/dataplane/nftables/render.js';
+import { canonicalAddress, fingerprint, ModelCache, sameService, serviceModel, sameSpec, slotChainName, tableModel, type NftDispatch, type NftService, type NftTableModel } from '../../daemon/dataplane/nftables/model.js';
+import { fullCommands, fullLive, planPhases, planUpdate, serviceCommands, serviceRule, slotMapsIn, slotMapsOf, SLOT_TOP, type NftCommand, type UpdatePlan } from '../../daemon/dataplane/nftables/render.js';
+import { tableDelta } from '../../daemon/dataplane/nftables/delta.js';
+import { fastChanges } from '../../daemon/dataplane/nftables/fast-path.js';
+import { goneTargets } from '../../daemon/dataplane/nftables/conntrack.js';
 import { parseTable } from '../../daemon/dataplane/nftables/parse.js';
 
 function rs(address: string, port: number, weight = 1, method: RealServerSpec['method'] = 'nat'): RealServerSpec {
@@ -415,6 +418,70 @@ test('property: a plan from a to b is safe under traffic at every step and lands
   }));
 });
 
+test('property: an apply that looks only at tableDelta\'s services (slot maps rewritten in place, nft for the rest) lands where a full render would', () => {
+  type Svc = { vip: number; sched: 'rr' | 'wrr' | 'sh'; servers: { host: number; weight: number }[] };
+  const server = fc.record({ host: fc.integer({ min: 1, max: 6 }), weight: fc.integer({ min: 0, max: 4 }) });
+  const service = fc.record({ vip: fc.integer({ min: 1, max: 8 }), sched: fc.constantFrom('rr', 'wrr', 'sh' as const), servers: fc.uniqueArray(server, { selector: (s) => s.host, maxLength: 4 }) });
+  // A change keeps, drops or rewrites each service (same VIP), and may add some: most services stay as they were.
+  const edit = fc.array(fc.oneof({ weight: 3, arbitrary: fc.constant('keep' as const) }, fc.constant('drop' as const), service), { maxLength: 8 });
+  const spec = (s: Svc): ServiceSpec => svc({ id: `tcp:10.0.0.${s.vip}:80`, address: `10.0.0.${s.vip}`, scheduler: s.sched, realServers: s.servers.map((x) => rs(`10.0.1.${x.host}`, 80, x.weight)) });
+  const apply = (list: Svc[], edits: ('keep' | 'drop' | Svc)[], added: Svc[]): Svc[] => {
+    const out = list.flatMap((s, i) => {
+      const e = edits[i] ?? 'keep';
+      return e === 'keep' ? [s] : e === 'drop' ? [] : [{ ...e, vip: s.vip }];
+    });
+    for (const s of added) if (!out.some((o) => o.vip === s.vip)) out.push(s);
+    return out;
+  };
+  fc.assert(fc.property(fc.boolean(), fc.uniqueArray(service, { selector: (s) => s.vip, maxLength: 5 }), edit, fc.array(service, { maxLength: 2 }), edit, fc.array(service, { maxLength: 2 }),
+    (masquerade, la, eb, addb, ec, addc) => {
+      const cache = new ModelCache();
+      const build = (list: Svc[]): NftTableModel => {
+        const m = tableModel({ services: list.map(spec) }, { masquerade }, cache);
+        cache.commit();
+        return m;
+      };
+      const lb = apply(la, eb, addb);
+      const lists = [la, lb, apply(lb, ec, addc)];
+      const a = build(la);
+      const sim = new SimTable(listing(a));
+      let from: NftTableModel = { ...a, live: fullLive(a) };
+      let prev = la;
+      for (const list of lists.slice(1)) {
+        const to = build(list);
+        // tableDelta against a comparison of models built afresh (no shared objects: no `===` shortcut).
+        const fresh = (l: Svc[]): Map<string, string> => new Map([...tableModel({ services: l.map(spec) }).services].map(([k, v]) => [k, fingerprint(v)]));
+        const [fa, fb] = [fresh(prev), fresh(list)];
+        const delta = tableDelta(from, to);
+        assert.deepEqual(delta.changed, [...fb.keys()].filter((k) => fa.get(k) !== fb.get(k)));
+        assert.deepEqual(delta.removed, [...fa.keys()].filter((k) => !fb.has(k)));
+        // Looking at the delta's services only finds what looking at all of them finds.
+        const fast = fastChanges(from, to, delta.changed);
+        assert.deepEqual(fast, fastChanges(from, to));
+        const targets = (chains?: string[]): string[] => goneTargets(from.services, to, chains).map((t) => JSON.stringify(t)).sort();
+        assert.deepEqual(targets([...delta.changed, ...delta.removed]), targets());
+        // The netlink batch, as the simulator can run it: the live slot map and its rule written anew in place.
+        for (const chain of fast.chains) {
+          const slot = slotChainName(chain, from.live.get(chain) ?? 'a');
+          sim.run([{ flush: { chain: { family: 'inet', table: 'lvsd', name: slot } } }, { delete: { map: { family: 'inet', table: 'lvsd', name: slot } } }, ...serviceCommands('lvsd', to.services.get(chain) ?? serviceModel(spec(list[0] as Svc)), slot)]);
+        }
+        const written = new Set(fast.chains);
+        const plan = planUpdate(from, to, sameService, [], slotMapsIn(from), { changed: delta.changed.filter((c) => !written.has(c)), removed: delta.removed });
+        runPlan(sim, plan);
+        // The same table as a full render of `to`: services, slot sides, masquerade sets.
+        const k = parseTable(sim.listing(), 'lvsd', masquerade);
+        const full = new SimTable(listing(to));
+        assert.deepEqual([k.problems, k.leftovers], [[], []]);
+        assert.deepEqual([...k.services.keys()].sort(), [...to.services.keys()].sort());
+        for (const [chain, s] of to.services) assert.ok(sameService(s, k.services.get(chain) ?? s) && k.services.has(chain), chain);
+        assert.deepEqual([...k.live].sort(), [...plan.live].sort());
+        for (const set of ['vips4', 'vips6', 'marks4', 'marks6']) assert.deepEqual([...(sim.elems.get(set)?.keys() ?? [])].sort(), [...(full.elems.get(set)?.keys() ?? [])].sort(), set);
+        from = { ...to, live: plan.live };
+        prev = list;
+      }
+    }));
+});
+
 test('ModelCache reuses the model of an unchanged spec and rebuilds a changed one', () => {
   const cache = new ModelCache();
   const a = svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80)] });
@@ -432,4 +499,27 @@ test('ModelCache reuses the model of an unchanged spec and rebuilds a changed on
   assert.equal(third.services.get('svc-tcp-10.0.0.1-80')?.mod, 1);
   assert.equal(sameSpec(a, changed), false);
   assert.equal(sameSpec(a, structuredClone(a)), true);
+});
+
+test('ModelCache: a discarded build leaves the last committed models in use; a commit forgets what its build did not use', () => {
+  const cache = new ModelCache();
+  const a = svc({ realServers: [rs('10.0.1.1', 80)] });
+  const b = svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', realServers: [rs('10.0.1.1', 80)] });
+  const first = tableModel({ services: [a, b] }, {}, cache);
+  cache.commit();
+  const chain = (m: NftTableModel, n: number): unknown => m.services.get(`svc-tcp-10.0.0.${n}-80`);
+  // A build that changes a and then fails (b clashes with a copy of itself): discarded.
+  assert.throws(() => tableModel({ services: [{ ...a, realServers: [rs('10.0.1.2', 80)] }, b, { ...b, id: 'tcp:10.0.0.2:80/dup' }] }, {}, cache));
+  cache.discard();
+  const again = tableModel({ services: [structuredClone(a), structuredClone(b)] }, {}, cache);
+  assert.equal(chain(again, 1), chain(first, 1));
+  assert.equal(chain(again, 2), chain(first, 2));
+  cache.commit();
+  // b left this build: the next one that has it builds it anew.
+  tableModel({ services: [a] }, {}, cache);
+  cache.commit();
+  const later = tableModel({ services: [a, b] }, {}, cache);
+  assert.equal(chain(later, 1), chain(first, 1));
+  assert.notEqual(chain(later, 2), chain(first, 2));
+  assert.ok(sameService(chain(later, 2) as NftService, chain(first, 2) as NftService));
 });

@@ -5,15 +5,17 @@
 //
 // Drift: apply() compares the kernel's table with what lvsd last wrote when a check is due (every
 // `driftCheckIntervalMs`, on the first apply, and after any failed transaction); differences are put back
-// and listed in ApplyReport.drift. Between checks apply() diffs against its own record, and a change of an
+// and listed in ApplyReport.drift. Between checks apply() diffs against its own record (delta.ts: one
+// walk by identity, then only the changed services are looked at), and a change of an
 // existing service's real servers (added, removed, weighted, drained) is one netlink transaction that
 // rewrites its slot map in place (fast-path.ts); a structural change (a new or removed service, another
 // scheduler or match) goes to nft as three small transactions (stage, switch, retire: render.ts says why).
 import type { Logger } from 'pino';
 import type { ApplyReport, Dataplane, DesiredTable, ObservedRealServer, ObservedService, ObservedTable, ServiceSpec } from '../types.js';
 import { sameService, tableModel, DEFAULT_TABLE, ModelCache, type NftService, type NftTableModel } from './model.js';
-import { fullCommands, fullLive, planPhases, planUpdate, type UpdatePlan } from './render.js';
-import { nftText } from './nft-text.js';
+import { fullLive, planPhases, planUpdate, slotMapsIn, type UpdatePlan } from './render.js';
+import { tableDelta } from './delta.js';
+import { fullText, nftText } from './nft-text.js';
 import { fastChanges } from './fast-path.js';
 import { netfilterWriter } from './nl-writer.js';
 import { parseTable, type ParsedTable } from './parse.js';
@@ -72,7 +74,8 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
   const log = opts.logger;
   const netlink = netfilterWriter(opts.netns);
   let expected: NftTableModel | undefined;
-  let specs = new Map<string, ServiceSpec>();
+  /** The table of the last apply that went through (observe() reads its specs back). */
+  let lastDesired: DesiredTable = { services: [] };
   let lastVerified = -Infinity;
   let chainQueue: Promise<unknown> = Promise.resolve();
   const cache = new ModelCache();
@@ -84,8 +87,6 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
   }
 
   function planFrom(kernel: ParsedTable, next: NftTableModel): UpdatePlan {
-    // A table lvsd cannot read is rebuilt whole, in one transaction (it had no consistent state to keep).
-    if (kernel.problems.length > 0) return { stage: [], switch: fullCommands(next, true), retire: [], live: fullLive(next) };
     return planUpdate({ table, masquerade, services: kernel.services, live: kernel.live }, next, sameService, kernel.leftovers, kernel.maps);
   }
 
@@ -141,40 +142,49 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
       lastVerified = now();
       if (expected !== undefined) drift = describeDrift(expected, kernel);
       before = kernel.services;
+      if (kernel.problems.length > 0) {
+        // A table lvsd cannot read (or none) is written whole, in one transaction (it had no consistent state to keep).
+        const full = fullText(next);
+        await shell.apply(full.text);
+        return { plan: { stage: [], switch: [], retire: [], live: fullLive(next) }, operations: full.commands };
+      }
       const p = planFrom(kernel, next);
       return { plan: p, operations: await run(p) };
     };
     let done: { plan: UpdatePlan; operations: number };
+    /** The services this apply changed, when it planned from its own record (undefined: all were compared). */
+    let changedChains: string[] | undefined;
     const verify = expected === undefined || now() - lastVerified >= interval;
     try {
       if (verify) {
         done = await fromKernel();
       } else {
-        let from = expected ?? next;
+        const from = expected ?? next;
+        // The one walk over the table; everything below looks only at what it found changed.
+        const delta = tableDelta(from, next);
+        changedChains = [...delta.changed, ...delta.removed];
         let fastOps = 0;
-        const fast = fastChanges(from, next);
+        let rest = delta;
+        const fast = fastChanges(from, next, delta.changed);
         if (fast.ops.length > 0) {
           try {
             await netlink.send(fast.ops);
             fastOps = fast.ops.length;
             // Those services are now as `next` says, on the same slot side: the plan below leaves them be.
-            const services = new Map(from.services);
-            for (const chain of fast.chains) {
-              const svc = next.services.get(chain);
-              if (svc !== undefined) services.set(chain, svc);
-            }
-            from = { ...from, services };
+            const written = new Set(fast.chains);
+            rest = { changed: delta.changed.filter((chain) => !written.has(chain)), removed: delta.removed };
           } catch (e) {
             // Nothing of that transaction reached the kernel; nft's path below does the same change.
             log?.info({ err: e }, 'nftables: netlink change refused (a table from an older lvsd?); writing it through nft');
           }
         }
-        const p = planUpdate(from, next, sameService);
+        const p = planUpdate(from, next, sameService, [], slotMapsIn(from), rest);
         try {
           done = { plan: p, operations: fastOps + (await run(p)) };
         } catch {
           // Our record was stale (someone changed the table since the last check), or the plan stopped
           // between its transactions: read, describe, redo from what the kernel holds.
+          changedChains = undefined;
           done = await fromKernel();
         }
       }
@@ -185,9 +195,9 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
     }
     const { plan, operations } = done;
     expected = { ...next, live: plan.live };
-    await forgetClosed(goneTargets(before, next));
+    await forgetClosed(goneTargets(before, next, changedChains));
     cache.commit();
-    specs = new Map(desired.services.map((s) => [s.id, s]));
+    lastDesired = desired;
     if (drift.length > 0) log?.warn({ table, drift }, 'nftables: table changed behind lvsd\'s back; restored');
     return { operations, drift, durationMs: now() - t0 };
   }
@@ -206,6 +216,7 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
     } catch (e) {
       log?.debug({ err: e }, 'nftables: conntrack not readable; connection counts are 0');
     }
+    const specs = new Map(lastDesired.services.map((s) => [s.id, s]));
     const byChain = new Map<string, ServiceSpec>();
     for (const svc of expected?.services.values() ?? []) {
       const spec = specs.get(svc.id);

@@ -82,10 +82,15 @@ export interface GoneTarget {
   vip?: { address: string; protocol: string; port: number };
 }
 
-/** Real servers in a service's DNAT map in `from` but not in `to` (a removed service loses all of them). Pure. */
-export function goneTargets(from: ReadonlyMap<string, NftService>, to: NftTableModel): GoneTarget[] {
+/**
+ * Real servers in a service's DNAT map in `from` but not in `to` (a removed service loses all of them). Pure.
+ * `chains`: the services to look at (default all of `from`; the backend passes tableDelta's).
+ */
+export function goneTargets(from: ReadonlyMap<string, NftService>, to: NftTableModel, chains: Iterable<string> = from.keys()): GoneTarget[] {
   const out = new Map<string, GoneTarget>();
-  for (const [chain, svc] of from) {
+  for (const chain of chains) {
+    const svc = from.get(chain);
+    if (svc === undefined) continue;
     if (svc.match.kind === 'tuple' && svc.match.protocol !== 'tcp') continue;
     const next = to.services.get(chain);
     // Unchanged services first, without building anything: this runs after every apply, and building the

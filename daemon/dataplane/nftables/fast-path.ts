@@ -53,11 +53,16 @@ function sameShape(a: NftService, b: NftService): boolean {
   return da !== undefined && db !== undefined && JSON.stringify(da) === JSON.stringify(db);
 }
 
-/** The netlink ops that take `from`'s services to `to`'s where only slots (and mod) differ, in one batch. */
-export function fastChanges(from: NftTableModel, to: NftTableModel): FastChanges {
+/**
+ * The netlink ops that take `from`'s services to `to`'s where only slots (and mod) differ, in one batch.
+ * `chains`: the services to look at (default all of `to`; the backend passes tableDelta's changed ones).
+ */
+export function fastChanges(from: NftTableModel, to: NftTableModel, chains: Iterable<string> = to.services.keys()): FastChanges {
   const out: FastChanges = { ops: [], chains: [] };
-  for (const [chain, svc] of to.services) {
+  for (const chain of chains) {
+    const svc = to.services.get(chain);
     const old = from.services.get(chain);
+    if (svc === undefined) continue;
     const side = from.live.get(chain);
     if (old === undefined || side === undefined || sameService(old, svc) || !sameShape(old, svc)) continue;
     const slot = slotChainName(chain, side);

@@ -211,31 +211,69 @@ export function sameSpec(a: ServiceSpec, b: ServiceSpec): boolean {
   return true;
 }
 
+/** A private copy of what sameSpec compares (a full structuredClone was most of a full program's modelling). */
+function specCopy(s: ServiceSpec): ServiceSpec {
+  const c: ServiceSpec = {
+    id: s.id, family: s.family, protocol: s.protocol, scheduler: s.scheduler,
+    realServers: s.realServers.map((rs) => ({ id: rs.id, address: rs.address, port: rs.port, weight: rs.weight, method: rs.method })),
+  };
+  if (s.address !== undefined) c.address = s.address;
+  if (s.port !== undefined) c.port = s.port;
+  if (s.fwmark !== undefined) c.fwmark = s.fwmark;
+  if (s.onePacket !== undefined) c.onePacket = s.onePacket;
+  if (s.persistence !== undefined) c.persistence = { ...s.persistence };
+  if (s.schedulerFlags !== undefined) c.schedulerFlags = [...s.schedulerFlags];
+  return c;
+}
+
 /**
  * Remembers each service's model with a private copy of the spec it came from, so the next tableModel()
  * rebuilds only the services whose spec changed (a copy: the caller may mutate its objects in place).
  */
 export class ModelCache {
-  private prev = new Map<string, { spec: ServiceSpec; svc: NftService }>();
-  private next = new Map<string, { spec: ServiceSpec; svc: NftService }>();
+  /** Kept in place from build to build (a second map per build was most of an unchanged table's cost). */
+  private entries = new Map<string, { spec: ServiceSpec; svc: NftService; build: number }>();
+  private build = 1;
+  /** Entries this build used: when they are all of them, commit() has nothing to forget. */
+  private used = 0;
+  /** What this build replaced, for discard(). */
+  private undo: [string, { spec: ServiceSpec; svc: NftService; build: number } | undefined][] = [];
   model(spec: ServiceSpec): NftService {
-    const had = this.prev.get(spec.id);
+    const had = this.entries.get(spec.id);
     if (had !== undefined && sameSpec(had.spec, spec)) {
-      this.next.set(spec.id, had);
+      if (had.build !== this.build) {
+        had.build = this.build;
+        this.used++;
+      }
       return had.svc;
     }
     const svc = serviceModel(spec);
-    this.next.set(spec.id, { spec: structuredClone(spec), svc });
+    if (had === undefined || had.build !== this.build) this.used++;
+    this.undo.push([spec.id, had]);
+    this.entries.set(spec.id, { spec: specCopy(spec), svc, build: this.build });
     return svc;
   }
   /** Called after a table is built: what was not used this time is forgotten. */
   commit(): void {
-    this.prev = this.next;
-    this.next = new Map();
+    if (this.used !== this.entries.size) {
+      for (const [id, e] of this.entries) if (e.build !== this.build) this.entries.delete(id);
+    }
+    this.next();
   }
   /** Forget this build (it failed). */
   discard(): void {
-    this.next = new Map();
+    for (let i = this.undo.length - 1; i >= 0; i--) {
+      const [id, old] = this.undo[i] ?? [];
+      if (id === undefined) continue;
+      if (old === undefined) this.entries.delete(id);
+      else this.entries.set(id, old);
+    }
+    this.next();
+  }
+  private next(): void {
+    this.build++;
+    this.used = 0;
+    this.undo = [];
   }
 }
 

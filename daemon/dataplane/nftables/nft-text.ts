@@ -3,7 +3,13 @@
 // a map keyed by a plain 32-bit integer, and nft 1.0.6's JSON has no way to say typeof (it refuses
 // "type": "integer" as unqualified). The commands stay JSON-shaped objects, so the tests and the parser
 // of `nft -j list` speak one shape; only the wire is text.
-import type { NftCommand } from './render.js';
+//
+// One exception, fullText: a full program runs once, at start, in code the JIT has not warmed; building its
+// ~7,000 JSON commands at 1,000 × 10 and walking them here cost ~100 ms of CPU (measured), a third of the
+// program. So its per-service lines are written straight from the model; a unit test holds them equal to
+// nftText(fullCommands(m, true)) for every kind of service.
+import { baseCommands, masqCommands, slotMapTypeof, slotRuleNeedsL4, SLOT_TOP, type NftCommand } from './render.js';
+import { slotChainName, type NftService, type NftTableModel } from './model.js';
 
 type J = Record<string, unknown>;
 
@@ -17,10 +23,22 @@ function isObj(v: unknown): v is J {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** An object's one key and its value (every command, statement and value here has one): no entries array. */
+function only(o: J): [string | undefined, unknown] {
+  for (const k in o) return [k, o[k]];
+  return [undefined, undefined];
+}
+
+/** Names already checked by q(): a full program names each chain and map three or four times. */
+const checked = new Set<string>();
+
 /** A name as nft reads it (its scanner takes a letter, then letters, digits and _.-/ as one identifier). */
 function q(name: unknown): string {
   const s = str(name);
+  if (checked.has(s)) return s;
+  if (checked.size > 100_000) checked.clear();
   if (!/^[A-Za-z][A-Za-z0-9_.-]*$/.test(s)) throw new Error(`nft name ${JSON.stringify(s)}: lvsd writes only a letter, then letters, digits and _.-`);
+  checked.add(s);
   return s;
 }
 
@@ -29,7 +47,7 @@ function value(v: unknown): string {
   if (typeof v === 'string') return v.startsWith('@') ? `@${q(v.slice(1))}` : v;
   if (Array.isArray(v)) return `${value(v[0])} : ${value(v[1])}`;
   if (!isObj(v)) throw new Error(`nft text: cannot write ${JSON.stringify(v)}`);
-  const [kind, body] = Object.entries(v)[0] ?? [];
+  const [kind, body] = only(v);
   switch (kind) {
     case 'range': {
       const [a, b] = body as [unknown, unknown];
@@ -65,7 +83,7 @@ function value(v: unknown): string {
 
 function statement(e: unknown): string {
   if (!isObj(e)) throw new Error(`nft text: cannot write statement ${JSON.stringify(e)}`);
-  const [kind, body] = Object.entries(e)[0] ?? [];
+  const [kind, body] = only(e);
   const b = (body ?? {}) as J;
   switch (kind) {
     case 'counter':
@@ -121,11 +139,60 @@ function object(verb: string, kind: string, b: J): string {
 export function nftText(cmds: readonly NftCommand[]): string {
   const lines: string[] = [];
   for (const cmd of cmds) {
-    const [verb, inner] = Object.entries(cmd)[0] ?? [];
+    const [verb, inner] = only(cmd);
     if (verb === undefined || !isObj(inner)) throw new Error(`nft text: malformed command ${JSON.stringify(cmd)}`);
-    const [kind, body] = Object.entries(inner)[0] ?? [];
+    const [kind, body] = only(inner);
     if (kind === undefined || !isObj(body)) throw new Error(`nft text: malformed command ${JSON.stringify(cmd)}`);
     lines.push(object(verb, kind, body));
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** One service's slot rule (render.ts, serviceRule) as nft text. */
+function slotRuleText(t: string, svc: NftService, slot: string): string {
+  let rule = `add rule inet ${t} ${slot} counter`;
+  if (svc.slots.length === 0) return rule;
+  const ip = svc.family === 4 ? 'ip' : 'ip6';
+  if (slotRuleNeedsL4(svc)) rule += svc.match.kind === 'tuple' ? ` meta l4proto ${svc.match.protocol}` : ' meta l4proto { tcp, udp, sctp }';
+  let key: string;
+  if (svc.dispatch.kind === 'numgen') {
+    key = `numgen inc mod ${svc.mod}`;
+  } else {
+    const parts = svc.dispatch.fields.map((f) => (f === 'sport' ? 'th sport' : `${ip} ${f}`));
+    key = `jhash ${parts.join(' . ')} mod ${svc.mod} seed 0x${svc.dispatch.seed.toString(16)}`;
+  }
+  return `${rule} dnat ${ip} to ${key} map @${slot}`;
+}
+
+/** The full program of `m` (fullCommands(m, true)) as nft text, and how many commands it holds. */
+export function fullText(m: NftTableModel): { text: string; commands: number } {
+  const t = q(m.table);
+  const lines = [`add table inet ${t}`, `delete table inet ${t}`];
+  // The fixed part and the services' chains, as baseCommands orders them (few lines: the generic path).
+  const base = baseCommands(m);
+  lines.push(...nftText(base).trimEnd().split('\n'));
+  let commands = 2 + base.length;
+  for (const svc of m.services.values()) {
+    const chain = q(svc.chain);
+    const slot = slotChainName(chain, 'a');
+    if (svc.slots.length > 0) {
+      let elems = '';
+      for (let i = 0; i < svc.slots.length; i++) {
+        const s = svc.slots[i];
+        if (s === undefined) continue;
+        const key = i === svc.slots.length - 1 ? `${s.from}-${SLOT_TOP}` : s.from === s.to ? `${s.from}` : `${s.from}-${s.to}`;
+        elems += `${i === 0 ? '' : ', '}${key} : ${s.port === 0 ? s.address : `${s.address} . ${s.port}`}`;
+      }
+      lines.push(`add map inet ${t} ${slot} { typeof ${slotMapTypeof(svc)}; flags interval; }`, `add element inet ${t} ${slot} { ${elems} }`);
+      commands += 2;
+    }
+    const vmap = svc.match.kind === 'fwmark'
+      ? `add element inet ${t} fwmark${svc.family} { ${svc.match.mark} : goto ${chain} }`
+      : `add element inet ${t} svc${svc.family} { ${svc.match.address} . ${svc.match.protocol} . ${svc.match.port} : goto ${chain} }`;
+    lines.push(slotRuleText(t, svc, slot), `add rule inet ${t} ${chain} goto ${slot}`, vmap);
+    commands += 3;
+  }
+  const masq = masqCommands(m);
+  if (masq.length > 0) lines.push(nftText(masq).trimEnd());
+  return { text: `${lines.join('\n')}\n`, commands: commands + masq.length };
 }

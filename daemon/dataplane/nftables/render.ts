@@ -22,6 +22,7 @@
 // packet can reach any more, removed (retire). Splitting a change any other way loses connections by the
 // thousand: new SYNs between two transactions must always find a complete map.
 import { slotChainName, type NftService, type NftTableModel, type SlotSide } from './model.js';
+import { addsOrRemoves, tableDelta, type SameService, type TableDelta } from './delta.js';
 
 export type NftCommand = Record<string, unknown>;
 type Json = Record<string, unknown>;
@@ -210,6 +211,13 @@ export function fullCommands(m: NftTableModel, replace: boolean): NftCommand[] {
   for (const svc of m.services.values()) {
     cmds.push(...serviceCommands(m.table, svc), dispatchRule(m.table, svc.chain, 'a'), vmapElement('add', m.table, svc));
   }
+  cmds.push(...masqCommands(m));
+  return cmds;
+}
+
+/** The masquerade sets' elements of a full program (none without masquerade). */
+export function masqCommands(m: NftTableModel): NftCommand[] {
+  const cmds: NftCommand[] = [];
   if (m.masquerade) {
     for (const [set, elems] of masqElements(m)) {
       if (elems.size > 0) cmds.push(elementCmd('add', m.table, set, [...elems]));
@@ -224,7 +232,7 @@ export function fullLive(m: NftTableModel): Map<string, SlotSide> {
 }
 
 /** Removes a slot chain, and its slot map when it has one (after the rule that used it). */
-function retireSlot(t: string, slot: string, maps: ReadonlySet<string>): NftCommand[] {
+function retireSlot(t: string, slot: string, maps: SlotMaps): NftCommand[] {
   const out = [chainCmd('flush', t, slot), chainCmd('delete', t, slot)];
   if (maps.has(slot)) out.push({ delete: { map: obj(t, { name: slot }) } });
   return out;
@@ -238,6 +246,25 @@ export function slotMapsOf(m: NftTableModel): Set<string> {
     if (side !== undefined && svc.slots.length > 0) out.add(slotChainName(chain, side));
   }
   return out;
+}
+
+/** Which slot maps a table holds; asked only about the slot chains a plan touches. */
+export interface SlotMaps {
+  has(name: string): boolean;
+}
+
+/** slotMapsOf(m) as a question about one name, so that a plan for one service does not list them all. */
+export function slotMapsIn(m: NftTableModel): SlotMaps {
+  return {
+    has: (name) => {
+      for (const side of ['a', 'b'] as const) {
+        const chain = name.slice(0, -2);
+        if (name !== slotChainName(chain, side)) continue;
+        return m.live.get(chain) === side && (m.services.get(chain)?.slots.length ?? 0) > 0;
+      }
+      return false;
+    },
+  };
 }
 
 /** One change as three transactions, sent in this order; an empty one is skipped. */
@@ -260,25 +287,25 @@ export function planPhases(plan: UpdatePlan): NftCommand[][] {
  * The plan that turns table `from` into table `to`, both with the same fixed part. A service keeps its
  * slot chain only when it is unchanged and on a known side. `leftovers` are slot chains nothing reaches
  * (a plan interrupted between its transactions); they are removed unless staging reuses them. `maps` are
- * the slot maps the table holds (default: those of `from`'s live slot chains).
+ * the slot maps the table holds (default: those of `from`'s live slot chains). `delta` is what differs
+ * (default: tableDelta); the plan looks at no other service, so it costs what the change costs.
  */
 export function planUpdate(
   from: NftTableModel,
   to: NftTableModel,
-  same: (a: NftService, b: NftService) => boolean,
+  same: SameService,
   leftovers: readonly string[] = [],
-  maps: ReadonlySet<string> = slotMapsOf(from),
+  maps: SlotMaps = slotMapsIn(from),
+  delta: TableDelta = tableDelta(from, to, same),
 ): UpdatePlan {
   const t = to.table;
-  const plan: UpdatePlan = { stage: [], switch: [], retire: [], live: new Map() };
+  const plan: UpdatePlan = { stage: [], switch: [], retire: [], live: new Map(from.live) };
   const staged = new Set<string>();
-  for (const [chain, svc] of to.services) {
+  for (const chain of delta.changed) {
+    const svc = to.services.get(chain);
+    if (svc === undefined) continue;
     const old = from.services.get(chain);
     const side = from.live.get(chain);
-    if (old !== undefined && side !== undefined && same(old, svc)) {
-      plan.live.set(chain, side);
-      continue;
-    }
     const next: SlotSide = side === 'a' ? 'b' : 'a';
     const slot = slotChainName(chain, next);
     staged.add(slot);
@@ -295,17 +322,24 @@ export function planUpdate(
     }
     plan.live.set(chain, next);
   }
-  for (const [chain, svc] of from.services) {
-    if (to.services.has(chain)) continue;
+  for (const chain of delta.removed) {
+    const svc = from.services.get(chain);
+    if (svc === undefined) continue;
     plan.switch.push(vmapElement('delete', t, svc));
     plan.retire.push(chainCmd('flush', t, chain), chainCmd('delete', t, chain));
     const side = from.live.get(chain);
     if (side !== undefined) plan.retire.push(...retireSlot(t, slotChainName(chain, side), maps));
+    plan.live.delete(chain);
+  }
+  // `from.live` may name chains of no service (a table read back half-written): the plan's sides are `to`'s only.
+  if (plan.live.size !== to.services.size) {
+    for (const chain of plan.live.keys()) if (!to.services.has(chain)) plan.live.delete(chain);
   }
   for (const chain of leftovers) {
     if (!staged.has(chain)) plan.retire.push(...retireSlot(t, chain, maps));
   }
-  if (to.masquerade) {
+  // The masquerade sets follow the services' addresses and marks: only adding or removing a service moves them.
+  if (to.masquerade && (addsOrRemoves(from, delta) || from.masquerade !== to.masquerade)) {
     // Added before the switch and removed after it: SNAT is in place whenever a service is reachable.
     const before = masqElements(from);
     for (const [set, elems] of masqElements(to)) {
