@@ -11,6 +11,8 @@ import { HttpError } from './errors.js';
 import { ErrorSchema, SessionSchema } from '../schemas.js';
 import type { Session } from '../sessions.js';
 import { FailedAttempts } from '../attempts.js';
+import { bearerToken, peerOfToken } from '../cluster/peer-token.js';
+import type { RunningCluster } from '../cluster/running.js';
 import { allows, type Api, type ApiDeps, type Principal } from '../types.js';
 
 export const SESSION_COOKIE = 'lvsd_session';
@@ -22,6 +24,8 @@ export interface AuthOptions extends ApiDeps {
   /** Cookies get the Secure flag (set when serving TLS). */
   secureCookies: boolean;
   loginRateLimit: { max: number; timeWindowMs: number };
+  /** Where the accepted peer tokens are (the running config's cluster section). */
+  cluster: RunningCluster;
 }
 
 function sameToken(a: string, b: string): boolean {
@@ -84,6 +88,16 @@ async function authPlugin(app: Api, opts: AuthOptions): Promise<void> {
         req.sessionId = s.id;
       }
     }
+    const token = req.principal === null && !opts.localAdmin ? bearerToken(req.headers.authorization) : null;
+    if (token !== null) {
+      const peer = peerOfToken((await opts.cluster.current()).cluster, token);
+      if (peer === null) {
+        req.log.warn({ ip: req.ip }, 'unknown peer token');
+        throw new HttpError(401, 'unknown peer token');
+      }
+      if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(403, 'a peer token may only read');
+      req.principal = { name: `peer:${peer.name}`, role: 'viewer', local: false, peer: true };
+    }
     // Every /api route must declare its access; a forgotten one is closed, not open. Unknown paths
     // (no route) fall through to the 404 handler.
     const known = req.routeOptions.url !== undefined;
@@ -98,7 +112,6 @@ async function authPlugin(app: Api, opts: AuthOptions): Promise<void> {
         throw new HttpError(403, 'missing or wrong x-csrf-token header (reload the page)');
       }
     }
-    await Promise.resolve();
   });
 
   // Login and bootstrap cannot carry a CSRF token; a form on another site still cannot post JSON to them
