@@ -85,7 +85,8 @@ async function get(peer: ClusterPeer, signal: AbortSignal): Promise<ClusterMembe
         if (res.statusCode !== 200) {
           let why = '';
           try {
-            why = String((JSON.parse(text) as { message?: unknown }).message ?? '');
+            const m = (JSON.parse(text) as { message?: unknown }).message;
+            if (typeof m === 'string') why = m;
           } catch { /* not lvsd's error shape */ }
           reject(new Error(`HTTP ${res.statusCode ?? '?'}${why === '' ? '' : `: ${why}`}`));
         } else resolve(text);
