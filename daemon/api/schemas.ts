@@ -3,6 +3,7 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import type { DirectorEvent, DirectorSnapshot, VrrpState } from '../director/snapshot.js';
 import type { DifferenceKind } from './cluster/diff.js';
+import type { ClusterView } from './cluster/view.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const Iso = Type.String({ description: 'ISO-8601 time, UTC' });
@@ -216,3 +217,4 @@ export const ClusterSchema = Type.Object({
 
 /** The wire schema spells every kind diff.ts decides: this stops compiling the day they differ. */
 const _sameKinds: [(typeof DIFFERENCE_KINDS)[number]] extends [DifferenceKind] ? ([DifferenceKind] extends [(typeof DIFFERENCE_KINDS)[number]] ? true : never) : never = true;
+export const clusterFitsSchema = (v: ClusterView): Static<typeof ClusterSchema> => v;

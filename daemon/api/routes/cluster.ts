@@ -7,6 +7,7 @@ import { HttpError } from '../plugins/errors.js';
 import { clusterDifferences, type ClusterMember } from '../cluster/diff.js';
 import { fetchPeer, MEMBER_PATH } from '../cluster/peer-client.js';
 import type { RunningCluster } from '../cluster/running.js';
+import type { ClusterDirector, ClusterView } from '../cluster/view.js';
 import type { Api, ApiDeps } from '../types.js';
 
 export default function clusterRoutes(app: Api, { director }: ApiDeps, running: RunningCluster): void {
@@ -20,14 +21,14 @@ export default function clusterRoutes(app: Api, { director }: ApiDeps, running: 
   app.get('/api/v1/cluster', {
     schema: { summary: 'This director and its peers side by side, with what disagrees between them', tags: ['cluster'], response: { 200: ClusterSchema, 401: ErrorSchema, 403: ErrorSchema } },
     config: { access: 'viewer' },
-  }, async (req) => {
+  }, async (req): Promise<ClusterView> => {
     // a peer reads members only: a peer's read fanning out again would multiply with every director
     if (req.principal?.peer === true) throw new HttpError(403, `a peer token reads ${MEMBER_PATH} only`);
     const { cluster } = await running.current();
     const me = await self();
     const peers = await Promise.all((cluster?.peers ?? []).map(async (p) => ({ peer: p, answer: await fetchPeer(p, cluster?.timeoutMs ?? 2000) })));
     for (const { peer, answer } of peers) if (!answer.ok) req.log.warn({ peer: peer.name, url: peer.url, error: answer.error }, 'cluster peer unreachable');
-    const directors = [
+    const directors: ClusterDirector[] = [
       { name: me.snapshot.node, url: null, reachable: true, error: null, latencyMs: 0, member: me },
       ...peers.map(({ peer, answer }) => ({
         name: peer.name,
