@@ -230,6 +230,8 @@ const ROUTES: Route[] = [
   { method: 'GET', url: '/api/v1/audit', need: 'viewer' },
   { method: 'GET', url: '/api/v1/events', need: 'viewer' },
   { method: 'GET', url: '/api/v1/history', need: 'viewer' },
+  { method: 'GET', url: '/api/v1/cluster', need: 'viewer' },
+  { method: 'GET', url: '/api/v1/cluster/member', need: 'viewer' },
   { method: 'PUT', url: `/api/v1/services/${WEB_ENC}/override`, body: { weight: 3 }, need: 'operator' },
   { method: 'DELETE', url: `/api/v1/services/${WEB_ENC}/override`, need: 'operator' },
   { method: 'PUT', url: `/api/v1/services/${WEB_ENC}/real-servers/${RS1_ENC}/override`, body: { drain: true }, need: 'operator' },
