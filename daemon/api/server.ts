@@ -22,6 +22,7 @@ import streamRoutes from './routes/stream.js';
 import metricsRoutes from './routes/metrics.js';
 import historyRoutes from './routes/history.js';
 import clusterRoutes from './routes/cluster.js';
+import clusterForwardRoutes from './routes/cluster-forward.js';
 import { RunningCluster } from './cluster/running.js';
 import { History } from './history.js';
 import { EventLog } from './event-log.js';
@@ -158,6 +159,7 @@ export async function buildApi(opts: ApiOptions): Promise<Api> {
     userRoutes(scope, deps);
     auditRoutes(scope, deps);
     clusterRoutes(scope, deps, cluster);
+    clusterForwardRoutes(scope, deps, cluster);
     streamRoutes(scope, deps, { heartbeatMs: opts.heartbeatMs ?? 15_000 });
     metricsRoutes(scope, metrics.registry);
     return Promise.resolve();

@@ -39,6 +39,8 @@ declare module 'fastify' {
     access?: Access;
     /** State-changing routes that cannot carry a CSRF token yet (login, bootstrap). */
     csrfExempt?: boolean;
+    /** A peer with acceptActions may call this route for one of its users (cluster/forward.ts). */
+    peerAction?: boolean;
   }
 }
 

@@ -27,6 +27,7 @@ export function checkCluster(cluster: ClusterFile, nodeName: string | undefined)
   const seen = new Set<string>();
   cluster.peers.forEach((p, i) => {
     const at = (k: string): Issue['path'] => ['cluster', 'peers', i, k];
+    if (p.acceptActions === true && p.acceptTokenSha256 === undefined) errors.push({ path: at('acceptActions'), message: 'acceptActions needs acceptTokenSha256 (the token the peer forwards with)' });
     if (seen.has(p.name)) errors.push({ path: at('name'), message: `peer "${p.name}" is listed twice` });
     seen.add(p.name);
     if (nodeName !== undefined && p.name === nodeName) errors.push({ path: at('name'), message: `"${p.name}" is this director's own node.name; list only the others` });
@@ -55,6 +56,7 @@ export function clusterConfig(cluster: ClusterFile): ClusterConfig {
       name: p.name,
       url: p.url.replace(/\/+$/, ''),
       tokenFile: p.tokenFile,
+      acceptActions: p.acceptActions ?? false,
       ...(p.acceptTokenSha256 !== undefined ? { acceptTokenSha256: p.acceptTokenSha256 } : {}),
       ...(p.ca !== undefined ? { ca: p.ca } : {}),
       ...(p.fingerprint !== undefined ? { fingerprint: p.fingerprint.toUpperCase() } : {}),

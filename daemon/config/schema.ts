@@ -584,6 +584,7 @@ export const ClusterPeer = Obj(
     url: Type.String({ pattern: '^https?://[^\\s/]+/?$', maxLength: 255, description: 'The peer\'s API base URL, e.g. https://lb2.example:9180. Plain http only to a loopback address.' }),
     tokenFile: Type.String({ minLength: 1, description: 'File holding the peer token this director sends to that peer (Authorization: Bearer). Read at each request, so a new token needs no reload.' }),
     acceptTokenSha256: opt(Type.String({ pattern: '^[0-9a-f]{64}$', description: 'sha256 (hex) of the peer token that peer sends here; a request carrying it reads this director\'s API as a viewer named peer:NAME. The token itself is never stored here.' })),
+    acceptActions: opt(Type.Boolean({ description: 'Let this peer forward its operators\' actions here (drain / enable a real server, VRRP failover), audited here as USER@PEER. Default false: the peer token only reads.' })),
     ca: opt(Type.String({ minLength: 1, description: 'PEM file of the CA that signed the peer\'s API certificate (https).' })),
     fingerprint: opt(Type.String({ pattern: '^([0-9A-Fa-f]{2}:){31}[0-9A-Fa-f]{2}$', description: 'sha256 fingerprint of the peer\'s API certificate, as `openssl x509 -noout -fingerprint -sha256` prints it: a self-signed certificate pinned.' })),
   },

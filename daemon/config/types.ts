@@ -39,6 +39,8 @@ export interface ClusterPeer {
   url: string;
   tokenFile: string;
   acceptTokenSha256?: string;
+  /** The peer may forward its operators' drain/enable and failover here (auth plugin, routes marked peerAction). */
+  acceptActions: boolean;
   ca?: string;
   /** Upper case, colon-separated, as Node's X509Certificate.fingerprint256 prints it. */
   fingerprint?: string;

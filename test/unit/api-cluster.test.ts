@@ -58,7 +58,7 @@ interface Pair {
   peers(section: string): Promise<void>;
 }
 
-async function pair(t: { after: (fn: () => Promise<void>) => void }, https = false): Promise<Pair> {
+async function pair(t: { after: (fn: () => Promise<void>) => void }, https = false, acceptActions = false): Promise<Pair> {
   const { lines, logger } = capture();
   const token = newPeerToken();
   let lb2Opts = {};
@@ -72,7 +72,7 @@ async function pair(t: { after: (fn: () => Promise<void>) => void }, https = fal
     lb2Opts = { https: { key: readFileSync(join(dir0, 'key.pem')), cert } };
   }
   const lb2 = await harness({
-    director: new FakeDirector({ configText: configOf('lb2', `  peers:\n    - { name: lb1, url: "http://127.0.0.1:1", tokenFile: /nonexistent, acceptTokenSha256: ${peerTokenSha256(token)} }\n`) }),
+    director: new FakeDirector({ configText: configOf('lb2', `  peers:\n    - { name: lb1, url: "http://127.0.0.1:1", tokenFile: /nonexistent, acceptTokenSha256: ${peerTokenSha256(token)}, acceptActions: ${acceptActions} }\n`) }),
     logger: logger.child({ director: 'lb2' }),
     ...lb2Opts,
   });
@@ -181,4 +181,56 @@ test('cluster: without a cluster section the page shows this director alone', as
   const c = await cluster(h);
   assert.deepEqual(c.directors.map((d) => d.name), ['director-1']);
   assert.deepEqual(c.differences, []);
+});
+
+test('cluster forward: an operator drains a real server and fails over on the peer; each side audits it', async (t) => {
+  const p = await pair(t, false, true);
+  await p.peers(`  peers:\n    - { name: lb2, url: "${p.lb2Url}", tokenFile: TOKENFILE }\n`);
+  const op = await p.lb1.as('operator');
+  const drain = await p.lb1.call(op, 'POST', '/api/v1/cluster/forward', { director: 'lb2', action: 'drain', service: WEB, realServer: '10.0.1.11:80' });
+  assert.equal(drain.statusCode, 200, drain.body);
+  assert.equal(p.lb2.director.dataplane().get(`${WEB}/10.0.1.11:80`), 0, 'drained on lb2');
+  assert.equal(p.lb1.director.dataplane().get(`${WEB}/10.0.1.11:80`), 10, 'not on lb1: this was lb2 only');
+  const [peerEntry] = p.lb2.store.auditLog();
+  assert.deepEqual([peerEntry?.who, peerEntry?.action, peerEntry?.target], ['operator@lb1', 'override.set', `${WEB}/10.0.1.11:80`]);
+  const [mine] = p.lb1.store.auditLog();
+  assert.deepEqual([mine?.who, mine?.action, mine?.target], ['operator', 'cluster.forward.drain', `lb2: ${WEB}/10.0.1.11:80 drain`]);
+
+  const enable = await p.lb1.call(op, 'POST', '/api/v1/cluster/forward', { director: 'lb2', action: 'enable', service: WEB, realServer: '10.0.1.11:80' });
+  assert.equal(enable.statusCode, 200, enable.body);
+  assert.equal(p.lb2.director.dataplane().get(`${WEB}/10.0.1.11:80`), 10);
+
+  const fo = await p.lb1.call(op, 'POST', '/api/v1/cluster/forward', { director: 'lb2', action: 'failover', instance: 'VI_1', how: 'lower-priority' });
+  assert.equal(fo.statusCode, 200, fo.body);
+  assert.equal(p.lb2.director.snapshot().vrrp.find((i) => i.name === 'VI_1')?.forced, 'lower-priority');
+  assert.equal(p.lb2.store.auditLog()[0]?.who, 'operator@lb1');
+
+  // the peer's refusal comes back as 502 naming it; a viewer here may not forward at all
+  const missing = await p.lb1.call(op, 'POST', '/api/v1/cluster/forward', { director: 'lb2', action: 'drain', service: WEB, realServer: '10.9.9.9:80' });
+  assert.equal(missing.statusCode, 502);
+  assert.match(missing.json<{ message: string }>().message, /^lb2: HTTP 404: .*10\.9\.9\.9:80/);
+  const viewer = await p.lb1.call(await p.lb1.as('viewer'), 'POST', '/api/v1/cluster/forward', { director: 'lb2', action: 'enable', service: WEB, realServer: '10.0.1.11:80' });
+  assert.equal(viewer.statusCode, 403);
+  const nobody = await p.lb1.call(op, 'POST', '/api/v1/cluster/forward', { director: 'lb9', action: 'enable', service: WEB, realServer: '10.0.1.11:80' });
+  assert.equal(nobody.statusCode, 404);
+});
+
+test('cluster forward: a peer without acceptActions only reads; a forwarded action must name its user and a marked route', async (t) => {
+  const ro = await pair(t);
+  await ro.peers(`  peers:\n    - { name: lb2, url: "${ro.lb2Url}", tokenFile: TOKENFILE }\n`);
+  const res = await ro.lb1.call(await ro.lb1.as('operator'), 'POST', '/api/v1/cluster/forward', { director: 'lb2', action: 'drain', service: WEB, realServer: '10.0.1.11:80' });
+  assert.equal(res.statusCode, 502);
+  assert.match(res.json<{ message: string }>().message, /HTTP 403: peer lb1 may only read here .*acceptActions/);
+  assert.equal(ro.lb2.director.dataplane().get(`${WEB}/10.0.1.11:80`), 10, 'nothing changed on lb2');
+  assert.equal(ro.lb1.store.auditLog()[0]?.action, 'cluster.forward.drain', 'the failed forward is audited here too');
+
+  const rw = await pair(t, false, true);
+  const bearer = { authorization: `Bearer ${rw.token}` };
+  const rsPath = `/api/v1/services/${encodeURIComponent(WEB)}/real-servers/${encodeURIComponent('10.0.1.11:80')}/override`;
+  assert.equal((await rw.lb2.call(null, 'PUT', rsPath, { drain: true }, bearer)).statusCode, 403, 'no x-lvsd-user');
+  assert.equal((await rw.lb2.call(null, 'PUT', rsPath, { drain: true }, { ...bearer, 'x-lvsd-user': 'bad user!' })).statusCode, 403);
+  assert.equal((await rw.lb2.call(null, 'PUT', `/api/v1/services/${encodeURIComponent(WEB)}/override`, { drain: true }, { ...bearer, 'x-lvsd-user': 'alice' })).statusCode, 403, 'a whole service is not a forwardable action');
+  assert.equal((await rw.lb2.call(null, 'POST', '/api/v1/config/rollback', {}, { ...bearer, 'x-lvsd-user': 'alice' })).statusCode, 403);
+  assert.equal((await rw.lb2.call(null, 'PUT', rsPath, { drain: true }, { ...bearer, 'x-lvsd-user': 'alice' })).statusCode, 200);
+  assert.equal(rw.lb2.store.auditLog()[0]?.who, 'alice@lb1');
 });

@@ -26,7 +26,7 @@ test('peer-token: writes a 0600 token, prints the sha256 a peer accepts it by, n
   const sha = /acceptTokenSha256: ([0-9a-f]{64})/.exec(a.out.join('\n'))?.[1];
   assert.equal(sha, peerTokenSha256(token));
   // the printed hash is what the receiving side matches the token with
-  const cluster = { name: 'c', timeoutMs: 1000, peers: [{ name: 'lb1', url: 'http://127.0.0.1:1', tokenFile: '/x', acceptTokenSha256: sha }] };
+  const cluster = { name: 'c', timeoutMs: 1000, peers: [{ name: 'lb1', url: 'http://127.0.0.1:1', tokenFile: '/x', acceptTokenSha256: sha, acceptActions: false }] };
   assert.equal(peerOfToken(cluster, token)?.name, 'lb1');
   assert.equal(peerOfToken(cluster, `${token}x`), null);
 

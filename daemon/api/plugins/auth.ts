@@ -13,6 +13,7 @@ import type { Session } from '../sessions.js';
 import { FailedAttempts } from '../attempts.js';
 import { bearerToken, peerOfToken } from '../cluster/peer-token.js';
 import type { RunningCluster } from '../cluster/running.js';
+import type { ClusterPeer } from '../../config/types.js';
 import { allows, type Api, type ApiDeps, type Principal } from '../types.js';
 
 export const SESSION_COOKIE = 'lvsd_session';
@@ -46,6 +47,23 @@ const PasswordBody = Type.Object(
   { currentPassword: Type.String({ maxLength: 1024 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },
   { additionalProperties: false },
 );
+
+/** x-lvsd-user: the user a peer forwards an action for (a user name as the store allows them). */
+const FORWARDED_USER = /^[A-Za-z0-9_.@-]{1,64}$/;
+
+/**
+ * Who a request with a peer's token is: a viewer named peer:NAME for reads; for a route marked peerAction,
+ * from a peer with acceptActions, the operator USER@PEER the peer forwards for (the peer checked that user's
+ * role; this director's audit names both). Anything else a peer token asks is refused.
+ */
+function peerPrincipal(peer: ClusterPeer, req: FastifyRequest): Principal {
+  if (req.method === 'GET' || req.method === 'HEAD') return { name: `peer:${peer.name}`, role: 'viewer', local: false, peer: true };
+  if (req.routeOptions.config.peerAction !== true) throw new HttpError(403, 'a peer token may only read, and forward drain / enable / failover');
+  if (!peer.acceptActions) throw new HttpError(403, `peer ${peer.name} may only read here (its cluster.peers entry has no acceptActions)`);
+  const user = req.headers['x-lvsd-user'];
+  if (typeof user !== 'string' || !FORWARDED_USER.test(user)) throw new HttpError(403, 'a forwarded action must name its user (x-lvsd-user)');
+  return { name: `${user}@${peer.name}`, role: 'operator', local: false, peer: true };
+}
 
 async function authPlugin(app: Api, opts: AuthOptions): Promise<void> {
   const { store, sessions } = opts;
@@ -95,8 +113,7 @@ async function authPlugin(app: Api, opts: AuthOptions): Promise<void> {
         req.log.warn({ ip: req.ip }, 'unknown peer token');
         throw new HttpError(401, 'unknown peer token');
       }
-      if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(403, 'a peer token may only read');
-      req.principal = { name: `peer:${peer.name}`, role: 'viewer', local: false, peer: true };
+      req.principal = peerPrincipal(peer, req);
     }
     // Every /api route must declare its access; a forgotten one is closed, not open. Unknown paths
     // (no route) fall through to the 404 handler.
@@ -106,7 +123,8 @@ async function authPlugin(app: Api, opts: AuthOptions): Promise<void> {
     const p = req.principal;
     if (p === null) throw new HttpError(401, 'log in first');
     if (!allows(p.role, need)) throw new HttpError(403, `${p.name} is ${p.role}; this needs ${need}`);
-    if (UNSAFE.has(req.method) && !p.local && req.routeOptions.config.csrfExempt !== true) {
+    // a bearer token is no ambient credential a foreign page could ride on: CSRF does not apply to it
+    if (UNSAFE.has(req.method) && !p.local && p.peer !== true && req.routeOptions.config.csrfExempt !== true) {
       const sent = req.headers['x-csrf-token'];
       if (typeof sent !== 'string' || req.csrfToken === null || !sameToken(sent, req.csrfToken)) {
         throw new HttpError(403, 'missing or wrong x-csrf-token header (reload the page)');
