@@ -35,7 +35,7 @@ test('cluster page: two directors side by side, a dead peer unreachable, differe
   await writeFile(tokenFile, `${token}\n`, { mode: 0o600 });
 
   const lb2Store = (await openStore(join(dir, 'lb2.json'))).store;
-  const lb2 = new FakeDirector({ configText: configOf('lb2', `  peers:\n    - { name: lb1, url: "http://127.0.0.1:1", tokenFile: /nonexistent, acceptTokenSha256: ${peerTokenSha256(token)} }\n`) });
+  const lb2 = new FakeDirector({ configText: configOf('lb2', `  peers:\n    - { name: lb1, url: "http://127.0.0.1:1", tokenFile: /nonexistent, acceptTokenSha256: ${peerTokenSha256(token)}, acceptActions: true }\n`) });
   lb2.setHealth(WEB, '10.0.1.13:80', false, 'connect ECONNREFUSED 10.0.1.13:80');
   const lb2App = await buildApi({ director: lb2, store: lb2Store });
   const lb2Url = await lb2App.listen({ host: '127.0.0.1', port: 0 });
@@ -80,4 +80,26 @@ test('cluster page: two directors side by side, a dead peer unreachable, differe
   await list.getByText(/10\.0\.1\.13:80 is up on lb1; down on lb2/).waitFor({ state: 'detached' });
   assert.equal(await page.getByTestId('cell-10.0.1.13:80-lb2').getAttribute('data-differs'), null);
   assert.deepEqual(problems, [], 'no page errors, CSP violations or external requests');
+
+  // an operator drains a real server on both directors at once; each audits it, lb2 naming alice@lb1
+  const ops: string[] = [];
+  const opPage = await loggedIn(browser, url, 'alice', 'alice password', ops);
+  await opPage.getByRole('link', { name: 'Cluster' }).click();
+  await opPage.getByTestId('cluster-rs-10.0.1.12:80').getByRole('button', { name: 'Drain on all' }).click();
+  const dialog = opPage.getByRole('dialog');
+  await dialog.getByText('Drain 10.0.1.12:80 on all directors?').waitFor();
+  await dialog.getByRole('button', { name: 'Drain 10.0.1.12:80' }).click();
+  for (const n of ['lb1', 'lb2']) await opPage.getByTestId(`cell-10.0.1.12:80-${n}`).getByText('weight 0').waitFor();
+  assert.equal(lb1.dataplane().get(`${WEB}/10.0.1.12:80`), 0);
+  assert.equal(lb2.dataplane().get(`${WEB}/10.0.1.12:80`), 0);
+  assert.deepEqual([lb2Store.auditLog()[0]?.who, lb2Store.auditLog()[0]?.action], ['alice@lb1', 'override.set']);
+  assert.deepEqual(store.auditLog({ action: 'cluster.forward' }).map((e) => [e.who, e.target]), [['alice', `lb2: ${WEB}/10.0.1.12:80 drain`]]);
+  await opPage.evaluate('window.scrollTo(0, 0)');
+  await opPage.screenshot({ path: join(ARTIFACTS, 'cluster-02-drained.png'), fullPage: true });
+  // one director only: enable it again on lb2
+  await opPage.getByTestId('cell-10.0.1.12:80-lb2').getByRole('button', { name: 'Enable 10.0.1.12:80 on lb2' }).click();
+  await opPage.getByRole('dialog').getByRole('button', { name: 'Enable 10.0.1.12:80' }).click();
+  await opPage.getByTestId('cell-10.0.1.12:80-lb2').getByText('weight 10').waitFor();
+  assert.equal(lb1.dataplane().get(`${WEB}/10.0.1.12:80`), 0, 'lb1 stays drained');
+  assert.deepEqual(ops, [], 'no page errors on the operator\'s page');
 });

@@ -73,7 +73,7 @@ function Shell({ session, onLogout }: { session: Session; onLogout: () => void }
       {error !== null && <div class="banner" role="alert">Cannot reach the director API: {error}</div>}
       <main id="main" tabIndex={-1}>
         {page?.id === 'overview' && <Overview role={session.role} />}
-        {page?.id === 'cluster' && <Cluster />}
+        {page?.id === 'cluster' && <Cluster role={session.role} />}
         {page?.id === 'services' && <Services role={session.role} />}
         {page?.id === 'graphs' && <Graphs />}
         {page?.id === 'config' && <ConfigPage role={session.role} />}

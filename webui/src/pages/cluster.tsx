@@ -1,11 +1,13 @@
 // The cluster in one view: every director a column (this one first), its VRRP instances, virtual servers
 // and real servers a row each, and what disagrees (the server's differences) highlighted where it is.
-// Refreshed every few seconds; a peer that cannot be read is a column saying why.
+// Refreshed every few seconds; a peer that cannot be read is a column saying why. Operators drain / enable
+// a real server or fail an instance over on one director or on all: here through this director's own
+// routes, on a peer through POST /api/v1/cluster/forward (the peer audits it as USER@THIS-DIRECTOR).
 import { useEffect, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
-import { api, errorText } from '../api.js';
-import { HealthBadge, StateBadge, ago } from '../ui.js';
-import type { ClusterDirector, ClusterView, Difference, RealServerSnapshot, VirtualServerSnapshot, VrrpInstanceSnapshot } from '../types.js';
+import { api, enc, errorText } from '../api.js';
+import { HealthBadge, StateBadge, ago, ask, toast } from '../ui.js';
+import { allows, type ClusterDirector, type ClusterView, type Difference, type RealServerSnapshot, type Role, type VirtualServerSnapshot, type VrrpInstanceSnapshot } from '../types.js';
 
 const REFRESH_MS = 5000;
 
@@ -23,6 +25,39 @@ const KIND_TEXT: Record<Difference['kind'], string> = {
   'real-server-set': 'real servers',
   health: 'health',
 };
+
+type Action =
+  | { action: 'drain' | 'enable'; service: string; realServer: string }
+  | { action: 'failover'; instance: string; how: 'lower-priority' | 'restore' };
+
+const describe = (a: Action): string => (a.action === 'failover' ? `${a.how === 'restore' ? 'Restore' : 'Fail over'} ${a.instance}` : `${a.action === 'drain' ? 'Drain' : 'Enable'} ${a.realServer}`);
+
+function explain(a: Action): string {
+  if (a.action !== 'failover') return a.action === 'drain' ? 'Weight 0: no new connections; established ones continue.' : 'Clear the override: back to the configured weight and health.';
+  return a.how === 'restore' ? 'Back to the configured priority.' : 'Lower the priority so another director takes over.';
+}
+
+/** Does `a` on each of `directors` (this one through its own routes, peers through the forward route), after one confirmation. */
+async function act(a: Action, directors: string[], self: string, done: () => void): Promise<void> {
+  const { ok } = await ask({
+    title: `${describe(a)} on ${directors.length > 1 ? 'all directors' : directors.join('')}?`,
+    body: <p>{explain(a)} On: <strong>{directors.join(', ')}</strong>.</p>,
+    confirm: describe(a),
+    danger: a.action === 'failover' ? a.how !== 'restore' : a.action === 'drain',
+  });
+  if (!ok) return;
+  for (const d of directors) {
+    try {
+      if (d !== self) await api('POST', '/api/v1/cluster/forward', { director: d, ...a });
+      else if (a.action === 'failover') await api('POST', `/api/v1/vrrp/${enc(a.instance)}/failover`, { how: a.how });
+      else await api(a.action === 'drain' ? 'PUT' : 'DELETE', `/api/v1/services/${enc(a.service)}/real-servers/${enc(a.realServer)}/override`, a.action === 'drain' ? { drain: true } : undefined);
+      toast(`${d}: ${describe(a).toLowerCase()} done`);
+    } catch (e) {
+      toast(`${d}: ${errorText(e)}`, 'error');
+    }
+  }
+  done();
+}
 
 /** The differences that concern this row (its subjects) on this director (null: any director). */
 function hits(diffs: readonly Difference[], subjects: readonly string[], director: string | null): Difference[] {
@@ -43,12 +78,14 @@ function Missing() {
   return <span class="muted">—</span>;
 }
 
-function InstanceCell({ i }: { i: VrrpInstanceSnapshot }) {
+function InstanceCell({ i, run }: { i: VrrpInstanceSnapshot; run: ((a: Action) => void) | null }) {
   return (
     <>
       <StateBadge state={i.state} /> <span class="small">prio {i.effectivePriority}{i.effectivePriority !== i.basePriority && <span class="muted"> ({i.basePriority})</span>}</span>
       <div class="small muted">VRID {i.vrid} · {i.interface}{i.syncGroup !== null && ` · ${i.syncGroup}`}</div>
       <div class="small">{i.vips.map((v) => <code key={v} class="vip">{v}</code>)}</div>
+      {run !== null && i.forced !== null && <button class="btn btn-sm" onClick={() => { run({ action: 'failover', instance: i.name, how: 'restore' }); }}>Restore</button>}
+      {run !== null && i.forced === null && i.state === 'MASTER' && <button class="btn btn-sm" onClick={() => { run({ action: 'failover', instance: i.name, how: 'lower-priority' }); }}>Fail over</button>}
     </>
   );
 }
@@ -58,9 +95,15 @@ function ServiceCell({ s }: { s: VirtualServerSnapshot }) {
   return <span class="small">{s.method.toUpperCase()} · {s.scheduler} · {up}/{s.realServers.length} up{!s.quorum.up && <span class="error"> · NO QUORUM</span>}</span>;
 }
 
-function RealServerCell({ r }: { r: RealServerSnapshot }) {
+function RealServerCell({ r, label, run }: { r: RealServerSnapshot; label: string; run: ((what: 'drain' | 'enable') => void) | null }) {
   const eff = r.weight.effective;
-  return <><HealthBadge status={r.health.status} /> <span class="small muted">weight {eff === null ? 'out' : eff}</span></>;
+  const drained = r.override?.drain === true;
+  return (
+    <>
+      <HealthBadge status={r.health.status} /> <span class="small muted">weight {eff === null ? 'out' : eff}</span>{drained && <> <span class="chip chip-drain">drain</span></>}
+      {run !== null && <> <button class="btn btn-sm btn-link" aria-label={`${drained ? 'Enable' : 'Drain'} ${label}`} onClick={() => { run(drained ? 'enable' : 'drain'); }}>{drained ? 'Enable' : 'Drain'}</button></>}
+    </>
+  );
 }
 
 function Head({ d, self }: { d: ClusterDirector; self: string }) {
@@ -78,13 +121,15 @@ function Head({ d, self }: { d: ClusterDirector; self: string }) {
   );
 }
 
-function Grid({ view }: { view: ClusterView }) {
+function Grid({ view, canAct, reload }: { view: ClusterView; canAct: boolean; reload: () => void }) {
   const ds = view.directors;
   const diffs = view.differences;
   const instances = [...new Set(ds.flatMap((d) => d.member?.snapshot.vrrp.map((i) => i.name) ?? []))].sort();
   const services = [...new Map(ds.flatMap((d) => d.member?.snapshot.virtualServices.map((s) => [s.id, s] as const) ?? [])).values()];
   const inst = (d: ClusterDirector, name: string) => d.member?.snapshot.vrrp.find((i) => i.name === name);
   const svc = (d: ClusterDirector, id: string) => d.member?.snapshot.virtualServices.find((s) => s.id === id);
+  const reachable = ds.filter((d) => d.reachable).map((d) => d.name);
+  const runOn = (d: ClusterDirector) => (canAct && d.reachable ? (a: Action) => { void act(a, [d.name], view.self, reload); } : null);
   const configCell = (d: ClusterDirector) => (d.member === null ? <Missing /> : <code>{d.member.snapshot.config.hash.slice(0, 12)}</code>);
   return (
     <div class="table-scroll">
@@ -107,7 +152,7 @@ function Grid({ view }: { view: ClusterView }) {
                 <th scope="row">{name}</th>
                 {ds.map((d) => {
                   const i = inst(d, name);
-                  return <Cell key={d.name} diffs={hits(diffs, subjects(d), d.name)} testid={`cell-${name}-${d.name}`}>{i === undefined ? <Missing /> : <InstanceCell i={i} />}</Cell>;
+                  return <Cell key={d.name} diffs={hits(diffs, subjects(d), d.name)} testid={`cell-${name}-${d.name}`}>{i === undefined ? <Missing /> : <InstanceCell i={i} run={runOn(d)} />}</Cell>;
                 })}
               </tr>
             );
@@ -125,10 +170,18 @@ function Grid({ view }: { view: ClusterView }) {
               </tr>,
               ...rsIds.map((id) => (
                 <tr key={`${s.id}/${id}`} data-testid={`cluster-rs-${id}`}>
-                  <th scope="row" class="cluster-rs"><code>{id}</code></th>
+                  <th scope="row" class="cluster-rs">
+                    <code>{id}</code>
+                    {canAct && reachable.length > 1 && (
+                      <div class="cluster-all">
+                        <button class="btn btn-sm" onClick={() => void act({ action: 'drain', service: s.id, realServer: id }, reachable, view.self, reload)}>Drain on all</button>
+                        <button class="btn btn-sm" onClick={() => void act({ action: 'enable', service: s.id, realServer: id }, reachable, view.self, reload)}>Enable on all</button>
+                      </div>
+                    )}
+                  </th>
                   {ds.map((d) => {
                     const r = svc(d, s.id)?.realServers.find((x) => x.id === id);
-                    return <Cell key={d.name} diffs={hits(diffs, [`realServer:${s.id}/${id}`], d.name)} testid={`cell-${id}-${d.name}`}>{r === undefined ? <Missing /> : <RealServerCell r={r} />}</Cell>;
+                    return <Cell key={d.name} diffs={hits(diffs, [`realServer:${s.id}/${id}`], d.name)} testid={`cell-${id}-${d.name}`}>{r === undefined ? <Missing /> : <RealServerCell r={r} label={`${id} on ${d.name}`} run={canAct && d.reachable ? (what) => { void act({ action: what, service: s.id, realServer: id }, [d.name], view.self, reload); } : null} />}</Cell>;
                   })}
                 </tr>
               )),
@@ -140,7 +193,7 @@ function Grid({ view }: { view: ClusterView }) {
   );
 }
 
-export function Cluster() {
+export function Cluster({ role }: { role: Role }) {
   const [view, setView] = useState<ClusterView | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -179,7 +232,7 @@ export function Cluster() {
         )}
       </section>
       <section class="card" aria-label="Directors side by side">
-        <Grid view={view} />
+        <Grid view={view} canAct={allows(role, 'operator')} reload={load} />
       </section>
     </>
   );
