@@ -232,6 +232,7 @@ const ROUTES: Route[] = [
   { method: 'GET', url: '/api/v1/history', need: 'viewer' },
   { method: 'GET', url: '/api/v1/cluster', need: 'viewer' },
   { method: 'GET', url: '/api/v1/cluster/member', need: 'viewer' },
+  { method: 'POST', url: '/api/v1/cluster/forward', body: { director: 'lb2', action: 'enable', service: 'tcp:192.168.77.100:80', realServer: '10.0.1.11:80' }, need: 'operator' },
   { method: 'PUT', url: `/api/v1/services/${WEB_ENC}/override`, body: { weight: 3 }, need: 'operator' },
   { method: 'DELETE', url: `/api/v1/services/${WEB_ENC}/override`, need: 'operator' },
   { method: 'PUT', url: `/api/v1/services/${WEB_ENC}/real-servers/${RS1_ENC}/override`, body: { drain: true }, need: 'operator' },
