@@ -14,6 +14,7 @@ import { FailedAttempts } from '../attempts.js';
 import { bearerToken, peerOfToken } from '../cluster/peer-token.js';
 import type { RunningCluster } from '../cluster/running.js';
 import type { ClusterPeer } from '../../config/types.js';
+import { USER_NAME } from '../../state/store.js';
 import { allows, type Api, type ApiDeps, type Principal } from '../types.js';
 
 export const SESSION_COOKIE = 'lvsd_session';
@@ -48,9 +49,6 @@ const PasswordBody = Type.Object(
   { additionalProperties: false },
 );
 
-/** x-lvsd-user: the user a peer forwards an action for (a user name as the store allows them). */
-const FORWARDED_USER = /^[A-Za-z0-9_.@-]{1,64}$/;
-
 /**
  * Who a request with a peer's token is: a viewer named peer:NAME for reads; for a route marked peerAction,
  * from a peer with acceptActions, the operator USER@PEER the peer forwards for (the peer checked that user's
@@ -60,8 +58,9 @@ function peerPrincipal(peer: ClusterPeer, req: FastifyRequest): Principal {
   if (req.method === 'GET' || req.method === 'HEAD') return { name: `peer:${peer.name}`, role: 'viewer', local: false, peer: true };
   if (req.routeOptions.config.peerAction !== true) throw new HttpError(403, 'a peer token may only read, and forward drain / enable / failover');
   if (!peer.acceptActions) throw new HttpError(403, `peer ${peer.name} may only read here (its cluster.peers entry has no acceptActions)`);
+  // x-lvsd-user: the peer's user, a user name as the store allows them ("root" for the peer's local socket)
   const user = req.headers['x-lvsd-user'];
-  if (typeof user !== 'string' || !FORWARDED_USER.test(user)) throw new HttpError(403, 'a forwarded action must name its user (x-lvsd-user)');
+  if (typeof user !== 'string' || !USER_NAME.test(user)) throw new HttpError(403, 'a forwarded action must name its user (x-lvsd-user)');
   return { name: `${user}@${peer.name}`, role: 'operator', local: false, peer: true };
 }
 
