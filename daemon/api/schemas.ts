@@ -2,6 +2,8 @@
 // (fast-json-stringify drops anything not declared) and documents the route in /api/v1/openapi.json.
 import { Type, type Static, type TSchema } from 'typebox';
 import type { DirectorEvent, DirectorSnapshot, VrrpState } from '../director/snapshot.js';
+import type { DifferenceKind } from './cluster/diff.js';
+import type { ClusterView } from './cluster/view.js';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const Iso = Type.String({ description: 'ISO-8601 time, UTC' });
@@ -182,3 +184,37 @@ export const EventSchema = Type.Object(
 );
 
 export type ApiEvent = (DirectorEvent | ({ type: 'audit'; at: string } & Record<string, unknown>)) & { seq: number };
+
+export const ClusterMemberSchema = Type.Object(
+  {
+    snapshot: SnapshotSchema,
+    vrrpAuth: Type.Record(Type.String(), Type.String(), { description: 'Per VRRP instance: "none", or the auth type and a short salted digest of its password' }),
+  },
+  { description: 'This director as its peers read it (GET /api/v1/cluster/member).' },
+);
+
+const DIFFERENCE_KINDS = ['config-hash', 'instance-set', 'vrid', 'vips', 'auth', 'priority-tie', 'priority-order', 'two-masters', 'service-set', 'service', 'real-server-set', 'health'] as const;
+
+export const ClusterSchema = Type.Object({
+  name: Type.String(),
+  self: Type.String({ description: 'The name of the director that answered' }),
+  at: Iso,
+  directors: Type.Array(Type.Object({
+    name: Type.String(),
+    url: Nullable(Type.String({ description: 'null for this director' })),
+    reachable: Type.Boolean(),
+    error: Nullable(Type.String({ description: 'Why the peer could not be read (timeout, refused, TLS, HTTP 401, …)' })),
+    latencyMs: Type.Number(),
+    member: Nullable(ClusterMemberSchema),
+  })),
+  differences: Type.Array(Type.Object({
+    kind: Type.Enum(DIFFERENCE_KINDS),
+    subject: Type.String({ description: 'What it is about: "config", "instance:NAME", "vrid:FAMILY:VRID", "syncGroup:NAME", "service:ID", "realServer:SERVICE/RS"' }),
+    detail: Type.String(),
+    directors: Type.Array(Type.String()),
+  })),
+});
+
+/** The wire schema spells every kind diff.ts decides: this stops compiling the day they differ. */
+const _sameKinds: [(typeof DIFFERENCE_KINDS)[number]] extends [DifferenceKind] ? ([DifferenceKind] extends [(typeof DIFFERENCE_KINDS)[number]] ? true : never) : never = true;
+export const clusterFitsSchema = (v: ClusterView): Static<typeof ClusterSchema> => v;

@@ -21,6 +21,9 @@ import auditRoutes from './routes/audit.js';
 import streamRoutes from './routes/stream.js';
 import metricsRoutes from './routes/metrics.js';
 import historyRoutes from './routes/history.js';
+import clusterRoutes from './routes/cluster.js';
+import clusterForwardRoutes from './routes/cluster-forward.js';
+import { RunningCluster } from './cluster/running.js';
 import { History } from './history.js';
 import { EventLog } from './event-log.js';
 import { SessionTable } from './sessions.js';
@@ -112,6 +115,7 @@ export async function buildApi(opts: ApiOptions): Promise<Api> {
   }
   const sessions = opts.sessions ?? new SessionTable();
   const deps = { director: opts.director, store: opts.store, events, sessions };
+  const cluster = new RunningCluster(opts.director);
 
   await app.register(errorsPlugin);
   // the local socket has no Host to check: only root can open it
@@ -124,6 +128,7 @@ export async function buildApi(opts: ApiOptions): Promise<Api> {
     secureCookies: https !== null,
     loginRateLimit: opts.loginRateLimit ?? { max: 10, timeWindowMs: 60_000 },
     sessions,
+    cluster,
   });
   await app.register(webPlugin, { webuiDir: opts.webuiDir === undefined ? DEFAULT_WEBUI_DIR : opts.webuiDir, hsts: https !== null });
 
@@ -153,6 +158,8 @@ export async function buildApi(opts: ApiOptions): Promise<Api> {
     configRoutes(scope, deps);
     userRoutes(scope, deps);
     auditRoutes(scope, deps);
+    clusterRoutes(scope, deps, cluster);
+    clusterForwardRoutes(scope, deps, cluster);
     streamRoutes(scope, deps, { heartbeatMs: opts.heartbeatMs ?? 15_000 });
     metricsRoutes(scope, metrics.registry);
     return Promise.resolve();

@@ -20,6 +20,8 @@ export interface Principal {
   role: Role;
   /** Came through the local admin socket (trusted as admin, no cookie, no CSRF). */
   local: boolean;
+  /** Another director reading with its peer token (cluster section): a viewer that may only GET. */
+  peer?: true;
 }
 
 /** Who may call a route: nobody logged in ('public') or at least this role. */
@@ -37,6 +39,8 @@ declare module 'fastify' {
     access?: Access;
     /** State-changing routes that cannot carry a CSRF token yet (login, bootstrap). */
     csrfExempt?: boolean;
+    /** A peer with acceptActions may call this route for one of its users (cluster/forward.ts). */
+    peerAction?: boolean;
   }
 }
 

@@ -10,8 +10,9 @@ import { reloadCommand } from './reload.js';
 import { userAddCommand } from './user.js';
 import { doctorCommand } from './doctor.js';
 import { bgpRestoreCommand, bgpWithdrawCommand } from './bgp.js';
+import { peerTokenCommand } from './peer-token.js';
 
-export const COMMANDS: Command[] = [runCommand, checkConfigCommand, statusCommand, topCommand, versionCommand, importKeepalivedCliCommand, reloadCommand, userAddCommand, doctorCommand, bgpWithdrawCommand, bgpRestoreCommand];
+export const COMMANDS: Command[] = [runCommand, checkConfigCommand, statusCommand, topCommand, versionCommand, importKeepalivedCliCommand, reloadCommand, userAddCommand, doctorCommand, bgpWithdrawCommand, bgpRestoreCommand, peerTokenCommand];
 
 /** The command for argv: the longest name that matches its leading words ("user add" before "user"). */
 export function findCommand(argv: readonly string[], commands: readonly Command[] = COMMANDS): { command: Command; rest: string[] } | undefined {

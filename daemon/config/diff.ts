@@ -93,8 +93,8 @@ function setDiff<T>(before: readonly T[], after: readonly T[], key: (t: T) => st
 export function diffConfig(before: Config, after: Config): ConfigDiff {
   const settings = [
     ...changedFields(
-      { node: before.node, api: before.api, stateFile: before.stateFile, dataplane: before.dataplane, ipvs: before.ipvs, nftables: before.nftables, userspace: before.userspace, bgp: before.bgp, alerts: before.alerts },
-      { node: after.node, api: after.api, stateFile: after.stateFile, dataplane: after.dataplane, ipvs: after.ipvs, nftables: after.nftables, userspace: after.userspace, bgp: after.bgp, alerts: after.alerts },
+      { node: before.node, api: before.api, stateFile: before.stateFile, dataplane: before.dataplane, ipvs: before.ipvs, nftables: before.nftables, userspace: before.userspace, bgp: before.bgp, alerts: before.alerts, cluster: before.cluster },
+      { node: after.node, api: after.api, stateFile: after.stateFile, dataplane: after.dataplane, ipvs: after.ipvs, nftables: after.nftables, userspace: after.userspace, bgp: after.bgp, alerts: after.alerts, cluster: after.cluster },
     ),
     ...changedFields(before.vrrp.garp, after.vrrp.garp, 'vrrp.garp'),
     ...changedFields(

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { ipFamily, parseCidr, parseDuration, parseHostPort } from './formats.js';
 import { alertsConfig } from './alerts.js';
 import { bgpConfig } from './bgp.js';
+import { clusterConfig } from './cluster.js';
 import { realServerKey, serviceKey } from './semantic.js';
 import type { ConfigFile, HealthCheckFile } from './schema.js';
 import type { Config, Garp, HealthCheck, Notify, RealServer, VirtualServer, Vip, VrrpInstance, VrrpScript } from './types.js';
@@ -347,6 +348,7 @@ export function normalise(file: ConfigFile, source: string): Config {
     },
     ...(file.bgp ? { bgp: bgpConfig(file.bgp, virtualServers) } : {}),
     ...(file.alerts ? { alerts: alertsConfig(file.alerts, virtualServers) } : {}),
+    ...(file.cluster ? { cluster: clusterConfig(file.cluster) } : {}),
     virtualServers,
   };
 }

@@ -588,6 +588,31 @@ export const EmailAlerts = Obj(
 export const AlertsSection = Obj({ email: opt(EmailAlerts) }, 'Alerts lvsd sends by itself (besides notify scripts and the event stream).');
 
 // ---------------------------------------------------------------------------------------------
+// Cluster: the other directors this one shows beside itself in the panel (docs/cluster.md)
+
+export const ClusterPeer = Obj(
+  {
+    name: Name('The peer director\'s name, as the panel shows it (its node.name, usually).'),
+    url: Type.String({ pattern: '^https?://[^\\s/]+/?$', maxLength: 255, description: 'The peer\'s API base URL, e.g. https://lb2.example:9180. Plain http only to a loopback address.' }),
+    tokenFile: Type.String({ minLength: 1, description: 'File holding the peer token this director sends to that peer (Authorization: Bearer). Read at each request, so a new token needs no reload.' }),
+    acceptTokenSha256: opt(Type.String({ pattern: '^[0-9a-f]{64}$', description: 'sha256 (hex) of the peer token that peer sends here; a request carrying it reads this director\'s API as a viewer named peer:NAME. The token itself is never stored here.' })),
+    acceptActions: opt(Type.Boolean({ description: 'Let this peer forward its operators\' actions here (drain / enable a real server, VRRP failover), audited here as USER@PEER. Default false: the peer token only reads.' })),
+    ca: opt(Type.String({ minLength: 1, description: 'PEM file of the CA that signed the peer\'s API certificate (https).' })),
+    fingerprint: opt(Type.String({ pattern: '^([0-9A-Fa-f]{2}:){31}[0-9A-Fa-f]{2}$', description: 'sha256 fingerprint of the peer\'s API certificate, as `openssl x509 -noout -fingerprint -sha256` prints it: a self-signed certificate pinned.' })),
+  },
+  'Another director: where its API is, the token to read it with, how to trust its certificate.',
+);
+
+export const ClusterSection = Obj(
+  {
+    name: opt(Name('The cluster\'s name, shown on the panel\'s Cluster page. Default "cluster".')),
+    timeout: opt(Duration('How long a peer may take to answer before the Cluster page shows it unreachable. Default 2s.')),
+    peers: Type.Array(ClusterPeer, { description: 'The other directors (the VRRP peers, the BGP directors).' }),
+  },
+  'The directors shown side by side on the panel\'s Cluster page, read director to director with peer tokens.',
+);
+
+// ---------------------------------------------------------------------------------------------
 // The file
 
 export const ConfigFile = Type.Object(
@@ -603,6 +628,7 @@ export const ConfigFile = Type.Object(
     vrrp: opt(VrrpSection),
     bgp: opt(BgpSection),
     alerts: opt(AlertsSection),
+    cluster: opt(ClusterSection),
     virtualServers: opt(Type.Array(VirtualServer, { description: 'Virtual servers (keepalived virtual_server).' })),
   },
   {

@@ -4,6 +4,7 @@
 // passed the schema; returns every problem with its path.
 import { normalizeRoutes, normalizeRules } from '../vrrp/virtual-routes.js';
 import { checkAlerts } from './alerts.js';
+import { checkCluster } from './cluster.js';
 import { checkBgp, type VirtualServerRef } from './bgp.js';
 import { ipFamily, parseCidr, parseDuration, type AddressFamily } from './formats.js';
 import type { ConfigFile, HealthCheckFile } from './schema.js';
@@ -340,6 +341,7 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
 
   if (cfg.bgp !== undefined) errors.push(...checkBgp(cfg.bgp, serviceRefs(cfg)));
   if (cfg.alerts !== undefined) errors.push(...checkAlerts(cfg.alerts, (cfg.vrrp?.instances ?? []).map((i) => i.name), serviceRefs(cfg)));
+  if (cfg.cluster !== undefined) errors.push(...checkCluster(cfg.cluster, cfg.node?.name));
   checkSyncDaemon(cfg, err);
   return { errors, warnings };
 }

@@ -22,7 +22,28 @@ export interface Config {
   bgp?: BgpConfig;
   /** Absent: lvsd sends no alerts of its own. */
   alerts?: AlertsConfig;
+  /** Absent: the Cluster page shows this director alone. */
+  cluster?: ClusterConfig;
   virtualServers: VirtualServer[];
+}
+
+export interface ClusterConfig {
+  name: string;
+  timeoutMs: number;
+  peers: ClusterPeer[];
+}
+
+export interface ClusterPeer {
+  name: string;
+  /** Without a trailing slash: "https://lb2.example:9180". */
+  url: string;
+  tokenFile: string;
+  acceptTokenSha256?: string;
+  /** The peer may forward its operators' drain/enable and failover here (auth plugin, routes marked peerAction). */
+  acceptActions: boolean;
+  ca?: string;
+  /** Upper case, colon-separated, as Node's X509Certificate.fingerprint256 prints it. */
+  fingerprint?: string;
 }
 
 export interface AlertsConfig {

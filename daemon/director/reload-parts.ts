@@ -23,6 +23,7 @@ const LIVE: readonly (readonly [string, ReloadPart | null])[] = [
   ['ipvs.drainTimeoutMs', 'dataplane'],
   ['bgp', 'bgp'], // BIRD's configure check / timeout / confirm (bgp-supervisor.ts)
   ['alerts', null], // the mail supervisor reads the running config at each alert (mail-supervisor.ts)
+  ['cluster', null], // the API reads the running config's cluster section (api/cluster/running.ts)
 ];
 
 const under = (setting: string, prefix: string): boolean => setting === prefix || setting.startsWith(`${prefix}.`);

@@ -4,6 +4,12 @@ import { isIPv4, isIPv6 } from 'node:net';
 
 export type Family = 4 | 6;
 
+/** 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
+export function isLoopback(address: string): boolean {
+  const a = address.toLowerCase().replace(/^::ffff:/, '');
+  return a === '::1' || (isIPv4(a) && a.startsWith('127.'));
+}
+
 export function familyOf(text: string): Family | null {
   if (isIPv4(text)) return 4;
   if (isIPv6(text)) return 6;

@@ -343,8 +343,11 @@ export class StateStore {
 // Verifying against this keeps an unknown user's login as slow as a wrong password.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
+/** What a user name may be (also what a peer director may name as the user of a forwarded action). */
+export const USER_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+
 function checkName(name: string): void {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(name)) {
+  if (!USER_NAME.test(name)) {
     throw new StoreError('invalid', `user name "${name}" must be 1–64 letters, digits, ".", "_", "@" or "-", starting with a letter or digit`);
   }
 }

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 const cmd = (name: string): Command => ({ name, summary: name, usage: name, run: () => Promise.resolve(0) });
 
 test('the table has every command', () => {
-  assert.deepEqual(COMMANDS.map((c) => c.name), ['run', 'check-config', 'status', 'top', 'version', 'import-keepalived', 'reload', 'user add', 'doctor', 'bgp withdraw', 'bgp restore']);
+  assert.deepEqual(COMMANDS.map((c) => c.name), ['run', 'check-config', 'status', 'top', 'version', 'import-keepalived', 'reload', 'user add', 'doctor', 'bgp withdraw', 'bgp restore', 'peer-token']);
 });
 
 test('findCommand: longest multi-word name wins, the rest are its arguments', () => {

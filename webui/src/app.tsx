@@ -6,6 +6,7 @@ import { AskHost, ToastHost } from './ui.js';
 import { allows, type Role, type Session } from './types.js';
 import { Login } from './pages/login.js';
 import { Overview } from './pages/overview.js';
+import { Cluster } from './pages/cluster.js';
 import { Services } from './pages/services.js';
 import { ConfigPage } from './pages/config.js';
 import { Events } from './pages/events.js';
@@ -20,6 +21,7 @@ interface Page {
 }
 const PAGES: Page[] = [
   { id: 'overview', label: 'Overview', need: 'viewer' },
+  { id: 'cluster', label: 'Cluster', need: 'viewer' },
   { id: 'services', label: 'Services', need: 'viewer' },
   { id: 'graphs', label: 'Graphs', need: 'viewer' },
   { id: 'config', label: 'Config', need: 'operator' },
@@ -71,6 +73,7 @@ function Shell({ session, onLogout }: { session: Session; onLogout: () => void }
       {error !== null && <div class="banner" role="alert">Cannot reach the director API: {error}</div>}
       <main id="main" tabIndex={-1}>
         {page?.id === 'overview' && <Overview role={session.role} />}
+        {page?.id === 'cluster' && <Cluster role={session.role} />}
         {page?.id === 'services' && <Services role={session.role} />}
         {page?.id === 'graphs' && <Graphs />}
         {page?.id === 'config' && <ConfigPage role={session.role} />}

@@ -9,6 +9,8 @@ export type {
   VrrpState,
   FailoverHow,
 } from '../../daemon/director/snapshot.js';
+export type { ClusterView, ClusterDirector } from '../../daemon/api/cluster/view.js';
+export type { ClusterMember, Difference } from '../../daemon/api/cluster/diff.js';
 export type { ConfigChange, ConfigProblem, RunningConfig, ApplyResult } from '../../daemon/director/port.js';
 
 export type { Role } from '../../daemon/state/schema.js';

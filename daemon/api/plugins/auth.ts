@@ -11,6 +11,10 @@ import { HttpError } from './errors.js';
 import { ErrorSchema, SessionSchema } from '../schemas.js';
 import type { Session } from '../sessions.js';
 import { FailedAttempts } from '../attempts.js';
+import { bearerToken, peerOfToken } from '../cluster/peer-token.js';
+import type { RunningCluster } from '../cluster/running.js';
+import type { ClusterPeer } from '../../config/types.js';
+import { USER_NAME } from '../../state/store.js';
 import { allows, type Api, type ApiDeps, type Principal } from '../types.js';
 
 export const SESSION_COOKIE = 'lvsd_session';
@@ -22,6 +26,8 @@ export interface AuthOptions extends ApiDeps {
   /** Cookies get the Secure flag (set when serving TLS). */
   secureCookies: boolean;
   loginRateLimit: { max: number; timeWindowMs: number };
+  /** Where the accepted peer tokens are (the running config's cluster section). */
+  cluster: RunningCluster;
 }
 
 function sameToken(a: string, b: string): boolean {
@@ -42,6 +48,21 @@ const PasswordBody = Type.Object(
   { currentPassword: Type.String({ maxLength: 1024 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },
   { additionalProperties: false },
 );
+
+/**
+ * Who a request with a peer's token is: a viewer named peer:NAME for reads; for a route marked peerAction,
+ * from a peer with acceptActions, the operator USER@PEER the peer forwards for (the peer checked that user's
+ * role; this director's audit names both). Anything else a peer token asks is refused.
+ */
+function peerPrincipal(peer: ClusterPeer, req: FastifyRequest): Principal {
+  if (req.method === 'GET' || req.method === 'HEAD') return { name: `peer:${peer.name}`, role: 'viewer', local: false, peer: true };
+  if (req.routeOptions.config.peerAction !== true) throw new HttpError(403, 'a peer token may only read, and forward drain / enable / failover');
+  if (!peer.acceptActions) throw new HttpError(403, `peer ${peer.name} may only read here (its cluster.peers entry has no acceptActions)`);
+  // x-lvsd-user: the peer's user, a user name as the store allows them ("root" for the peer's local socket)
+  const user = req.headers['x-lvsd-user'];
+  if (typeof user !== 'string' || !USER_NAME.test(user)) throw new HttpError(403, 'a forwarded action must name its user (x-lvsd-user)');
+  return { name: `${user}@${peer.name}`, role: 'operator', local: false, peer: true };
+}
 
 async function authPlugin(app: Api, opts: AuthOptions): Promise<void> {
   const { store, sessions } = opts;
@@ -84,6 +105,15 @@ async function authPlugin(app: Api, opts: AuthOptions): Promise<void> {
         req.sessionId = s.id;
       }
     }
+    const token = req.principal === null && !opts.localAdmin ? bearerToken(req.headers.authorization) : null;
+    if (token !== null) {
+      const peer = peerOfToken((await opts.cluster.current()).cluster, token);
+      if (peer === null) {
+        req.log.warn({ ip: req.ip }, 'unknown peer token');
+        throw new HttpError(401, 'unknown peer token');
+      }
+      req.principal = peerPrincipal(peer, req);
+    }
     // Every /api route must declare its access; a forgotten one is closed, not open. Unknown paths
     // (no route) fall through to the 404 handler.
     const known = req.routeOptions.url !== undefined;
@@ -92,13 +122,13 @@ async function authPlugin(app: Api, opts: AuthOptions): Promise<void> {
     const p = req.principal;
     if (p === null) throw new HttpError(401, 'log in first');
     if (!allows(p.role, need)) throw new HttpError(403, `${p.name} is ${p.role}; this needs ${need}`);
-    if (UNSAFE.has(req.method) && !p.local && req.routeOptions.config.csrfExempt !== true) {
+    // a bearer token is no ambient credential a foreign page could ride on: CSRF does not apply to it
+    if (UNSAFE.has(req.method) && !p.local && p.peer !== true && req.routeOptions.config.csrfExempt !== true) {
       const sent = req.headers['x-csrf-token'];
       if (typeof sent !== 'string' || req.csrfToken === null || !sameToken(sent, req.csrfToken)) {
         throw new HttpError(403, 'missing or wrong x-csrf-token header (reload the page)');
       }
     }
-    await Promise.resolve();
   });
 
   // Login and bootstrap cannot carry a CSRF token; a form on another site still cannot post JSON to them

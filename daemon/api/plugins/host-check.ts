@@ -5,7 +5,7 @@
 // anything else runs (the web files included). A panel listening beyond loopback answers to whatever
 // names the operator's DNS gives it; there the list applies only when one is given.
 import fp from 'fastify-plugin';
-import { isIP } from 'node:net';
+import { isLoopback } from '../../net/addr.js';
 import { HttpError } from './errors.js';
 import type { Api } from '../types.js';
 
@@ -23,11 +23,6 @@ export function hostOf(header: string): string | null {
   return host === undefined ? null : host.toLowerCase().replace(/\.$/, '');
 }
 
-/** 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
-export function isLoopback(address: string): boolean {
-  const a = address.toLowerCase().replace(/^::ffff:/, '');
-  return a === '::1' || (isIP(a) === 4 && a.startsWith('127.'));
-}
 
 /** Whether a request with this Host header, arriving on `localAddress` (undefined: not a socket), may go on. */
 export function hostAllowed(header: string | undefined, localAddress: string | undefined, allowedHosts: readonly string[]): boolean {

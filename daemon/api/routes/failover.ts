@@ -14,7 +14,7 @@ export default function failoverRoutes(app: Api, { director, store, events }: Ap
       body: Type.Object({ how: Type.Union([Type.Literal('lower-priority'), Type.Literal('maintenance'), Type.Literal('restore')]) }, { additionalProperties: false }),
       response: { 200: Type.Object({ instance: Type.String(), audit: Type.Union([AuditEntrySchema, Type.Null()]) }), 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema },
     },
-    config: { access: 'operator' },
+    config: { access: 'operator', peerAction: true },
   }, async (req) => {
     const name = req.params.instance;
     const before = director.snapshot().vrrp.find((i) => i.name === name);

@@ -62,12 +62,12 @@ export default function overrideRoutes(app: Api, deps: ApiDeps): void {
 
   app.put('/api/v1/services/:service/real-servers/:realServer/override', {
     schema: { summary: 'Drain / weight / maintenance for one real server (replaces its override; {} clears)', tags: ['actions'], params: RsParams, body: OverrideSchema, response: { 200: Result, ...Errors } },
-    config: { access: 'operator' },
+    config: { access: 'operator', peerAction: true },
   }, (req) => change({ service: req.params.service, realServer: req.params.realServer }, req.body, who(req.principal)));
 
   app.delete('/api/v1/services/:service/real-servers/:realServer/override', {
     schema: { summary: 'Enable: clear the override of one real server', tags: ['actions'], params: RsParams, response: { 200: Result, ...Errors } },
-    config: { access: 'operator' },
+    config: { access: 'operator', peerAction: true },
   }, (req) => change({ service: req.params.service, realServer: req.params.realServer }, null, who(req.principal)));
 
   app.get('/api/v1/overrides', {
