@@ -194,6 +194,12 @@ export function normalise(file: ConfigFile, source: string): Config {
         dev: 'dev' in o && o.dev !== undefined ? o.dev : inst.interface,
         label: 'label' in o ? o.label : undefined,
         scope: 'scope' in o && o.scope !== undefined ? o.scope : 'global',
+        broadcast: 'broadcast' in o ? o.broadcast : undefined,
+        peer: 'peer' in o ? o.peer : undefined,
+        home: 'home' in o ? o.home : undefined,
+        dad: 'dad' in o ? o.dad : undefined,
+        noPrefixRoute: 'noPrefixRoute' in o ? o.noPrefixRoute : undefined,
+        preferredLft: 'preferredLft' in o ? o.preferredLft : undefined,
       });
     };
     const vips = (inst.virtualIpaddresses ?? []).map(toVip);

@@ -178,11 +178,21 @@ export const VirtualIpAddress = Type.Union(
         dev: opt(Type.String({ minLength: 1, description: 'Interface. Default: the instance\'s interface.' })),
         label: opt(Type.String({ minLength: 1, maxLength: 15, description: 'Address label (e.g. eth1:vip).' })),
         scope: opt(Enum(['global', 'site', 'link', 'host'], 'Address scope. Default global.')),
+        broadcast: opt(Type.String({ format: 'ipv4', description: 'IPv4 broadcast address (keepalived brd). Default none, as keepalived.' })),
+        peer: opt(Type.String({ format: 'cidr', description: 'Point-to-point peer, ADDR or ADDR/LEN (keepalived peer): the prefix is the peer\'s (default a host prefix) and the address\'s own is ignored, as keepalived does.' })),
+        home: opt(Type.Boolean({ description: 'IPv6 home address flag (keepalived home). Default false.' })),
+        dad: opt(Type.Boolean({ description: 'Run duplicate address detection on this IPv6 address (keepalived -nodad). Default false: IPv6 VIPs are added nodad, as keepalived adds them.' })),
+        noPrefixRoute: opt(Type.Boolean({ description: 'Add no prefix route for the address (keepalived noprefixroute). Default false.' })),
+        preferredLft: opt(
+          Type.Union([Type.Integer({ minimum: 0, maximum: 4294967294 }), Type.Literal('forever')], {
+            description: 'Preferred lifetime of an IPv6 address in seconds, or "forever" (keepalived preferred_lft; keepalived ignores it on IPv4 addresses, lvsd alike). Default 0 (deprecated: never chosen as a source address) for a /128, forever otherwise, as keepalived.',
+          }),
+        ),
       },
-      'A VIP with its own interface, label or scope.',
+      'A VIP with its own interface, label, scope or address options.',
     ),
   ],
-  { description: 'A virtual IP address: "192.0.2.10/24" or { address, dev, label, scope }.' },
+  { description: 'A virtual IP address: "192.0.2.10/24" or { address, dev, label, scope, broadcast, peer, home, dad, noPrefixRoute, preferredLft }.' },
 );
 
 const Iface = (description: string) => Type.String({ minLength: 1, maxLength: 15, description });

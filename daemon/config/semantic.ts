@@ -95,6 +95,11 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
         const holder = allVips.get(c.address);
         if (holder !== undefined) err(vipPath, holder === inst.name ? `VIP ${c.address} is listed twice` : `VIP ${c.address} is also in instance "${holder}"; a VIP belongs to one instance`);
         else allVips.set(c.address, inst.name);
+        if (typeof v !== 'string') {
+          const peer = v.peer === undefined ? undefined : parseCidr(v.peer);
+          if (peer !== undefined && peer.family !== c.family) err(at(key, j, 'peer'), `peer ${v.peer ?? ''} is ${familyName(peer.family)}, the address ${familyName(c.family)}`);
+          if (v.broadcast !== undefined && c.family !== 4) err(at(key, j, 'broadcast'), 'a broadcast address is for IPv4 addresses only');
+        }
         if (key === 'virtualIpaddressesExcluded') return;
         if (firstFamily === undefined) firstFamily = c.family;
         else if (c.family !== firstFamily) err(vipPath, `${familyName(c.family)} VIP in an instance whose first VIP is ${familyName(firstFamily)}; use one instance per address family`);

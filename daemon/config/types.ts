@@ -145,6 +145,13 @@ export interface Vip {
   dev: string;
   label?: string;
   scope: 'global' | 'site' | 'link' | 'host';
+  /** keepalived's virtual_ipaddress options, as in the file (daemon/net/addr-request.ts applies them). */
+  broadcast?: string;
+  peer?: string;
+  home?: boolean;
+  dad?: boolean;
+  noPrefixRoute?: boolean;
+  preferredLft?: number | 'forever';
 }
 
 export interface VrrpInstance {

@@ -133,8 +133,11 @@ export function healthPlan(config: Config): HealthPlan {
   return { services, targets };
 }
 
-const vipOption = (v: Vip): VrrpOptions['instances'][number]['vips'][number] =>
-  v.label === undefined ? { address: v.cidr, dev: v.dev } : { address: v.cidr, dev: v.dev, label: v.label };
+/** A VIP for the engine: where it goes and its address options; the default scope stays implicit. */
+const vipOption = (v: Vip): VrrpOptions['instances'][number]['vips'][number] => {
+  const { cidr, address: _a, prefix: _p, family: _f, scope, ...rest } = v;
+  return { address: cidr, ...rest, ...(scope !== 'global' ? { scope } : {}) };
+};
 
 export function vrrpOptions(config: Config): VrrpOptions {
   const scripts: VrrpOptions['scripts'] = {};

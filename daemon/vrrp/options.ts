@@ -2,6 +2,7 @@
 // these (durations already in ms, addresses as text); normalizeOptions() checks what the engine
 // relies on and fills keepalived's defaults, naming the instance and field of anything wrong.
 import { familyOf, parseCidr, type Family } from '../net/addr.js';
+import { addressRequest, type AddressOptions } from '../net/addr-request.js';
 import { normalizeRoutes, normalizeRules, type NormalizedRoute, type NormalizedRule, type VirtualRouteOptions, type VirtualRuleOptions } from './virtual-routes.js';
 
 export interface GarpOptions {
@@ -40,13 +41,12 @@ export interface NotifyOptions {
   users?: Partial<Record<'master' | 'backup' | 'fault' | 'stop' | 'any' | 'masterRxLowerPri', string>>;
 }
 
-export interface VipOptions {
+/** A VIP with keepalived's virtual_ipaddress options (label, scope, brd, peer, home, -nodad, noprefixroute, preferred_lft). */
+export interface VipOptions extends AddressOptions {
   /** CIDR, e.g. "192.168.77.100/24" or "fd00::100/64". */
   address: string;
   /** Interface; default: the instance's. */
   dev?: string;
-  /** IPv4 label, e.g. "eth0:vip". */
-  label?: string;
 }
 
 export interface TrackWeight {
@@ -157,12 +157,11 @@ export interface VrrpOptions {
   notifyFifo?: { path: string; script?: string };
 }
 
-export interface NormalizedVip {
+export interface NormalizedVip extends AddressOptions {
   address: string;
   prefixLength: number;
   cidr: string;
   dev: string;
-  label?: string;
 }
 
 export interface NormalizedInstance {
@@ -275,8 +274,10 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
           const c = parseCidr(vo.address);
           if (oneFamily && family !== null && c.family !== family) err(`${field}[${vi}]`, 'IPv4 and IPv6 VIPs cannot share one instance (one advert carries one family)');
           if (oneFamily) family ??= c.family;
-          const nv: NormalizedVip = { address: c.address, prefixLength: c.prefixLength, cidr: `${c.address}/${c.prefixLength}`, dev: vo.dev ?? i.interface };
-          if (vo.label !== undefined) nv.label = vo.label;
+          const { address: _a, dev: _d, ...addrOptions } = vo;
+          const nv: NormalizedVip = { ...addrOptions, address: c.address, prefixLength: c.prefixLength, cidr: `${c.address}/${c.prefixLength}`, dev: vo.dev ?? i.interface };
+          // The options must make a request the kernel can be sent (a peer of the other family, …).
+          addressRequest(0, nv.cidr, addrOptions);
           out.push(nv);
         } catch (e) {
           err(`${field}[${vi}]`, e instanceof Error ? e.message : String(e));

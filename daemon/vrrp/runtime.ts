@@ -10,6 +10,7 @@ import { startupDelayFor, type NormalizedInstance, type NormalizedOptions, type 
 import type { InstanceSnapshot, LogLevel, ReconfigureSummary, TransitionEvent, VrrpSnapshot } from './protocol.js';
 import { familyOf, formatIP, parseIP } from '../net/addr.js';
 import type { IfAddress, LinkInfo } from '../net/rtnl.js';
+import type { AddressOptions } from '../net/addr-request.js';
 import type { ReceivedPacket, VrrpSocketOptions, VrrpTransport } from '../net/vrrp-socket.js';
 import { applyRoutes, type RouteIo } from './route-apply.js';
 
@@ -17,8 +18,8 @@ import { applyRoutes, type RouteIo } from './route-apply.js';
 export interface RuntimeIo extends RouteIo {
   links(): Promise<LinkInfo[]>;
   addresses(ifindex: number): Promise<IfAddress[]>;
-  addAddress(ifindex: number, cidr: string, label?: string): Promise<boolean>;
-  delAddress(ifindex: number, cidr: string): Promise<boolean>;
+  addAddress(ifindex: number, cidr: string, o?: AddressOptions): Promise<boolean>;
+  delAddress(ifindex: number, cidr: string, o?: Pick<AddressOptions, 'peer'>): Promise<boolean>;
   watchLinks(onLink: (l: LinkInfo, deleted: boolean) => void): void;
   openSocket(o: VrrpSocketOptions, onPacket: (p: ReceivedPacket) => void, onError: (e: Error) => void): VrrpTransport;
   announce(ifname: string, ifindex: number, vip: Buffer): void;
@@ -68,6 +69,13 @@ interface Inst {
 function held(o: NormalizedInstance): NormalizedVip[] {
   return o.excludedVips.length === 0 ? o.vips : [...o.vips, ...o.excludedVips];
 }
+
+/** A VIP's address options for the kernel (everything of it but where it goes). */
+function addressOptions(v: NormalizedVip): AddressOptions {
+  const { address: _a, prefixLength: _p, cidr: _c, dev: _d, ...o } = v;
+  return o;
+}
+const peerOf = (v: NormalizedVip): Pick<AddressOptions, 'peer'> => (v.peer === undefined ? {} : { peer: v.peer });
 
 /** Fields that can change on a running instance without restarting it. */
 const IN_PLACE_FIELDS = new Set(['priority', 'trackInterfaces', 'trackScripts', 'trackFiles', 'notify', 'garp', 'group', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'dontTrackPrimary']);
@@ -197,7 +205,7 @@ export class VrrpRuntime {
     if (ifindex > 0) {
       for (const v of held(o)) {
         const dev = byName(v.dev)?.index ?? ifindex;
-        if (await this.io.delAddress(dev, v.cidr)) this.log('info', inst, 'removed a stale VIP left from an earlier run', { vip: v.cidr });
+        if (await this.io.delAddress(dev, v.cidr, peerOf(v))) this.log('info', inst, 'removed a stale VIP left from an earlier run', { vip: v.cidr });
       }
     }
     for (const v of held(o)) {
@@ -527,8 +535,8 @@ export class VrrpRuntime {
           continue;
         }
         try {
-          if (add) await this.io.addAddress(dev, v.cidr, v.label);
-          else await this.io.delAddress(dev, v.cidr);
+          if (add) await this.io.addAddress(dev, v.cidr, addressOptions(v));
+          else await this.io.delAddress(dev, v.cidr, peerOf(v));
         } catch (e) {
           this.log('error', inst, `${add ? 'adding' : 'removing'} VIP failed`, { vip: v.cidr, err: e instanceof Error ? e.message : String(e) });
         }

@@ -36,7 +36,9 @@ export interface NotifyOut {
   users?: Partial<Record<'master' | 'backup' | 'fault' | 'stop' | 'any' | 'masterRxLowerPri', string>>;
 }
 
-export type VipOut = string | { address: string; dev?: string; label?: string; scope?: string };
+export type VipOut =
+  | string
+  | { address: string; dev?: string; label?: string; scope?: string; broadcast?: string; peer?: string; home?: boolean; dad?: boolean; noPrefixRoute?: boolean; preferredLft?: number | 'forever' };
 
 export interface InstanceOut {
   name: string;

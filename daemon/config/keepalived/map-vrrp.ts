@@ -362,7 +362,7 @@ function mapAuthentication(ctx: Context, auth: Directive, inst: InstanceOut): vo
   inst.authentication = a;
 }
 
-/** One virtual_ipaddress line: ADDR[/MASK] [dev IF] [label L] [scope S] [brd …] … */
+/** One virtual_ipaddress line: ADDR[/MASK] [dev IF] [label L] [scope S] [brd B] [peer P] [home] [-nodad] [noprefixroute] [preferred_lft N|forever] … */
 function mapVip(ctx: Context, line: Directive): VipOut | undefined {
   const [addr, mask] = line.keyword.split('/');
   const family = isIP(addr ?? '');
@@ -371,7 +371,7 @@ function mapVip(ctx: Context, line: Directive): VipOut | undefined {
     return undefined;
   }
   const cidr = mask === undefined ? `${addr ?? ''}/${family === 4 ? 32 : 128}` : line.keyword;
-  const obj: { address: string; dev?: string; label?: string; scope?: string } = { address: cidr };
+  const obj: Exclude<VipOut, string> = { address: cidr };
   const dropped: string[] = [];
   for (let i = 0; i < line.args.length; i++) {
     const word = line.args[i] ?? '';
@@ -380,15 +380,39 @@ function mapVip(ctx: Context, line: Directive): VipOut | undefined {
       i++;
       if (word === 'scope' && !['global', 'site', 'link', 'host'].includes(value)) dropped.push(`scope ${value}`);
       else obj[word] = value;
-    } else if (['brd', 'broadcast', 'peer', 'preferred_lft', 'track_group'].includes(word) && value !== undefined) {
+    } else if ((word === 'brd' || word === 'broadcast') && value !== undefined) {
       i++;
-      // keepalived computes the broadcast address the same way when brd is "+" or absent.
-      if (!(word === 'brd' && value === '+')) dropped.push(`${word} ${value}`);
+      // `brd +` (compute it) is not carried: lvsd, like keepalived without brd, sets no broadcast address.
+      if (value === '+') dropped.push(`${word} +`);
+      else if (family === 4 && isIP(value) === 4) obj.broadcast = value;
+      else dropped.push(`${word} ${value}`);
+    } else if (word === 'peer' && value !== undefined) {
+      i++;
+      const [p, plen] = value.split('/');
+      if (isIP(p ?? '') !== family || (plen !== undefined && !/^\d{1,3}$/.test(plen))) dropped.push(`peer ${value}`);
+      else {
+        obj.peer = value;
+        // keepalived 2.2.7: "Cannot specify address prefix when specifying peer address - ignoring".
+        if (mask !== undefined) ctx.note(obj, `${line.keyword} peer ${value}: keepalived ignores the address's prefix when a peer is given; the peer's prefix applies`);
+      }
+    } else if (word === 'preferred_lft' && value !== undefined) {
+      i++;
+      const n = Number(value);
+      // Measured: keepalived 2.2.7 leaves an IPv4 address's preferred lifetime forever whatever preferred_lft says.
+      if (family === 4) ctx.reportDirective(line, `preferred_lft ${value}: keepalived ignores it on IPv4 addresses (the lifetime stays forever), lvsd alike; not carried over`);
+      else if (value === 'forever' || value === 'infinite') obj.preferredLft = 'forever';
+      else if (/^\d+$/.test(value) && n <= 4294967294) obj.preferredLft = n;
+      else dropped.push(`preferred_lft ${value}`);
+    } else if (word === 'home') obj.home = true;
+    else if (word === '-nodad') obj.dad = true;
+    else if (word === 'noprefixroute') obj.noPrefixRoute = true;
+    else if (word === 'track_group' && value !== undefined) {
+      i++;
+      dropped.push(`track_group ${value}`);
     } else dropped.push(word);
   }
   if (dropped.length > 0) ctx.reportDirective(line, `address options not supported by lvsd: ${dropped.join(', ')}`);
-  if (obj.dev === undefined && obj.label === undefined && obj.scope === undefined) return cidr;
-  return obj;
+  return Object.keys(obj).length === 1 ? cidr : obj;
 }
 
 function weightOf(ctx: Context, d: Directive, min: number, max: number): { weight?: number; ok: boolean } {
