@@ -3,6 +3,9 @@
 // relies on and fills keepalived's defaults, naming the instance and field of anything wrong.
 import { familyOf, parseCidr, type Family } from '../net/addr.js';
 import { addressRequest, type AddressOptions } from '../net/addr-request.js';
+import type { TrackProcessOptions } from './process-track.js';
+
+export type { TrackProcessOptions } from './process-track.js';
 import { normalizeRoutes, normalizeRules, type NormalizedRoute, type NormalizedRule, type VirtualRouteOptions, type VirtualRuleOptions } from './virtual-routes.js';
 
 export interface GarpOptions {
@@ -90,6 +93,8 @@ export interface VrrpInstanceOptions {
   trackInterfaces?: ({ name: string } & TrackWeight)[];
   trackScripts?: ({ name: string } & TrackWeight)[];
   trackFiles?: ({ path: string } & TrackWeight)[];
+  /** keepalived track_process: trackers of VrrpOptions.processes; weight and reverse default to the tracker's. */
+  trackProcesses?: ({ name: string; reverse?: boolean } & TrackWeight)[];
   notify?: NotifyOptions;
   garp?: GarpOptions;
   /** keepalived `state`: only a hint, as in keepalived 2.x (everyone starts in BACKUP unless priority 255). */
@@ -132,6 +137,8 @@ export interface VrrpOptions {
   instances: VrrpInstanceOptions[];
   syncGroups?: SyncGroupOptions[];
   scripts?: Record<string, TrackScriptOptions>;
+  /** keepalived vrrp_track_process blocks, by name. */
+  processes?: Record<string, TrackProcessOptions>;
   /** Defaults for every instance (each may override). */
   garp?: GarpOptions;
   /** keepalived vrrp_rt_priority: run the VRRP engine process (all its threads) SCHED_RR at this priority (1..99); absent = normal. */
@@ -187,6 +194,7 @@ export interface NormalizedInstance {
   trackInterfaces: { name: string; weight: number }[];
   trackScripts: { name: string; weight: number }[];
   trackFiles: { path: string; weight: number }[];
+  trackProcesses: { name: string; weight: number; reverse: boolean }[];
   notify: NotifyOptions;
   garp: Required<GarpOptions>;
   lowerPrioNoAdvert: boolean;
@@ -204,6 +212,7 @@ export interface NormalizedOptions {
   syncGroups: SyncGroupOptions[];
   /** `user` resolved: the script's own, else scriptUser, else '' (the daemon's user). */
   scripts: Record<string, Required<TrackScriptOptions>>;
+  processes: Record<string, TrackProcessOptions>;
   scriptUser?: string;
   scriptSecurity: boolean;
   notifyFifo?: { path: string; script?: string };
@@ -302,6 +311,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     if (vridKeys.has(key)) err('vrid', `VRID ${i.vrid} already used on ${i.interface} by ${vridKeys.get(key) ?? ''}`);
     vridKeys.set(key, i.name);
     for (const t of i.trackScripts ?? []) if (!(t.name in scripts)) err('trackScripts', `no script named ${t.name}`);
+    for (const t of i.trackProcesses ?? []) if (!(t.name in (o.processes ?? {}))) err('trackProcesses', `no process tracker named ${t.name}`);
     const n: NormalizedInstance = {
       name: i.name,
       interface: i.interface,
@@ -321,6 +331,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
       trackInterfaces: (i.trackInterfaces ?? []).map((t) => ({ name: t.name, weight: t.weight ?? 0 })),
       trackScripts: (i.trackScripts ?? []).map((t) => ({ name: t.name, weight: t.weight ?? scripts[t.name]?.weight ?? 0 })),
       trackFiles: (i.trackFiles ?? []).map((t) => ({ path: t.path, weight: t.weight ?? 1 })),
+      trackProcesses: (i.trackProcesses ?? []).map((t) => ({ name: t.name, weight: t.weight ?? o.processes?.[t.name]?.weight ?? 1, reverse: t.reverse ?? o.processes?.[t.name]?.reverse ?? false })),
       notify: i.notify ?? {},
       garp: resolveGarp(o.garp, i.garp),
       lowerPrioNoAdvert: i.lowerPrioNoAdvert ?? o.lowerPrioNoAdvert ?? false,
@@ -365,7 +376,15 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     if (v !== undefined && !(Number.isFinite(v) && v >= 0)) errors.push(`${k}: ${v} is not a duration ≥ 0`);
   }
   if (errors.length > 0) throw new VrrpOptionsError(`invalid VRRP options:\n  ${errors.join('\n  ')}`);
-  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, scriptSecurity: o.scriptSecurity ?? false, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0 };
+  for (const [name, p] of Object.entries(o.processes ?? {})) {
+    if (p.process === '') errors.push(`processes.${name}.process: empty`);
+    for (const k of ['quorum', 'quorumMax'] as const) {
+      const v = p[k];
+      if (v !== undefined && !(Number.isInteger(v) && v >= 0)) errors.push(`processes.${name}.${k}: ${v} is not a whole number ≥ 0`);
+    }
+    if (p.quorumMax !== undefined && p.quorumMax < (p.quorum ?? 1)) errors.push(`processes.${name}.quorumMax: ${p.quorumMax} is below quorum ${p.quorum ?? 1}`);
+  }
+  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, processes: o.processes ?? {}, scriptSecurity: o.scriptSecurity ?? false, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0 };
   if (o.scriptUser !== undefined) out.scriptUser = o.scriptUser;
   if (o.notifyFifo !== undefined) out.notifyFifo = o.notifyFifo;
   if (o.realtimePriority !== undefined) out.realtimePriority = o.realtimePriority;

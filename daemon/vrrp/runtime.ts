@@ -78,7 +78,7 @@ function addressOptions(v: NormalizedVip): AddressOptions {
 const peerOf = (v: NormalizedVip): Pick<AddressOptions, 'peer'> => (v.peer === undefined ? {} : { peer: v.peer });
 
 /** Fields that can change on a running instance without restarting it. */
-const IN_PLACE_FIELDS = new Set(['priority', 'trackInterfaces', 'trackScripts', 'trackFiles', 'notify', 'garp', 'group', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'dontTrackPrimary']);
+const IN_PLACE_FIELDS = new Set(['priority', 'trackInterfaces', 'trackScripts', 'trackFiles', 'trackProcesses', 'notify', 'garp', 'group', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'dontTrackPrimary']);
 
 /** True when only in-place fields differ (and the address owner, 255, is neither side: it starts as MASTER). */
 export function inPlaceChange(a: NormalizedInstance, b: NormalizedInstance): boolean {
@@ -237,7 +237,7 @@ export class VrrpRuntime {
   }
 
   /** Tracking results from the main thread (scripts, files). */
-  track(kind: 'script' | 'file', name: string, ok: boolean, value?: number, disabled = false): void {
+  track(kind: 'script' | 'file' | 'process', name: string, ok: boolean, value?: number, disabled = false): void {
     const key = `${kind}:${name}`;
     this.trackResults.set(key, { ok, ...(value === undefined ? {} : { value }), ...(disabled ? { disabled } : {}) });
     for (const inst of this.insts.values()) {
@@ -264,7 +264,7 @@ export class VrrpRuntime {
     const out = new Map<string, TrackedState>();
     const keep = (key: string, fresh: TrackedState): void => {
       const p = previous?.get(key);
-      out.set(key, p === undefined ? fresh : { ...p, weight: fresh.weight });
+      out.set(key, p === undefined ? fresh : { ...p, weight: fresh.weight, ...(fresh.reverse !== undefined ? { reverse: fresh.reverse } : {}) });
     };
     for (const t of o.trackInterfaces) keep(`interface:${t.name}`, { kind: 'interface', name: t.name, weight: t.weight, ok: this.byName(t.name)?.up ?? false });
     for (const t of o.trackScripts) {
@@ -275,6 +275,11 @@ export class VrrpRuntime {
     for (const t of o.trackFiles) {
       const r = this.trackResults.get(`file:${t.path}`);
       keep(`file:${t.path}`, { kind: 'file', name: t.path, weight: t.weight, ok: true, value: r?.value ?? 0 });
+    }
+    // A process tracker counts as OK until the start-up scan says (it comes within milliseconds of the start).
+    for (const t of o.trackProcesses) {
+      const r = this.trackResults.get(`process:${t.name}`);
+      keep(`process:${t.name}`, { kind: 'process', name: t.name, weight: t.weight, reverse: t.reverse, ok: r?.ok ?? true });
     }
     return out;
   }
@@ -348,7 +353,7 @@ export class VrrpRuntime {
       else if (others.some((x) => x.m.state === 'MASTER')) this.feed(inst, { type: 'sync', state: 'MASTER' });
     }
     // Results of scripts and files nobody tracks any more are forgotten (a re-added one starts afresh).
-    const tracked = new Set(next.instances.flatMap((o) => [...o.trackScripts.map((t) => `script:${t.name}`), ...o.trackFiles.map((t) => `file:${t.path}`)]));
+    const tracked = new Set(next.instances.flatMap((o) => [...o.trackScripts.map((t) => `script:${t.name}`), ...o.trackFiles.map((t) => `file:${t.path}`), ...o.trackProcesses.map((t) => `process:${t.name}`)]));
     for (const k of this.trackResults.keys()) if (!tracked.has(k)) this.trackResults.delete(k);
     return summary;
   }
