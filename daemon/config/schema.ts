@@ -151,6 +151,22 @@ export const VrrpScript = Obj(
   'A tracking script (keepalived vrrp_script).',
 );
 
+export const VrrpProcess = Obj(
+  {
+    process: Type.String({ minLength: 1, description: 'The process: its name as in /proc/PID/comm (the first 15 characters count, as the kernel keeps them) or, with parameters, paramMatch or fullCommand, the first word of its command line (/proc/PID/cmdline), compared exactly (not a pattern, unlike pgrep).' }),
+    parameters: opt(Type.Array(Type.String(), { description: 'Its parameters: the command line is compared, by paramMatch.' })),
+    paramMatch: opt(Enum(['exact', 'partial', 'initial'], 'exact: the parameters are these; partial: these first, more may follow; initial: the command line\'s parameters start with these (the last may be longer). Given without parameters: the process has no parameters (exact). Default exact.')),
+    fullCommand: opt(Type.Boolean({ description: 'Compare the first word of the command line instead of the process name, even without parameters (keepalived full_command). Default false.' })),
+    quorum: opt(Int(0, 65535, 'Fewest matching processes for OK. Default 1.')),
+    quorumMax: opt(Int(0, 65535, 'Most matching processes for OK (0: OK only while none runs; then set quorum: 0). Default: no limit.')),
+    weight: opt(Int(-254, 254, 'Priority change while OK (>0) or while not (<0); 0 = FAULT while not OK. Default 1, as keepalived.')),
+    reverse: opt(Type.Boolean({ description: 'Count as failing while the quorum is held, and the other way round (keepalived reverse). Default false.' })),
+    forkDelay: opt(Duration('A quorum gained by a fork (a matching process forking) counts only after this long, hiding fork/exec bounces (keepalived fork_delay). Default 0s.')),
+    terminateDelay: opt(Duration('A quorum lost by an exit counts only after this long, so a restart of the process does not move the VIP (keepalived terminate_delay). Default 0s.')),
+  },
+  'A process tracker (keepalived vrrp_track_process): counts matching processes from the kernel\'s process events (no polling), after one scan of /proc at start. Works where lvsd runs in the initial network namespace: elsewhere the kernel does not send process events (see docs/vrrp.md).',
+);
+
 const InstanceNotify = Obj(
   {
     master: opt(Command('Run on becoming MASTER.')),
@@ -280,6 +296,19 @@ export const VrrpInstance = Obj(
         description: 'Files whose integer value changes the priority (track_file).',
       }),
     ),
+    trackProcesses: opt(
+      Type.Array(
+        Obj(
+          {
+            name: Name('Name of a tracker in vrrp.processes.'),
+            weight: opt(Int(-254, 254, 'Overrides the tracker\'s weight.')),
+            reverse: opt(Type.Boolean({ description: 'Overrides the tracker\'s reverse.' })),
+          },
+          'A tracked process.',
+        ),
+        { description: 'Process trackers from vrrp.processes (track_process).' },
+      ),
+    ),
     notify: opt(InstanceNotify),
     garp: opt(GarpSettings),
     lowerPrioNoAdvert: opt(
@@ -344,6 +373,7 @@ export const VrrpSection = Obj(
       Duration('The same delay, but until this long after the system booted: a restart later starts at once (keepalived vrrp_delay_after_boot). The longer of the two applies. Default 0s.'),
     ),
     scripts: opt(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.:@-]+$' }), VrrpScript, { additionalProperties: false, description: 'Tracking scripts by name (keepalived vrrp_script).' })),
+    processes: opt(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.:@-]+$' }), VrrpProcess, { additionalProperties: false, description: 'Process trackers by name (keepalived vrrp_track_process).' })),
     instances: opt(Type.Array(VrrpInstance, { description: 'VRRP instances (keepalived vrrp_instance).' })),
     syncGroups: opt(Type.Array(SyncGroup, { description: 'Sync groups (keepalived vrrp_sync_group).' })),
     realtimePriority: opt(

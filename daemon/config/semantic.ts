@@ -64,6 +64,9 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
   /** VIP address → the instance that holds it (a VIP floats with exactly one instance). */
   const allVips = new Map<string, string>();
 
+  for (const [name, p] of Object.entries(cfg.vrrp?.processes ?? {})) {
+    if (p.quorumMax !== undefined && p.quorumMax < (p.quorum ?? 1)) err(['vrrp', 'processes', name, 'quorumMax'], `${p.quorumMax} is below quorum (${p.quorum ?? 1}): the tracker could never be OK`);
+  }
   for (const [name, s] of Object.entries(scripts)) {
     const iv = parseDuration(s.interval ?? 1) ?? 0;
     if (iv === 0) err(['vrrp', 'scripts', name, 'interval'], 'must be more than 0');
@@ -166,6 +169,13 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       if (!(t.name in scripts)) {
         const known = Object.keys(scripts);
         err(at('trackScripts', j, 'name'), `unknown script "${t.name}"${known.length ? ` (vrrp.scripts has: ${known.join(', ')})` : ' (vrrp.scripts is empty)'}`);
+      }
+    });
+    const processes = cfg.vrrp?.processes ?? {};
+    (inst.trackProcesses ?? []).forEach((t, j) => {
+      if (!(t.name in processes)) {
+        const known = Object.keys(processes);
+        err(at('trackProcesses', j, 'name'), `unknown process tracker "${t.name}"${known.length ? ` (vrrp.processes has: ${known.join(', ')})` : ' (vrrp.processes is empty)'}`);
       }
     });
     const tracked = new Set<string>();

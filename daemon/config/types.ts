@@ -2,6 +2,7 @@
 // milliseconds (fields end in `Ms`), addresses parsed, canonical ids. Built by normalise.ts from a
 // file that passed the schema and the semantic checks, so consumers need no further validation.
 import type { VirtualRouteOptions, VirtualRuleOptions } from '../vrrp/virtual-routes.js';
+import type { TrackProcessOptions } from '../vrrp/process-track.js';
 import type { ForwardMethod, Protocol, Scheduler, SchedulerFlag, TunnelSpec } from '../dataplane/types.js';
 
 export type Family = 4 | 6;
@@ -183,6 +184,8 @@ export interface VrrpInstance {
   trackInterfaces: { name: string; weight: number }[];
   /** weight already resolved: the instance's override, else the script's. */
   trackScripts: { name: string; weight: number }[];
+  /** weight and reverse resolved: the instance's, else the tracker's (weight default 1). */
+  trackProcesses: { name: string; weight: number; reverse: boolean }[];
   trackFiles: { path: string; weight: number }[];
   notify: Notify;
   /** vrrp.garp with the instance's overrides applied. */
@@ -221,6 +224,8 @@ export interface VrrpConfig {
   startupDelayMs: number;
   delayAfterBootMs: number;
   scripts: Record<string, VrrpScript>;
+  /** keepalived vrrp_track_process, by name, as the engine takes them (durations in ms). */
+  processes: Record<string, TrackProcessOptions>;
   instances: VrrpInstance[];
   syncGroups: SyncGroup[];
   /** SCHED_RR priority of the VRRP thread (keepalived vrrp_rt_priority); absent = normal scheduling. */

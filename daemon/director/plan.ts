@@ -146,6 +146,7 @@ export function vrrpOptions(config: Config): VrrpOptions {
   }
   return {
     scripts,
+    processes: Object.fromEntries(Object.entries(config.vrrp.processes).map(([name, p]) => [name, { ...p, ...(p.parameters !== undefined ? { parameters: [...p.parameters] } : {}) }])),
     garp: config.vrrp.garp,
     startupDelayMs: config.vrrp.startupDelayMs,
     ...(config.vrrp.scriptUser !== undefined ? { scriptUser: config.vrrp.scriptUser } : {}),
@@ -175,6 +176,7 @@ export function vrrpOptions(config: Config): VrrpOptions {
         trackInterfaces: i.trackInterfaces,
         trackScripts: i.trackScripts,
         trackFiles: i.trackFiles,
+        trackProcesses: i.trackProcesses,
         notify: i.notify,
         garp: i.garp,
         initialState: i.initialState,

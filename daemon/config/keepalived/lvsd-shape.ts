@@ -26,6 +26,19 @@ export interface ScriptOut {
   user?: string;
 }
 
+export interface ProcessOut {
+  process: string;
+  parameters?: string[];
+  paramMatch?: 'exact' | 'partial' | 'initial';
+  fullCommand?: boolean;
+  quorum?: number;
+  quorumMax?: number;
+  weight?: number;
+  reverse?: boolean;
+  forkDelay?: Duration;
+  terminateDelay?: Duration;
+}
+
 export interface NotifyOut {
   master?: string;
   backup?: string;
@@ -61,6 +74,7 @@ export interface InstanceOut {
   trackInterfaces?: { name: string; weight?: number }[];
   trackScripts?: { name: string; weight?: number }[];
   trackFiles?: { path: string; weight?: number }[];
+  trackProcesses?: { name: string; weight?: number; reverse?: boolean }[];
   notify?: NotifyOut;
   garp?: GarpOut;
   lowerPrioNoAdvert?: boolean;
@@ -189,6 +203,7 @@ export interface ConfigOut {
     startupDelay?: Duration;
     delayAfterBoot?: Duration;
     scripts?: Record<string, ScriptOut>;
+    processes?: Record<string, ProcessOut>;
     instances?: InstanceOut[];
     syncGroups?: SyncGroupOut[];
     realtimePriority?: number;

@@ -5,7 +5,7 @@ import { readSmtpAlert } from './map-alerts.js';
 import { isIP } from 'node:net';
 import type { NamedBlock } from './ast.js';
 import type { Directive } from './parser.js';
-import type { GarpOut, InstanceOut, NotifyOut, ScriptOut, SyncGroupOut, VipOut } from './lvsd-shape.js';
+import type { GarpOut, InstanceOut, NotifyOut, ProcessOut, ScriptOut, SyncGroupOut, VipOut } from './lvsd-shape.js';
 import { BlockReader, seconds, type Context } from './reader.js';
 import { mapGarp, type GlobalResult } from './map-global.js';
 import { safeName, toSafeName } from './names.js';
@@ -82,6 +82,7 @@ interface InstanceEnv {
   global: GlobalResult;
   trackFiles: Map<string, TrackFile>;
   scripts: Record<string, ScriptOut>;
+  processes: Record<string, ProcessOut>;
 }
 
 export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, result: VrrpResult): InstanceOut | undefined {
@@ -415,22 +416,25 @@ function mapVip(ctx: Context, line: Directive): VipOut | undefined {
   return Object.keys(obj).length === 1 ? cidr : obj;
 }
 
-function weightOf(ctx: Context, d: Directive, min: number, max: number): { weight?: number; ok: boolean } {
+/** `NAME [weight W] [reverse|noreverse]` of a track_* block; `reverse` is carried only where lvsd has it (track_process). */
+function weightOf(ctx: Context, d: Directive, min: number, max: number, canReverse = false): { weight?: number; reverse?: boolean; ok: boolean } {
   const i = d.args.indexOf('weight');
   const extra = d.args.filter((a, j) => a !== 'weight' && j !== i + 1);
-  if (extra.some((a) => a === 'reverse')) ctx.reportDirective(d, 'reverse is not supported by lvsd; tracked without it');
-  else if (extra.some((a) => a !== 'noreverse' && a !== 'no_reverse')) ctx.reportDirective(d, `unknown options ${extra.join(' ')}`);
-  if (i < 0) return { ok: true };
+  const rev = extra.includes('reverse') ? true : extra.some((a) => a === 'noreverse' || a === 'no_reverse') ? false : undefined;
+  if (rev === true && !canReverse) ctx.reportDirective(d, 'reverse is not supported by lvsd; tracked without it');
+  else if (extra.some((a) => !['reverse', 'noreverse', 'no_reverse'].includes(a))) ctx.reportDirective(d, `unknown options ${extra.join(' ')}`);
+  const reverse = canReverse && rev !== undefined ? { reverse: rev } : {};
+  if (i < 0) return { ok: true, ...reverse };
   const raw = d.args[i + 1];
   const v = Number(raw);
   if (raw === undefined || !/^-?\d+$/.test(raw) || v < min || v > max) {
     ctx.reportDirective(d, `weight ${raw ?? '(missing)'} is not in ${min}..${max}; not carried over`);
     return { ok: false };
   }
-  return { weight: v, ok: true };
+  return { weight: v, ok: true, ...reverse };
 }
 
-type Tracks = Pick<InstanceOut, 'trackInterfaces' | 'trackScripts' | 'trackFiles'>;
+type Tracks = Pick<InstanceOut, 'trackInterfaces' | 'trackScripts' | 'trackFiles' | 'trackProcesses'>;
 
 /** track_interface / track_script / track_file blocks of an instance or a sync group. */
 export function mapTracks(ctx: Context, r: BlockReader, env: Omit<InstanceEnv, 'global'>): Tracks {
@@ -474,6 +478,22 @@ export function mapTracks(ctx: Context, r: BlockReader, env: Omit<InstanceEnv, '
       const t = { path: file.path, weight: w.weight ?? file.weight };
       ctx.source.self(t, line.pos);
       (out.trackFiles ??= []).push(t);
+    }
+  }
+  for (const block of r.all('track_process')) {
+    for (const line of block.block ?? []) {
+      const name = toSafeName(line.keyword);
+      if (!(name in env.processes)) {
+        ctx.reportDirective(line, `no vrrp_track_process ${line.keyword} was carried over; not tracked`);
+        continue;
+      }
+      const w = weightOf(ctx, line, -254, 254, true);
+      if (!w.ok) continue;
+      const t: { name: string; weight?: number; reverse?: boolean } = { name };
+      if (w.weight !== undefined) t.weight = w.weight;
+      if (w.reverse !== undefined) t.reverse = w.reverse;
+      ctx.source.self(t, line.pos);
+      (out.trackProcesses ??= []).push(t);
     }
   }
   return out;
@@ -529,8 +549,8 @@ export function mapSyncGroup(ctx: Context, b: NamedBlock, env: Omit<InstanceEnv,
   for (const inst of memberInstances) {
     // keepalived zeroes the tracking weights of member instances (unless sync_group_tracking_weight),
     // so a failing script or file puts the whole group into FAULT instead of shifting priorities.
-    if (!keepWeights) zeroWeights(ctx, inst, name, env.scripts);
-    for (const key of ['trackInterfaces', 'trackScripts', 'trackFiles'] as const) {
+    if (!keepWeights) zeroWeights(ctx, inst, name, env);
+    for (const key of ['trackInterfaces', 'trackScripts', 'trackFiles', 'trackProcesses'] as const) {
       const extra = tracks[key];
       if (!extra) continue;
       const list = (inst[key] ??= []) as unknown[];
@@ -553,8 +573,15 @@ export function mapSyncGroup(ctx: Context, b: NamedBlock, env: Omit<InstanceEnv,
   return sg;
 }
 
-function zeroWeights(ctx: Context, inst: InstanceOut, group: string, scripts: Record<string, ScriptOut>): void {
-  const effective = (t: { name?: string; weight?: number }): number => t.weight ?? (t.name === undefined ? 0 : (scripts[t.name]?.weight ?? 0));
+function zeroWeights(ctx: Context, inst: InstanceOut, group: string, env: Pick<InstanceEnv, 'scripts' | 'processes'>): void {
+  const effective = (t: { name?: string; weight?: number }): number => t.weight ?? (t.name === undefined ? 0 : (env.scripts[t.name]?.weight ?? 0));
+  // A process tracker's own weight defaults to 1 (keepalived's).
+  const processWeight = (t: { name: string; weight?: number }): number => t.weight ?? env.processes[t.name]?.weight ?? 1;
+  for (const t of inst.trackProcesses ?? []) {
+    if (processWeight(t) === 0) continue;
+    t.weight = 0;
+    ctx.note(t, `weight 0: keepalived ignores tracking weights inside sync group ${group}`);
+  }
   for (const t of [...(inst.trackScripts ?? []), ...(inst.trackFiles ?? [])]) {
     if (effective(t) === 0) continue;
     t.weight = 0;

@@ -49,8 +49,6 @@ const REASONS: Record<string, string> = {
   static_rules: 'lvsd does not configure static rules; use the system\'s network configuration',
   track_bfd: 'BFD is not supported by lvsd',
   bfd_instance: 'BFD is not supported by lvsd',
-  track_process: 'process tracking is not supported; track the process with a vrrp_script (e.g. pgrep)',
-  vrrp_track_process: 'process tracking is not supported; track the process with a vrrp_script (e.g. pgrep)',
   notify_deleted: 'not supported by lvsd',
   notify_priority_changes: 'notify FIFOs are not supported by lvsd; use the event stream',
   lvs_notify_fifo: 'checker events are not written to a FIFO (VRRP events are: vrrp.notifyFifo); use the event stream of the REST API',
