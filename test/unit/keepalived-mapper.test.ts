@@ -503,3 +503,26 @@ test('global_defs vrrp_rt_priority → vrrp.realtimePriority; out of range is re
   assert.equal(bad.config.vrrp?.realtimePriority, undefined);
   assert.deepEqual(diag(bad), ['2 vrrp_rt_priority']);
 });
+
+test('vrrp_track_process and track_process are carried: process and parameters, param_match, full_command, quorum(_max), weight [reverse], delays', () => {
+  const r = importText(
+    'vrrp_track_process NGINX {\n process nginx\n weight 10 reverse\n quorum 2\n delay 1.5\n terminate_delay 3\n}\n' +
+      'vrrp_track_process HAP {\n process /usr/sbin/haproxy -f "/etc/ha proxy.cfg"\n param_match partial\n quorum_max 0\n full_command\n}\n' +
+      'vrrp_track_process EMPTY {\n weight 2\n}\n' +
+      VI(' track_process {\n  NGINX\n  HAP weight -20 reverse\n  EMPTY\n  NONE\n }'),
+  );
+  assert.deepEqual(r.config.vrrp?.processes, {
+    NGINX: { process: 'nginx', quorum: 2, weight: 10, reverse: true, forkDelay: '1500ms', terminateDelay: '3s' },
+    HAP: { process: '/usr/sbin/haproxy', parameters: ['-f', '/etc/ha proxy.cfg'], paramMatch: 'partial', fullCommand: true, quorumMax: 0, quorum: 0 },
+  });
+  assert.deepEqual(r.config.vrrp?.instances?.[0]?.trackProcesses, [{ name: 'NGINX' }, { name: 'HAP', weight: -20, reverse: true }]);
+  assert.deepEqual(diag(r), ['14 vrrp_track_process', '26 EMPTY', '27 NONE']);
+  assert.match(r.yaml, /quorum lowered to 0/);
+});
+
+test('track_process in a sync group: weights zeroed (keepalived requires weight 0 there unless sync_group_tracking_weight)', () => {
+  const r = importText(
+    'vrrp_track_process P {\n process nginx\n}\n' + VI(' track_process {\n  P\n }') + 'vrrp_sync_group G {\n group {\n  VI_1\n }\n}\n',
+  );
+  assert.deepEqual(r.config.vrrp?.instances?.[0]?.trackProcesses, [{ name: 'P', weight: 0 }]);
+});
