@@ -239,6 +239,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       unicastPeers: [...(inst.unicastPeers ?? [])],
       unicastTtl: inst.unicastTtl,
       dontTrackPrimary: inst.dontTrackPrimary ?? false,
+      trackSrcIp: inst.trackSrcIp ?? false,
       virtualIpaddresses: vips,
       virtualIpaddressesExcluded: (inst.virtualIpaddressesExcluded ?? []).map(toVip),
       trackInterfaces: (inst.trackInterfaces ?? []).map((t) => ({ name: t.name, weight: t.weight ?? 0 })),

@@ -136,6 +136,7 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
     if (inst.priority === 255 && (inst.state ?? 'BACKUP') === 'BACKUP')
       warnings.push({ path: at('priority'), message: 'priority 255 means address owner; it will become MASTER at once regardless of state: BACKUP' });
 
+    if (inst.trackSrcIp === true && inst.unicastSrcIp === undefined) err(at('trackSrcIp'), 'needs unicastSrcIp: track_src_ip tracks the configured source address');
     if (inst.unicastSrcIp !== undefined && ipFamily(inst.unicastSrcIp) !== family)
       err(at('unicastSrcIp'), `${inst.unicastSrcIp} is ${familyName(ipFamily(inst.unicastSrcIp) ?? 4)}, but the instance's VIPs are ${familyName(family)}`);
     // keepalived: "Cannot use unicast_ttl without unicast peers".

@@ -176,6 +176,8 @@ export interface VrrpInstance {
   unicastTtl?: number;
   /** keepalived dont_track_primary: the own interface going down is no FAULT. */
   dontTrackPrimary: boolean;
+  /** keepalived track_src_ip: FAULT while unicastSrcIp is not on the interface. */
+  trackSrcIp: boolean;
   /** Advertised; empty only for version 2. */
   virtualIpaddresses: Vip[];
   /** keepalived virtual_ipaddress_excluded: held with the state, not advertised; either family. */

@@ -44,6 +44,8 @@ const AF_INET = 2;
 const AF_INET6 = 10;
 const RTM_NEWLINK = 16;
 const RTM_DELLINK = 17;
+const RTM_NEWADDR = 20;
+const RTM_DELADDR = 21;
 
 function errnoOf(e: unknown): string {
   return e instanceof Error ? (/\b(E[A-Z]+)\b/.exec(e.message)?.[1] ?? '') : '';
@@ -61,6 +63,7 @@ function linkInfo(m: rt.LinkMessage): LinkInfo {
 export class Rtnl {
   private readonly sock: RtNetlinkSocket;
   private events: RtNetlinkSocket | null = null;
+  private addrEvents: RtNetlinkSocket | null = null;
 
   constructor() {
     this.sock = createRtNetlink();
@@ -200,9 +203,32 @@ export class Rtnl {
     this.events = ev;
   }
 
+  /** Address added / removed events (RTM_NEWADDR / RTM_DELADDR, both families), read raw like watchLinks. */
+  watchAddresses(onAddress: (ifindex: number, address: Buffer, deleted: boolean) => void): void {
+    if (this.addrEvents !== null) throw new Error('already watching addresses');
+    const ev = createRtNetlink();
+    ev.addMembership('IPV4_IFADDR');
+    ev.addMembership('IPV6_IFADDR');
+    ev.socket.on('message', (msgs) => {
+      for (const m of msgs) {
+        if (m.type !== RTM_NEWADDR && m.type !== RTM_DELADDR) continue;
+        try {
+          const a = rt.parseAddressMessage(m.data);
+          const address = a.attrs.local ?? a.attrs.address;
+          if (address !== undefined) onAddress(a.data.index ?? 0, address, m.type === RTM_DELADDR);
+        } catch {
+          /* a message we cannot parse says nothing about our addresses */
+        }
+      }
+    });
+    this.addrEvents = ev;
+  }
+
   close(): void {
     this.events?.socket.close();
     this.events = null;
+    this.addrEvents?.socket.close();
+    this.addrEvents = null;
     this.sock.socket.close();
   }
 }

@@ -16,6 +16,9 @@ export function hostIo(): RuntimeIo {
     watchLinks: (f) => {
       rtnl.watchLinks(f);
     },
+    watchAddresses: (f) => {
+      rtnl.watchAddresses(f);
+    },
     addRoute: (m) => rtnl.addRoute(m.data, m.attrs),
     delRoute: (m) => rtnl.delRoute(m.data, m.attrs),
     addRule: (m) => rtnl.addRule(m.data, m.attrs),

@@ -83,6 +83,8 @@ export interface VrrpInstanceOptions {
   unicastTtl?: number;
   /** keepalived dont_track_primary: the own interface going down is no FAULT (tracked interfaces still are). */
   dontTrackPrimary?: boolean;
+  /** keepalived track_src_ip: FAULT while unicastSrcIp is not on the interface (missing at start, or removed). Needs unicastSrcIp. */
+  trackSrcIp?: boolean;
   /** The addresses the adverts carry. VRRPv2 may have none (keepalived 2.2.7 accepts it, and advertises 0 addresses); v3 needs one. */
   vips: (VipOptions | string)[];
   /**
@@ -189,6 +191,7 @@ export interface NormalizedInstance {
   multicastGroup: string;
   unicastTtl?: number;
   dontTrackPrimary: boolean;
+  trackSrcIp: boolean;
   vips: NormalizedVip[];
   excludedVips: NormalizedVip[];
   trackInterfaces: { name: string; weight: number }[];
@@ -311,6 +314,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     if (vridKeys.has(key)) err('vrid', `VRID ${i.vrid} already used on ${i.interface} by ${vridKeys.get(key) ?? ''}`);
     vridKeys.set(key, i.name);
     for (const t of i.trackScripts ?? []) if (!(t.name in scripts)) err('trackScripts', `no script named ${t.name}`);
+    if (i.trackSrcIp === true && i.unicastSrcIp === undefined) err('trackSrcIp', 'needs unicastSrcIp (the address it tracks)');
     for (const t of i.trackProcesses ?? []) if (!(t.name in (o.processes ?? {}))) err('trackProcesses', `no process tracker named ${t.name}`);
     const n: NormalizedInstance = {
       name: i.name,
@@ -326,6 +330,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
       unicastPeers: i.unicastPeers ?? [],
       multicastGroup: groups[family],
       dontTrackPrimary: i.dontTrackPrimary ?? false,
+      trackSrcIp: i.trackSrcIp ?? false,
       vips,
       excludedVips,
       trackInterfaces: (i.trackInterfaces ?? []).map((t) => ({ name: t.name, weight: t.weight ?? 0 })),

@@ -21,6 +21,8 @@ export interface RuntimeIo extends RouteIo {
   addAddress(ifindex: number, cidr: string, o?: AddressOptions): Promise<boolean>;
   delAddress(ifindex: number, cidr: string, o?: Pick<AddressOptions, 'peer'>): Promise<boolean>;
   watchLinks(onLink: (l: LinkInfo, deleted: boolean) => void): void;
+  /** Address events, for track_src_ip (absent: the source address is taken as present for good). */
+  watchAddresses?(onAddress: (ifindex: number, address: Buffer, deleted: boolean) => void): void;
   openSocket(o: VrrpSocketOptions, onPacket: (p: ReceivedPacket) => void, onError: (e: Error) => void): VrrpTransport;
   announce(ifname: string, ifindex: number, vip: Buffer): void;
   /** Optional warm-up of the announce path (sockets, MAC) for an interface. */
@@ -45,6 +47,8 @@ interface Inst {
   m: Machine;
   ifindex: number;
   src: Buffer | null;
+  /** track_src_ip: the configured source address is not on the interface. */
+  srcMissing: boolean;
   dsts: Buffer[];
   view: InstanceView;
   socket: VrrpTransport | null;
@@ -124,6 +128,9 @@ export class VrrpRuntime {
     this.io.watchLinks((l, deleted) => {
       this.onLink(l, deleted);
     });
+    this.io.watchAddresses?.((ifindex, address, deleted) => {
+      this.onAddress(ifindex, address, deleted);
+    });
     for (const inst of this.insts.values()) {
       this.retrack(inst);
       this.feed(inst, this.startupEvent());
@@ -180,6 +187,8 @@ export class VrrpRuntime {
       ),
       ifindex,
       src,
+      // keepalived track_src_ip: a configured source the interface does not have is a FAULT.
+      srcMissing: o.trackSrcIp && src !== null && !addrs.some((a) => a.address.equals(src)),
       dsts: peers.length > 0 ? peers : [parseIP(o.multicastGroup)],
       view,
       socket: null,
@@ -406,6 +415,16 @@ export class VrrpRuntime {
     }
   }
 
+  /** track_src_ip: the configured source address coming and going on the instance's interface. */
+  private onAddress(ifindex: number, address: Buffer, deleted: boolean): void {
+    for (const inst of this.insts.values()) {
+      if (!inst.o.trackSrcIp || inst.src === null || inst.ifindex !== ifindex || !inst.src.equals(address) || inst.srcMissing === deleted) continue;
+      inst.srcMissing = deleted;
+      this.log(deleted ? 'warn' : 'info', inst, `source address ${formatIP(address)} ${deleted ? 'removed from' : 'back on'} ${inst.o.interface}`, {});
+      this.retrack(inst);
+    }
+  }
+
   /** Recomputes priority and fault from tracking, operator overrides and the instance's own interface. */
   private retrack(inst: Inst): void {
     const r = applyTracking(inst.o.priority, [...inst.tracked.values()]);
@@ -413,6 +432,7 @@ export class VrrpRuntime {
     // Like keepalived, an instance without its interface, without a source address, or whose own
     // interface is down is in FAULT.
     if (inst.ifindex === 0) reasons.push(`interface ${inst.o.interface} missing`);
+    else if (inst.srcMissing) reasons.push(`source address ${inst.o.unicastSrcIp ?? ''} not on ${inst.o.interface} (track_src_ip)`);
     else if (inst.src === null) reasons.push(`no IPv${inst.o.family} ${inst.o.family === 6 ? 'link-local ' : ''}address on ${inst.o.interface}`);
     // dont_track_primary: keepalived leaves the own interface out of the tracked ones.
     else if (this.links.get(inst.ifindex)?.up === false && !inst.o.dontTrackPrimary) reasons.push(`interface ${inst.o.interface} down`);

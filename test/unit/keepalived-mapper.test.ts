@@ -526,3 +526,12 @@ test('track_process in a sync group: weights zeroed (keepalived requires weight 
   );
   assert.deepEqual(r.config.vrrp?.instances?.[0]?.trackProcesses, [{ name: 'P', weight: 0 }]);
 });
+
+test('track_src_ip is carried with a configured source (unicast_src_ip / mcast_src_ip); without one it tracks nothing and is reported', () => {
+  const r = importText(VI(' unicast_src_ip 10.0.0.1\n track_src_ip'));
+  assert.equal(r.config.vrrp?.instances?.[0]?.trackSrcIp, true);
+  assert.deepEqual(r.diagnostics, []);
+  const none = importText(VI(' track_src_ip'));
+  assert.equal(none.config.vrrp?.instances?.[0]?.trackSrcIp, undefined);
+  assert.match(none.diagnostics[0]?.why ?? '', /needs unicast_src_ip or mcast_src_ip/);
+});

@@ -69,6 +69,7 @@ export interface InstanceOut {
   unicastPeers?: string[];
   unicastTtl?: number;
   dontTrackPrimary?: boolean;
+  trackSrcIp?: boolean;
   virtualIpaddresses?: VipOut[];
   virtualIpaddressesExcluded?: VipOut[];
   trackInterfaces?: { name: string; weight?: number }[];

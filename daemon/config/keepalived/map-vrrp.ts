@@ -273,6 +273,15 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
     inst.dontTrackPrimary = true;
     ctx.source.at(inst, 'dontTrackPrimary', dontTrackD.pos);
   }
+  const trackSrcD = r.last('track_src_ip');
+  if (trackSrcD) {
+    // Without a configured source keepalived has nothing to track: the directive does nothing.
+    if (inst.unicastSrcIp === undefined) ctx.reportDirective(trackSrcD, 'track_src_ip needs unicast_src_ip or mcast_src_ip (it tracks that address); not carried over');
+    else {
+      inst.trackSrcIp = true;
+      ctx.source.at(inst, 'trackSrcIp', trackSrcD.pos);
+    }
+  }
 
   const tracks = mapTracks(ctx, r, env);
   Object.assign(inst, tracks);

@@ -43,7 +43,6 @@ const REASONS: Record<string, string> = {
   lvs_flush: 'lvsd reconciles the IPVS table instead of flushing it',
   lvs_flush_on_stop: 'lvsd leaves IPVS entries in place on stop so traffic keeps flowing',
   use_ipvlan: 'ipvlan interfaces are not supported by lvsd',
-  track_src_ip: 'not supported by lvsd',
   static_ipaddress: 'lvsd does not configure static addresses; use the system\'s network configuration',
   static_routes: 'lvsd does not configure static routes; use the system\'s network configuration',
   static_rules: 'lvsd does not configure static rules; use the system\'s network configuration',
