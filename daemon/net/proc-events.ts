@@ -38,7 +38,7 @@ export class ProcEvents {
   /** Asks the kernel to send process events (to every subscriber of CN_IDX_PROC). */
   listen(): void {
     this.sock.send(encodeListen(true, this.sock.address().port), {}, (e) => {
-      if (e !== undefined && e !== null) this.on.error(e);
+      if (e !== undefined) this.on.error(e);
     });
   }
 

@@ -515,7 +515,7 @@ test('vrrp_track_process and track_process are carried: process and parameters, 
     NGINX: { process: 'nginx', quorum: 2, weight: 10, reverse: true, forkDelay: '1500ms', terminateDelay: '3s' },
     HAP: { process: '/usr/sbin/haproxy', parameters: ['-f', '/etc/ha proxy.cfg'], paramMatch: 'partial', fullCommand: true, quorumMax: 0, quorum: 0 },
   });
-  assert.deepEqual(r.config.vrrp?.instances?.[0]?.trackProcesses, [{ name: 'NGINX' }, { name: 'HAP', weight: -20, reverse: true }]);
+  assert.deepEqual(r.config.vrrp.instances?.[0]?.trackProcesses, [{ name: 'NGINX' }, { name: 'HAP', weight: -20, reverse: true }]);
   assert.deepEqual(diag(r), ['14 vrrp_track_process', '26 EMPTY', '27 NONE']);
   assert.match(r.yaml, /quorum lowered to 0/);
 });
