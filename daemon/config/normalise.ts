@@ -8,6 +8,7 @@ import { clusterConfig } from './cluster.js';
 import { realServerKey, serviceKey } from './semantic.js';
 import type { ConfigFile, HealthCheckFile } from './schema.js';
 import type { Config, Garp, HealthCheck, Notify, RealServer, VirtualServer, Vip, VrrpInstance, VrrpScript } from './types.js';
+import type { TrackProcessOptions } from '../vrrp/process-track.js';
 
 export const DEFAULTS = {
   apiListen: '127.0.0.1:9180',
@@ -179,6 +180,22 @@ export function normalise(file: ConfigFile, source: string): Config {
     });
   }
 
+  const processes: Record<string, TrackProcessOptions> = {};
+  for (const [name, p] of Object.entries(file.vrrp?.processes ?? {})) {
+    processes[name] = compact({
+      process: p.process,
+      parameters: p.parameters === undefined ? undefined : [...p.parameters],
+      paramMatch: p.paramMatch,
+      fullCommand: p.fullCommand,
+      quorum: p.quorum,
+      quorumMax: p.quorumMax,
+      weight: p.weight ?? 1,
+      reverse: p.reverse,
+      forkDelayMs: p.forkDelay === undefined ? undefined : ms(p.forkDelay, 0),
+      terminateDelayMs: p.terminateDelay === undefined ? undefined : ms(p.terminateDelay, 0),
+    });
+  }
+
   const globalGarp = garp(file.vrrp?.garp, GARP_DEFAULTS, true);
   const lowerPrioNoAdvert = file.vrrp?.lowerPrioNoAdvert ?? false;
   const higherPrioSendAdvert = file.vrrp?.higherPrioSendAdvert ?? false;
@@ -197,6 +214,12 @@ export function normalise(file: ConfigFile, source: string): Config {
         dev: 'dev' in o && o.dev !== undefined ? o.dev : inst.interface,
         label: 'label' in o ? o.label : undefined,
         scope: 'scope' in o && o.scope !== undefined ? o.scope : 'global',
+        broadcast: 'broadcast' in o ? o.broadcast : undefined,
+        peer: 'peer' in o ? o.peer : undefined,
+        home: 'home' in o ? o.home : undefined,
+        dad: 'dad' in o ? o.dad : undefined,
+        noPrefixRoute: 'noPrefixRoute' in o ? o.noPrefixRoute : undefined,
+        preferredLft: 'preferredLft' in o ? o.preferredLft : undefined,
       });
     };
     const vips = (inst.virtualIpaddresses ?? []).map(toVip);
@@ -219,11 +242,13 @@ export function normalise(file: ConfigFile, source: string): Config {
       unicastPeers: [...(inst.unicastPeers ?? [])],
       unicastTtl: inst.unicastTtl,
       dontTrackPrimary: inst.dontTrackPrimary ?? false,
+      trackSrcIp: inst.trackSrcIp ?? false,
       virtualIpaddresses: vips,
       virtualIpaddressesExcluded: (inst.virtualIpaddressesExcluded ?? []).map(toVip),
       trackInterfaces: (inst.trackInterfaces ?? []).map((t) => ({ name: t.name, weight: t.weight ?? 0 })),
       trackScripts: (inst.trackScripts ?? []).map((t) => ({ name: t.name, weight: t.weight ?? scripts[t.name]?.weight ?? 0 })),
       trackFiles: (inst.trackFiles ?? []).map((t) => ({ path: t.path, weight: t.weight ?? 1 })),
+      trackProcesses: (inst.trackProcesses ?? []).map((t) => ({ name: t.name, weight: t.weight ?? processes[t.name]?.weight ?? 1, reverse: t.reverse ?? processes[t.name]?.reverse ?? false })),
       notify: notify(inst.notify),
       garp: garp(inst.garp, globalGarp),
       lowerPrioNoAdvert: inst.lowerPrioNoAdvert ?? lowerPrioNoAdvert,
@@ -342,6 +367,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       startupDelayMs: ms(file.vrrp?.startupDelay, 0),
       delayAfterBootMs: ms(file.vrrp?.delayAfterBoot, 0),
       scripts,
+      processes,
       instances,
       syncGroups: (file.vrrp?.syncGroups ?? []).map((g) => ({ name: g.name, instances: [...g.instances], notify: notify(g.notify) })),
       ...(file.vrrp?.realtimePriority !== undefined ? { realtimePriority: file.vrrp.realtimePriority } : {}),

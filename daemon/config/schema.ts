@@ -151,6 +151,22 @@ export const VrrpScript = Obj(
   'A tracking script (keepalived vrrp_script).',
 );
 
+export const VrrpProcess = Obj(
+  {
+    process: Type.String({ minLength: 1, description: 'The process: its name as in /proc/PID/comm (the first 15 characters count, as the kernel keeps them) or, with parameters, paramMatch or fullCommand, the first word of its command line (/proc/PID/cmdline), compared exactly (not a pattern, unlike pgrep).' }),
+    parameters: opt(Type.Array(Type.String(), { description: 'Its parameters: the command line is compared, by paramMatch.' })),
+    paramMatch: opt(Enum(['exact', 'partial', 'initial'], 'exact: the parameters are these; partial: these first, more may follow; initial: the command line\'s parameters start with these (the last may be longer). Given without parameters: the process has no parameters (exact). Default exact.')),
+    fullCommand: opt(Type.Boolean({ description: 'Compare the first word of the command line instead of the process name, even without parameters (keepalived full_command). Default false.' })),
+    quorum: opt(Int(0, 65535, 'Fewest matching processes for OK. Default 1.')),
+    quorumMax: opt(Int(0, 65535, 'Most matching processes for OK (0: OK only while none runs; then set quorum: 0). Default: no limit.')),
+    weight: opt(Int(-254, 254, 'Priority change while OK (>0) or while not (<0); 0 = FAULT while not OK. Default 1, as keepalived.')),
+    reverse: opt(Type.Boolean({ description: 'Count as failing while the quorum is held, and the other way round (keepalived reverse). Default false.' })),
+    forkDelay: opt(Duration('A quorum gained by a fork (a matching process forking) counts only after this long, hiding fork/exec bounces (keepalived fork_delay). Default 0s.')),
+    terminateDelay: opt(Duration('A quorum lost by an exit counts only after this long, so a restart of the process does not move the VIP (keepalived terminate_delay). Default 0s.')),
+  },
+  'A process tracker (keepalived vrrp_track_process): counts matching processes from the kernel\'s process events (no polling), after one scan of /proc at start. Works where lvsd runs in the initial network namespace: elsewhere the kernel does not send process events (see docs/vrrp.md).',
+);
+
 const InstanceNotify = Obj(
   {
     master: opt(Command('Run on becoming MASTER.')),
@@ -178,11 +194,21 @@ export const VirtualIpAddress = Type.Union(
         dev: opt(Type.String({ minLength: 1, description: 'Interface. Default: the instance\'s interface.' })),
         label: opt(Type.String({ minLength: 1, maxLength: 15, description: 'Address label (e.g. eth1:vip).' })),
         scope: opt(Enum(['global', 'site', 'link', 'host'], 'Address scope. Default global.')),
+        broadcast: opt(Type.String({ format: 'ipv4', description: 'IPv4 broadcast address (keepalived brd). Default none, as keepalived.' })),
+        peer: opt(Type.String({ format: 'cidr', description: 'Point-to-point peer, ADDR or ADDR/LEN (keepalived peer): the prefix is the peer\'s (default a host prefix) and the address\'s own is ignored, as keepalived does.' })),
+        home: opt(Type.Boolean({ description: 'IPv6 home address flag (keepalived home). Default false.' })),
+        dad: opt(Type.Boolean({ description: 'Run duplicate address detection on this IPv6 address (keepalived -nodad). Default false: IPv6 VIPs are added nodad, as keepalived adds them.' })),
+        noPrefixRoute: opt(Type.Boolean({ description: 'Add no prefix route for the address (keepalived noprefixroute). Default false.' })),
+        preferredLft: opt(
+          Type.Union([Type.Integer({ minimum: 0, maximum: 4294967294 }), Type.Literal('forever')], {
+            description: 'Preferred lifetime of an IPv6 address in seconds, or "forever" (keepalived preferred_lft; keepalived ignores it on IPv4 addresses, lvsd alike). Default 0 (deprecated: never chosen as a source address) for a /128, forever otherwise, as keepalived.',
+          }),
+        ),
       },
-      'A VIP with its own interface, label or scope.',
+      'A VIP with its own interface, label, scope or address options.',
     ),
   ],
-  { description: 'A virtual IP address: "192.0.2.10/24" or { address, dev, label, scope }.' },
+  { description: 'A virtual IP address: "192.0.2.10/24" or { address, dev, label, scope, broadcast, peer, home, dad, noPrefixRoute, preferredLft }.' },
 );
 
 const Iface = (description: string) => Type.String({ minLength: 1, maxLength: 15, description });
@@ -244,6 +270,7 @@ export const VrrpInstance = Obj(
     unicastSrcIp: opt(Ip('Source address of the adverts, unicast or multicast (keepalived unicast_src_ip, mcast_src_ip). Default: the interface\'s primary address (IPv6: its link-local one).')),
     unicastPeers: opt(Type.Array(Ip('A peer address.'), { description: 'Send adverts to these peers by unicast; empty/absent = multicast.' })),
     unicastTtl: opt(Int(1, 255, 'TTL (IPv6: hop limit) of unicast adverts, for peers behind routers (keepalived unicast_ttl). Needs unicastPeers. Default: 255 for IPv4, the system\'s hop limit for IPv6 (keepalived alike).')),
+    trackSrcIp: opt(Type.Boolean({ description: 'FAULT while unicastSrcIp is not on the interface: missing at start or removed later (keepalived track_src_ip). Needs unicastSrcIp. Default false: the adverts go out from it whether the interface has it or not.' })),
     dontTrackPrimary: opt(Type.Boolean({ description: 'The instance\'s own interface going down does not put it in FAULT; only its trackInterfaces do (keepalived dont_track_primary). Default false.' })),
     virtualIpaddresses: opt(
       Type.Array(VirtualIpAddress, {
@@ -269,6 +296,19 @@ export const VrrpInstance = Obj(
       Type.Array(Obj({ path: Type.String({ minLength: 1, description: 'File holding an integer.' }), weight: opt(Int(-254, 254, 'Multiplier for the file\'s value; 0 = FAULT when non-zero. Default 1.')) }, 'A tracked file.'), {
         description: 'Files whose integer value changes the priority (track_file).',
       }),
+    ),
+    trackProcesses: opt(
+      Type.Array(
+        Obj(
+          {
+            name: Name('Name of a tracker in vrrp.processes.'),
+            weight: opt(Int(-254, 254, 'Overrides the tracker\'s weight.')),
+            reverse: opt(Type.Boolean({ description: 'Overrides the tracker\'s reverse.' })),
+          },
+          'A tracked process.',
+        ),
+        { description: 'Process trackers from vrrp.processes (track_process).' },
+      ),
     ),
     notify: opt(InstanceNotify),
     garp: opt(GarpSettings),
@@ -334,6 +374,7 @@ export const VrrpSection = Obj(
       Duration('The same delay, but until this long after the system booted: a restart later starts at once (keepalived vrrp_delay_after_boot). The longer of the two applies. Default 0s.'),
     ),
     scripts: opt(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.:@-]+$' }), VrrpScript, { additionalProperties: false, description: 'Tracking scripts by name (keepalived vrrp_script).' })),
+    processes: opt(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.:@-]+$' }), VrrpProcess, { additionalProperties: false, description: 'Process trackers by name (keepalived vrrp_track_process).' })),
     instances: opt(Type.Array(VrrpInstance, { description: 'VRRP instances (keepalived vrrp_instance).' })),
     syncGroups: opt(Type.Array(SyncGroup, { description: 'Sync groups (keepalived vrrp_sync_group).' })),
     realtimePriority: opt(

@@ -65,6 +65,9 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
   /** VIP address → the instance that holds it (a VIP floats with exactly one instance). */
   const allVips = new Map<string, string>();
 
+  for (const [name, p] of Object.entries(cfg.vrrp?.processes ?? {})) {
+    if (p.quorumMax !== undefined && p.quorumMax < (p.quorum ?? 1)) err(['vrrp', 'processes', name, 'quorumMax'], `${p.quorumMax} is below quorum (${p.quorum ?? 1}): the tracker could never be OK`);
+  }
   for (const [name, s] of Object.entries(scripts)) {
     const iv = parseDuration(s.interval ?? 1) ?? 0;
     if (iv === 0) err(['vrrp', 'scripts', name, 'interval'], 'must be more than 0');
@@ -96,6 +99,11 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
         const holder = allVips.get(c.address);
         if (holder !== undefined) err(vipPath, holder === inst.name ? `VIP ${c.address} is listed twice` : `VIP ${c.address} is also in instance "${holder}"; a VIP belongs to one instance`);
         else allVips.set(c.address, inst.name);
+        if (typeof v !== 'string') {
+          const peer = v.peer === undefined ? undefined : parseCidr(v.peer);
+          if (peer !== undefined && peer.family !== c.family) err(at(key, j, 'peer'), `peer ${v.peer ?? ''} is ${familyName(peer.family)}, the address ${familyName(c.family)}`);
+          if (v.broadcast !== undefined && c.family !== 4) err(at(key, j, 'broadcast'), 'a broadcast address is for IPv4 addresses only');
+        }
         if (key === 'virtualIpaddressesExcluded') return;
         if (firstFamily === undefined) firstFamily = c.family;
         else if (c.family !== firstFamily) err(vipPath, `${familyName(c.family)} VIP in an instance whose first VIP is ${familyName(firstFamily)}; use one instance per address family`);
@@ -129,6 +137,7 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
     if (inst.priority === 255 && (inst.state ?? 'BACKUP') === 'BACKUP')
       warnings.push({ path: at('priority'), message: 'priority 255 means address owner; it will become MASTER at once regardless of state: BACKUP' });
 
+    if (inst.trackSrcIp === true && inst.unicastSrcIp === undefined) err(at('trackSrcIp'), 'needs unicastSrcIp: track_src_ip tracks the configured source address');
     if (inst.unicastSrcIp !== undefined && ipFamily(inst.unicastSrcIp) !== family)
       err(at('unicastSrcIp'), `${inst.unicastSrcIp} is ${familyName(ipFamily(inst.unicastSrcIp) ?? 4)}, but the instance's VIPs are ${familyName(family)}`);
     // keepalived: "Cannot use unicast_ttl without unicast peers".
@@ -162,6 +171,13 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       if (!(t.name in scripts)) {
         const known = Object.keys(scripts);
         err(at('trackScripts', j, 'name'), `unknown script "${t.name}"${known.length ? ` (vrrp.scripts has: ${known.join(', ')})` : ' (vrrp.scripts is empty)'}`);
+      }
+    });
+    const processes = cfg.vrrp?.processes ?? {};
+    (inst.trackProcesses ?? []).forEach((t, j) => {
+      if (!(t.name in processes)) {
+        const known = Object.keys(processes);
+        err(at('trackProcesses', j, 'name'), `unknown process tracker "${t.name}"${known.length ? ` (vrrp.processes has: ${known.join(', ')})` : ' (vrrp.processes is empty)'}`);
       }
     });
     const tracked = new Set<string>();

@@ -2,6 +2,7 @@
 // milliseconds (fields end in `Ms`), addresses parsed, canonical ids. Built by normalise.ts from a
 // file that passed the schema and the semantic checks, so consumers need no further validation.
 import type { VirtualRouteOptions, VirtualRuleOptions } from '../vrrp/virtual-routes.js';
+import type { TrackProcessOptions } from '../vrrp/process-track.js';
 import type { ForwardMethod, Protocol, Scheduler, SchedulerFlag, TunnelSpec } from '../dataplane/types.js';
 
 export type Family = 4 | 6;
@@ -166,6 +167,13 @@ export interface Vip {
   dev: string;
   label?: string;
   scope: 'global' | 'site' | 'link' | 'host';
+  /** keepalived's virtual_ipaddress options, as in the file (daemon/net/addr-request.ts applies them). */
+  broadcast?: string;
+  peer?: string;
+  home?: boolean;
+  dad?: boolean;
+  noPrefixRoute?: boolean;
+  preferredLft?: number | 'forever';
 }
 
 export interface VrrpInstance {
@@ -189,6 +197,8 @@ export interface VrrpInstance {
   unicastTtl?: number;
   /** keepalived dont_track_primary: the own interface going down is no FAULT. */
   dontTrackPrimary: boolean;
+  /** keepalived track_src_ip: FAULT while unicastSrcIp is not on the interface. */
+  trackSrcIp: boolean;
   /** Advertised; empty only for version 2. */
   virtualIpaddresses: Vip[];
   /** keepalived virtual_ipaddress_excluded: held with the state, not advertised; either family. */
@@ -197,6 +207,8 @@ export interface VrrpInstance {
   trackInterfaces: { name: string; weight: number }[];
   /** weight already resolved: the instance's override, else the script's. */
   trackScripts: { name: string; weight: number }[];
+  /** weight and reverse resolved: the instance's, else the tracker's (weight default 1). */
+  trackProcesses: { name: string; weight: number; reverse: boolean }[];
   trackFiles: { path: string; weight: number }[];
   notify: Notify;
   /** vrrp.garp with the instance's overrides applied. */
@@ -235,6 +247,8 @@ export interface VrrpConfig {
   startupDelayMs: number;
   delayAfterBootMs: number;
   scripts: Record<string, VrrpScript>;
+  /** keepalived vrrp_track_process, by name, as the engine takes them (durations in ms). */
+  processes: Record<string, TrackProcessOptions>;
   instances: VrrpInstance[];
   syncGroups: SyncGroup[];
   /** SCHED_RR priority of the VRRP thread (keepalived vrrp_rt_priority); absent = normal scheduling. */

@@ -135,8 +135,11 @@ export function healthPlan(config: Config): HealthPlan {
   return { services, targets };
 }
 
-const vipOption = (v: Vip): VrrpOptions['instances'][number]['vips'][number] =>
-  v.label === undefined ? { address: v.cidr, dev: v.dev } : { address: v.cidr, dev: v.dev, label: v.label };
+/** A VIP for the engine: where it goes and its address options; the default scope stays implicit. */
+const vipOption = (v: Vip): VrrpOptions['instances'][number]['vips'][number] => {
+  const { cidr, address: _a, prefix: _p, family: _f, scope, ...rest } = v;
+  return { address: cidr, ...rest, ...(scope !== 'global' ? { scope } : {}) };
+};
 
 export function vrrpOptions(config: Config): VrrpOptions {
   const scripts: VrrpOptions['scripts'] = {};
@@ -145,6 +148,7 @@ export function vrrpOptions(config: Config): VrrpOptions {
   }
   return {
     scripts,
+    processes: Object.fromEntries(Object.entries(config.vrrp.processes).map(([name, p]) => [name, { ...p, ...(p.parameters !== undefined ? { parameters: [...p.parameters] } : {}) }])),
     garp: config.vrrp.garp,
     startupDelayMs: config.vrrp.startupDelayMs,
     ...(config.vrrp.scriptUser !== undefined ? { scriptUser: config.vrrp.scriptUser } : {}),
@@ -174,6 +178,7 @@ export function vrrpOptions(config: Config): VrrpOptions {
         trackInterfaces: i.trackInterfaces,
         trackScripts: i.trackScripts,
         trackFiles: i.trackFiles,
+        trackProcesses: i.trackProcesses,
         notify: i.notify,
         garp: i.garp,
         initialState: i.initialState,
@@ -185,6 +190,7 @@ export function vrrpOptions(config: Config): VrrpOptions {
       if (i.virtualRules.length > 0) o.virtualRules = i.virtualRules.map((r) => ({ ...r }));
       if (i.unicastTtl !== undefined) o.unicastTtl = i.unicastTtl;
       if (i.dontTrackPrimary) o.dontTrackPrimary = true;
+      if (i.trackSrcIp) o.trackSrcIp = true;
       return o;
     }),
   };

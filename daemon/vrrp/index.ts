@@ -13,12 +13,13 @@ import { forkEngine, type EngineChannel } from './channel.js';
 import { normalizeOptions, type NormalizedOptions, type VrrpOptions } from './options.js';
 import { NotifyRunner, splitCommand, type NotifyResult, type NotifyState } from './notify.js';
 import { FileTracker, ScriptTracker, unrunnable } from './track.js';
+import { ProcessMonitor } from './process-monitor.js';
 import { gateScript } from './script-security.js';
 import { NotifyFifo, fifoLine } from './notify-fifo.js';
 import type { FromWorker, ReconfigureSummary, ToWorker, TransitionEvent, VrrpSnapshot } from './protocol.js';
 import type { VrrpState } from './machine.js';
 
-export type { VrrpOptions, VrrpInstanceOptions, SyncGroupOptions, TrackScriptOptions, GarpOptions, NotifyOptions, VipOptions } from './options.js';
+export type { VrrpOptions, VrrpInstanceOptions, SyncGroupOptions, TrackScriptOptions, TrackProcessOptions, GarpOptions, NotifyOptions, VipOptions } from './options.js';
 export { VrrpOptionsError } from './options.js';
 export type { TransitionEvent, VrrpSnapshot, InstanceSnapshot, ReconfigureSummary } from './protocol.js';
 export type { VrrpState } from './machine.js';
@@ -74,6 +75,8 @@ class Engine extends EventEmitter implements VrrpEngine {
   /** Running track scripts (by name, with the options they run with) and files (by path). */
   private readonly scriptTrackers = new Map<string, { spec: string; t: ScriptTracker }>();
   private readonly fileTrackers = new Map<string, FileTracker>();
+  /** track_process: one monitor for every tracked vrrp_track_process (with the options it runs with). */
+  private processMonitor: { spec: string; m: ProcessMonitor } | null = null;
   /** While a reconfigure runs: the options before it (transitions of removed instances still find their notify). */
   private previous: NormalizedOptions | null = null;
   private reconfiguring: Promise<unknown> = Promise.resolve();
@@ -220,11 +223,42 @@ class Engine extends EventEmitter implements VrrpEngine {
       t.start();
       this.fileTrackers.set(path, t);
     }
+    this.startProcessMonitor();
+  }
+
+  /** The process monitor for the vrrp_track_process blocks instances track; restarted (a fresh scan) when they change. */
+  private startProcessMonitor(): void {
+    const opts = this.opts;
+    const tracked = Object.fromEntries(Object.entries(opts.processes).filter(([name]) => opts.instances.some((i) => i.trackProcesses.some((t) => t.name === name))));
+    const spec = JSON.stringify(tracked);
+    if (this.processMonitor?.spec === spec) return;
+    this.processMonitor?.m.stop();
+    this.processMonitor = null;
+    if (Object.keys(tracked).length === 0) return;
+    let warned = false;
+    const m = new ProcessMonitor(
+      tracked,
+      (c) => {
+        this.log.info({ process: c.name, ok: c.ok, count: c.count }, `Quorum ${c.ok ? 'gained' : 'lost'} for tracked process ${c.name} (${c.count} running)`);
+        this.post({ type: 'track', kind: 'process', name: c.name, ok: c.ok });
+      },
+      (e) => {
+        // ECONNREFUSED: not the initial network namespace, where alone the kernel has the connector.
+        const where = e.code === 'ECONNREFUSED' ? ' (the kernel offers process events in the initial network namespace only; track_process sees the start-up scan alone here, as keepalived does)' : '';
+        if (e.code === 'ECONNREFUSED' && warned) return;
+        warned = true;
+        this.log.error({ err: e.message, code: e.code }, `track_process: process events unavailable: ${e.message}${where}`);
+      },
+    );
+    m.start();
+    this.processMonitor = { spec, m };
   }
 
   private stopTrackers(): void {
     for (const { t } of this.scriptTrackers.values()) t.stop();
     for (const t of this.fileTrackers.values()) t.stop();
+    this.processMonitor?.m.stop();
+    this.processMonitor = null;
     this.scriptTrackers.clear();
     this.fileTrackers.clear();
   }

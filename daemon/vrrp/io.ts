@@ -11,10 +11,13 @@ export function hostIo(): RuntimeIo {
   return {
     links: () => rtnl.links(),
     addresses: (i) => rtnl.addresses(i),
-    addAddress: (i, c, l) => rtnl.addAddress(i, c, l),
-    delAddress: (i, c) => rtnl.delAddress(i, c),
+    addAddress: (i, c, o) => rtnl.addAddress(i, c, o),
+    delAddress: (i, c, o) => rtnl.delAddress(i, c, o),
     watchLinks: (f) => {
       rtnl.watchLinks(f);
+    },
+    watchAddresses: (f) => {
+      rtnl.watchAddresses(f);
     },
     addRoute: (m) => rtnl.addRoute(m.data, m.attrs),
     delRoute: (m) => rtnl.delRoute(m.data, m.attrs),

@@ -2,6 +2,10 @@
 // these (durations already in ms, addresses as text); normalizeOptions() checks what the engine
 // relies on and fills keepalived's defaults, naming the instance and field of anything wrong.
 import { familyOf, parseCidr, type Family } from '../net/addr.js';
+import { addressRequest, type AddressOptions } from '../net/addr-request.js';
+import type { TrackProcessOptions } from './process-track.js';
+
+export type { TrackProcessOptions } from './process-track.js';
 import { normalizeRoutes, normalizeRules, type NormalizedRoute, type NormalizedRule, type VirtualRouteOptions, type VirtualRuleOptions } from './virtual-routes.js';
 
 export interface GarpOptions {
@@ -40,13 +44,12 @@ export interface NotifyOptions {
   users?: Partial<Record<'master' | 'backup' | 'fault' | 'stop' | 'any' | 'masterRxLowerPri', string>>;
 }
 
-export interface VipOptions {
+/** A VIP with keepalived's virtual_ipaddress options (label, scope, brd, peer, home, -nodad, noprefixroute, preferred_lft). */
+export interface VipOptions extends AddressOptions {
   /** CIDR, e.g. "192.168.77.100/24" or "fd00::100/64". */
   address: string;
   /** Interface; default: the instance's. */
   dev?: string;
-  /** IPv4 label, e.g. "eth0:vip". */
-  label?: string;
 }
 
 export interface TrackWeight {
@@ -80,6 +83,8 @@ export interface VrrpInstanceOptions {
   unicastTtl?: number;
   /** keepalived dont_track_primary: the own interface going down is no FAULT (tracked interfaces still are). */
   dontTrackPrimary?: boolean;
+  /** keepalived track_src_ip: FAULT while unicastSrcIp is not on the interface (missing at start, or removed). Needs unicastSrcIp. */
+  trackSrcIp?: boolean;
   /** The addresses the adverts carry. VRRPv2 may have none (keepalived 2.2.7 accepts it, and advertises 0 addresses); v3 needs one. */
   vips: (VipOptions | string)[];
   /**
@@ -90,6 +95,8 @@ export interface VrrpInstanceOptions {
   trackInterfaces?: ({ name: string } & TrackWeight)[];
   trackScripts?: ({ name: string } & TrackWeight)[];
   trackFiles?: ({ path: string } & TrackWeight)[];
+  /** keepalived track_process: trackers of VrrpOptions.processes; weight and reverse default to the tracker's. */
+  trackProcesses?: ({ name: string; reverse?: boolean } & TrackWeight)[];
   notify?: NotifyOptions;
   garp?: GarpOptions;
   /** keepalived `state`: only a hint, as in keepalived 2.x (everyone starts in BACKUP unless priority 255). */
@@ -132,6 +139,8 @@ export interface VrrpOptions {
   instances: VrrpInstanceOptions[];
   syncGroups?: SyncGroupOptions[];
   scripts?: Record<string, TrackScriptOptions>;
+  /** keepalived vrrp_track_process blocks, by name. */
+  processes?: Record<string, TrackProcessOptions>;
   /** Defaults for every instance (each may override). */
   garp?: GarpOptions;
   /** keepalived vrrp_rt_priority: run the VRRP engine process (all its threads) SCHED_RR at this priority (1..99); absent = normal. */
@@ -157,12 +166,11 @@ export interface VrrpOptions {
   notifyFifo?: { path: string; script?: string };
 }
 
-export interface NormalizedVip {
+export interface NormalizedVip extends AddressOptions {
   address: string;
   prefixLength: number;
   cidr: string;
   dev: string;
-  label?: string;
 }
 
 export interface NormalizedInstance {
@@ -183,11 +191,13 @@ export interface NormalizedInstance {
   multicastGroup: string;
   unicastTtl?: number;
   dontTrackPrimary: boolean;
+  trackSrcIp: boolean;
   vips: NormalizedVip[];
   excludedVips: NormalizedVip[];
   trackInterfaces: { name: string; weight: number }[];
   trackScripts: { name: string; weight: number }[];
   trackFiles: { path: string; weight: number }[];
+  trackProcesses: { name: string; weight: number; reverse: boolean }[];
   notify: NotifyOptions;
   garp: Required<GarpOptions>;
   lowerPrioNoAdvert: boolean;
@@ -205,6 +215,7 @@ export interface NormalizedOptions {
   syncGroups: SyncGroupOptions[];
   /** `user` resolved: the script's own, else scriptUser, else '' (the daemon's user). */
   scripts: Record<string, Required<TrackScriptOptions>>;
+  processes: Record<string, TrackProcessOptions>;
   scriptUser?: string;
   scriptSecurity: boolean;
   notifyFifo?: { path: string; script?: string };
@@ -275,8 +286,10 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
           const c = parseCidr(vo.address);
           if (oneFamily && family !== null && c.family !== family) err(`${field}[${vi}]`, 'IPv4 and IPv6 VIPs cannot share one instance (one advert carries one family)');
           if (oneFamily) family ??= c.family;
-          const nv: NormalizedVip = { address: c.address, prefixLength: c.prefixLength, cidr: `${c.address}/${c.prefixLength}`, dev: vo.dev ?? i.interface };
-          if (vo.label !== undefined) nv.label = vo.label;
+          const { address: _a, dev: _d, ...addrOptions } = vo;
+          const nv: NormalizedVip = { ...addrOptions, address: c.address, prefixLength: c.prefixLength, cidr: `${c.address}/${c.prefixLength}`, dev: vo.dev ?? i.interface };
+          // The options must make a request the kernel can be sent (a peer of the other family, …).
+          addressRequest(0, nv.cidr, addrOptions);
           out.push(nv);
         } catch (e) {
           err(`${field}[${vi}]`, e instanceof Error ? e.message : String(e));
@@ -301,6 +314,8 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     if (vridKeys.has(key)) err('vrid', `VRID ${i.vrid} already used on ${i.interface} by ${vridKeys.get(key) ?? ''}`);
     vridKeys.set(key, i.name);
     for (const t of i.trackScripts ?? []) if (!(t.name in scripts)) err('trackScripts', `no script named ${t.name}`);
+    if (i.trackSrcIp === true && i.unicastSrcIp === undefined) err('trackSrcIp', 'needs unicastSrcIp (the address it tracks)');
+    for (const t of i.trackProcesses ?? []) if (!(t.name in (o.processes ?? {}))) err('trackProcesses', `no process tracker named ${t.name}`);
     const n: NormalizedInstance = {
       name: i.name,
       interface: i.interface,
@@ -315,11 +330,13 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
       unicastPeers: i.unicastPeers ?? [],
       multicastGroup: groups[family],
       dontTrackPrimary: i.dontTrackPrimary ?? false,
+      trackSrcIp: i.trackSrcIp ?? false,
       vips,
       excludedVips,
       trackInterfaces: (i.trackInterfaces ?? []).map((t) => ({ name: t.name, weight: t.weight ?? 0 })),
       trackScripts: (i.trackScripts ?? []).map((t) => ({ name: t.name, weight: t.weight ?? scripts[t.name]?.weight ?? 0 })),
       trackFiles: (i.trackFiles ?? []).map((t) => ({ path: t.path, weight: t.weight ?? 1 })),
+      trackProcesses: (i.trackProcesses ?? []).map((t) => ({ name: t.name, weight: t.weight ?? o.processes?.[t.name]?.weight ?? 1, reverse: t.reverse ?? o.processes?.[t.name]?.reverse ?? false })),
       notify: i.notify ?? {},
       garp: resolveGarp(o.garp, i.garp),
       lowerPrioNoAdvert: i.lowerPrioNoAdvert ?? o.lowerPrioNoAdvert ?? false,
@@ -364,7 +381,15 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     if (v !== undefined && !(Number.isFinite(v) && v >= 0)) errors.push(`${k}: ${v} is not a duration ≥ 0`);
   }
   if (errors.length > 0) throw new VrrpOptionsError(`invalid VRRP options:\n  ${errors.join('\n  ')}`);
-  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, scriptSecurity: o.scriptSecurity ?? false, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0 };
+  for (const [name, p] of Object.entries(o.processes ?? {})) {
+    if (p.process === '') errors.push(`processes.${name}.process: empty`);
+    for (const k of ['quorum', 'quorumMax'] as const) {
+      const v = p[k];
+      if (v !== undefined && !(Number.isInteger(v) && v >= 0)) errors.push(`processes.${name}.${k}: ${v} is not a whole number ≥ 0`);
+    }
+    if (p.quorumMax !== undefined && p.quorumMax < (p.quorum ?? 1)) errors.push(`processes.${name}.quorumMax: ${p.quorumMax} is below quorum ${p.quorum ?? 1}`);
+  }
+  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, processes: o.processes ?? {}, scriptSecurity: o.scriptSecurity ?? false, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0 };
   if (o.scriptUser !== undefined) out.scriptUser = o.scriptUser;
   if (o.notifyFifo !== undefined) out.notifyFifo = o.notifyFifo;
   if (o.realtimePriority !== undefined) out.realtimePriority = o.realtimePriority;

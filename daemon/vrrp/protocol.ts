@@ -69,7 +69,7 @@ export type ToWorker =
   | { type: 'reconfigure'; id: number; options: VrrpOptions }
   | { type: 'snapshot'; id: number }
   /** `disabled`: the script cannot run at all (keepalived: "Disabling track script … since not found/accessible"). */
-  | { type: 'track'; kind: 'script' | 'file'; name: string; ok: boolean; value?: number; disabled?: boolean }
+  | { type: 'track'; kind: 'script' | 'file' | 'process'; name: string; ok: boolean; value?: number; disabled?: boolean }
   | { type: 'priorityOffset'; instance: string; offset: number }
   | { type: 'forceFault'; instance: string; fault: boolean };
 

@@ -10,6 +10,7 @@ import { startupDelayFor, type NormalizedInstance, type NormalizedOptions, type 
 import type { InstanceSnapshot, LogLevel, ReconfigureSummary, TransitionEvent, VrrpSnapshot } from './protocol.js';
 import { familyOf, formatIP, parseIP } from '../net/addr.js';
 import type { IfAddress, LinkInfo } from '../net/rtnl.js';
+import type { AddressOptions } from '../net/addr-request.js';
 import type { ReceivedPacket, VrrpSocketOptions, VrrpTransport } from '../net/vrrp-socket.js';
 import { applyRoutes, type RouteIo } from './route-apply.js';
 
@@ -17,9 +18,11 @@ import { applyRoutes, type RouteIo } from './route-apply.js';
 export interface RuntimeIo extends RouteIo {
   links(): Promise<LinkInfo[]>;
   addresses(ifindex: number): Promise<IfAddress[]>;
-  addAddress(ifindex: number, cidr: string, label?: string): Promise<boolean>;
-  delAddress(ifindex: number, cidr: string): Promise<boolean>;
+  addAddress(ifindex: number, cidr: string, o?: AddressOptions): Promise<boolean>;
+  delAddress(ifindex: number, cidr: string, o?: Pick<AddressOptions, 'peer'>): Promise<boolean>;
   watchLinks(onLink: (l: LinkInfo, deleted: boolean) => void): void;
+  /** Address events, for track_src_ip (absent: the source address is taken as present for good). */
+  watchAddresses?(onAddress: (ifindex: number, address: Buffer, deleted: boolean) => void): void;
   openSocket(o: VrrpSocketOptions, onPacket: (p: ReceivedPacket) => void, onError: (e: Error) => void): VrrpTransport;
   announce(ifname: string, ifindex: number, vip: Buffer): void;
   /** Optional warm-up of the announce path (sockets, MAC) for an interface. */
@@ -44,6 +47,8 @@ interface Inst {
   m: Machine;
   ifindex: number;
   src: Buffer | null;
+  /** track_src_ip: the configured source address is not on the interface. */
+  srcMissing: boolean;
   dsts: Buffer[];
   view: InstanceView;
   socket: VrrpTransport | null;
@@ -69,8 +74,15 @@ function held(o: NormalizedInstance): NormalizedVip[] {
   return o.excludedVips.length === 0 ? o.vips : [...o.vips, ...o.excludedVips];
 }
 
+/** A VIP's address options for the kernel (everything of it but where it goes). */
+function addressOptions(v: NormalizedVip): AddressOptions {
+  const { address: _a, prefixLength: _p, cidr: _c, dev: _d, ...o } = v;
+  return o;
+}
+const peerOf = (v: NormalizedVip): Pick<AddressOptions, 'peer'> => (v.peer === undefined ? {} : { peer: v.peer });
+
 /** Fields that can change on a running instance without restarting it. */
-const IN_PLACE_FIELDS = new Set(['priority', 'trackInterfaces', 'trackScripts', 'trackFiles', 'notify', 'garp', 'group', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'dontTrackPrimary']);
+const IN_PLACE_FIELDS = new Set(['priority', 'trackInterfaces', 'trackScripts', 'trackFiles', 'trackProcesses', 'notify', 'garp', 'group', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'dontTrackPrimary']);
 
 /** True when only in-place fields differ (and the address owner, 255, is neither side: it starts as MASTER). */
 export function inPlaceChange(a: NormalizedInstance, b: NormalizedInstance): boolean {
@@ -115,6 +127,9 @@ export class VrrpRuntime {
     for (const o of this.opts.instances) await this.addInstance(o);
     this.io.watchLinks((l, deleted) => {
       this.onLink(l, deleted);
+    });
+    this.io.watchAddresses?.((ifindex, address, deleted) => {
+      this.onAddress(ifindex, address, deleted);
     });
     for (const inst of this.insts.values()) {
       this.retrack(inst);
@@ -172,6 +187,8 @@ export class VrrpRuntime {
       ),
       ifindex,
       src,
+      // keepalived track_src_ip: a configured source the interface does not have is a FAULT.
+      srcMissing: o.trackSrcIp && src !== null && !addrs.some((a) => a.address.equals(src)),
       dsts: peers.length > 0 ? peers : [parseIP(o.multicastGroup)],
       view,
       socket: null,
@@ -197,7 +214,7 @@ export class VrrpRuntime {
     if (ifindex > 0) {
       for (const v of held(o)) {
         const dev = byName(v.dev)?.index ?? ifindex;
-        if (await this.io.delAddress(dev, v.cidr)) this.log('info', inst, 'removed a stale VIP left from an earlier run', { vip: v.cidr });
+        if (await this.io.delAddress(dev, v.cidr, peerOf(v))) this.log('info', inst, 'removed a stale VIP left from an earlier run', { vip: v.cidr });
       }
     }
     for (const v of held(o)) {
@@ -229,7 +246,7 @@ export class VrrpRuntime {
   }
 
   /** Tracking results from the main thread (scripts, files). */
-  track(kind: 'script' | 'file', name: string, ok: boolean, value?: number, disabled = false): void {
+  track(kind: 'script' | 'file' | 'process', name: string, ok: boolean, value?: number, disabled = false): void {
     const key = `${kind}:${name}`;
     this.trackResults.set(key, { ok, ...(value === undefined ? {} : { value }), ...(disabled ? { disabled } : {}) });
     for (const inst of this.insts.values()) {
@@ -256,7 +273,7 @@ export class VrrpRuntime {
     const out = new Map<string, TrackedState>();
     const keep = (key: string, fresh: TrackedState): void => {
       const p = previous?.get(key);
-      out.set(key, p === undefined ? fresh : { ...p, weight: fresh.weight });
+      out.set(key, p === undefined ? fresh : { ...p, weight: fresh.weight, ...(fresh.reverse !== undefined ? { reverse: fresh.reverse } : {}) });
     };
     for (const t of o.trackInterfaces) keep(`interface:${t.name}`, { kind: 'interface', name: t.name, weight: t.weight, ok: this.byName(t.name)?.up ?? false });
     for (const t of o.trackScripts) {
@@ -267,6 +284,11 @@ export class VrrpRuntime {
     for (const t of o.trackFiles) {
       const r = this.trackResults.get(`file:${t.path}`);
       keep(`file:${t.path}`, { kind: 'file', name: t.path, weight: t.weight, ok: true, value: r?.value ?? 0 });
+    }
+    // A process tracker counts as OK until the start-up scan says (it comes within milliseconds of the start).
+    for (const t of o.trackProcesses) {
+      const r = this.trackResults.get(`process:${t.name}`);
+      keep(`process:${t.name}`, { kind: 'process', name: t.name, weight: t.weight, reverse: t.reverse, ok: r?.ok ?? true });
     }
     return out;
   }
@@ -340,7 +362,7 @@ export class VrrpRuntime {
       else if (others.some((x) => x.m.state === 'MASTER')) this.feed(inst, { type: 'sync', state: 'MASTER' });
     }
     // Results of scripts and files nobody tracks any more are forgotten (a re-added one starts afresh).
-    const tracked = new Set(next.instances.flatMap((o) => [...o.trackScripts.map((t) => `script:${t.name}`), ...o.trackFiles.map((t) => `file:${t.path}`)]));
+    const tracked = new Set(next.instances.flatMap((o) => [...o.trackScripts.map((t) => `script:${t.name}`), ...o.trackFiles.map((t) => `file:${t.path}`), ...o.trackProcesses.map((t) => `process:${t.name}`)]));
     for (const k of this.trackResults.keys()) if (!tracked.has(k)) this.trackResults.delete(k);
     return summary;
   }
@@ -393,6 +415,16 @@ export class VrrpRuntime {
     }
   }
 
+  /** track_src_ip: the configured source address coming and going on the instance's interface. */
+  private onAddress(ifindex: number, address: Buffer, deleted: boolean): void {
+    for (const inst of this.insts.values()) {
+      if (!inst.o.trackSrcIp || inst.src === null || inst.ifindex !== ifindex || !inst.src.equals(address) || inst.srcMissing === deleted) continue;
+      inst.srcMissing = deleted;
+      this.log(deleted ? 'warn' : 'info', inst, `source address ${formatIP(address)} ${deleted ? 'removed from' : 'back on'} ${inst.o.interface}`, {});
+      this.retrack(inst);
+    }
+  }
+
   /** Recomputes priority and fault from tracking, operator overrides and the instance's own interface. */
   private retrack(inst: Inst): void {
     const r = applyTracking(inst.o.priority, [...inst.tracked.values()]);
@@ -400,6 +432,7 @@ export class VrrpRuntime {
     // Like keepalived, an instance without its interface, without a source address, or whose own
     // interface is down is in FAULT.
     if (inst.ifindex === 0) reasons.push(`interface ${inst.o.interface} missing`);
+    else if (inst.srcMissing) reasons.push(`source address ${inst.o.unicastSrcIp ?? ''} not on ${inst.o.interface} (track_src_ip)`);
     else if (inst.src === null) reasons.push(`no IPv${inst.o.family} ${inst.o.family === 6 ? 'link-local ' : ''}address on ${inst.o.interface}`);
     // dont_track_primary: keepalived leaves the own interface out of the tracked ones.
     else if (this.links.get(inst.ifindex)?.up === false && !inst.o.dontTrackPrimary) reasons.push(`interface ${inst.o.interface} down`);
@@ -527,8 +560,8 @@ export class VrrpRuntime {
           continue;
         }
         try {
-          if (add) await this.io.addAddress(dev, v.cidr, v.label);
-          else await this.io.delAddress(dev, v.cidr);
+          if (add) await this.io.addAddress(dev, v.cidr, addressOptions(v));
+          else await this.io.delAddress(dev, v.cidr, peerOf(v));
         } catch (e) {
           this.log('error', inst, `${add ? 'adding' : 'removing'} VIP failed`, { vip: v.cidr, err: e instanceof Error ? e.message : String(e) });
         }

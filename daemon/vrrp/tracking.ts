@@ -6,13 +6,15 @@
 // The result stays in 1..254; an address owner (255) keeps 255 (keepalived does not move owners).
 
 export interface TrackedState {
-  kind: 'interface' | 'script' | 'file';
+  kind: 'interface' | 'script' | 'file' | 'process';
   name: string;
   weight: number;
   /** interface up / script passing; for files: unused. */
   ok: boolean;
   /** track_file value. */
   value?: number;
+  /** track_process reverse: failing while `ok`, and the other way round. */
+  reverse?: boolean;
 }
 
 export interface TrackingResult {
@@ -35,11 +37,12 @@ export function applyTracking(base: number, items: TrackedState[]): TrackingResu
       }
       continue;
     }
-    const what = t.kind === 'interface' ? `interface ${t.name} down` : `script ${t.name} failing`;
+    const what = t.kind === 'interface' ? `interface ${t.name} down` : t.kind === 'process' ? `process ${t.name} ${t.reverse === true ? 'quorum held (reverse)' : 'quorum lost'}` : `script ${t.name} failing`;
+    const ok = t.reverse === true ? !t.ok : t.ok;
     if (t.weight === 0) {
-      if (!t.ok) reasons.push(what);
-    } else if (t.weight > 0 && t.ok) delta += t.weight;
-    else if (t.weight < 0 && !t.ok) delta += t.weight;
+      if (!ok) reasons.push(what);
+    } else if (t.weight > 0 && ok) delta += t.weight;
+    else if (t.weight < 0 && !ok) delta += t.weight;
   }
   const priority = base === 255 ? 255 : Math.max(1, Math.min(254, base + delta));
   return { priority, fault: reasons.length > 0, reasons };

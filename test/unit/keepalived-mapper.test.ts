@@ -65,7 +65,7 @@ test('version: global vrrp_version, and IPv6 VIPs force VRRPv3 like keepalived',
   assert.deepEqual(inst.virtualIpaddresses, ['2001:db8::10/128']);
 });
 
-test('virtual_ipaddress forms: bare address gets a host prefix, dev/label/scope become an object, the rest is reported', () => {
+test('virtual_ipaddress forms: bare address gets a host prefix, dev/label/scope/brd become an object, the rest is reported', () => {
   const r = importText(
     'vrrp_instance VI_1 {\n interface eth0\n virtual_router_id 1\n virtual_ipaddress {\n' +
       '  192.0.2.1\n  192.0.2.2/24 dev eth1 label eth1:vip\n  192.0.2.3/24 scope link\n  192.0.2.4/24 brd 192.0.2.255 no_track\n  not-an-ip\n }\n}',
@@ -74,10 +74,31 @@ test('virtual_ipaddress forms: bare address gets a host prefix, dev/label/scope 
     '192.0.2.1/32',
     { address: '192.0.2.2/24', dev: 'eth1', label: 'eth1:vip' },
     { address: '192.0.2.3/24', scope: 'link' },
-    '192.0.2.4/24',
+    { address: '192.0.2.4/24', broadcast: '192.0.2.255' },
   ]);
   assert.deepEqual(diag(r), ['8 192.0.2.4/24', '9 not-an-ip']);
-  assert.match(r.diagnostics[0]?.why ?? '', /brd 192\.0\.2\.255, no_track/);
+  assert.match(r.diagnostics[0]?.why ?? '', /: no_track$/);
+});
+
+test('virtual_ipaddress options peer, home, -nodad, noprefixroute, preferred_lft are carried (IPv4 preferred_lft reported: keepalived ignores it)', () => {
+  const r = importText(
+    'vrrp_instance VI_1 {\n interface eth0\n virtual_router_id 1\n version 3\n virtual_ipaddress {\n' +
+      '  192.0.2.1/24 peer 192.0.2.200 noprefixroute\n  192.0.2.2/24 preferred_lft 30\n }\n virtual_ipaddress_excluded {\n' +
+      '  2001:db8::1/64 -nodad home noprefixroute\n  2001:db8::2/128 preferred_lft forever\n  2001:db8::3/64 preferred_lft 60\n  2001:db8::4/64 peer 192.0.2.9\n }\n}',
+  );
+  const inst = r.config.vrrp?.instances?.[0];
+  assert.deepEqual(inst?.virtualIpaddresses, [{ address: '192.0.2.1/24', peer: '192.0.2.200', noPrefixRoute: true }, '192.0.2.2/24']);
+  assert.deepEqual(inst.virtualIpaddressesExcluded, [
+    { address: '2001:db8::1/64', dad: true, home: true, noPrefixRoute: true },
+    { address: '2001:db8::2/128', preferredLft: 'forever' },
+    { address: '2001:db8::3/64', preferredLft: 60 },
+    '2001:db8::4/64',
+  ]);
+  assert.deepEqual(diag(r), ['7 192.0.2.2/24', '13 2001:db8::4/64']);
+  assert.match(r.diagnostics[0]?.why ?? '', /keepalived ignores it on IPv4/);
+  assert.match(r.diagnostics[1]?.why ?? '', /peer 192\.0\.2\.9/);
+  // The peer note (keepalived drops the address's prefix) travels with the VIP as a comment.
+  assert.match(r.yaml, /peer's prefix applies/);
 });
 
 test('virtual_ipaddress_excluded is carried as excluded addresses (held, not advertised), either family; a duplicate is kept once', () => {
@@ -551,4 +572,36 @@ test('FILE_CHECK takes the path of its track_file, its own weight over the track
   const plan = healthPlan(loaded.config).targets;
   assert.deepEqual(plan.find((t) => t.address === '10.0.1.2')?.check.file, { path: '/run/lvsd/load', weight: -2, reverse: true });
   assert.equal(plan.find((t) => t.address === '10.0.1.1')?.moreChecks?.[0]?.type, 'file');
+});
+
+test('vrrp_track_process and track_process are carried: process and parameters, param_match, full_command, quorum(_max), weight [reverse], delays', () => {
+  const r = importText(
+    'vrrp_track_process NGINX {\n process nginx\n weight 10 reverse\n quorum 2\n delay 1.5\n terminate_delay 3\n}\n' +
+      'vrrp_track_process HAP {\n process /usr/sbin/haproxy -f "/etc/ha proxy.cfg"\n param_match partial\n quorum_max 0\n full_command\n}\n' +
+      'vrrp_track_process EMPTY {\n weight 2\n}\n' +
+      VI(' track_process {\n  NGINX\n  HAP weight -20 reverse\n  EMPTY\n  NONE\n }'),
+  );
+  assert.deepEqual(r.config.vrrp?.processes, {
+    NGINX: { process: 'nginx', quorum: 2, weight: 10, reverse: true, forkDelay: '1500ms', terminateDelay: '3s' },
+    HAP: { process: '/usr/sbin/haproxy', parameters: ['-f', '/etc/ha proxy.cfg'], paramMatch: 'partial', fullCommand: true, quorumMax: 0, quorum: 0 },
+  });
+  assert.deepEqual(r.config.vrrp.instances?.[0]?.trackProcesses, [{ name: 'NGINX' }, { name: 'HAP', weight: -20, reverse: true }]);
+  assert.deepEqual(diag(r), ['14 vrrp_track_process', '26 EMPTY', '27 NONE']);
+  assert.match(r.yaml, /quorum lowered to 0/);
+});
+
+test('track_process in a sync group: weights zeroed (keepalived requires weight 0 there unless sync_group_tracking_weight)', () => {
+  const r = importText(
+    'vrrp_track_process P {\n process nginx\n}\n' + VI(' track_process {\n  P\n }') + 'vrrp_sync_group G {\n group {\n  VI_1\n }\n}\n',
+  );
+  assert.deepEqual(r.config.vrrp?.instances?.[0]?.trackProcesses, [{ name: 'P', weight: 0 }]);
+});
+
+test('track_src_ip is carried with a configured source (unicast_src_ip / mcast_src_ip); without one it tracks nothing and is reported', () => {
+  const r = importText(VI(' unicast_src_ip 10.0.0.1\n track_src_ip'));
+  assert.equal(r.config.vrrp?.instances?.[0]?.trackSrcIp, true);
+  assert.deepEqual(r.diagnostics, []);
+  const none = importText(VI(' track_src_ip'));
+  assert.equal(none.config.vrrp?.instances?.[0]?.trackSrcIp, undefined);
+  assert.match(none.diagnostics[0]?.why ?? '', /needs unicast_src_ip or mcast_src_ip/);
 });

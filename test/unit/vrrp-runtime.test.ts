@@ -17,6 +17,8 @@ interface Host {
   /** Every advert sent, as "vrid:priority" (bytes 1 and 2 of the VRRP header). */
   sent: string[];
   setLink(up: boolean): void;
+  /** An address event on eth0 (track_src_ip). */
+  setAddress(addr: string, present: boolean): void;
 }
 
 class FakeSegment {
@@ -25,6 +27,7 @@ class FakeSegment {
     const calls: string[] = [];
     const src = parseIP(addr);
     let linkCb: ((l: LinkInfo, deleted: boolean) => void) | null = null;
+    let addrCb: ((ifindex: number, address: Buffer, deleted: boolean) => void) | null = null;
     const h: Host = {
       calls,
       transitions: [],
@@ -32,6 +35,9 @@ class FakeSegment {
       sent: [],
       setLink: (up) => {
         linkCb?.({ index: 2, name: 'eth0', up, mac: null }, false);
+      },
+      setAddress: (a, present) => {
+        addrCb?.(2, parseIP(a), !present);
       },
       io: {
         links: () => Promise.resolve([{ index: 2, name: 'eth0', up: true, mac: null }]),
@@ -46,6 +52,9 @@ class FakeSegment {
         },
         watchLinks: (cb) => {
           linkCb = cb;
+        },
+        watchAddresses: (cb) => {
+          addrCb = cb;
         },
         openSocket: (_o, onPacket) => {
           const me = { src, deliver: onPacket };
@@ -456,4 +465,28 @@ test('runtime: a disabled track script (its program cannot run) affects no insta
   r.track('script', 'chk', false);
   assert.equal(stateOf(a), 'FAULT');
   await r.stop();
+});
+
+test('runtime: track_src_ip — FAULT while the configured source address is not on the interface (missing at start, removed), back when it returns', { timeout: 20_000 }, async () => {
+  const seg = new FakeSegment();
+  const a = seg.host('10.0.0.1');
+  const ra = runtime(a, { priority: 150, unicastSrcIp: '10.0.0.1', trackSrcIp: true });
+  await ra.start();
+  await until('A master', () => stateOf(a) === 'MASTER');
+  a.setAddress('10.0.0.9', false);
+  assert.equal(stateOf(a), 'MASTER', 'another address going is nothing');
+  a.setAddress('10.0.0.1', false);
+  await until('A in FAULT', () => stateOf(a) === 'FAULT');
+  assert.deepEqual(ra.snapshot().instances[0]?.faultReasons, ['source address 10.0.0.1 not on eth0 (track_src_ip)']);
+  a.setAddress('10.0.0.1', true);
+  await until('A master again', () => stateOf(a) === 'MASTER');
+  await ra.stop();
+
+  // Configured but not on the interface at start: FAULT from the start (without trackSrcIp it would run).
+  const b = seg.host('10.0.0.2');
+  const rb = runtime(b, { priority: 150, unicastSrcIp: '10.0.0.77', trackSrcIp: true });
+  await rb.start();
+  await until('B in FAULT', () => stateOf(b) === 'FAULT');
+  await rb.stop();
+  assert.throws(() => normalizeOptions({ instances: [{ name: 'X', interface: 'eth0', vrid: 1, priority: 100, vips: ['10.0.0.1/24'], trackSrcIp: true }] }), /trackSrcIp: needs unicastSrcIp/);
 });

@@ -28,6 +28,7 @@ export interface KeepalivedAst {
   globalDefs: Directive[];
   vrrpScripts: NamedBlock[];
   trackFiles: NamedBlock[];
+  trackProcesses: NamedBlock[];
   vrrpSyncGroups: NamedBlock[];
   vrrpInstances: NamedBlock[];
   virtualServerGroups: NamedBlock[];
@@ -38,10 +39,11 @@ export interface KeepalivedAst {
   invalid: [Directive, string][];
 }
 
-const NAMED: Record<string, keyof Pick<KeepalivedAst, 'vrrpScripts' | 'trackFiles' | 'vrrpSyncGroups' | 'vrrpInstances' | 'virtualServerGroups'>> = {
+const NAMED: Record<string, keyof Pick<KeepalivedAst, 'vrrpScripts' | 'trackFiles' | 'trackProcesses' | 'vrrpSyncGroups' | 'vrrpInstances' | 'virtualServerGroups'>> = {
   vrrp_script: 'vrrpScripts',
   track_file: 'trackFiles',
   vrrp_track_file: 'trackFiles',
+  vrrp_track_process: 'trackProcesses',
   vrrp_sync_group: 'vrrpSyncGroups',
   vrrp_instance: 'vrrpInstances',
   virtual_server_group: 'virtualServerGroups',
@@ -52,6 +54,7 @@ export function toAst(directives: Directive[]): KeepalivedAst {
     globalDefs: [],
     vrrpScripts: [],
     trackFiles: [],
+    trackProcesses: [],
     vrrpSyncGroups: [],
     vrrpInstances: [],
     virtualServerGroups: [],

@@ -25,14 +25,14 @@ export function emitYaml(config: object, ctx: Context, header: string[], diagnos
 
 // Keys in the order an operator reads them (identity first, real servers last), whatever order the
 // mapper happened to fill them in. Keyed by what the map is, which the walk knows from its path.
-type Kind = 'root' | 'vrrp' | 'instance' | 'script' | 'vs' | 'rs' | 'hc' | 'track' | 'other';
+type Kind = 'root' | 'vrrp' | 'instance' | 'script' | 'process' | 'vs' | 'rs' | 'hc' | 'track' | 'other';
 
 const ORDER: Partial<Record<Kind, string[]>> = {
   root: ['node', 'api', 'stateFile', 'dataplane', 'ipvs', 'nftables', 'userspace', 'vrrp', 'alerts', 'virtualServers'],
-  vrrp: ['scriptUser', 'scriptSecurity', 'notifyFifo', 'multicastGroup4', 'multicastGroup6', 'startupDelay', 'delayAfterBoot', 'garp', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'scripts', 'instances', 'syncGroups'],
+  vrrp: ['scriptUser', 'scriptSecurity', 'notifyFifo', 'multicastGroup4', 'multicastGroup6', 'startupDelay', 'delayAfterBoot', 'garp', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'scripts', 'processes', 'instances', 'syncGroups'],
   instance: [
     'name', 'interface', 'state', 'virtualRouterId', 'priority', 'version', 'advertInterval', 'preempt', 'preemptDelay', 'accept',
-    'authentication', 'unicastSrcIp', 'unicastPeers', 'unicastTtl', 'dontTrackPrimary', 'virtualIpaddresses', 'virtualIpaddressesExcluded', 'trackInterfaces', 'trackScripts', 'trackFiles',
+    'authentication', 'unicastSrcIp', 'unicastPeers', 'unicastTtl', 'trackSrcIp', 'dontTrackPrimary', 'virtualIpaddresses', 'virtualIpaddressesExcluded', 'trackInterfaces', 'trackScripts', 'trackFiles', 'trackProcesses',
     'notify', 'garp', 'lowerPrioNoAdvert', 'higherPrioSendAdvert',
   ],
   script: ['command', 'interval', 'timeout', 'rise', 'fall', 'weight', 'user'],
@@ -45,13 +45,14 @@ const ORDER: Partial<Record<Kind, string[]>> = {
     'type', 'interval', 'timeout', 'rise', 'fall', 'retry', 'delayBeforeRetry', 'warmup', 'connectIp', 'connectPort', 'bindTo', 'bindInterface',
     'http', 'udp', 'dns', 'smtp', 'file', 'exec',
   ],
-  track: ['name', 'path', 'weight'],
+  track: ['name', 'path', 'weight', 'reverse'],
+  process: ['process', 'parameters', 'paramMatch', 'fullCommand', 'quorum', 'quorumMax', 'weight', 'reverse', 'forkDelay', 'terminateDelay'],
 };
 
 function childKind(parent: Kind, key: string | undefined): Kind {
   if (parent === 'root') return key === 'vrrp' ? 'vrrp' : key === 'virtualServers' ? 'vs' : 'other';
-  if (parent === 'vrrp') return key === 'instances' ? 'instance' : key === 'scripts' ? 'script' : 'other';
-  if (parent === 'instance') return key === 'trackInterfaces' || key === 'trackScripts' || key === 'trackFiles' ? 'track' : 'other';
+  if (parent === 'vrrp') return key === 'instances' ? 'instance' : key === 'scripts' ? 'script' : key === 'processes' ? 'process' : 'other';
+  if (parent === 'instance') return key === 'trackInterfaces' || key === 'trackScripts' || key === 'trackFiles' || key === 'trackProcesses' ? 'track' : 'other';
   if (parent === 'vs') return key === 'realServers' ? 'rs' : key === 'healthCheck' || key === 'moreChecks' ? 'hc' : 'other';
   if (parent === 'rs') return key === 'healthCheck' || key === 'moreChecks' ? 'hc' : 'other';
   return 'other';

@@ -26,6 +26,19 @@ export interface ScriptOut {
   user?: string;
 }
 
+export interface ProcessOut {
+  process: string;
+  parameters?: string[];
+  paramMatch?: 'exact' | 'partial' | 'initial';
+  fullCommand?: boolean;
+  quorum?: number;
+  quorumMax?: number;
+  weight?: number;
+  reverse?: boolean;
+  forkDelay?: Duration;
+  terminateDelay?: Duration;
+}
+
 export interface NotifyOut {
   master?: string;
   backup?: string;
@@ -36,7 +49,9 @@ export interface NotifyOut {
   users?: Partial<Record<'master' | 'backup' | 'fault' | 'stop' | 'any' | 'masterRxLowerPri', string>>;
 }
 
-export type VipOut = string | { address: string; dev?: string; label?: string; scope?: string };
+export type VipOut =
+  | string
+  | { address: string; dev?: string; label?: string; scope?: string; broadcast?: string; peer?: string; home?: boolean; dad?: boolean; noPrefixRoute?: boolean; preferredLft?: number | 'forever' };
 
 export interface InstanceOut {
   name: string;
@@ -54,11 +69,13 @@ export interface InstanceOut {
   unicastPeers?: string[];
   unicastTtl?: number;
   dontTrackPrimary?: boolean;
+  trackSrcIp?: boolean;
   virtualIpaddresses?: VipOut[];
   virtualIpaddressesExcluded?: VipOut[];
   trackInterfaces?: { name: string; weight?: number }[];
   trackScripts?: { name: string; weight?: number }[];
   trackFiles?: { path: string; weight?: number }[];
+  trackProcesses?: { name: string; weight?: number; reverse?: boolean }[];
   notify?: NotifyOut;
   garp?: GarpOut;
   lowerPrioNoAdvert?: boolean;
@@ -188,6 +205,7 @@ export interface ConfigOut {
     startupDelay?: Duration;
     delayAfterBoot?: Duration;
     scripts?: Record<string, ScriptOut>;
+    processes?: Record<string, ProcessOut>;
     instances?: InstanceOut[];
     syncGroups?: SyncGroupOut[];
     realtimePriority?: number;

@@ -5,7 +5,7 @@ import { readSmtpAlert } from './map-alerts.js';
 import { isIP } from 'node:net';
 import type { NamedBlock } from './ast.js';
 import type { Directive } from './parser.js';
-import type { GarpOut, InstanceOut, NotifyOut, ScriptOut, SyncGroupOut, VipOut } from './lvsd-shape.js';
+import type { GarpOut, InstanceOut, NotifyOut, ProcessOut, ScriptOut, SyncGroupOut, VipOut } from './lvsd-shape.js';
 import { BlockReader, seconds, type Context } from './reader.js';
 import { mapGarp, type GlobalResult } from './map-global.js';
 import { safeName, toSafeName } from './names.js';
@@ -84,6 +84,7 @@ interface InstanceEnv {
   global: GlobalResult;
   trackFiles: Map<string, TrackFile>;
   scripts: Record<string, ScriptOut>;
+  processes: Record<string, ProcessOut>;
 }
 
 export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, result: VrrpResult): InstanceOut | undefined {
@@ -274,6 +275,15 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
     inst.dontTrackPrimary = true;
     ctx.source.at(inst, 'dontTrackPrimary', dontTrackD.pos);
   }
+  const trackSrcD = r.last('track_src_ip');
+  if (trackSrcD) {
+    // Without a configured source keepalived has nothing to track: the directive does nothing.
+    if (inst.unicastSrcIp === undefined) ctx.reportDirective(trackSrcD, 'track_src_ip needs unicast_src_ip or mcast_src_ip (it tracks that address); not carried over');
+    else {
+      inst.trackSrcIp = true;
+      ctx.source.at(inst, 'trackSrcIp', trackSrcD.pos);
+    }
+  }
 
   const tracks = mapTracks(ctx, r, env);
   Object.assign(inst, tracks);
@@ -364,7 +374,7 @@ function mapAuthentication(ctx: Context, auth: Directive, inst: InstanceOut): vo
   inst.authentication = a;
 }
 
-/** One virtual_ipaddress line: ADDR[/MASK] [dev IF] [label L] [scope S] [brd …] … */
+/** One virtual_ipaddress line: ADDR[/MASK] [dev IF] [label L] [scope S] [brd B] [peer P] [home] [-nodad] [noprefixroute] [preferred_lft N|forever] … */
 function mapVip(ctx: Context, line: Directive): VipOut | undefined {
   const [addr, mask] = line.keyword.split('/');
   const family = isIP(addr ?? '');
@@ -373,7 +383,7 @@ function mapVip(ctx: Context, line: Directive): VipOut | undefined {
     return undefined;
   }
   const cidr = mask === undefined ? `${addr ?? ''}/${family === 4 ? 32 : 128}` : line.keyword;
-  const obj: { address: string; dev?: string; label?: string; scope?: string } = { address: cidr };
+  const obj: Exclude<VipOut, string> = { address: cidr };
   const dropped: string[] = [];
   for (let i = 0; i < line.args.length; i++) {
     const word = line.args[i] ?? '';
@@ -382,33 +392,60 @@ function mapVip(ctx: Context, line: Directive): VipOut | undefined {
       i++;
       if (word === 'scope' && !['global', 'site', 'link', 'host'].includes(value)) dropped.push(`scope ${value}`);
       else obj[word] = value;
-    } else if (['brd', 'broadcast', 'peer', 'preferred_lft', 'track_group'].includes(word) && value !== undefined) {
+    } else if ((word === 'brd' || word === 'broadcast') && value !== undefined) {
       i++;
-      // keepalived computes the broadcast address the same way when brd is "+" or absent.
-      if (!(word === 'brd' && value === '+')) dropped.push(`${word} ${value}`);
+      // `brd +` (compute it) is not carried: lvsd, like keepalived without brd, sets no broadcast address.
+      if (value === '+') dropped.push(`${word} +`);
+      else if (family === 4 && isIP(value) === 4) obj.broadcast = value;
+      else dropped.push(`${word} ${value}`);
+    } else if (word === 'peer' && value !== undefined) {
+      i++;
+      const [p, plen] = value.split('/');
+      if (isIP(p ?? '') !== family || (plen !== undefined && !/^\d{1,3}$/.test(plen))) dropped.push(`peer ${value}`);
+      else {
+        obj.peer = value;
+        // keepalived 2.2.7: "Cannot specify address prefix when specifying peer address - ignoring".
+        if (mask !== undefined) ctx.note(obj, `${line.keyword} peer ${value}: keepalived ignores the address's prefix when a peer is given; the peer's prefix applies`);
+      }
+    } else if (word === 'preferred_lft' && value !== undefined) {
+      i++;
+      const n = Number(value);
+      // Measured: keepalived 2.2.7 leaves an IPv4 address's preferred lifetime forever whatever preferred_lft says.
+      if (family === 4) ctx.reportDirective(line, `preferred_lft ${value}: keepalived ignores it on IPv4 addresses (the lifetime stays forever), lvsd alike; not carried over`);
+      else if (value === 'forever' || value === 'infinite') obj.preferredLft = 'forever';
+      else if (/^\d+$/.test(value) && n <= 4294967294) obj.preferredLft = n;
+      else dropped.push(`preferred_lft ${value}`);
+    } else if (word === 'home') obj.home = true;
+    else if (word === '-nodad') obj.dad = true;
+    else if (word === 'noprefixroute') obj.noPrefixRoute = true;
+    else if (word === 'track_group' && value !== undefined) {
+      i++;
+      dropped.push(`track_group ${value}`);
     } else dropped.push(word);
   }
   if (dropped.length > 0) ctx.reportDirective(line, `address options not supported by lvsd: ${dropped.join(', ')}`);
-  if (obj.dev === undefined && obj.label === undefined && obj.scope === undefined) return cidr;
-  return obj;
+  return Object.keys(obj).length === 1 ? cidr : obj;
 }
 
-function weightOf(ctx: Context, d: Directive, min: number, max: number): { weight?: number; ok: boolean } {
+/** `NAME [weight W] [reverse|noreverse]` of a track_* block; `reverse` is carried only where lvsd has it (track_process). */
+function weightOf(ctx: Context, d: Directive, min: number, max: number, canReverse = false): { weight?: number; reverse?: boolean; ok: boolean } {
   const i = d.args.indexOf('weight');
   const extra = d.args.filter((a, j) => a !== 'weight' && j !== i + 1);
-  if (extra.some((a) => a === 'reverse')) ctx.reportDirective(d, 'reverse is not supported by lvsd; tracked without it');
-  else if (extra.some((a) => a !== 'noreverse' && a !== 'no_reverse')) ctx.reportDirective(d, `unknown options ${extra.join(' ')}`);
-  if (i < 0) return { ok: true };
+  const rev = extra.includes('reverse') ? true : extra.some((a) => a === 'noreverse' || a === 'no_reverse') ? false : undefined;
+  if (rev === true && !canReverse) ctx.reportDirective(d, 'reverse is not supported by lvsd; tracked without it');
+  else if (extra.some((a) => !['reverse', 'noreverse', 'no_reverse'].includes(a))) ctx.reportDirective(d, `unknown options ${extra.join(' ')}`);
+  const reverse = canReverse && rev !== undefined ? { reverse: rev } : {};
+  if (i < 0) return { ok: true, ...reverse };
   const raw = d.args[i + 1];
   const v = Number(raw);
   if (raw === undefined || !/^-?\d+$/.test(raw) || v < min || v > max) {
     ctx.reportDirective(d, `weight ${raw ?? '(missing)'} is not in ${min}..${max}; not carried over`);
     return { ok: false };
   }
-  return { weight: v, ok: true };
+  return { weight: v, ok: true, ...reverse };
 }
 
-type Tracks = Pick<InstanceOut, 'trackInterfaces' | 'trackScripts' | 'trackFiles'>;
+type Tracks = Pick<InstanceOut, 'trackInterfaces' | 'trackScripts' | 'trackFiles' | 'trackProcesses'>;
 
 /** track_interface / track_script / track_file blocks of an instance or a sync group. */
 export function mapTracks(ctx: Context, r: BlockReader, env: Omit<InstanceEnv, 'global'>): Tracks {
@@ -453,6 +490,22 @@ export function mapTracks(ctx: Context, r: BlockReader, env: Omit<InstanceEnv, '
       const t = { path: file.path, weight: w.weight ?? file.weight };
       ctx.source.self(t, line.pos);
       (out.trackFiles ??= []).push(t);
+    }
+  }
+  for (const block of r.all('track_process')) {
+    for (const line of block.block ?? []) {
+      const name = toSafeName(line.keyword);
+      if (!(name in env.processes)) {
+        ctx.reportDirective(line, `no vrrp_track_process ${line.keyword} was carried over; not tracked`);
+        continue;
+      }
+      const w = weightOf(ctx, line, -254, 254, true);
+      if (!w.ok) continue;
+      const t: { name: string; weight?: number; reverse?: boolean } = { name };
+      if (w.weight !== undefined) t.weight = w.weight;
+      if (w.reverse !== undefined) t.reverse = w.reverse;
+      ctx.source.self(t, line.pos);
+      (out.trackProcesses ??= []).push(t);
     }
   }
   return out;
@@ -508,8 +561,8 @@ export function mapSyncGroup(ctx: Context, b: NamedBlock, env: Omit<InstanceEnv,
   for (const inst of memberInstances) {
     // keepalived zeroes the tracking weights of member instances (unless sync_group_tracking_weight),
     // so a failing script or file puts the whole group into FAULT instead of shifting priorities.
-    if (!keepWeights) zeroWeights(ctx, inst, name, env.scripts);
-    for (const key of ['trackInterfaces', 'trackScripts', 'trackFiles'] as const) {
+    if (!keepWeights) zeroWeights(ctx, inst, name, env);
+    for (const key of ['trackInterfaces', 'trackScripts', 'trackFiles', 'trackProcesses'] as const) {
       const extra = tracks[key];
       if (!extra) continue;
       const list = (inst[key] ??= []) as unknown[];
@@ -532,8 +585,15 @@ export function mapSyncGroup(ctx: Context, b: NamedBlock, env: Omit<InstanceEnv,
   return sg;
 }
 
-function zeroWeights(ctx: Context, inst: InstanceOut, group: string, scripts: Record<string, ScriptOut>): void {
-  const effective = (t: { name?: string; weight?: number }): number => t.weight ?? (t.name === undefined ? 0 : (scripts[t.name]?.weight ?? 0));
+function zeroWeights(ctx: Context, inst: InstanceOut, group: string, env: Pick<InstanceEnv, 'scripts' | 'processes'>): void {
+  const effective = (t: { name?: string; weight?: number }): number => t.weight ?? (t.name === undefined ? 0 : (env.scripts[t.name]?.weight ?? 0));
+  // A process tracker's own weight defaults to 1 (keepalived's).
+  const processWeight = (t: { name: string; weight?: number }): number => t.weight ?? env.processes[t.name]?.weight ?? 1;
+  for (const t of inst.trackProcesses ?? []) {
+    if (processWeight(t) === 0) continue;
+    t.weight = 0;
+    ctx.note(t, `weight 0: keepalived ignores tracking weights inside sync group ${group}`);
+  }
   for (const t of [...(inst.trackScripts ?? []), ...(inst.trackFiles ?? [])]) {
     if (effective(t) === 0) continue;
     t.weight = 0;

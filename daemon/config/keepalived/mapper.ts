@@ -1,9 +1,10 @@
 // Typed keepalived AST → lvsd config object, with a source map and the diagnostics for everything that
 // could not be carried over. Pure: the caller parses the files and emits the YAML.
 import type { KeepalivedAst } from './ast.js';
-import type { ConfigOut, InstanceOut, ScriptOut, SyncGroupOut } from './lvsd-shape.js';
+import type { ConfigOut, InstanceOut, ProcessOut, ScriptOut, SyncGroupOut } from './lvsd-shape.js';
 import { Context } from './reader.js';
 import { mapGlobalDefs } from './map-global.js';
+import { mapTrackProcess } from './map-process.js';
 import { mapSyncGroup, mapTrackFile, mapVrrpInstance, mapVrrpScript, type TrackFile, type VrrpResult } from './map-vrrp.js';
 import { mergeDuplicateServers, serviceId, type MappedServer } from './duplicates.js';
 import { alertsOut } from './map-alerts.js';
@@ -39,15 +40,21 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
   }
   trackFilesOf.set(ctx, trackFiles);
 
+  const processes: Record<string, ProcessOut> = {};
+  for (const b of ast.trackProcesses) {
+    const p = mapTrackProcess(ctx, b);
+    if (p) processes[safeName(ctx, b.directive, b.name)] = p;
+  }
+
   const result: VrrpResult = { scripts, instances: [], syncGroups: [], vridByInstance: new Map() };
   const instances: InstanceOut[] = [];
   for (const b of ast.vrrpInstances) {
-    const inst = mapVrrpInstance(ctx, b, { global, trackFiles, scripts }, result);
+    const inst = mapVrrpInstance(ctx, b, { global, trackFiles, scripts, processes }, result);
     if (inst) instances.push(inst);
   }
   const syncGroups: SyncGroupOut[] = [];
   for (const b of ast.vrrpSyncGroups) {
-    const sg = mapSyncGroup(ctx, b, { trackFiles, scripts }, instances);
+    const sg = mapSyncGroup(ctx, b, { trackFiles, scripts, processes }, instances);
     if (sg) syncGroups.push(sg);
   }
 
@@ -90,6 +97,7 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
     ctx.note(vrrp, 'vrrp_delay_after_boot is keepalived 2.4\'s (2.2.7 ignores it as an unknown keyword); lvsd applies it');
   }
   if (Object.keys(scripts).length > 0) vrrp.scripts = scripts;
+  if (Object.keys(processes).length > 0) vrrp.processes = processes;
   if (instances.length > 0) vrrp.instances = instances;
   if (syncGroups.length > 0) vrrp.syncGroups = syncGroups;
   if (global.realtimePriority !== undefined) vrrp.realtimePriority = global.realtimePriority;
