@@ -4,6 +4,7 @@
 import type { VirtualRouteOptions, VirtualRuleOptions } from '../vrrp/virtual-routes.js';
 import type { TrackProcessOptions } from '../vrrp/process-track.js';
 import type { ForwardMethod, Protocol, Scheduler, SchedulerFlag, TunnelSpec } from '../dataplane/types.js';
+import type { AddressOptions, AddressScope } from '../net/addr-request.js';
 
 export type Family = 4 | 6;
 export type DataplaneChoice = 'auto' | 'ipvs' | 'nftables' | 'userspace';
@@ -157,7 +158,8 @@ export interface Notify {
   users?: Partial<Record<'master' | 'backup' | 'fault' | 'stop' | 'any' | 'masterRxLowerPri', string>>;
 }
 
-export interface Vip {
+/** keepalived's virtual_ipaddress options (label, broadcast, peer, …) are daemon/net/addr-request.ts's, which applies them. */
+export interface Vip extends Omit<AddressOptions, 'scope'> {
   /** "192.0.2.10/24" — canonical CIDR (a bare address got its host prefix). */
   cidr: string;
   address: string;
@@ -165,15 +167,7 @@ export interface Vip {
   family: Family;
   /** The interface it goes on (the instance's unless overridden). */
   dev: string;
-  label?: string;
-  scope: 'global' | 'site' | 'link' | 'host';
-  /** keepalived's virtual_ipaddress options, as in the file (daemon/net/addr-request.ts applies them). */
-  broadcast?: string;
-  peer?: string;
-  home?: boolean;
-  dad?: boolean;
-  noPrefixRoute?: boolean;
-  preferredLft?: number | 'forever';
+  scope: AddressScope;
 }
 
 export interface VrrpInstance {

@@ -4,48 +4,26 @@
 // process killed under a running lvsd, and a full disk under the state and config files. Each row runs
 // under continuous traffic and reports sent, failed and the longest gap; each checks what an operator needs:
 // the director recovers on its own, and nothing is lost or half-written.
-import { after, before, type TestContext } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { Lab, LAB, type TrafficStats } from '../../lab/lab.js';
+import { Lab, LAB } from '../../lab/lab.js';
 import { localRequest, LocalApiError } from '../../daemon/api/local-client.js';
 import { requireCommands, requireRoot } from '../support/prereq.js';
-import { labScenario } from '../support/lab-scenario.js';
+import { labScenario, labTraffic, sleep, until } from '../support/lab-scenario.js';
 import { children } from '../support/crash.js';
 
 let lab: Lab;
 const scenario = labScenario(() => lab);
+const { holders, withTraffic, noFailures } = labTraffic(() => lab);
 const SERVICE = `tcp:${LAB.vip}:80`;
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<number> {
-  const start = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - start;
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
-const holders = (want: string[]) => async (): Promise<boolean> => JSON.stringify(await lab.vipHolders()) === JSON.stringify(want);
 const nftHas = async (d: string, addr: string): Promise<boolean> => (await lab.director(d).ns.exec('nft', ['list', 'table', 'inet', 'lvsd'])).stdout.includes(addr);
 
-async function withTraffic(t: TestContext, action: () => Promise<void>, settleMs = 1500): Promise<TrafficStats> {
-  const traffic = lab.traffic(4);
-  await sleep(800);
-  await action();
-  await sleep(settleMs);
-  const stats = await traffic.stop();
-  t.diagnostic(`sent ${stats.sent}, failed ${stats.failed}, longest gap ${stats.longestGapMs} ms, by server ${JSON.stringify(stats.byServer)}, errors ${JSON.stringify(stats.errors)}`);
-  assert.ok(stats.ok > 0, 'traffic flowed');
-  return stats;
-}
 
-function noFailures(stats: TrafficStats, what: string): void {
-  assert.equal(stats.failed, 0, `${what}: ${stats.failed} of ${stats.sent} failed: ${JSON.stringify(stats.failures)}`);
-}
 
 /** How far lvsd's wall clock is from ours: the Date header of its answer on the admin socket. */
 function clockSkewMs(socket: string): Promise<number> {
@@ -63,7 +41,7 @@ before(async () => {
   requireRoot();
   requireCommands('nginx', 'nft', 'conntrack', 'ip', 'mount');
   lab = await Lab.up({ advertInterval: '100ms', checkInterval: '500ms' });
-  await until('d1 to hold the VIP', holders(['d1']));
+  await until('d1 to hold the VIP', holders(['d1']), 20_000);
 });
 
 after(async () => {

@@ -1,48 +1,26 @@
 // The HA lab under continuous client traffic: two lvsd directors (VRRP v3 at 100 ms, nftables
 // dataplane), three nginx real servers. Each scenario reports requests sent, failed and the longest
 // gap without a successful response, and checks the outcome an operator cares about.
-import { after, before, type TestContext } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { Lab, LAB, type TrafficStats } from '../../lab/lab.js';
+import { Lab, LAB } from '../../lab/lab.js';
 import { failoverCommand } from '../../lab/banner.js';
 import { startNginx } from '../support/nginx.js';
 import { requireCommands, requireRoot } from '../support/prereq.js';
-import { labScenario } from '../support/lab-scenario.js';
+import { labScenario, labTraffic, sleep, until } from '../support/lab-scenario.js';
 
 let lab: Lab;
 const scenario = labScenario(() => lab);
+const { holders, withTraffic, noFailures } = labTraffic(() => lab);
 
 const run = promisify(execFile);
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<number> {
-  const start = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - start;
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
-const holders = (want: string[]) => async (): Promise<boolean> => JSON.stringify(await lab.vipHolders()) === JSON.stringify(want);
 
-async function withTraffic(t: TestContext, action: () => Promise<void>, settleMs = 1500): Promise<TrafficStats> {
-  const traffic = lab.traffic(4);
-  await sleep(800);
-  await action();
-  await sleep(settleMs);
-  const stats = await traffic.stop();
-  t.diagnostic(`sent ${stats.sent}, failed ${stats.failed}, longest gap ${stats.longestGapMs} ms, by server ${JSON.stringify(stats.byServer)}, errors ${JSON.stringify(stats.errors)}`);
-  assert.ok(stats.ok > 0, 'traffic flowed');
-  return stats;
-}
 
-function noFailures(stats: TrafficStats, what = 'failed requests'): void {
-  assert.equal(stats.failed, 0, `${what}: ${stats.failed} of ${stats.sent}: ${JSON.stringify(stats.failures)}`);
-}
 
 function transitionsIn(director: string): number {
   const log = readFileSync(`${lab.director(director).dir}/lvsd.log`, 'utf8');
