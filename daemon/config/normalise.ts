@@ -302,6 +302,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       hysteresis: vs.hysteresis ?? 0,
       inhibitOnFailure: vs.inhibitOnFailure ?? false,
       alpha: vs.alpha ?? false,
+      haSuspend: vs.haSuspend ?? false,
       omega: vs.omega ?? false,
       notify: compact({ quorumUp: vs.notify?.quorumUp, quorumDown: vs.notify?.quorumDown }),
       sorryServer: sorry

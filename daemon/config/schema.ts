@@ -558,6 +558,7 @@ export const VirtualServer = Obj(
     hysteresis: opt(Int(0, 2147483647, 'Quorum hysteresis. Default 0.')),
     inhibitOnFailure: opt(Type.Boolean({ description: 'Keep failed real servers at weight 0 instead of removing them. Default false.' })),
     alpha: opt(Type.Boolean({ description: 'Real servers start down until a check passes. Default false.' })),
+    haSuspend: opt(Type.Boolean({ description: 'keepalived ha_suspend: suspend the health checks while no VRRP instance of this director holds the virtual address as MASTER; the real servers keep their state meanwhile. An address no VRRP instance carries is taken as local (checks run). Not with fwmark. Default false.' })),
     omega: opt(Type.Boolean({ description: 'Run the down notify of every real server when the service is removed. Default false.' })),
     notify: opt(Obj({ quorumUp: opt(Command('Run when quorum is gained.')), quorumDown: opt(Command('Run when quorum is lost.')) }, 'Quorum notify hooks.')),
     sorryServer: opt(

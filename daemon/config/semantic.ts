@@ -243,6 +243,8 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       const needs = f.startsWith('sh-') ? 'sh' : 'mh';
       if (scheduler !== needs) err(at('schedulerFlags', j), `flag ${f} belongs to scheduler ${needs}, but the scheduler is ${scheduler}`);
     });
+    // keepalived: "cannot use ha_suspend with fwmarks - clearing ha_suspend" (a mark has no address to follow).
+    if (vs.haSuspend === true && vs.fwmark !== undefined) err(at('haSuspend'), 'haSuspend follows the virtual address; a fwmark virtual server has none');
     if (vs.onePacket === true && protocol !== 'udp') err(at('onePacket'), 'onePacket (one-packet scheduling) applies to udp virtual servers only');
     if (vs.persistence?.netmask !== undefined) {
       const nm = vs.persistence.netmask;

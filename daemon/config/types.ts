@@ -325,6 +325,8 @@ export interface VirtualServer {
   hysteresis: number;
   inhibitOnFailure: boolean;
   alpha: boolean;
+  /** keepalived ha_suspend: checks run only while this director holds the address (director/ha-suspend.ts). */
+  haSuspend: boolean;
   omega: boolean;
   notify: { quorumUp?: string; quorumDown?: string };
   sorryServer?: { id: string; address: string; port: number; method: ForwardMethod; inhibit: boolean };

@@ -356,3 +356,12 @@ virtualServers:
     ['dns', undefined, 'tcp'],
   ]);
 });
+
+test('haSuspend: default false, carried when set, refused on a fwmark virtual server (keepalived clears it there)', () => {
+  const base = (vs: string) => `virtualServers:\n  - { ${vs}, realServers: [{ address: 10.0.1.1, port: 80 }] }\n`;
+  assert.equal(ok(loadConfigText(base('address: 192.0.2.10, port: 80'), 'a.yaml')).virtualServers[0]?.haSuspend, false);
+  assert.equal(ok(loadConfigText(base('address: 192.0.2.10, port: 80, haSuspend: true'), 'a.yaml')).virtualServers[0]?.haSuspend, true);
+  const fw = loadConfigText(base('fwmark: 7, haSuspend: true'), 'a.yaml');
+  if (fw.ok) assert.fail('haSuspend on a fwmark virtual server was accepted');
+  assert.match(fw.errors.map(formatError).join('\n'), /haSuspend: haSuspend follows the virtual address; a fwmark virtual server has none/);
+});

@@ -605,3 +605,16 @@ test('track_src_ip is carried with a configured source (unicast_src_ip / mcast_s
   assert.equal(none.config.vrrp?.instances?.[0]?.trackSrcIp, undefined);
   assert.match(none.diagnostics[0]?.why ?? '', /needs unicast_src_ip or mcast_src_ip/);
 });
+
+test('ha_suspend → haSuspend (and the output passes check-config); on a fwmark service dropped with a note, as keepalived clears it', () => {
+  const r = importText(VI('') + VS(' ha_suspend\n real_server 10.0.1.1 80 {\n  TCP_CHECK {\n  }\n }'));
+  assert.equal(r.config.virtualServers?.[0]?.haSuspend, true);
+  assert.deepEqual(r.diagnostics, []);
+  const loaded = loadConfigText(YAML.stringify(r.config), 'out.yaml');
+  assert.ok(loaded.ok, loaded.ok ? '' : loaded.errors.map((e) => e.message).join('\n'));
+  assert.equal(loaded.config.virtualServers[0]?.haSuspend, true);
+  const fw = importText(VS(' ha_suspend\n real_server 10.0.1.1 80 {\n }', 'fwmark 7'));
+  assert.equal(fw.config.virtualServers?.[0]?.haSuspend, undefined);
+  assert.deepEqual(fw.diagnostics, []);
+  assert.match(fw.yaml, /ha_suspend dropped/);
+});

@@ -38,7 +38,7 @@ const ORDER: Partial<Record<Kind, string[]>> = {
   script: ['command', 'interval', 'timeout', 'rise', 'fall', 'weight', 'user'],
   vs: [
     'name', 'address', 'port', 'fwmark', 'family', 'protocol', 'scheduler', 'schedulerFlags', 'method', 'persistence', 'onePacket',
-    'quorum', 'hysteresis', 'inhibitOnFailure', 'alpha', 'omega', 'notify', 'sorryServer', 'healthCheck', 'moreChecks', 'realServers',
+    'quorum', 'hysteresis', 'inhibitOnFailure', 'alpha', 'haSuspend', 'omega', 'notify', 'sorryServer', 'healthCheck', 'moreChecks', 'realServers',
   ],
   rs: ['address', 'port', 'weight', 'method', 'tunnel', 'upperThreshold', 'lowerThreshold', 'healthCheck', 'moreChecks', 'notify'],
   hc: [

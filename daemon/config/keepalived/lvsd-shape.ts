@@ -162,6 +162,7 @@ export interface VirtualServerOut {
   hysteresis?: number;
   inhibitOnFailure?: boolean;
   alpha?: boolean;
+  haSuspend?: boolean;
   omega?: boolean;
   notify?: { quorumUp?: string; quorumDown?: string };
   sorryServer?: { address: string; port?: number; method?: Method; inhibit?: boolean };

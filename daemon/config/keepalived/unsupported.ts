@@ -55,7 +55,6 @@ const REASONS: Record<string, string> = {
   linkbeat_use_polling: 'lvsd follows link state through netlink events',
   linkbeat_interfaces: 'lvsd follows link state through netlink events',
   net_namespace: 'run lvsd inside the namespace instead (e.g. NetworkNamespacePath= in the unit)',
-  ha_suspend: 'not supported by lvsd',
   nat_mask: 'obsolete: keepalived ignores it too',
   BFD_CHECK: 'BFD is not supported by lvsd',
   SSL: 'client certificates for SSL_GET are not supported; checks use TLS without a client certificate',
