@@ -121,6 +121,8 @@ function normaliseCheck(m: HealthCheckFile, given: boolean): HealthCheck {
     connectPort: m.connectPort,
     bindTo: m.bindTo,
     bindInterface: m.bindInterface,
+    bindPort: m.bindPort,
+    fwmark: m.fwmark,
   };
   if (type === 'http' || type === 'https') {
     const h = m.http;

@@ -264,6 +264,10 @@ export interface HealthCheck {
   connectPort?: number;
   bindTo?: string;
   bindInterface?: string;
+  /** keepalived bind_port. */
+  bindPort?: number;
+  /** keepalived checker fwmark: SO_MARK on the check's socket. */
+  fwmark?: number;
   http?: {
     path: string;
     /** Accepted status codes as inclusive ranges; 200 → { min: 200, max: 200 }. */

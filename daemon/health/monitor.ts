@@ -440,6 +440,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     try {
       const probe = index === 0 ? this.probeFactory(t) : this.probeFactory({ ...t, check });
       if (check.type === 'ping') this.mayPing(t, check);
+      if (check.fwmark !== undefined) this.mayMark(t, check);
       return probe;
     } catch (e) {
       if (index === 0) throw e;
@@ -458,6 +459,17 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       ? `ping checks need the native probe engine (build/Release/lvsd_probe.node${process.env.LVSD_HEALTH_NATIVE === '0' ? ', switched off by LVSD_HEALTH_NATIVE=0' : ', not built or not loaded'}): Node.js has no raw ICMP sockets`
       : this.engine.pingRefusal(family);
     if (why !== undefined) throw new HealthOptionError(t.id, 'type', why);
+  }
+
+  /**
+   * A marked check (keepalived checker fwmark) runs on the native engine only: Node.js cannot set SO_MARK
+   * before connect(). Without the engine, or for a check it does not run, it is refused, never run unmarked.
+   */
+  private mayMark(t: HealthTarget, check: CheckOptions): void {
+    const why = this.engine === undefined
+      ? 'fwmark needs the native probe engine (build/Release/lvsd_probe.node, not built, not loaded or switched off by LVSD_HEALTH_NATIVE=0): Node.js cannot mark a socket'
+      : nativeSpecFor(t.id, t.address, t.port, check) === undefined ? `fwmark is set by the native probe engine, which does not run this ${check.type} check` : undefined;
+    if (why !== undefined) throw new HealthOptionError(t.id, 'fwmark', why);
   }
 
   private newChecker(server: Server, index: number, check: CheckOptions, probe: Probe, now: number): Rec {

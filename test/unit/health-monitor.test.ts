@@ -552,3 +552,9 @@ test('monitor: ha_suspend — a check in flight when suspended is disowned, its 
   assert.equal(r.mon.stats().running, 0);
   assert.equal(r.starts.length, n + 1);
 });
+
+test('monitor: a fwmark check without the native engine is refused when applied, never run unmarked', () => {
+  const r = rig();
+  assert.throws(() => r.mon.upsert(target('m', {}, { fwmark: 42 })), /m: healthCheck\.fwmark: fwmark needs the native probe engine/);
+  assert.equal(r.mon.state('m'), undefined);
+});

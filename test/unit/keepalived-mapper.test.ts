@@ -618,3 +618,21 @@ test('ha_suspend → haSuspend (and the output passes check-config); on a fwmark
   assert.deepEqual(fw.diagnostics, []);
   assert.match(fw.yaml, /ha_suspend dropped/);
 });
+
+test('checker bind_port and fwmark → bindPort and fwmark; fwmark on a check lvsd cannot mark is reported, fwmark 0 is no mark', () => {
+  const r = importText(VS(' real_server 10.0.1.1 80 {\n  TCP_CHECK {\n   bind_port 40123\n   fwmark 42\n  }\n }'));
+  // One real server: its check is the virtual server's.
+  const hc = r.config.virtualServers?.[0]?.healthCheck;
+  assert.deepEqual([hc?.bindPort, hc?.fwmark], [40123, 42]);
+  assert.deepEqual(r.diagnostics, []);
+  const loaded = loadConfigText(YAML.stringify(r.config), 'out.yaml');
+  assert.ok(loaded.ok, loaded.ok ? '' : loaded.errors.map((e) => e.message).join('\n'));
+  const ssl = importText(VS(' real_server 10.0.1.1 443 {\n  SSL_GET {\n   url {\n    path /\n    status_code 200\n   }\n   bind_port 40123\n   fwmark 42\n  }\n }', '10.0.0.100 443'));
+  const shc = ssl.config.virtualServers?.[0]?.healthCheck;
+  assert.deepEqual([shc?.bindPort, shc?.fwmark], [40123, undefined]);
+  assert.deepEqual(diag(ssl), ['9 fwmark']);
+  assert.match(ssl.diagnostics[0]?.why ?? '', /marks only tcp and plain http checks/);
+  const zero = importText(VS(' real_server 10.0.1.1 80 {\n  TCP_CHECK {\n   fwmark 0\n  }\n }'));
+  assert.equal(zero.config.virtualServers?.[0]?.healthCheck?.fwmark, undefined);
+  assert.deepEqual(zero.diagnostics, []);
+});

@@ -42,7 +42,7 @@ const ORDER: Partial<Record<Kind, string[]>> = {
   ],
   rs: ['address', 'port', 'weight', 'method', 'tunnel', 'upperThreshold', 'lowerThreshold', 'healthCheck', 'moreChecks', 'notify'],
   hc: [
-    'type', 'interval', 'timeout', 'rise', 'fall', 'retry', 'delayBeforeRetry', 'warmup', 'connectIp', 'connectPort', 'bindTo', 'bindInterface',
+    'type', 'interval', 'timeout', 'rise', 'fall', 'retry', 'delayBeforeRetry', 'warmup', 'connectIp', 'connectPort', 'bindTo', 'bindInterface', 'bindPort', 'fwmark',
     'http', 'udp', 'dns', 'smtp', 'file', 'exec',
   ],
   track: ['name', 'path', 'weight', 'reverse'],

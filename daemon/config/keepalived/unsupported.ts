@@ -60,8 +60,6 @@ const REASONS: Record<string, string> = {
   SSL: 'client certificates for SSL_GET are not supported; checks use TLS without a client certificate',
   log_all_failures: 'lvsd logs every state change; per-failure logging is not configurable',
   checker_log_all_failures: 'lvsd logs every state change; per-failure logging is not configurable',
-  bind_port: 'a fixed source port for checks is not supported',
-  fwmark: 'marking checker packets is not supported',
   http_protocol: 'lvsd sends HTTP/1.1 with Connection: close',
   fast_recovery: 'lvsd checks one URL, so there is nothing to speed up; rise/fall decide recovery',
   regex_options: 'regex options are not supported; use JavaScript regular expression syntax in bodyRegex',
