@@ -171,6 +171,8 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
    * checker thread keeps ticking and simply skips the probe while disabled). Targets added meanwhile wait too.
    */
   suspend(service: string, suspended: boolean): void {
+    // Resuming a service the monitor does not know (it left the config) must not create it.
+    if (!suspended && !this.services.has(service)) return;
     const svc = this.svc(service);
     if (svc.suspended === suspended) return;
     svc.suspended = suspended;

@@ -536,6 +536,9 @@ test('monitor: ha_suspend — a suspended service is not probed, its servers kee
   assert.equal(r.mon.state('a'), 'up');
   await r.clock.advance(3_000);
   assert.equal(r.mon.state('a'), 'down');
+  // Resuming a service that left the config does not bring it back as an empty one.
+  r.mon.suspend('gone', false);
+  assert.equal(r.mon.snapshot().services.some((s) => s.name === 'gone'), false);
 });
 
 test('monitor: ha_suspend — a check in flight when suspended is disowned, its late verdict changes nothing', async () => {
