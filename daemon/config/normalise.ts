@@ -121,6 +121,8 @@ function normaliseCheck(m: HealthCheckFile, given: boolean): HealthCheck {
     connectPort: m.connectPort,
     bindTo: m.bindTo,
     bindInterface: m.bindInterface,
+    bindPort: m.bindPort,
+    fwmark: m.fwmark,
   };
   if (type === 'http' || type === 'https') {
     const h = m.http;
@@ -302,6 +304,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       hysteresis: vs.hysteresis ?? 0,
       inhibitOnFailure: vs.inhibitOnFailure ?? false,
       alpha: vs.alpha ?? false,
+      haSuspend: vs.haSuspend ?? false,
       omega: vs.omega ?? false,
       notify: compact({ quorumUp: vs.notify?.quorumUp, quorumDown: vs.notify?.quorumDown }),
       sorryServer: sorry

@@ -424,6 +424,8 @@ export const HealthCheck = Obj(
     connectIp: opt(Ip('Check this address instead of the real server\'s.')),
     connectPort: opt(Port('Check this port instead of the real server\'s.')),
     bindTo: opt(Ip('Source address of the checks.')),
+    bindPort: opt(Port('Source port of the checks (keepalived bind_port), with bindTo or alone (any address of the target\'s family). Not for ping, file, exec or none checks.')),
+    fwmark: opt(Int(1, 4294967295, 'Firewall mark (SO_MARK) on the check\'s socket, from its first packet (keepalived checker fwmark): for policy routing or nft rules. tcp and plain http checks only (the native probe engine sets it; Node.js cannot), and lvsd needs CAP_NET_ADMIN.')),
     bindInterface: opt(Type.String({ minLength: 1, maxLength: 15, description: 'Interface of an IPv6 link-local check target (fe80::/10, checked as fe80::…%eth0); refused for any other target (Node cannot SO_BINDTODEVICE: use bindTo for a source address).' })),
     http: opt(
       Obj(
@@ -558,6 +560,7 @@ export const VirtualServer = Obj(
     hysteresis: opt(Int(0, 2147483647, 'Quorum hysteresis. Default 0.')),
     inhibitOnFailure: opt(Type.Boolean({ description: 'Keep failed real servers at weight 0 instead of removing them. Default false.' })),
     alpha: opt(Type.Boolean({ description: 'Real servers start down until a check passes. Default false.' })),
+    haSuspend: opt(Type.Boolean({ description: 'keepalived ha_suspend: suspend the health checks while no VRRP instance of this director holds the virtual address as MASTER; the real servers keep their state meanwhile. An address no VRRP instance carries is taken as local (checks run). Not with fwmark. Default false.' })),
     omega: opt(Type.Boolean({ description: 'Run the down notify of every real server when the service is removed. Default false.' })),
     notify: opt(Obj({ quorumUp: opt(Command('Run when quorum is gained.')), quorumDown: opt(Command('Run when quorum is lost.')) }, 'Quorum notify hooks.')),
     sorryServer: opt(

@@ -243,6 +243,8 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       const needs = f.startsWith('sh-') ? 'sh' : 'mh';
       if (scheduler !== needs) err(at('schedulerFlags', j), `flag ${f} belongs to scheduler ${needs}, but the scheduler is ${scheduler}`);
     });
+    // keepalived: "cannot use ha_suspend with fwmarks - clearing ha_suspend" (a mark has no address to follow).
+    if (vs.haSuspend === true && vs.fwmark !== undefined) err(at('haSuspend'), 'haSuspend follows the virtual address; a fwmark virtual server has none');
     if (vs.onePacket === true && protocol !== 'udp') err(at('onePacket'), 'onePacket (one-packet scheduling) applies to udp virtual servers only');
     if (vs.persistence?.netmask !== undefined) {
       const nm = vs.persistence.netmask;
@@ -263,6 +265,10 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       if (hc.file && type !== 'file') err([...hcPath, 'file'], `file settings on a ${type} check`, 'key');
       if (type === 'file' && !hc.file && !base?.file) err(hcPath, 'a file check needs file.path');
       if (type === 'ping' && hc.bindInterface !== undefined) err([...hcPath, 'bindInterface'], 'a ping check does not take bindInterface (interface-scoped link-local targets are not pinged yet)', 'key');
+      if (hc.bindPort !== undefined && ['ping', 'file', 'exec', 'none'].includes(type)) err([...hcPath, 'bindPort'], `a ${type} check has no socket of its own to bind a port`, 'key');
+      // The native engine sets SO_MARK before connect(); Node.js cannot, so only its check types take a mark.
+      if (hc.fwmark !== undefined && type !== 'tcp' && type !== 'http') err([...hcPath, 'fwmark'], `fwmark is set by the native probe engine, which runs tcp and plain http checks, not ${type}`, 'key');
+      if (hc.fwmark !== undefined && (hc.agent !== undefined || hc.bindInterface !== undefined)) err([...hcPath, 'fwmark'], 'fwmark does not go with agent or bindInterface (such checks run in Node.js, which cannot mark a socket)', 'key');
       if (type === 'dns' && !hc.dns && !base?.dns) err(hcPath, 'a dns check needs dns.name');
       if (type === 'exec' && !hc.exec && !base?.exec) err(hcPath, 'an exec check needs exec.command');
       if (hc.agent && type === 'none') err([...hcPath, 'agent'], 'agent settings on a none check (nothing runs)', 'key');

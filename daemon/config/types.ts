@@ -264,6 +264,10 @@ export interface HealthCheck {
   connectPort?: number;
   bindTo?: string;
   bindInterface?: string;
+  /** keepalived bind_port. */
+  bindPort?: number;
+  /** keepalived checker fwmark: SO_MARK on the check's socket. */
+  fwmark?: number;
   http?: {
     path: string;
     /** Accepted status codes as inclusive ranges; 200 → { min: 200, max: 200 }. */
@@ -325,6 +329,8 @@ export interface VirtualServer {
   hysteresis: number;
   inhibitOnFailure: boolean;
   alpha: boolean;
+  /** keepalived ha_suspend: checks run only while this director holds the address (director/ha-suspend.ts). */
+  haSuspend: boolean;
   omega: boolean;
   notify: { quorumUp?: string; quorumDown?: string };
   sorryServer?: { id: string; address: string; port: number; method: ForwardMethod; inhibit: boolean };

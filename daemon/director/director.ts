@@ -18,6 +18,7 @@ import { BgpSupervisor } from './bgp-supervisor.js';
 import { configChanges } from './config-changes.js';
 import { ConfigFile, type LoadedConfig } from './config-file.js';
 import { desiredTable } from './desired.js';
+import { followHaSuspend } from './ha-suspend.js';
 import { publishHealth } from './health-events.js';
 import { DataplaneSupervisor } from './dataplane-supervisor.js';
 import type { OpenedDataplane } from './open-dataplane.js';
@@ -66,7 +67,6 @@ export class Director implements DirectorPort {
   /** The one queue every reload and config change waits in. */
   private queue: Promise<unknown> = Promise.resolve();
   private stopping = false;
-
   private readonly log: Logger;
 
   private constructor(private readonly opts: DirectorOptions) {
@@ -94,6 +94,7 @@ export class Director implements DirectorPort {
   private async init(): Promise<void> {
     publishHealth(this.health, (e) => { this.emit(e); }, () => { this.healthChanged(); });
     this.reconcileHealth(this.config);
+    followHaSuspend({ config: () => this.config, roles: () => this.vrrp.roles(), health: this.health, subscribe: (fn) => this.subscribe(fn) });
     const opened = await this.opts.openDataplane(this.config);
     this.log.info({ dataplane: opened.kind, reason: opened.reason }, `dataplane: ${opened.kind} (${opened.reason})`);
     this.dataplane = new DataplaneSupervisor(opened, {

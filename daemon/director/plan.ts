@@ -66,6 +66,8 @@ export function checkOptions(hc: HealthCheck, alpha: boolean): CheckOptions {
   if (hc.connectPort !== undefined) o.connectPort = hc.connectPort;
   if (hc.bindTo !== undefined) o.bindTo = hc.bindTo;
   if (hc.bindInterface !== undefined) o.bindInterface = hc.bindInterface;
+  if (hc.bindPort !== undefined) o.bindPort = hc.bindPort;
+  if (hc.fwmark !== undefined) o.fwmark = hc.fwmark;
   if (hc.http !== undefined) {
     const h: HttpCheckOptions = {
       path: hc.http.path,

@@ -225,6 +225,11 @@ export class VrrpSupervisor {
     await Promise.resolve();
   }
 
+  /** Each instance's state as its transitions told it (ha-suspend.ts decides from these). */
+  roles(): ReadonlyMap<string, VrrpState> {
+    return this.states;
+  }
+
   /** What the snapshot shows of VRRP. */
   view(): { vrrp: VrrpSnapshot | null; problem: string | null; transitions: ReadonlyMap<string, VrrpTransition[]>; forced: ReadonlyMap<string, 'lower-priority' | 'maintenance'> } {
     return { vrrp: this.engine?.snapshot() ?? null, problem: this.problem, transitions: this.transitions, forced: this.forced };

@@ -74,6 +74,8 @@ interface Svc {
   members: Set<Server>;
   quorumUp: boolean | undefined;
   sinceMs: number;
+  /** keepalived ha_suspend: its checkers are not probed (suspend()). */
+  suspended: boolean;
 }
 
 const LATE_MS = 50;
@@ -154,12 +156,34 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     const spec = { ...s, quorum: s.quorum ?? 1, hysteresis: s.hysteresis ?? 0 };
     const svc = this.services.get(s.name);
     if (svc === undefined) {
-      this.services.set(s.name, { spec, members: new Set(), quorumUp: undefined, sinceMs: this.clock.now() });
+      this.services.set(s.name, { spec, members: new Set(), quorumUp: undefined, sinceMs: this.clock.now(), suspended: false });
       return;
     }
     const changed = svc.spec.quorum !== spec.quorum || svc.spec.hysteresis !== spec.hysteresis;
     svc.spec = spec;
     if (changed) this.evaluateQuorum(svc);
+  }
+
+  /**
+   * keepalived ha_suspend: while suspended, a service's checkers are not probed (a check in flight is
+   * disowned) and its real servers keep their state and rise/fall counts, so the table does not move.
+   * Resumed, each checker goes on from that state with its next check within one interval (keepalived's
+   * checker thread keeps ticking and simply skips the probe while disabled). Targets added meanwhile wait too.
+   */
+  suspend(service: string, suspended: boolean): void {
+    // Resuming a service the monitor does not know (it left the config) must not create it.
+    if (!suspended && !this.services.has(service)) return;
+    const svc = this.svc(service);
+    if (svc.suspended === suspended) return;
+    svc.suspended = suspended;
+    this.log.info({ service, suspended }, suspended ? 'health checks suspended (ha_suspend: virtual address not held)' : 'health checks resumed (ha_suspend: virtual address held)');
+    const now = this.clock.now();
+    for (const srv of svc.members) for (const r of srv.checkers) this.scheduleFirst(r, now);
+  }
+
+  /** Whether a service's checkers are suspended now (suspend()). */
+  suspended(service: string): boolean {
+    return this.services.get(service)?.suspended === true;
   }
 
   /** Forgets a service with no targets left (targets keep an implicit default service otherwise). */
@@ -207,6 +231,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     if (oldService !== t.service) {
       this.leave(srv, oldService);
       this.join(srv, t.service);
+      if (this.suspended(oldService) !== this.suspended(t.service)) for (const r of srv.checkers) this.scheduleFirst(r, now);
     }
     let reprobed = srv.checkers.length !== checks.length;
     for (const r of srv.checkers.splice(checks.length)) this.retire(r);
@@ -417,6 +442,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     try {
       const probe = index === 0 ? this.probeFactory(t) : this.probeFactory({ ...t, check });
       if (check.type === 'ping') this.mayPing(t, check);
+      if (check.fwmark !== undefined) this.mayMark(t, check);
       return probe;
     } catch (e) {
       if (index === 0) throw e;
@@ -435,6 +461,17 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
       ? `ping checks need the native probe engine (build/Release/lvsd_probe.node${process.env.LVSD_HEALTH_NATIVE === '0' ? ', switched off by LVSD_HEALTH_NATIVE=0' : ', not built or not loaded'}): Node.js has no raw ICMP sockets`
       : this.engine.pingRefusal(family);
     if (why !== undefined) throw new HealthOptionError(t.id, 'type', why);
+  }
+
+  /**
+   * A marked check (keepalived checker fwmark) runs on the native engine only: Node.js cannot set SO_MARK
+   * before connect(). Without the engine, or for a check it does not run, it is refused, never run unmarked.
+   */
+  private mayMark(t: HealthTarget, check: CheckOptions): void {
+    const why = this.engine === undefined
+      ? 'fwmark needs the native probe engine (build/Release/lvsd_probe.node, not built, not loaded or switched off by LVSD_HEALTH_NATIVE=0): Node.js cannot mark a socket'
+      : nativeSpecFor(t.id, t.address, t.port, check) === undefined ? `fwmark is set by the native probe engine, which does not run this ${check.type} check` : undefined;
+    if (why !== undefined) throw new HealthOptionError(t.id, 'fwmark', why);
   }
 
   private newChecker(server: Server, index: number, check: CheckOptions, probe: Probe, now: number): Rec {
@@ -487,8 +524,10 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
 
   // ——— scheduling ———
 
+  /** Plans a checker's first check from now; a none check, or one of a suspended service, is taken off the timer. */
   private scheduleFirst(rec: Rec, now: number): void {
-    if (rec.check.type === 'none') {
+    if (rec.check.type === 'none' || this.suspended(rec.server.target.service)) {
+      this.disown(rec);
       this.heap.remove(rec);
       return;
     }
@@ -777,7 +816,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
   private svc(name: string): Svc {
     let s = this.services.get(name);
     if (s === undefined) {
-      s = { spec: { name, quorum: 1, hysteresis: 0 }, members: new Set(), quorumUp: undefined, sinceMs: this.clock.now() };
+      s = { spec: { name, quorum: 1, hysteresis: 0 }, members: new Set(), quorumUp: undefined, sinceMs: this.clock.now(), suspended: false };
       this.services.set(name, s);
     }
     return s;

@@ -21,7 +21,11 @@ import { fail, OK_VERDICT, type CheckVerdict } from './types.js';
 interface Addon {
   open(onBatch: (records: Int32Array, bodies: Buffer[]) => void): object;
   close(engine: object): void;
-  addSpec(engine: object, kind: number, host: string, port: number, bindTo: string | null, request: Buffer | null, ranges: Int32Array | null, timeoutMs: number): number;
+  /** bindPort 0: any; mark 0: none. */
+  addSpec(
+    engine: object, kind: number, host: string, port: number, bindTo: string | null, request: Buffer | null, ranges: Int32Array | null, timeoutMs: number,
+    bindPort: number, mark: number,
+  ): number;
   removeSpec(engine: object, id: number): void;
   start(engine: object, batch: Int32Array, count: number): void;
   /** The echo request a ping check sends (daemon/health/native/icmp_codec.c), for tests. */
@@ -44,6 +48,9 @@ export interface NativeSpec {
   host: string;
   port: number;
   bindTo: string | undefined;
+  /** keepalived bind_port / checker fwmark (0: none). */
+  bindPort: number;
+  mark: number;
   timeoutMs: number;
   http: PreparedHttp | undefined;
 }
@@ -57,13 +64,13 @@ export interface NativeSpec {
 export function nativeSpecFor(id: string, address: string, port: number, o: CheckOptions): NativeSpec | undefined {
   if (o.type === 'ping') {
     const ep = resolveEndpoint(id, address, 0, o);
-    return { kind: KIND_PING, host: ep.host, port: 0, bindTo: ep.localAddress, timeoutMs: o.timeoutMs, http: undefined };
+    return { kind: KIND_PING, host: ep.host, port: 0, bindTo: ep.localAddress, bindPort: 0, mark: 0, timeoutMs: o.timeoutMs, http: undefined };
   }
   if (o.type !== 'tcp' && o.type !== 'http') return undefined;
   // An agent beside the check rides on the JS probe that also asks the agent (checkers/index.ts).
   if (o.bindInterface !== undefined || o.agent !== undefined) return undefined;
   const ep = resolveEndpoint(id, address, port, o);
-  const base = { host: ep.host, port: ep.port, bindTo: ep.localAddress, timeoutMs: o.timeoutMs };
+  const base = { host: ep.host, port: ep.port, bindTo: ep.localAddress, bindPort: ep.localPort ?? 0, mark: o.fwmark ?? 0, timeoutMs: o.timeoutMs };
   if (o.type === 'tcp') return { kind: KIND_TCP, ...base, http: undefined };
   const http = prepareHttp(ep, o.http ?? {}, false);
   return { kind: http.regex !== undefined || http.digest !== undefined ? KIND_HTTP_BODY : KIND_HTTP, ...base, http };
@@ -105,7 +112,7 @@ export class NativeProbeEngine {
 
   add(spec: NativeSpec): number {
     const ranges = spec.http === undefined ? null : Int32Array.from(spec.http.ranges.flat());
-    const id = this.lib.addSpec(this.engine, spec.kind, spec.host, spec.port, spec.bindTo ?? null, spec.http?.request ?? null, ranges, spec.timeoutMs);
+    const id = this.lib.addSpec(this.engine, spec.kind, spec.host, spec.port, spec.bindTo ?? null, spec.http?.request ?? null, ranges, spec.timeoutMs, spec.bindPort, spec.mark);
     this.specs[id] = spec;
     return id;
   }
@@ -119,7 +126,7 @@ export class NativeProbeEngine {
     if (known !== undefined) return known === '' ? undefined : known;
     let why = '';
     try {
-      this.lib.removeSpec(this.engine, this.lib.addSpec(this.engine, KIND_PING, family === 6 ? '::1' : '127.0.0.1', 0, null, null, null, 1000));
+      this.lib.removeSpec(this.engine, this.lib.addSpec(this.engine, KIND_PING, family === 6 ? '::1' : '127.0.0.1', 0, null, null, null, 1000, 0, 0));
     } catch (e) {
       why = (e as Error).message;
     }

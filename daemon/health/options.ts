@@ -96,6 +96,10 @@ export interface CheckOptions extends RiseFallOptions {
   bindTo?: string;
   /** Interface for IPv6 link-local targets (keepalived bind_if): becomes the address's %scope. */
   bindInterface?: string;
+  /** Source port of the check (keepalived bind_port). */
+  bindPort?: number;
+  /** SO_MARK on the check's socket (keepalived checker fwmark): native engine only (Node cannot set it before connect). */
+  fwmark?: number;
   http?: HttpCheckOptions;
   udp?: UdpCheckOptions;
   dns?: DnsCheckOptions;
@@ -124,6 +128,7 @@ export interface Endpoint {
   port: number;
   family: 4 | 6;
   localAddress?: string;
+  localPort?: number;
 }
 
 /** A bad option, naming the target and field. */

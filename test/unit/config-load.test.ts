@@ -356,3 +356,28 @@ virtualServers:
     ['dns', undefined, 'tcp'],
   ]);
 });
+
+test('haSuspend: default false, carried when set, refused on a fwmark virtual server (keepalived clears it there)', () => {
+  const base = (vs: string) => `virtualServers:\n  - { ${vs}, realServers: [{ address: 10.0.1.1, port: 80 }] }\n`;
+  assert.equal(ok(loadConfigText(base('address: 192.0.2.10, port: 80'), 'a.yaml')).virtualServers[0]?.haSuspend, false);
+  assert.equal(ok(loadConfigText(base('address: 192.0.2.10, port: 80, haSuspend: true'), 'a.yaml')).virtualServers[0]?.haSuspend, true);
+  const fw = loadConfigText(base('fwmark: 7, haSuspend: true'), 'a.yaml');
+  if (fw.ok) assert.fail('haSuspend on a fwmark virtual server was accepted');
+  assert.match(fw.errors.map(formatError).join('\n'), /haSuspend: haSuspend follows the virtual address; a fwmark virtual server has none/);
+});
+
+test('checker bindPort and fwmark: carried to the health plan; refused where no socket or no native engine can honour them', () => {
+  const vs = (hc: string) => `virtualServers:\n  - { address: 192.0.2.10, port: 80, healthCheck: { ${hc} }, realServers: [{ address: 10.0.1.1, port: 80 }] }\n`;
+  const c = ok(loadConfigText(vs('type: http, bindPort: 40123, fwmark: 42'), 'a.yaml'));
+  const check = healthPlan(c).targets[0]?.check;
+  assert.deepEqual([check?.bindPort, check?.fwmark], [40123, 42]);
+  const errs = (hc: string): string => {
+    const r = loadConfigText(vs(hc), 'a.yaml');
+    return r.ok ? '' : r.errors.map(formatError).join('\n');
+  };
+  assert.equal(errs('type: https, bindPort: 40123'), '');
+  assert.match(errs('type: https, fwmark: 42'), /fwmark: fwmark is set by the native probe engine, which runs tcp and plain http checks, not https/);
+  assert.match(errs('type: tcp, fwmark: 42, agent: { port: 9999 }'), /fwmark does not go with agent or bindInterface/);
+  assert.match(errs('type: ping, bindPort: 40123'), /bindPort: a ping check has no socket of its own to bind a port/);
+  assert.match(errs('type: tcp, fwmark: 0'), /fwmark/);
+});

@@ -495,3 +495,69 @@ test('monitor: a bad option in a further checker names moreChecks[i] and leaves 
     mon.close();
   }
 });
+
+test('monitor: ha_suspend — a suspended service is not probed, its servers keep state and counts, resume goes on from there', async () => {
+  const r = rig();
+  r.mon.upsert(target('a'));
+  r.mon.upsert(target('b'));
+  r.mon.upsert(target('other', { service: 'api' }));
+  await r.clock.advance(5_000);
+  r.behave.set('b', { verdict: refused });
+  await r.clock.advance(5_000);
+  assert.deepEqual([r.mon.state('a'), r.mon.state('b')], ['up', 'down']);
+  // b is down; one ok check puts its rise count at 1 of 2.
+  r.behave.set('b', { verdict: OK_VERDICT });
+  await r.clock.advance(1_000);
+  assert.equal(r.mon.snapshot().targets.find((t) => t.id === 'b')?.okStreak, 1);
+  const before = r.transitions.length;
+  r.mon.suspend('web', true);
+  assert.equal(r.mon.suspended('web'), true);
+  r.behave.set('a', { verdict: refused });
+  const from = r.starts.length;
+  await r.clock.advance(20_000);
+  const during = r.starts.slice(from).map((s) => s.id);
+  assert.equal(during.includes('a') || during.includes('b'), false, `probed while suspended: ${during.join(',')}`);
+  assert.ok(during.includes('other'), 'another service keeps being checked');
+  // State kept as it was (keepalived: the checker skips its probe, the real server stays as it is).
+  assert.deepEqual([r.mon.state('a'), r.mon.state('b')], ['up', 'down']);
+  assert.equal(r.transitions.length, before);
+  assert.equal(r.mon.snapshot().targets.find((t) => t.id === 'b')?.okStreak, 1);
+  // A target added while suspended waits too.
+  r.mon.upsert(target('c'));
+  await r.clock.advance(5_000);
+  assert.equal(r.starts.slice(from).some((s) => s.id === 'c'), false);
+  r.mon.suspend('web', false);
+  const resumedAt = r.clock.now();
+  await r.clock.advance(1_000);
+  const after = r.starts.filter((s) => s.at >= resumedAt).map((s) => s.id);
+  for (const id of ['a', 'b', 'c']) assert.ok(after.includes(id), `${id} checked within one interval of resuming`);
+  // b needed one more ok (rise 2): it is up after its first check since resuming; a counts its failures from there.
+  assert.equal(r.mon.state('b'), 'up');
+  assert.equal(r.mon.state('a'), 'up');
+  await r.clock.advance(3_000);
+  assert.equal(r.mon.state('a'), 'down');
+  // Resuming a service that left the config does not bring it back as an empty one.
+  r.mon.suspend('gone', false);
+  assert.equal(r.mon.snapshot().services.some((s) => s.name === 'gone'), false);
+});
+
+test('monitor: ha_suspend — a check in flight when suspended is disowned, its late verdict changes nothing', async () => {
+  const r = rig();
+  r.mon.upsert(target('slow', {}, { fall: 1, timeoutMs: 900 }));
+  await r.clock.advance(3_000);
+  r.behave.set('slow', { verdict: refused, delayMs: 400 });
+  // Step to the moment the next check has started, then suspend.
+  const n = r.starts.length;
+  while (r.starts.length === n) await r.clock.advance(10);
+  r.mon.suspend('web', true);
+  await r.clock.advance(5_000);
+  assert.equal(r.mon.state('slow'), 'up');
+  assert.equal(r.mon.stats().running, 0);
+  assert.equal(r.starts.length, n + 1);
+});
+
+test('monitor: a fwmark check without the native engine is refused when applied, never run unmarked', () => {
+  const r = rig();
+  assert.throws(() => r.mon.upsert(target('m', {}, { fwmark: 42 })), /m: healthCheck\.fwmark: fwmark needs the native probe engine/);
+  assert.equal(r.mon.state('m'), undefined);
+});

@@ -281,3 +281,23 @@ test('checks run safely while Node forks children (nft, hooks): a closed socket 
   assert.ok(r.checks > 1000 && r.spawns > 50, `too little happened to tell: ${out}`);
   assert.equal(r.failed, 0, out);
 });
+
+test('bindPort: the check leaves from that port, on the engine and in JS, one check after another; the spec carries bindPort and fwmark', async () => {
+  const seen: number[] = [];
+  // An HTTP check: the engine resets a TCP check's connection at once, before the server could read its peer.
+  const port = await listen((s) => {
+    seen.push(s.remotePort ?? 0);
+    s.once('data', () => s.end(OK_HEAD, 'latin1'));
+  });
+  const source = await freePort();
+  const o = HTTP();
+  o.bindPort = source;
+  for (let i = 0; i < 2; i++) {
+    assert.equal((await viaNative(o, port)).reason, 'ok');
+    assert.equal((await viaJs(o, port)).reason, 'ok');
+  }
+  assert.deepEqual(seen, [source, source, source, source]);
+  const spec = nativeSpecFor('t', '127.0.0.1', 80, opts({ type: 'http', bindPort: 40000, fwmark: 7, bindTo: '127.0.0.2' }));
+  assert.deepEqual([spec?.bindPort, spec?.mark, spec?.bindTo], [40000, 7, '127.0.0.2']);
+  assert.deepEqual([nativeSpecFor('t', '127.0.0.1', 80, opts({ type: 'tcp' }))?.bindPort, nativeSpecFor('t', '127.0.0.1', 80, opts({ type: 'tcp' }))?.mark], [0, 0]);
+});

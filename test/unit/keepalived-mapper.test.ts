@@ -605,3 +605,34 @@ test('track_src_ip is carried with a configured source (unicast_src_ip / mcast_s
   assert.equal(none.config.vrrp?.instances?.[0]?.trackSrcIp, undefined);
   assert.match(none.diagnostics[0]?.why ?? '', /needs unicast_src_ip or mcast_src_ip/);
 });
+
+test('ha_suspend → haSuspend (and the output passes check-config); on a fwmark service dropped with a note, as keepalived clears it', () => {
+  const r = importText(VI('') + VS(' ha_suspend\n real_server 10.0.1.1 80 {\n  TCP_CHECK {\n  }\n }'));
+  assert.equal(r.config.virtualServers?.[0]?.haSuspend, true);
+  assert.deepEqual(r.diagnostics, []);
+  const loaded = loadConfigText(YAML.stringify(r.config), 'out.yaml');
+  assert.ok(loaded.ok, loaded.ok ? '' : loaded.errors.map((e) => e.message).join('\n'));
+  assert.equal(loaded.config.virtualServers[0]?.haSuspend, true);
+  const fw = importText(VS(' ha_suspend\n real_server 10.0.1.1 80 {\n }', 'fwmark 7'));
+  assert.equal(fw.config.virtualServers?.[0]?.haSuspend, undefined);
+  assert.deepEqual(fw.diagnostics, []);
+  assert.match(fw.yaml, /ha_suspend dropped/);
+});
+
+test('checker bind_port and fwmark → bindPort and fwmark; fwmark on a check lvsd cannot mark is reported, fwmark 0 is no mark', () => {
+  const r = importText(VS(' real_server 10.0.1.1 80 {\n  TCP_CHECK {\n   bind_port 40123\n   fwmark 42\n  }\n }'));
+  // One real server: its check is the virtual server's.
+  const hc = r.config.virtualServers?.[0]?.healthCheck;
+  assert.deepEqual([hc?.bindPort, hc?.fwmark], [40123, 42]);
+  assert.deepEqual(r.diagnostics, []);
+  const loaded = loadConfigText(YAML.stringify(r.config), 'out.yaml');
+  assert.ok(loaded.ok, loaded.ok ? '' : loaded.errors.map((e) => e.message).join('\n'));
+  const ssl = importText(VS(' real_server 10.0.1.1 443 {\n  SSL_GET {\n   url {\n    path /\n    status_code 200\n   }\n   bind_port 40123\n   fwmark 42\n  }\n }', '10.0.0.100 443'));
+  const shc = ssl.config.virtualServers?.[0]?.healthCheck;
+  assert.deepEqual([shc?.bindPort, shc?.fwmark], [40123, undefined]);
+  assert.deepEqual(diag(ssl), ['9 fwmark']);
+  assert.match(ssl.diagnostics[0]?.why ?? '', /marks only tcp and plain http checks/);
+  const zero = importText(VS(' real_server 10.0.1.1 80 {\n  TCP_CHECK {\n   fwmark 0\n  }\n }'));
+  assert.equal(zero.config.virtualServers?.[0]?.healthCheck?.fwmark, undefined);
+  assert.deepEqual(zero.diagnostics, []);
+});

@@ -26,7 +26,7 @@ export function serviceId(vs: VirtualServerOut): string {
 
 /** Keys of a virtual server that are service settings (not its real servers or their checks). */
 const SERVICE_KEYS = [
-  'name', 'scheduler', 'schedulerFlags', 'method', 'persistence', 'onePacket', 'quorum', 'hysteresis', 'inhibitOnFailure', 'alpha', 'omega',
+  'name', 'scheduler', 'schedulerFlags', 'method', 'persistence', 'onePacket', 'quorum', 'hysteresis', 'inhibitOnFailure', 'alpha', 'haSuspend', 'omega',
   'notify', 'sorryServer',
 ] as const;
 

@@ -38,11 +38,11 @@ const ORDER: Partial<Record<Kind, string[]>> = {
   script: ['command', 'interval', 'timeout', 'rise', 'fall', 'weight', 'user'],
   vs: [
     'name', 'address', 'port', 'fwmark', 'family', 'protocol', 'scheduler', 'schedulerFlags', 'method', 'persistence', 'onePacket',
-    'quorum', 'hysteresis', 'inhibitOnFailure', 'alpha', 'omega', 'notify', 'sorryServer', 'healthCheck', 'moreChecks', 'realServers',
+    'quorum', 'hysteresis', 'inhibitOnFailure', 'alpha', 'haSuspend', 'omega', 'notify', 'sorryServer', 'healthCheck', 'moreChecks', 'realServers',
   ],
   rs: ['address', 'port', 'weight', 'method', 'tunnel', 'upperThreshold', 'lowerThreshold', 'healthCheck', 'moreChecks', 'notify'],
   hc: [
-    'type', 'interval', 'timeout', 'rise', 'fall', 'retry', 'delayBeforeRetry', 'warmup', 'connectIp', 'connectPort', 'bindTo', 'bindInterface',
+    'type', 'interval', 'timeout', 'rise', 'fall', 'retry', 'delayBeforeRetry', 'warmup', 'connectIp', 'connectPort', 'bindTo', 'bindInterface', 'bindPort', 'fwmark',
     'http', 'udp', 'dns', 'smtp', 'file', 'exec',
   ],
   track: ['name', 'path', 'weight', 'reverse'],

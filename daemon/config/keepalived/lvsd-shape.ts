@@ -116,6 +116,8 @@ export interface HealthCheckOut {
   connectPort?: number;
   bindTo?: string;
   bindInterface?: string;
+  bindPort?: number;
+  fwmark?: number;
   http?: { path?: string; status?: (number | string)[]; host?: string; bodyRegex?: string; digest?: string; urls?: UrlOut[]; tlsVerify?: boolean; sni?: string };
   udp?: { payload?: string; expect?: string };
   dns?: { name: string; type?: string };
@@ -162,6 +164,7 @@ export interface VirtualServerOut {
   hysteresis?: number;
   inhibitOnFailure?: boolean;
   alpha?: boolean;
+  haSuspend?: boolean;
   omega?: boolean;
   notify?: { quorumUp?: string; quorumDown?: string };
   sorryServer?: { address: string; port?: number; method?: Method; inhibit?: boolean };

@@ -176,7 +176,7 @@ export function mapChecker(ctx: Context, d: Directive, inherited: Timing): Healt
 function smtpHosts(ctx: Context, r: BlockReader, hc: HealthCheckOut, d: Directive): HealthCheckOut[] {
   const blocks = r.all('host');
   if (blocks.length === 0) return [hc];
-  const own = hc.connectIp !== undefined || hc.connectPort !== undefined || hc.bindTo !== undefined || hc.bindInterface !== undefined;
+  const own = hc.connectIp !== undefined || hc.connectPort !== undefined || hc.bindTo !== undefined || hc.bindInterface !== undefined || hc.bindPort !== undefined;
   const out = own ? [hc] : [];
   for (const b of blocks) {
     const h: HealthCheckOut = structuredClone(hc);
@@ -226,6 +226,23 @@ function readConnection(ctx: Context, r: BlockReader, hc: HealthCheckOut): void 
   if (bindIfD && bindIf !== undefined) {
     hc.bindInterface = bindIf;
     ctx.source.at(hc, 'bindInterface', bindIfD.pos);
+  }
+  const bindPortD = r.last('bind_port');
+  const bindPort = r.int(bindPortD, 1, 65535);
+  if (bindPortD && bindPort !== undefined && ['ping', 'file', 'exec', 'none'].includes(hc.type)) {
+    ctx.reportDirective(bindPortD, `a ${hc.type} check has no socket of its own in lvsd; not carried over`);
+  } else if (bindPortD && bindPort !== undefined) {
+    hc.bindPort = bindPort;
+    ctx.source.at(hc, 'bindPort', bindPortD.pos);
+  }
+  const markD = r.last('fwmark');
+  const mark = r.int(markD, 0, 4294967295);
+  // keepalived: fwmark 0 is no mark.
+  if (markD && mark !== undefined && mark > 0 && hc.type !== 'tcp' && hc.type !== 'http') {
+    ctx.reportDirective(markD, `lvsd marks only tcp and plain http checks (its native probe engine sets SO_MARK; Node.js cannot), not ${hc.type}; not carried over`);
+  } else if (markD && mark !== undefined && mark > 0) {
+    hc.fwmark = mark;
+    ctx.source.at(hc, 'fwmark', markD.pos);
   }
 }
 

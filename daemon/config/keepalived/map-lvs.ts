@@ -264,6 +264,12 @@ export function mapVirtualServer(ctx: Context, vs: VirtualServerBlock, key: VsKe
   const vsAlpha = vsAlphaD ? r.bool(vsAlphaD) === true : false;
   if (vsAlpha) out.alpha = true;
   if (r.has('omega')) out.omega = true;
+  const haSuspendD = r.last('ha_suspend');
+  if (haSuspendD) {
+    // keepalived 2.2.7 clears it on a fwmark service: "cannot use ha_suspend with fwmarks - clearing ha_suspend".
+    if (out.fwmark !== undefined) ctx.note(out, 'ha_suspend dropped: keepalived clears it on a fwmark virtual server');
+    else out.haSuspend = true;
+  }
 
   const notify: NonNullable<VirtualServerOut['notify']> = {};
   for (const [kw, k] of [

@@ -54,7 +54,7 @@ export function udpExchange(ep: Endpoint, x: Exchange, signal: AbortSignal): Pro
     const send = (): void => {
       sock.connect(ep.port, ep.host);
     };
-    if (ep.localAddress !== undefined) sock.bind({ address: ep.localAddress, port: 0 }, send);
+    if (ep.localAddress !== undefined || ep.localPort !== undefined) sock.bind({ address: ep.localAddress ?? (ep.family === 6 ? '::' : '0.0.0.0'), port: ep.localPort ?? 0 }, send);
     else send();
   });
 }

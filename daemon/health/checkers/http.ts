@@ -98,7 +98,7 @@ export function httpProbe(ep: Endpoint, p: PreparedHttp, timeoutMs: number): Pro
     new Promise((resolve) => {
       const reader = new HttpResponseReader(needBody);
       // bindTo for TLS: tls.connect has no localAddress, so the TCP socket is made first and wrapped.
-      const raw = netConnect({ host: ep.host, port: ep.port, localAddress: ep.localAddress, noDelay: true });
+      const raw = netConnect({ host: ep.host, port: ep.port, localAddress: ep.localAddress, localPort: ep.localPort, noDelay: true });
       const sock: Socket =
         p.tls === undefined
           ? raw

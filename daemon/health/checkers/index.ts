@@ -31,7 +31,10 @@ export function resolveEndpoint(id: string, address: string, port: number, o: Ch
   if (o.bindTo !== undefined && isIP(o.bindTo) !== family) {
     throw new HealthOptionError(id, 'bindTo', `${o.bindTo} is not an IPv${family} address like the target ${host}`);
   }
-  return { host, port: p, family: family === 6 ? 6 : 4, ...(o.bindTo !== undefined ? { localAddress: o.bindTo } : {}) };
+  const ep: Endpoint = { host, port: p, family: family === 6 ? 6 : 4 };
+  if (o.bindTo !== undefined) ep.localAddress = o.bindTo;
+  if (o.bindPort !== undefined) ep.localPort = o.bindPort;
+  return ep;
 }
 
 const alwaysUp: Probe = () => Promise.resolve(OK_VERDICT);

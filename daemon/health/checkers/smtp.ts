@@ -22,7 +22,7 @@ export function smtpProbe(ep: Endpoint, o: SmtpCheckOptions, timeoutMs: number):
   const quitLine = Buffer.from('QUIT\r\n', 'latin1');
   return (signal) =>
     new Promise<CheckVerdict>((resolve) => {
-      const sock = connect({ host: ep.host, port: ep.port, localAddress: ep.localAddress, noDelay: true });
+      const sock = connect({ host: ep.host, port: ep.port, localAddress: ep.localAddress, localPort: ep.localPort, noDelay: true });
       let over = false;
       const done = settleOnce(signal, resolve, () => { over = true; sock.destroy(); }, () => fail('timeout', `no answer within ${timeoutMs} ms`));
       let step: Step = 'banner';

@@ -19,7 +19,7 @@ export interface StreamExchange {
 
 export function tcpExchange(ep: Endpoint, x: StreamExchange, signal: AbortSignal): Promise<CheckVerdict> {
   return new Promise((resolve) => {
-    const sock = connect({ host: ep.host, port: ep.port, localAddress: ep.localAddress, noDelay: true });
+    const sock = connect({ host: ep.host, port: ep.port, localAddress: ep.localAddress, localPort: ep.localPort, noDelay: true });
     const done = settleOnce(signal, resolve, () => sock.destroy(), () => x.timedOut);
     let received: Buffer = Buffer.alloc(0);
     sock.once('connect', () => {

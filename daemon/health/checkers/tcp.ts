@@ -11,7 +11,7 @@ export function tcpProbe(ep: Endpoint, timeoutMs: number): Probe {
   const timedOut = fail('timeout', `no connection in ${timeoutMs} ms`);
   return (signal) =>
     new Promise((resolve) => {
-      const sock = connect({ host: ep.host, port: ep.port, localAddress: ep.localAddress, noDelay: true });
+      const sock = connect({ host: ep.host, port: ep.port, localAddress: ep.localAddress, localPort: ep.localPort, noDelay: true });
       let connected = false;
       const done = settleOnce(signal, resolve, () => {
         if (connected) sock.resetAndDestroy();

@@ -2,7 +2,8 @@
 // one epoll thread, so a check costs JavaScript almost nothing (no net.Socket, no Promise, no AbortSignal).
 //
 //   open(onBatch)                                 → engine; onBatch(Int32Array records, bodies[])
-//   addSpec(engine, kind, host, port, bindTo|null, request|null, ranges Int32Array|null, timeoutMs) → spec id
+//   addSpec(engine, kind, host, port, bindTo|null, request|null, ranges Int32Array|null, timeoutMs, bindPort, mark) → spec id
+//     bindPort 0: any source port; mark 0: no SO_MARK (keepalived's checker bind_port and fwmark)
 //   removeSpec(engine, id)
 //   start(engine, Int32Array [spec, token, gen]…, count)
 //   close(engine)
@@ -76,7 +77,9 @@ typedef struct {
   struct sockaddr_storage dst;
   socklen_t dst_len;
   struct sockaddr_storage src;
-  socklen_t src_len;  // 0: no bindto
+  socklen_t src_len;  // 0: no bindto and no bind port
+  int src_port;       // keepalived bind_port: the source port is fixed, so no IP_BIND_ADDRESS_NO_PORT
+  uint32_t mark;      // SO_MARK, 0: none
   char* request;
   size_t request_len;
   int32_t* ranges;  // [lo, hi] pairs
@@ -283,9 +286,17 @@ static void probe_start(engine_t* e, spec_t* s, int32_t token, int32_t gen) {
     finish_errno(e, p, errno);
     return;
   }
+  // Before connect(): the SYN carries the mark (routing, nft meta mark), as keepalived sets it.
+  if (s->mark != 0 && setsockopt(p->fd, SOL_SOCKET, SO_MARK, &s->mark, sizeof s->mark) != 0) {
+    finish_errno(e, p, errno);
+    return;
+  }
   if (s->src_len > 0) {
     int one = 1;
-    if (s->src.ss_family == AF_INET) setsockopt(p->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+    if (s->src.ss_family == AF_INET && s->src_port == 0) setsockopt(p->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+    // A fixed port is shared by every check that names it (several real servers, a retry): each is
+    // reset at its end (SO_LINGER 0, no TIME_WAIT), and SO_REUSEADDR lets the others bind meanwhile.
+    if (s->src_port != 0) setsockopt(p->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (bind(p->fd, (struct sockaddr*)&s->src, s->src_len) != 0) {
       finish_errno(e, p, errno);
       return;
@@ -943,15 +954,22 @@ static int get_string(napi_env env, napi_value v, char* out, size_t cap) {
   return napi_get_value_string_utf8(env, v, out, cap, &n) == napi_ok && n < cap - 1;
 }
 
-// addSpec(engine, kind, host, port, bindTo|null, request|null, ranges|null, timeoutMs) → id
+// addSpec(engine, kind, host, port, bindTo|null, request|null, ranges|null, timeoutMs, bindPort, mark) → id
 static napi_value add_spec(napi_env env, napi_callback_info info) {
-  napi_value argv[8], result;
-  engine_t* e = engine_args(env, info, 8, argv);
+  napi_value argv[10], result;
+  engine_t* e = engine_args(env, info, 10, argv);
   if (e == NULL) return NULL;
-  int32_t kind = 0, port = 0, timeout_ms = 0;
+  int32_t kind = 0, port = 0, timeout_ms = 0, bind_port = 0;
+  uint32_t mark = 0;
   napi_get_value_int32(env, argv[1], &kind);
   napi_get_value_int32(env, argv[3], &port);
   napi_get_value_int32(env, argv[7], &timeout_ms);
+  napi_get_value_int32(env, argv[8], &bind_port);
+  napi_get_value_uint32(env, argv[9], &mark);
+  if (bind_port < 0 || bind_port > 65535) {
+    napi_throw_range_error(env, NULL, "bindPort: not a port 0..65535");
+    return NULL;
+  }
   spec_t* s = calloc(1, sizeof *s);
   if (s == NULL) {
     napi_throw_error(env, NULL, "out of memory");
@@ -975,6 +993,17 @@ static napi_value add_spec(napi_env env, napi_callback_info info) {
       return NULL;
     }
   }
+  if (bind_port != 0) {
+    if (s->src_len == 0) {
+      // No bindto: any address of the target's family, this port.
+      s->src.ss_family = s->dst.ss_family;
+      s->src_len = s->dst_len;
+    }
+    if (s->src.ss_family == AF_INET6) ((struct sockaddr_in6*)&s->src)->sin6_port = htons((uint16_t)bind_port);
+    else ((struct sockaddr_in*)&s->src)->sin_port = htons((uint16_t)bind_port);
+    s->src_port = bind_port;
+  }
+  s->mark = mark;
   bool is_buf = false;
   napi_is_buffer(env, argv[5], &is_buf);
   if (is_buf) {
