@@ -67,7 +67,7 @@ class FakeBird {
   }
 }
 
-function setup(t: { after(fn: () => unknown): void }): { dir: string; config(prefixes: readonly string[]): Config; state: string; fragment: string } {
+function setup(t: { after(fn: () => unknown): void }): { dir: string; config: (prefixes: readonly string[]) => Config; state: string; fragment: string } {
   const dir = mkdtempSync(join(tmpdir(), 'lvsd-bgp-kept-'));
   t.after(() => { rmSync(dir, { recursive: true, force: true }); });
   const fragment = join(dir, 'lvsd.conf');
@@ -134,7 +134,7 @@ test('a withdraw is kept in the state file and re-applied at start: BIRD never a
 
   await second.force(NET, 'restore', 'bob');
   assert.deepEqual(bird.toggles(), [`enable ${protocolName(NET)}`]);
-  assert.equal(JSON.parse(readFileSync(state, 'utf8')).bgpWithdrawn, undefined, 'restore removes it from the file');
+  assert.equal((JSON.parse(readFileSync(state, 'utf8')) as Record<string, unknown>).bgpWithdrawn, undefined, 'restore removes it from the file');
   assert.deepEqual((await openStore(state)).store.bgpWithdrawn(), []);
   await second.stop();
 });
