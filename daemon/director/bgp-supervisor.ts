@@ -62,7 +62,17 @@ export class BgpSupervisor {
   }
 
   async start(config: Config): Promise<void> {
-    await this.apply(config).catch((e: unknown) => { this.fail(e); });
+    try {
+      await this.apply(config);
+    } catch (e) {
+      // BIRD down (or refusing) at start: keep the section anyway, so the snapshot says why and the poll
+      // configures BIRD once it answers — with the operator's withdrawals, pruned here as apply() would.
+      const bgp = config.bgp ?? null;
+      this.bgp = bgp;
+      await this.dropWithdrawn(bgp?.announce.map((a) => a.prefix) ?? []);
+      if (bgp !== null) this.decisions = bgpAnnouncements(bgp, this.opts.quorumLost, this.phase, this.withdrawn);
+      this.fail(e);
+    }
     this.timer = setInterval(() => { void this.poll(); }, this.opts.pollMs ?? 2000);
     this.timer.unref();
   }

@@ -190,3 +190,19 @@ test('a state file from before withdrawals were kept loads; a bad entry is refus
   writeFileSync(state, JSON.stringify({ ...data, bgpWithdrawn: [{ prefix: NET }] }));
   await assert.rejects(openStore(state), (e: unknown) => e instanceof StateFileError && /bgpWithdrawn/.test(e.message));
 });
+
+test('BIRD down at start: lvsd keeps the bgp section, retries, and configures BIRD (withdrawals included) once it answers', { timeout: 10_000 }, async (t) => {
+  const { dir, config, state, fragment } = setup(t);
+  const { store } = await openStore(state);
+  await store.saveBgpWithdrawn([{ prefix: NET, by: 'alice', at: '2026-12-01T00:00:00.000Z' }]);
+  const s = new BgpSupervisor({ logger: pino({ level: 'silent' }), emit: () => undefined, quorumLost: { has: () => false }, kept: store, pollMs: 20 });
+  await s.start(config([VIP, NET]));
+  assert.match(s.view()?.problem ?? '', /bird\.ctl/, 'the snapshot says BIRD is missing');
+  assert.equal(withdrawnBy(s, NET), 'alice');
+  const bird = await FakeBird.listen(join(dir, 'bird.ctl'));
+  t.after(() => bird.close());
+  while (!bird.commands.includes('configure confirm')) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(disabled(fragment, NET), true);
+  assert.equal(disabled(fragment, VIP), false);
+  await s.stop();
+});
