@@ -4,12 +4,15 @@
 // `configure check` → `configure timeout N` → `configure confirm` (BIRD undoes it by itself if lvsd dies
 // half-way), and a stop announces with the graceful-shutdown community, waits bgp.drainOnStop, then withdraws.
 // BIRD is its own service: when its socket is missing lvsd says so, keeps serving, and retries.
+// An operator's withdraw is kept in the state file (as a drain override is), so a restart does not announce
+// a prefix the operator took off this director: the first fragment lvsd writes already has it withdrawn.
 import { rename, writeFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { BirdClient } from '../bgp/bird-client.js';
 import { protocolName, renderBirdConfig } from '../bgp/bird-config.js';
 import { parseProtocols } from '../bgp/reply.js';
 import type { BgpConfig, Config } from '../config/types.js';
+import type { StoredBgpWithdraw } from '../state/store.js';
 import { bgpAnnouncements, type BgpDecision, type BgpPhase } from './bgp-desired.js';
 import { DirectorRejection } from './port.js';
 import type { BgpForceHow, BgpSnapshot, DirectorEventInput } from './snapshot.js';
@@ -20,6 +23,15 @@ export interface BgpSupervisorOptions {
   quorumLost: { has(id: string): boolean };
   /** How often BIRD's sessions are read and a missing socket retried (default 2 s). */
   pollMs?: number;
+  /** Where operator withdrawals outlive a restart (the state store); without it they are held in memory. */
+  kept?: BgpWithdrawnStore;
+  now?: () => Date;
+}
+
+/** The state store's part the supervisor uses (StateStore has it). */
+export interface BgpWithdrawnStore {
+  bgpWithdrawn(): readonly StoredBgpWithdraw[];
+  saveBgpWithdrawn(list: readonly StoredBgpWithdraw[]): Promise<void>;
 }
 
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
@@ -31,8 +43,8 @@ export class BgpSupervisor {
   /** Announced state per prefix as BIRD last accepted it (absent: not known to be in BIRD). */
   private readonly applied = new Map<string, boolean>();
   private decisions: BgpDecision[] = [];
-  /** Prefixes an operator withdrew from this director → who; kept until a restore (or a restart: not persisted). */
-  private readonly withdrawn = new Map<string, string>();
+  /** Prefixes an operator withdrew from this director, until a restore (opts.kept holds them across restarts). */
+  private withdrawals = new Map<string, StoredBgpWithdraw>();
   private sessions: BgpSnapshot['sessions'] = [];
   private problem: string | null = null;
   /** Writes and commands run one at a time: a reload's configure never interleaves with an enable. */
@@ -41,14 +53,26 @@ export class BgpSupervisor {
   /** True once BIRD has read lvsd's fragment (a configure succeeded since the client connected). */
   private configured = false;
 
-  constructor(private readonly opts: BgpSupervisorOptions) {}
+  constructor(private readonly opts: BgpSupervisorOptions) {
+    for (const w of opts.kept?.bgpWithdrawn() ?? []) this.withdrawals.set(w.prefix, { ...w });
+  }
 
   private get log(): Logger {
     return this.opts.logger;
   }
 
   async start(config: Config): Promise<void> {
-    await this.apply(config).catch((e: unknown) => { this.fail(e); });
+    try {
+      await this.apply(config);
+    } catch (e) {
+      // BIRD down (or refusing) at start: keep the section anyway, so the snapshot says why and the poll
+      // configures BIRD once it answers — with the operator's withdrawals, pruned here as apply() would.
+      const bgp = config.bgp ?? null;
+      this.bgp = bgp;
+      await this.dropWithdrawn(bgp?.announce.map((a) => a.prefix) ?? []);
+      if (bgp !== null) this.decisions = bgpAnnouncements(bgp, this.opts.quorumLost, this.phase, this.withdrawn);
+      this.fail(e);
+    }
     this.timer = setInterval(() => { void this.poll(); }, this.opts.pollMs ?? 2000);
     this.timer.unref();
   }
@@ -64,6 +88,7 @@ export class BgpSupervisor {
         this.client?.close();
         this.client = null;
         this.bgp = null;
+        await this.dropWithdrawn([]);
         return;
       }
       if (next.socket !== previous?.socket) {
@@ -72,15 +97,37 @@ export class BgpSupervisor {
         this.configured = false;
       }
       this.bgp = next;
-      for (const prefix of this.withdrawn.keys()) if (!next.announce.some((a) => a.prefix === prefix)) this.withdrawn.delete(prefix);
       try {
         await this.configure(next, previous);
       } catch (e) {
         this.bgp = previous;
         throw e;
       }
+      // Only once BIRD took the new fragment: a refused reload keeps the old prefixes, withdrawals included
+      // (bgp is the last part of a reload, so nothing later rolls this one back).
+      await this.dropWithdrawn(next.announce.map((a) => a.prefix));
       await this.sync();
     });
+  }
+
+  /** Forgets withdrawals of prefixes no longer in bgp.announce (a reload, or a config changed while stopped). */
+  private async dropWithdrawn(announced: readonly string[]): Promise<void> {
+    const gone = [...this.withdrawals.values()].filter((w) => !announced.includes(w.prefix));
+    if (gone.length === 0) return;
+    for (const w of gone) {
+      this.log.warn({ prefix: w.prefix, by: w.by, at: w.at }, `bgp: dropping the operator withdraw of ${w.prefix}: no longer in bgp.announce`);
+      this.withdrawals.delete(w.prefix);
+    }
+    await this.keep(this.withdrawals).catch((e: unknown) => { this.log.error({ prefixes: gone.map((w) => w.prefix) }, `bgp: could not drop withdrawals from the state file: ${message(e)}`); });
+  }
+
+  private keep(withdrawals: ReadonlyMap<string, StoredBgpWithdraw>): Promise<void> {
+    return this.opts.kept?.saveBgpWithdrawn([...withdrawals.values()]) ?? Promise.resolve();
+  }
+
+  /** prefix → who withdrew it, as bgpAnnouncements() reads it. */
+  private get withdrawn(): Map<string, string> {
+    return new Map([...this.withdrawals].map(([p, w]) => [p, w.by]));
   }
 
   private async withdrawAll(): Promise<void> {
@@ -96,14 +143,21 @@ export class BgpSupervisor {
   /**
    * An operator withdraws one prefix from this director (the others keep announcing it, so ECMP moves its
    * flows there), or restores it to follow quorum again. The decision stands even when BIRD does not answer
-   * now: it is applied when BIRD is back (the snapshot says what BIRD runs).
+   * now: it is applied when BIRD is back (the snapshot says what BIRD runs). It is written to the state file
+   * first: a withdraw that cannot be kept across a restart is refused, and nothing changes.
    */
   async force(prefix: string, how: BgpForceHow, by: string): Promise<void> {
     const bgp = this.bgp;
     if (bgp === null) throw new DirectorRejection(409, 'BGP is not configured (no bgp section in the running config)');
     if (!bgp.announce.some((a) => a.prefix === prefix)) throw new DirectorRejection(404, `prefix ${prefix} is not in bgp.announce`);
-    if (how === 'withdraw') this.withdrawn.set(prefix, by);
-    else this.withdrawn.delete(prefix);
+    // In the queue, so two operators' changes are written one after the other and neither is lost.
+    await this.serial(async () => {
+      const next = new Map(this.withdrawals);
+      if (how === 'withdraw') next.set(prefix, { prefix, by, at: (this.opts.now ?? (() => new Date()))().toISOString() });
+      else next.delete(prefix);
+      await this.keep(next);
+      this.withdrawals = next;
+    });
     this.log.warn({ prefix, how, by }, `operator bgp ${how}: ${prefix}`);
     this.opts.emit({ type: 'bgp.force', prefix, how, by });
     await this.serial(() => this.sync()).catch((e: unknown) => { this.fail(e); });
@@ -143,7 +197,7 @@ export class BgpSupervisor {
       socket: bgp.socket,
       problem: this.problem,
       sessions: this.sessions,
-      announcements: this.decisions.map((d) => ({ prefix: d.prefix, protocol: protocolName(d.prefix), announced: this.applied.get(d.prefix) === true, reason: d.reason, withdrawnBy: this.withdrawn.get(d.prefix) ?? null })),
+      announcements: this.decisions.map((d) => ({ prefix: d.prefix, protocol: protocolName(d.prefix), announced: this.applied.get(d.prefix) === true, reason: d.reason, withdrawnBy: this.withdrawals.get(d.prefix)?.by ?? null })),
     };
   }
 

@@ -78,7 +78,7 @@ export class Director implements DirectorPort {
     const vrrpHooks = { ...(opts.startVrrp === undefined ? {} : { startVrrp: opts.startVrrp }), ...(opts.vrrpRespawn === undefined ? {} : { respawn: opts.vrrpRespawn }) };
     this.vrrp = new VrrpSupervisor({ logger: opts.logger, emit: (e) => { this.emit(e); }, ...vrrpHooks });
     this.mail = new MailSupervisor({ logger: opts.logger.child({ component: 'alerts' }), config: () => this.config, subscribe: (fn) => this.subscribe(fn), emit: (e) => { this.emit(e); } });
-    this.bgp = new BgpSupervisor({ logger: opts.logger.child({ component: 'bgp' }), emit: (e) => { this.emit(e); }, quorumLost: { has: (id) => this.health.quorumLost(id) } });
+    this.bgp = new BgpSupervisor({ logger: opts.logger.child({ component: 'bgp' }), emit: (e) => { this.emit(e); }, quorumLost: { has: (id) => this.health.quorumLost(id) }, kept: opts.store });
   }
 
   static async start(opts: DirectorOptions): Promise<Director> {

@@ -137,7 +137,7 @@ export interface BgpSnapshot {
   problem: string | null;
   /** BIRD's BGP sessions as `show protocols` lists them. */
   sessions: { name: string; state: string; since: string; info: string }[];
-  /** `withdrawnBy`: the operator who withdrew the prefix from this director (until a restore or a restart), else null. */
+  /** `withdrawnBy`: the operator who withdrew the prefix from this director (until a restore; kept across restarts), else null. */
   announcements: { prefix: string; protocol: string; announced: boolean; reason: string; withdrawnBy: string | null }[];
 }
 

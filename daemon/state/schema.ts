@@ -31,6 +31,17 @@ export const StoredOverrideSchema = Type.Object(
 );
 export type StoredOverride = Static<typeof StoredOverrideSchema>;
 
+/** A bgp.announce prefix an operator withdrew from this director (POST /api/v1/bgp/withdraw), until a restore. */
+export const StoredBgpWithdrawSchema = Type.Object(
+  {
+    prefix: Type.String({ minLength: 1 }),
+    by: Type.String(),
+    at: Type.String(),
+  },
+  { additionalProperties: false },
+);
+export type StoredBgpWithdraw = Static<typeof StoredBgpWithdrawSchema>;
+
 export const UserSchema = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 64 }),
@@ -84,6 +95,8 @@ export const StateSchema = Type.Object(
     cookieSecret: Type.String({ minLength: 32 }),
     /** Live browser sessions (absent in files written before sessions were kept). */
     sessions: Type.Optional(Type.Array(SessionRecordSchema)),
+    /** Operator withdrawals of BGP prefixes (absent in files written before they were kept). */
+    bgpWithdrawn: Type.Optional(Type.Array(StoredBgpWithdrawSchema)),
   },
   { additionalProperties: false },
 );

@@ -6,11 +6,11 @@ import { dirname } from 'node:path';
 import { Low } from 'lowdb';
 import { CheckedJsonFile, StateFileError } from './file-adapter.js';
 import { hashPassword, passwordProblem, verifyPassword } from './password.js';
-import { STATE_VERSION, ROLES, type AuditEntry, type Override, type Role, type SessionRecord, type State, type StoredOverride, type User } from './schema.js';
+import { STATE_VERSION, ROLES, type AuditEntry, type Override, type Role, type SessionRecord, type State, type StoredBgpWithdraw, type StoredOverride, type User } from './schema.js';
 import { targetKey, type OverrideTarget } from './target-key.js';
 
 export { StateFileError } from './file-adapter.js';
-export type { AuditEntry, Role, SessionRecord, StoredOverride, User } from './schema.js';
+export type { AuditEntry, Role, SessionRecord, StoredBgpWithdraw, StoredOverride, User } from './schema.js';
 
 export const DEFAULT_STATE_FILE = '/var/lib/lvsd/state.json';
 /** The audit log keeps this many newest entries. */
@@ -312,6 +312,25 @@ export class StateStore {
     const copy = records.map((r) => ({ ...r }));
     await this.#commit('lvsd', 'sessions', '', (s) => {
       s.sessions = copy;
+      return null;
+    });
+  }
+
+  // ---- BGP withdrawals (the BGP supervisor keeps them here, so a restart does not re-announce) ----
+
+  bgpWithdrawn(): readonly StoredBgpWithdraw[] {
+    return this.db.data.bgpWithdrawn ?? [];
+  }
+
+  /**
+   * Replaces the kept withdrawals. Not audited here: the API audits the operator's bgp.withdraw / bgp.restore
+   * with what BIRD then runs, which is known only after this write.
+   */
+  async saveBgpWithdrawn(list: readonly StoredBgpWithdraw[]): Promise<void> {
+    const copy = list.map((w) => ({ ...w }));
+    await this.#commit('lvsd', 'bgp.withdrawn', '', (s) => {
+      if (copy.length === 0) delete s.bgpWithdrawn;
+      else s.bgpWithdrawn = copy;
       return null;
     });
   }

@@ -104,7 +104,7 @@ virtualServers:
 `;
 }
 
-test('BIRD announces the VIP while its virtual server has quorum, withdraws it on quorum loss and on stop (after a graceful-shutdown drain)', { timeout: 240_000 }, async () => {
+test('BIRD announces the VIP while its virtual server has quorum, withdraws it on quorum loss and on stop (after a graceful-shutdown drain); an operator withdraw outlives a restart', { timeout: 240_000 }, async () => {
   const fragment = join(dir, 'lvsd-bird.conf');
   writeFileSync(fragment, '');
   const socket = await startBird(d1, 'd1', birdConf('10.77.0.2', `
@@ -163,6 +163,32 @@ protocol bgp upstream { local 10.77.0.2 as 65001; neighbor 10.77.0.1 as 65000; h
     assert.equal(await run.exit, 0);
     await until(async () => (await routeOnRouter()) === '', 'the route withdrawn after lvsd stopped');
     assert.ok(run.lines.some((l) => /^bgp: withdrawing 192\.0\.2\.10\/32 \(withdrawn: lvsd stopped\)/.test(l.msg)));
+
+    // An operator's withdraw outlives a restart: the restarted lvsd's first fragment has it withdrawn.
+    const lvsdCli = (...args: string[]) => d1.exec(process.execPath, [BIN, ...args, '--socket', join(dir, 'lvsd.sock')]);
+    const again = (): LvsdRun => startRun(['--config', cfg, '--state', join(dir, 'state.json')], ['ip', 'netns', 'exec', d1.name]);
+    const second = again();
+    let third: LvsdRun | null = null;
+    try {
+      await second.waitFor(/^running$/);
+      await until(async () => (await routeOnRouter()).includes('via 10.77.0.2'), 'the route back after the restart');
+      assert.match((await lvsdCli('bgp', 'withdraw', `${VIP}/32`)).stdout, /withdrawn \(by /);
+      await until(async () => (await routeOnRouter()) === '', 'the route withdrawn by the operator');
+      second.child.kill('SIGTERM');
+      assert.equal(await second.exit, 0);
+      third = again();
+      await third.waitFor(/^running$/);
+      await until(async () => {
+        const st = JSON.parse((await lvsdCli('status', '--json')).stdout) as { bgp?: { sessions: { info: string }[]; announcements: { announced: boolean; withdrawnBy: string | null }[] } };
+        return st.bgp?.sessions.some((x) => x.info === 'Established') === true && st.bgp.announcements[0]?.withdrawnBy !== null && st.bgp.announcements[0]?.announced === false;
+      }, 'the restarted lvsd to show the session up and the prefix still withdrawn by the operator');
+      assert.equal(await routeOnRouter(), '', 'not announced after the restart');
+      assert.ok(!third.lines.some((l) => /^bgp: announcing 192\.0\.2\.10\/32/.test(l.msg)), 'never announced, not even for a moment');
+      await lvsdCli('bgp', 'restore', `${VIP}/32`);
+      await until(async () => (await routeOnRouter()).includes('via 10.77.0.2'), 'the route back after the restore');
+    } finally {
+      for (const r of [second, third]) if (r !== null && r.child.exitCode === null) r.child.kill('SIGKILL');
+    }
   } finally {
     if (run.child.exitCode === null) run.child.kill('SIGKILL');
     await nginx?.stop();

@@ -8,6 +8,7 @@ export type {
   Override,
   VrrpState,
   FailoverHow,
+  BgpSnapshot,
 } from '../../daemon/director/snapshot.js';
 export type { ClusterView, ClusterDirector } from '../../daemon/api/cluster/view.js';
 export type { ClusterMember, Difference } from '../../daemon/api/cluster/diff.js';

@@ -1,8 +1,9 @@
 // This director, its VRRP instances (state badge, priorities, master, VIPs, peers) and a timeline of
-// transitions across all instances. Operators can force a failover from here.
+// transitions across all instances. Operators can force a failover from here, and withdraw a BGP prefix.
 import { api, enc, errorText } from '../api.js';
 import { live, useLive } from '../live.js';
 import { StateBadge, ago, ask, fmtNum, fmtTime, toast } from '../ui.js';
+import { Bgp } from './bgp.js';
 import { allows, type FailoverHow, type Role, type VrrpInstanceSnapshot } from '../types.js';
 
 const HOW_TEXT: Record<FailoverHow, { label: string; explain: string }> = {
@@ -97,6 +98,7 @@ export function Overview({ role }: { role: Role }) {
       {snap.vrrp.length === 0 ? <p class="muted">No VRRP instances configured.</p> : (
         <div class="grid">{snap.vrrp.map((i) => <Instance key={i.name} i={i} role={role} />)}</div>
       )}
+      {snap.bgp !== undefined && <Bgp bgp={snap.bgp} role={role} />}
 
       <section class="card" aria-labelledby="timeline-h">
         <h2 id="timeline-h">Transitions</h2>
