@@ -2,6 +2,7 @@
 import { execFile } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { trackFileValue } from '../health/checkers/file-value.js';
 import { delimiter, join } from 'node:path';
 import { splitCommand } from './notify.js';
 import type { TrackScriptOptions } from './options.js';
@@ -98,7 +99,10 @@ export class ScriptTracker {
   }
 }
 
-/** Reads an integer from a file every interval (a missing or unreadable file counts as 0). */
+/**
+ * Reads an integer from a file every interval, as keepalived's track_file does (trackFileValue: strtol base 0,
+ * so "0x10" is 16 and "010" is 8; a missing or unreadable file counts as 0; an out-of-range number is ignored).
+ */
 export class FileTracker {
   private timer: NodeJS.Timeout | null = null;
   private last: number | null = null;
@@ -111,14 +115,13 @@ export class FileTracker {
 
   start(): void {
     const tick = async (): Promise<void> => {
-      let v = 0;
+      let v: number | undefined = 0;
       try {
-        const n = parseInt((await readFile(this.path, 'utf8')).trim(), 10);
-        v = Number.isFinite(n) ? n : 0;
+        v = trackFileValue(await readFile(this.path, 'utf8'));
       } catch {
         v = 0;
       }
-      if (v !== this.last) {
+      if (v !== undefined && v !== this.last) {
         this.last = v;
         this.onChange(this.path, v);
       }
