@@ -137,7 +137,7 @@ function normaliseCheck(m: HealthCheckFile, given: boolean): HealthCheck {
       sni: h?.sni,
     });
   }
-  if (type === 'udp') hc.udp = compact({ payload: (m.udp?.payload ?? '').toLowerCase(), expect: m.udp?.expect });
+  if (type === 'udp') hc.udp = compact({ payload: (m.udp?.payload ?? '').toLowerCase(), expect: m.udp?.expect, minReplyLength: m.udp?.minReplyLength, maxReplyLength: m.udp?.maxReplyLength });
   if (type === 'dns' && m.dns)
     hc.dns = compact({
       name: m.dns.name, type: m.dns.type ?? 'A', expectRcode: m.dns.expectRcode ?? 'NOERROR', expectAnswer: m.dns.expectAnswer,

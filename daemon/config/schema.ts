@@ -448,6 +448,8 @@ export const HealthCheck = Obj(
         {
           payload: opt(Type.String({ pattern: '^([0-9a-fA-F]{2})*$', description: 'Datagram to send, hex. Default empty.' })),
           expect: opt(Type.String({ minLength: 1, description: 'Expected reply. A string of hex digits only (an even number of them) is the exact reply, as bytes; any other string is a JavaScript regular expression, written without slashes, over the reply read as latin1. With expect a reply is required; without it none is: the check passes unless an ICMP port-unreachable comes back within min(timeout/2, 500ms) (keepalived UDP_CHECK without require_reply).' })),
+          minReplyLength: opt(Int(0, 65535, 'With expect: a reply shorter than this many bytes fails (keepalived min_reply_length). Default 0.')),
+          maxReplyLength: opt(Int(0, 65535, 'With expect: a reply longer than this many bytes fails (keepalived max_reply_length; keepalived\'s default is 255, which the importer writes out). Default: no limit.')),
         },
         'udp checker settings.',
       ),

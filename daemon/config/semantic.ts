@@ -259,6 +259,12 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       const type = hc.type ?? base?.type ?? 'tcp';
       if (hc.http && type !== 'http' && type !== 'https') err([...hcPath, 'http'], `http settings on a ${type} check`, 'key');
       if (hc.udp && type !== 'udp') err([...hcPath, 'udp'], `udp settings on a ${type} check`, 'key');
+      const udpMin = hc.udp?.minReplyLength ?? base?.udp?.minReplyLength;
+      const udpMax = hc.udp?.maxReplyLength ?? base?.udp?.maxReplyLength;
+      if (hc.udp && udpMin !== undefined && udpMax !== undefined && udpMin > udpMax)
+        err([...hcPath, 'udp', hc.udp.minReplyLength !== undefined ? 'minReplyLength' : 'maxReplyLength'], `minReplyLength ${udpMin} > maxReplyLength ${udpMax}: every reply would fail`);
+      if (hc.udp && (hc.udp.minReplyLength !== undefined || hc.udp.maxReplyLength !== undefined) && (hc.udp.expect ?? base?.udp?.expect) === undefined)
+        err([...hcPath, 'udp', hc.udp.minReplyLength !== undefined ? 'minReplyLength' : 'maxReplyLength'], 'reply length limits need udp.expect (without it no reply is read)', 'key');
       if (hc.dns && type !== 'dns') err([...hcPath, 'dns'], `dns settings on a ${type} check`, 'key');
       if (hc.exec && type !== 'exec') err([...hcPath, 'exec'], `exec settings on a ${type} check`, 'key');
       if (hc.smtp && type !== 'smtp') err([...hcPath, 'smtp'], `smtp settings on a ${type} check`, 'key');

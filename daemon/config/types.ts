@@ -280,7 +280,7 @@ export interface HealthCheck {
     tlsVerify: boolean;
     sni?: string;
   };
-  udp?: { payload: string; expect?: string };
+  udp?: { payload: string; expect?: string; minReplyLength?: number; maxReplyLength?: number };
   dns?: { name: string; type: string; expectRcode: string; expectAnswer?: string; protocol: 'udp' | 'tcp'; tcpOnTruncation: boolean };
   /** helo absent: the director's host name. */
   smtp?: { helo?: string };

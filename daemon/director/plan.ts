@@ -88,6 +88,8 @@ export function checkOptions(hc: HealthCheck, alpha: boolean): CheckOptions {
       const re = /^\/(.*)\/$/s.exec(hc.udp.expect);
       u.expect = /^[0-9a-f]+$/i.test(hc.udp.expect) ? { hex: hc.udp.expect } : { regex: re?.[1] ?? hc.udp.expect };
     }
+    if (hc.udp.minReplyLength !== undefined) u.minReplyLength = hc.udp.minReplyLength;
+    if (hc.udp.maxReplyLength !== undefined) u.maxReplyLength = hc.udp.maxReplyLength;
     o.udp = u;
   }
   if (hc.dns !== undefined) {

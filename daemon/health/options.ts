@@ -34,6 +34,9 @@ export interface UdpCheckOptions {
    * ICMP port-unreachable came back within `quietMs` (keepalived UDP_CHECK without require_reply).
    */
   requireReply?: boolean;
+  /** With a reply: the fewest and most bytes it may have (keepalived min_reply_length / max_reply_length). */
+  minReplyLength?: number;
+  maxReplyLength?: number;
   /** How long to wait for an ICMP error when no reply is required (default min(timeout/2, 500 ms)). */
   quietMs?: number;
 }

@@ -332,7 +332,7 @@ test('MISC_CHECK → exec (misc_timeout, misc_dynamic, retry 0); DNS_CHECK defau
 test('UDP_CHECK: keepalived free-form hex; without require_reply a note, not a diagnostic (lvsd behaves the same)', () => {
   assert.equal(normaliseHex(['Ab12f', '3', '456', '546443123'], false), 'ab120f034506546443120' + '3');
   const ok = importText(VS(' protocol UDP\n real_server 10.0.1.1 53 {\n  UDP_CHECK {\n   payload 01 02\n   require_reply 0a0b\n  }\n }', '10.0.0.100 53'));
-  assert.deepEqual(ok.config.virtualServers?.[0]?.healthCheck?.udp, { payload: '0102', expect: '0a0b' });
+  assert.deepEqual(ok.config.virtualServers?.[0]?.healthCheck?.udp, { payload: '0102', expect: '/^(?:$|\\x0a(?:$|\\x0b))/', maxReplyLength: 255 }); // keepalived's comparison: udp-reply-length.test.ts
   assert.deepEqual(ok.diagnostics, []);
   const silent = importText(VS(' protocol UDP\n real_server 10.0.1.1 53 {\n  UDP_CHECK {\n  }\n }', '10.0.0.100 53'));
   assert.deepEqual(diag(silent), [], 'the import is complete (exit 0): nothing changes behaviour');

@@ -119,7 +119,7 @@ export interface HealthCheckOut {
   bindPort?: number;
   fwmark?: number;
   http?: { path?: string; status?: (number | string)[]; host?: string; bodyRegex?: string; digest?: string; urls?: UrlOut[]; tlsVerify?: boolean; sni?: string };
-  udp?: { payload?: string; expect?: string };
+  udp?: { payload?: string; expect?: string; minReplyLength?: number; maxReplyLength?: number };
   dns?: { name: string; type?: string };
   smtp?: { helo?: string };
   file?: { path: string; weight?: number; reverse?: boolean };

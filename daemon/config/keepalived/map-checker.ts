@@ -10,6 +10,9 @@ import type { Directive } from './parser.js';
 import type { HealthCheckOut, UrlOut } from './lvsd-shape.js';
 import { BlockReader, seconds, type Context } from './reader.js';
 import type { TrackFile } from './map-vrrp.js';
+import { KEEPALIVED_MAX_REPLY_LENGTH, keepalivedReplyRegex } from './udp-reply.js';
+
+type UdpOut = NonNullable<HealthCheckOut['udp']>;
 
 export const CHECKERS = ['TCP_CHECK', 'HTTP_GET', 'SSL_GET', 'DNS_CHECK', 'MISC_CHECK', 'UDP_CHECK', 'SMTP_CHECK', 'PING_CHECK', 'BFD_CHECK', 'FILE_CHECK'];
 
@@ -397,6 +400,28 @@ function mapUrl(ctx: Context, url: Directive): { out: UrlOut; host: Setting<stri
 }
 
 /** keepalived's free-form hex: blank-separated groups, pairs from the left, a lone digit is 0X. */
+/** require_reply bytes with keepalived's comparison and length bounds (check_udp.c check_udp_reply). */
+function mapUdpReply(ctx: Context, r: BlockReader, udp: UdpOut, hex: string, replyD: Directive): void {
+  const minD = r.last('min_reply_length');
+  const maxD = r.last('max_reply_length');
+  const min = r.int(minD, 0, 65535) ?? 0;
+  const max = r.int(maxD, 0, 65535) ?? KEEPALIVED_MAX_REPLY_LENGTH;
+  if (min > max) {
+    ctx.reportDirective(minD ?? replyD, `min_reply_length ${min} > max_reply_length ${max}: every check fails in keepalived; require_reply is not carried over`);
+    return;
+  }
+  const length = hex.length / 2;
+  // Both bounds at the byte count and no wildcard: keepalived's comparison is the whole reply, lvsd's hex expect.
+  const exact = min === length && max === length && !hex.includes('x');
+  udp.expect = exact ? hex : `/${keepalivedReplyRegex(hex)}/`;
+  ctx.source.at(udp, 'expect', replyD.pos);
+  if (!exact) {
+    if (min > 0) udp.minReplyLength = min;
+    udp.maxReplyLength = max;
+    ctx.note(udp, `require_reply ${hex}: keepalived compares the first min(reply, ${length}) bytes${hex.includes('x') ? ' (x: any nibble)' : ''}, written as a regex; reply length ${min}..${max}${maxD ? '' : ' (keepalived\'s default maximum)'}`);
+  }
+}
+
 export function normaliseHex(groups: string[], allowWildcard: boolean): string | undefined {
   let out = '';
   const re = allowWildcard ? /^[0-9a-fA-FxX]+$/ : /^[0-9a-fA-F]+$/;
@@ -408,7 +433,7 @@ export function normaliseHex(groups: string[], allowWildcard: boolean): string |
 }
 
 function mapUdp(ctx: Context, r: BlockReader, hc: HealthCheckOut): void {
-  const udp: NonNullable<HealthCheckOut['udp']> = {};
+  const udp: UdpOut = {};
   const payloadD = r.last('payload');
   if (payloadD) {
     const hex = normaliseHex(payloadD.args, false);
@@ -430,12 +455,11 @@ function mapUdp(ctx: Context, r: BlockReader, hc: HealthCheckOut): void {
   } else {
     const hex = normaliseHex(replyD.args, true);
     if (hex === undefined) ctx.reportDirective(replyD, 'require_reply is not hex; not carried over');
-    else if (/x/.test(hex)) ctx.reportDirective(replyD, 'wildcard nibbles (X) in require_reply are not supported; any reply is accepted');
-    else {
-      udp.expect = hex;
-      ctx.source.at(udp, 'expect', replyD.pos);
-    }
+    else mapUdpReply(ctx, r, udp, hex, replyD);
   }
+  // keepalived reads min/max_reply_length only to judge reply bytes: without them the limits do nothing.
+  for (const d of r.all('min_reply_length', 'max_reply_length'))
+    if (udp.expect === undefined || udp.expect === '/^/') ctx.note(udp, `${d.keyword} at ${ctx.displayPos(d.pos)}: keepalived checks reply lengths only against require_reply bytes; not carried over`);
   if (!payloadD) ctx.note(udp, 'keepalived sent a random payload when none was set; lvsd sends an empty datagram');
   hc.udp = udp;
 }

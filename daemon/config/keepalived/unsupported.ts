@@ -67,8 +67,6 @@ const REASONS: Record<string, string> = {
   regex_min_offset: 'not supported',
   regex_max_offset: 'not supported',
   regex_no_match: 'inverted body matching is not supported',
-  min_reply_length: 'reply length limits are not supported',
-  max_reply_length: 'reply length limits are not supported',
   debug: 'use lvsd\'s log level instead',
   kernel_rx_buf_size: 'not configurable in lvsd',
   unicast_fault_no_peer: 'lvsd never falls back to multicast when unicastPeers is set',

@@ -11,6 +11,13 @@ function hex(field: string, s: string): Buffer {
   return Buffer.from(clean, 'hex');
 }
 
+/** Why a reply of `len` bytes is out of bounds, or undefined when it is within them (both ends inclusive, as keepalived). */
+export function replyLengthFault(len: number, min = 0, max = Infinity): string | undefined {
+  if (len < min) return `reply of ${len} bytes, shorter than minReplyLength ${min}`;
+  if (len > max) return `reply of ${len} bytes, longer than maxReplyLength ${max}`;
+  return undefined;
+}
+
 export function udpProbe(ep: Endpoint, o: UdpCheckOptions, timeoutMs: number): Probe {
   const payload = hex('payload', o.payload ?? '');
   const expect = o.expect;
@@ -34,8 +41,11 @@ export function udpProbe(ep: Endpoint, o: UdpCheckOptions, timeoutMs: number): P
   const quietMs = o.quietMs ?? Math.min(Math.floor(timeoutMs / 2), 500);
   const exchange = {
     payload,
-    judge: (msg: Buffer) =>
-      match(msg) ? OK_VERDICT : fail(expect !== undefined && 'regex' in expect ? 'regex-mismatch' : 'answer-mismatch', `got ${msg.subarray(0, 32).toString('hex')}, want ${wanted}`),
+    judge: (msg: Buffer) => {
+      const lengthFault = replyLengthFault(msg.length, o.minReplyLength, o.maxReplyLength);
+      if (lengthFault !== undefined) return fail('answer-mismatch', lengthFault);
+      return match(msg) ? OK_VERDICT : fail(expect !== undefined && 'regex' in expect ? 'regex-mismatch' : 'answer-mismatch', `got ${msg.subarray(0, 32).toString('hex')}, want ${wanted}`);
+    },
     ...(requireReply ? {} : { quiet: { ms: quietMs, verdict: OK_VERDICT } }),
     timedOut: fail('timeout', `no reply in ${timeoutMs} ms`),
   };
