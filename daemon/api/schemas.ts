@@ -79,6 +79,7 @@ export const VirtualServiceSchema = Type.Object({
   method: MethodSchema,
   scheduler: Type.String(),
   quorum: Type.Object({ required: Type.Integer(), liveWeight: Type.Integer(), up: Type.Boolean(), sorryServerActive: Type.Boolean() }),
+  checksSuspended: Type.Boolean({ description: 'haSuspend (keepalived ha_suspend) and this director does not hold the virtual address: the checks do not run, the real servers keep their last verdicts' }),
   override: Nullable(OverrideSchema),
   counters: Nullable(RatesSchema),
   realServers: Type.Array(RealServerSchema),

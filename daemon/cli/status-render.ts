@@ -56,6 +56,7 @@ function serviceLine(v: VirtualServerSnapshot, opts: RenderOptions): string {
   const q = v.quorum;
   const flags = [`name ${v.name}`, q.up ? `quorum ${q.liveWeight}/${q.required}` : `quorum LOST ${q.liveWeight}/${q.required}`];
   if (q.sorryServerActive) flags.push('sorry-server');
+  if (v.checksSuspended) flags.push('checks suspended (ha_suspend)');
   flags.push(...overrideWords(v.override));
   if (opts.rates === true && v.counters !== null) flags.push(`cps ${compact(v.counters.cps)} in ${compact(v.counters.inBps)}B/s out ${compact(v.counters.outBps)}B/s`);
   return `${serviceLabel(v)} ${v.scheduler}  ${flags.join('  ')}`;

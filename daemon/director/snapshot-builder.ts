@@ -116,6 +116,7 @@ function serviceSnapshot(vs: VirtualServer, parts: SnapshotParts, observed: Obse
     method: vs.method,
     scheduler: vs.scheduler,
     quorum: { required: vs.quorum, liveWeight: q?.aliveWeight ?? realServers.reduce((s, r) => s + r.weight.configured, 0), up: !lost, sorryServerActive: lost && vs.sorryServer !== undefined },
+    checksSuspended: q?.suspended ?? false,
     override: parts.overrides.get(vs.id) ?? null,
     counters: rates(observed?.counters),
     realServers,

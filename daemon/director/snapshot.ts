@@ -100,6 +100,8 @@ export interface VirtualServerSnapshot {
   method: ForwardMethod;
   scheduler: Scheduler;
   quorum: { required: number; liveWeight: number; up: boolean; sorryServerActive: boolean };
+  /** haSuspend and this director does not hold the address: the real servers keep their last verdicts, unprobed. */
+  checksSuspended: boolean;
   override: Override | null;
   counters: RateCounters | null;
   realServers: RealServerSnapshot[];

@@ -196,6 +196,8 @@ export interface ServiceSnapshot {
   hysteresis: number;
   since: number;
   targets: number;
+  /** keepalived ha_suspend: its checkers are not probed now (suspend()). */
+  suspended: boolean;
 }
 
 export interface ReconcileResult {

@@ -373,7 +373,7 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     });
     const services = [...this.services.values()].map((s): ServiceSnapshot => ({
       name: s.spec.name, quorumUp: s.quorumUp ?? true, sorryServer: s.quorumUp === false, aliveWeight: this.aliveWeight(s),
-      quorum: s.spec.quorum, hysteresis: s.spec.hysteresis, since: toWall(s.sinceMs), targets: s.members.size,
+      quorum: s.spec.quorum, hysteresis: s.spec.hysteresis, since: toWall(s.sinceMs), targets: s.members.size, suspended: s.suspended,
     }));
     return { targets, services, concurrencyLimit: this.admission.limit };
   }

@@ -374,6 +374,7 @@ export class FakeDirector implements DirectorPort {
         method: s.method,
         scheduler: s.scheduler as VirtualServerSnapshot['scheduler'],
         quorum: { required: s.quorum, liveWeight: live, up: live >= s.quorum, sorryServerActive: false },
+        checksSuspended: false,
         override: this.#overrides.get(sid) ?? null,
         counters: this.#counters.size > 0 ? sum : null,
         realServers,

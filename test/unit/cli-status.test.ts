@@ -51,6 +51,8 @@ test('renderSnapshot: a real server down, out of the table, drained or reweighte
   web.quorum = { required: 30, liveWeight: 15, up: false, sorryServerActive: true };
   const text = renderSnapshot(s);
   assert.match(text, /^TCP {2}192\.168\.77\.100:80 wrr {2}name web {2}quorum LOST 15\/30 {2}sorry-server$/m);
+  web.checksSuspended = true;
+  assert.match(renderSnapshot(s), /^TCP {2}192\.168\.77\.100:80 wrr {2}name web {2}quorum LOST 15\/30 {2}sorry-server {2}checks suspended \(ha_suspend\)$/m);
   assert.match(text, /^ {2}-> 10\.0\.1\.11:80 +Masq {4}- {6}0 +0 +DOWN {2}http: connect ECONNREFUSED \(2 ms\) {2}out of the table \(weight 10\)$/m);
   assert.match(text, /^ {2}-> 10\.0\.1\.12:80 +Masq {4}0 {6}.* UP {2}http: HTTP 200 \(2 ms\) {2}configured weight 10 {2}\[override: drained\]$/m);
   assert.match(text, /^ {2}-> 10\.0\.1\.13:80 +Masq {4}2 {6}.* UP .* {2}configured weight 5 {2}\[override: weight=2\]$/m);
@@ -65,7 +67,7 @@ function ipvsadmLikeSnapshot(): DirectorSnapshot {
   });
   const vs = (protocol: Protocol, address: string | null, port: number | null, scheduler: Scheduler, realServers: RealServerSnapshot[], fwmark: number | null = null): VirtualServerSnapshot => ({
     id: `${protocol}:${String(address)}:${String(port)}`, name: 'x', protocol, address, port, fwmark, method: 'nat', scheduler,
-    quorum: { required: 1, liveWeight: 1, up: true, sorryServerActive: false }, override: null, counters: null, realServers,
+    quorum: { required: 1, liveWeight: 1, up: true, sorryServerActive: false }, checksSuspended: false, override: null, counters: null, realServers,
   });
   return {
     ...base,

@@ -62,13 +62,16 @@ virtualServers:
     // No transition yet: the VIP is not held, so no check reaches the server in ten intervals.
     await new Promise((r) => setTimeout(r, 1000));
     assert.equal(hits.length, 0, 'checked while the address was not held');
+    assert.equal(t.d.snapshot().virtualServices[0]?.checksSuspended, true, 'the snapshot (GET /api/v1/status, lvsd status) shows the suspension');
     t.engine().transition('VI_1', 'BACKUP', 'MASTER');
     await until('checks after MASTER', () => hits.length >= 3);
+    assert.equal(t.d.snapshot().virtualServices[0]?.checksSuspended, false);
     t.engine().transition('VI_1', 'MASTER', 'BACKUP');
     await new Promise((r) => setTimeout(r, 300)); // a check in flight may land
     const n = hits.length;
     await new Promise((r) => setTimeout(r, 1000));
     assert.equal(hits.length, n, 'checked after BACKUP');
+    assert.equal(t.d.snapshot().virtualServices[0]?.checksSuspended, true);
     assert.equal(t.d.snapshot().virtualServices[0]?.realServers[0]?.health.status, 'up', 'the real server keeps its state while suspended');
   } finally {
     await t.cleanup();

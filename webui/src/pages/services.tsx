@@ -86,7 +86,8 @@ function Service({ svc, rates, canAct }: { svc: VirtualServerSnapshot; rates: nu
           <h3 id={`svc-${svc.name}`}>{svc.name} <span class="muted small">{where}</span></h3>
           <p class="small muted">{svc.method.toUpperCase()} · {svc.scheduler} · quorum {svc.quorum.liveWeight}/{svc.quorum.required}{' '}
             <span class={`badge ${svc.quorum.up ? 'health-up' : 'health-down'}`}>{svc.quorum.up ? 'QUORUM' : 'NO QUORUM'}</span>
-            {svc.quorum.sorryServerActive && <span class="chip chip-maint">sorry server</span>} <OverrideChips o={svc.override} />
+            {svc.quorum.sorryServerActive && <span class="chip chip-maint">sorry server</span>}
+            {svc.checksSuspended && <span class="chip chip-maint" title="ha_suspend: this director does not hold the virtual address">checks suspended</span>} <OverrideChips o={svc.override} />
           </p>
         </div>
         <Sparkline values={rates} label={`${svc.name} connections per second`} />
