@@ -2,7 +2,7 @@
 // a missing file is 0, a number out of range is ignored and the last value stays.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileTracker } from '../../daemon/vrrp/track.js';
@@ -14,7 +14,12 @@ test('track_file values: hex, octal, garbage, a missing file, and an out-of-rang
   const tracker = new FileTracker(path, (_p, v) => seen.push(v), 10);
   const next = async (content: string | null, want: number[]): Promise<void> => {
     if (content === null) rmSync(path, { force: true });
-    else writeFileSync(path, content);
+    else {
+      // Written aside and renamed in: the tracker polls from the thread pool and could otherwise read a
+      // half-written file ("9" of "99999999999"), which is not what this test is about.
+      writeFileSync(`${path}.new`, content);
+      renameSync(`${path}.new`, path);
+    }
     const end = Date.now() + 2000;
     while (JSON.stringify(seen) !== JSON.stringify(want) && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
     assert.deepEqual(seen, want, `after ${JSON.stringify(content)}`);
