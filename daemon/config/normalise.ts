@@ -135,6 +135,8 @@ function normaliseCheck(m: HealthCheckFile, given: boolean): HealthCheck {
       headers: h?.headers ?? {},
       tlsVerify: h?.tlsVerify ?? false,
       sni: h?.sni,
+      ca: h?.ca,
+      clientCertificate: h?.clientCertificate,
     });
   }
   if (type === 'udp') hc.udp = compact({ payload: (m.udp?.payload ?? '').toLowerCase(), expect: m.udp?.expect, minReplyLength: m.udp?.minReplyLength, maxReplyLength: m.udp?.maxReplyLength });

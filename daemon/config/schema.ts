@@ -439,6 +439,17 @@ export const HealthCheck = Obj(
           headers: opt(Type.Record(Type.String({ pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$' }), Type.String(), { additionalProperties: false, description: 'Extra request headers. Default none.' })),
           tlsVerify: opt(Type.Boolean({ description: 'https: verify the certificate chain and name against the system CA store (keepalived verifies neither). Default false.' })),
           sni: opt(Type.String({ minLength: 1, description: 'https: TLS server name. Default: host without its port when it is a name (an address is never sent as SNI, RFC 6066).' })),
+          ca: opt(Type.String({ minLength: 1, description: 'https with tlsVerify: PEM file of the CAs trusted instead of the system store.' })),
+          clientCertificate: opt(
+            Obj(
+              {
+                certificate: Type.String({ minLength: 1, description: 'PEM file: the client certificate, then any intermediates (keepalived SSL certificate).' }),
+                key: Type.String({ minLength: 1, description: 'PEM file of its private key (keepalived SSL key).' }),
+                password: opt(Type.String({ minLength: 1, description: 'Password of an encrypted key (keepalived SSL password). A secret: never logged or shown in errors.' })),
+              },
+              'https: the certificate this check presents when the real server asks for one (keepalived\'s SSL block, which applies to every SSL_GET). The files are read when the check starts and again when they change on disk: a renewed certificate needs no reload.',
+            ),
+          ),
         },
         'http/https checker settings.',
       ),

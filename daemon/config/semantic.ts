@@ -259,6 +259,9 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       const type = hc.type ?? base?.type ?? 'tcp';
       if (hc.http && type !== 'http' && type !== 'https') err([...hcPath, 'http'], `http settings on a ${type} check`, 'key');
       if (hc.udp && type !== 'udp') err([...hcPath, 'udp'], `udp settings on a ${type} check`, 'key');
+      for (const k of ['ca', 'clientCertificate'] as const)
+        if (hc.http?.[k] !== undefined && type !== 'https') err([...hcPath, 'http', k], `${k} is for https checks, not ${type}`, 'key');
+      if (hc.http?.ca !== undefined && !(hc.http.tlsVerify ?? base?.http?.tlsVerify ?? false)) err([...hcPath, 'http', 'ca'], 'ca is used only with tlsVerify: true (without it the certificate is not verified)', 'key');
       const udpMin = hc.udp?.minReplyLength ?? base?.udp?.minReplyLength;
       const udpMax = hc.udp?.maxReplyLength ?? base?.udp?.maxReplyLength;
       if (hc.udp && udpMin !== undefined && udpMax !== undefined && udpMin > udpMax)

@@ -279,6 +279,8 @@ export interface HealthCheck {
     headers: Record<string, string>;
     tlsVerify: boolean;
     sni?: string;
+    ca?: string;
+    clientCertificate?: { certificate: string; key: string; password?: string };
   };
   udp?: { payload: string; expect?: string; minReplyLength?: number; maxReplyLength?: number };
   dns?: { name: string; type: string; expectRcode: string; expectAnswer?: string; protocol: 'udp' | 'tcp'; tcpOnTruncation: boolean };

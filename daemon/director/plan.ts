@@ -79,6 +79,8 @@ export function checkOptions(hc: HealthCheck, alpha: boolean): CheckOptions {
     if (hc.http.bodyRegex !== undefined) h.bodyRegex = hc.http.bodyRegex;
     if (hc.http.digest !== undefined) h.digest = hc.http.digest;
     if (hc.http.sni !== undefined) h.sni = hc.http.sni;
+    if (hc.http.ca !== undefined) h.ca = hc.http.ca;
+    if (hc.http.clientCertificate !== undefined) h.clientCertificate = { ...hc.http.clientCertificate };
     o.http = h;
   }
   if (hc.udp !== undefined) {

@@ -22,6 +22,8 @@ export interface HttpCheckOptions {
   sni?: string;
   /** https only: PEM CA bundle used when tlsVerify is on (default: the system store). */
   ca?: string;
+  /** https only: the client certificate presented to the server (keepalived's SSL block). */
+  clientCertificate?: { certificate: string; key: string; password?: string };
 }
 
 export interface UdpCheckOptions {

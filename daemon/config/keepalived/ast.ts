@@ -33,6 +33,8 @@ export interface KeepalivedAst {
   vrrpInstances: NamedBlock[];
   virtualServerGroups: NamedBlock[];
   virtualServers: VirtualServerBlock[];
+  /** The SSL blocks (client certificate of SSL_GET), in order: the last one counts. */
+  ssl: Directive[];
   /** Top-level directives of other kinds (static_ipaddress, bfd_instance, …) and malformed ones. */
   other: Directive[];
   /** Malformed top-level blocks: [directive, why]. */
@@ -59,6 +61,7 @@ export function toAst(directives: Directive[]): KeepalivedAst {
     vrrpInstances: [],
     virtualServerGroups: [],
     virtualServers: [],
+    ssl: [],
     other: [],
     invalid: [],
   };
@@ -72,6 +75,10 @@ export function toAst(directives: Directive[]): KeepalivedAst {
       const name = d.args[0];
       if (name === undefined) ast.invalid.push([d, `${d.keyword} needs a name`]);
       else ast[kind].push({ name, pos: d.pos, body: d.block, directive: d });
+      continue;
+    }
+    if (d.keyword === 'SSL' && d.block) {
+      ast.ssl.push(d);
       continue;
     }
     if (d.keyword === 'virtual_server' && d.block) {

@@ -118,7 +118,7 @@ export interface HealthCheckOut {
   bindInterface?: string;
   bindPort?: number;
   fwmark?: number;
-  http?: { path?: string; status?: (number | string)[]; host?: string; bodyRegex?: string; digest?: string; urls?: UrlOut[]; tlsVerify?: boolean; sni?: string };
+  http?: { path?: string; status?: (number | string)[]; host?: string; bodyRegex?: string; digest?: string; urls?: UrlOut[]; tlsVerify?: boolean; sni?: string; clientCertificate?: { certificate: string; key: string; password?: string } };
   udp?: { payload?: string; expect?: string; minReplyLength?: number; maxReplyLength?: number };
   dns?: { name: string; type?: string };
   smtp?: { helo?: string };

@@ -11,6 +11,7 @@ import type { HealthCheckOut, UrlOut } from './lvsd-shape.js';
 import { BlockReader, seconds, type Context } from './reader.js';
 import type { TrackFile } from './map-vrrp.js';
 import { KEEPALIVED_MAX_REPLY_LENGTH, keepalivedReplyRegex } from './udp-reply.js';
+import { sslOf } from './map-ssl.js';
 
 type UdpOut = NonNullable<HealthCheckOut['udp']>;
 
@@ -345,6 +346,16 @@ function mapHttp(ctx: Context, r: BlockReader, hc: HealthCheckOut, t: Timing, tl
   if (tls) {
     // keepalived's SSL_GET does not verify the server certificate.
     http.tlsVerify = false;
+    const ssl = sslOf.get(ctx);
+    if (ssl?.clientCertificate !== undefined) {
+      const cc = { ...ssl.clientCertificate };
+      for (const k of Object.keys(cc)) {
+        const pos = ctx.source.get(ssl.clientCertificate, k);
+        if (pos) ctx.source.at(cc, k, pos);
+      }
+      http.clientCertificate = cc;
+    }
+    for (const n of ssl?.notes ?? []) ctx.note(http, n);
     const sni = r.last('enable_sni');
     if (sni && r.bool(sni) !== false) {
       if (host) http.sni = host.value;

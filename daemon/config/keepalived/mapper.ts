@@ -9,6 +9,7 @@ import { mapSyncGroup, mapTrackFile, mapVrrpInstance, mapVrrpScript, type TrackF
 import { mergeDuplicateServers, serviceId, type MappedServer } from './duplicates.js';
 import { alertsOut } from './map-alerts.js';
 import { trackFilesOf } from './map-checker.js';
+import { mapSslBlocks, sslOf } from './map-ssl.js';
 import { expandGroup, mapVirtualServer, virtualServerKeys, type GroupMember } from './map-lvs.js';
 import { safeName } from './names.js';
 import { unsupportedReason } from './unsupported.js';
@@ -39,6 +40,7 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
     if (f) trackFiles.set(b.name, f);
   }
   trackFilesOf.set(ctx, trackFiles);
+  sslOf.set(ctx, mapSslBlocks(ctx, ast.ssl));
 
   const processes: Record<string, ProcessOut> = {};
   for (const b of ast.trackProcesses) {

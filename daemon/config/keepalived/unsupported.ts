@@ -57,7 +57,6 @@ const REASONS: Record<string, string> = {
   net_namespace: 'run lvsd inside the namespace instead (e.g. NetworkNamespacePath= in the unit)',
   nat_mask: 'obsolete: keepalived ignores it too',
   BFD_CHECK: 'BFD is not supported by lvsd',
-  SSL: 'client certificates for SSL_GET are not supported; checks use TLS without a client certificate',
   log_all_failures: 'lvsd logs every state change; per-failure logging is not configurable',
   checker_log_all_failures: 'lvsd logs every state change; per-failure logging is not configurable',
   http_protocol: 'lvsd sends HTTP/1.1 with Connection: close',

@@ -2,21 +2,22 @@
 // off), accepted when the status is in range and, if asked, the body matches a regex or md5 digest.
 // The request bytes, regex and ranges are built once per target.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { isIP, connect as netConnect, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
+import { connect as tlsConnect, type SecureContext } from 'node:tls';
 import { fail, OK_VERDICT, type CheckVerdict } from '../types.js';
 import type { Endpoint, HttpCheckOptions } from '../options.js';
 import { verdictFromError } from './errors.js';
 import { HttpResponseReader, parseStatusRanges, statusAccepted } from './http-response.js';
 import { settleOnce, type Probe } from './probe.js';
+import { tlsClientContext } from './tls-context.js';
 
 export interface PreparedHttp {
   request: Buffer;
   ranges: [number, number][];
   regex: RegExp | undefined;
   digest: string | undefined;
-  tls: { servername: string | undefined; rejectUnauthorized: boolean; ca: string | undefined } | undefined;
+    /** secureContext: the files' context now (a renewed certificate is picked up at the next check); throws Error("field: why"). */
+  tls: { servername: string | undefined; rejectUnauthorized: boolean; secureContext: () => SecureContext | undefined } | undefined;
 }
 
 /** Compiles the options; throws Error(field: message) on bad input. */
@@ -47,6 +48,8 @@ export function prepareHttp(ep: Endpoint, o: HttpCheckOptions, secure: boolean):
     lines.push(`${k}: ${v}`);
   }
   const nameForSni = o.sni ?? (o.host !== undefined ? o.host.replace(/:\d+$/, '') : undefined);
+  const files = { ca: o.ca, clientCertificate: o.clientCertificate };
+  if (secure) tlsClientContext(files); // unreadable files or a wrong password are a bad option, named now
   return {
     request: Buffer.from(lines.join('\r\n') + '\r\n\r\n', 'latin1'),
     ranges,
@@ -57,7 +60,7 @@ export function prepareHttp(ep: Endpoint, o: HttpCheckOptions, secure: boolean):
           // SNI must be a name, never an address (RFC 6066 §3).
           servername: nameForSni !== undefined && isIP(nameForSni) === 0 ? nameForSni : undefined,
           rejectUnauthorized: o.tlsVerify ?? false,
-          ca: o.ca !== undefined ? readFileSync(o.ca, 'utf8') : undefined,
+          secureContext: () => tlsClientContext(files),
         }
       : undefined,
   };
@@ -96,13 +99,20 @@ export function httpProbe(ep: Endpoint, p: PreparedHttp, timeoutMs: number): Pro
   const timedOut = fail('timeout', `no complete answer in ${timeoutMs} ms`);
   return (signal) =>
     new Promise((resolve) => {
+      let secureContext: SecureContext | undefined;
+      try {
+        secureContext = p.tls?.secureContext();
+      } catch (e) {
+        resolve(fail('tls', (e as Error).message));
+        return;
+      }
       const reader = new HttpResponseReader(needBody);
       // bindTo for TLS: tls.connect has no localAddress, so the TCP socket is made first and wrapped.
       const raw = netConnect({ host: ep.host, port: ep.port, localAddress: ep.localAddress, localPort: ep.localPort, noDelay: true });
       const sock: Socket =
         p.tls === undefined
           ? raw
-          : tlsConnect({ socket: raw, servername: p.tls.servername, rejectUnauthorized: p.tls.rejectUnauthorized, ca: p.tls.ca });
+          : tlsConnect({ socket: raw, servername: p.tls.servername, rejectUnauthorized: p.tls.rejectUnauthorized, secureContext });
       const done = settleOnce(signal, resolve, () => {
         sock.destroy();
         raw.destroy();

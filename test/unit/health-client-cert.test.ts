@@ -1,0 +1,104 @@
+// SSL_GET's client certificate (keepalived's SSL block): an https check presents it to a real server that
+// requires one (a real TLS server on loopback, certificates made by openssl), the key's password never shows
+// in an error, and a certificate renewed on disk is presented at the next check without a reload.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync, utimesSync } from 'node:fs';
+import { createServer, type TLSSocket } from 'node:tls';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildProbe } from '../../daemon/health/checkers/index.js';
+import { CHECK_DEFAULTS, HealthOptionError, type CheckOptions } from '../../daemon/health/options.js';
+import { runProbe } from '../support/loopback-servers.js';
+import { selfSignedCert } from '../fixtures/health/harness.js';
+
+const PASSWORD = 'correct-horse-battery';
+
+function openssl(args: string[]): void {
+  execFileSync('openssl', args, { stdio: 'ignore' });
+}
+
+/** A CA and a client certificate it signed, the key encrypted with `password`. */
+function clientCert(dir: string, tag: string, password: string): { ca: string; cert: string; key: string } {
+  const f = (n: string): string => join(dir, `${tag}-${n}`);
+  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2', '-subj', `/CN=${tag}-ca`, '-keyout', f('ca.key'), '-out', f('ca.crt')]);
+  openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-aes256', '-pass', `pass:${password}`, '-out', f('client.key')]);
+  openssl(['req', '-new', '-key', f('client.key'), '-passin', `pass:${password}`, '-subj', `/CN=${tag}-client`, '-out', f('client.csr')]);
+  openssl(['x509', '-req', '-in', f('client.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial', '-days', '2', '-out', f('client.crt')]);
+  return { ca: f('ca.crt'), cert: f('client.crt'), key: f('client.key') };
+}
+
+test('https check: presents keepalived\'s SSL client certificate; without it the server refuses; a renewed one is picked up', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'lvsd-clientcert-'));
+  t.after(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const server = selfSignedCert(dir, 'rs.example');
+  const trusted = clientCert(dir, 'trusted', PASSWORD);
+  const other = clientCert(dir, 'other', PASSWORD);
+  const peers: string[] = [];
+  const tls = createServer({ key: readFileSync(server.key), cert: readFileSync(server.cert), ca: readFileSync(trusted.ca), requestCert: true, rejectUnauthorized: true }, (s: TLSSocket) => {
+    peers.push(String(s.getPeerCertificate().subject.CN));
+    s.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
+  });
+  tls.on('tlsClientError', () => undefined); // the refused handshakes
+  await new Promise<void>((r) => tls.listen(0, '127.0.0.1', r));
+  t.after(() => tls.close());
+  const port = (tls.address() as { port: number }).port;
+  // The check's own copies: renewing them on disk is what an operator does.
+  const cert = join(dir, 'check.crt');
+  const key = join(dir, 'check.key');
+  copyFileSync(trusted.cert, cert);
+  copyFileSync(trusted.key, key);
+  const opts = (http: CheckOptions['http']): CheckOptions => ({ ...CHECK_DEFAULTS, type: 'https', timeoutMs: 3000, http });
+  const check = (o: CheckOptions) => runProbe(buildProbe('rs', '127.0.0.1', port, o), o.timeoutMs);
+
+  const without = await check(opts({}));
+  assert.notEqual(without.reason, 'ok', 'a server requiring a client certificate refuses a check without one');
+  const withCert = opts({ clientCertificate: { certificate: cert, key, password: PASSWORD } });
+  const probe = buildProbe('rs', '127.0.0.1', port, withCert);
+  assert.equal((await runProbe(probe, 3000)).reason, 'ok');
+  assert.deepEqual(peers, ['trusted-client']);
+
+  // Renewed on disk with a certificate this server does not trust: the same probe presents it next time.
+  copyFileSync(other.cert, cert);
+  copyFileSync(other.key, key);
+  const later = new Date(Date.now() + 5000);
+  utimesSync(cert, later, later);
+  utimesSync(key, later, later);
+  assert.notEqual((await runProbe(probe, 3000)).reason, 'ok', 'the renewed (untrusted) certificate was not presented');
+  copyFileSync(trusted.cert, cert);
+  copyFileSync(trusted.key, key);
+  const later2 = new Date(Date.now() + 10_000);
+  utimesSync(cert, later2, later2);
+  utimesSync(key, later2, later2);
+  assert.equal((await runProbe(probe, 3000)).reason, 'ok');
+  assert.deepEqual(peers, ['trusted-client', 'trusted-client']);
+
+  // A key file gone at check time: a failed check that names the field, not a crash.
+  rmSync(key);
+  const gone = await runProbe(probe, 3000);
+  assert.equal(gone.reason, 'tls');
+  assert.match(gone.detail, /clientCertificate\.key: cannot read .*ENOENT/);
+});
+
+test('https check: a wrong key password or a missing file is a bad option naming the field, without the password', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'lvsd-clientcert-'));
+  t.after(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const c = clientCert(dir, 'x', PASSWORD);
+  const build = (cc: NonNullable<NonNullable<CheckOptions['http']>['clientCertificate']>) => () =>
+    buildProbe('tcp:192.0.2.1:443/10.0.1.1:443', '10.0.1.1', 443, { ...CHECK_DEFAULTS, type: 'https', http: { clientCertificate: cc } });
+  const wrong = 'not-the-password-42';
+  assert.throws(build({ certificate: c.cert, key: c.key, password: wrong }), (e: unknown) => {
+    assert.ok(e instanceof HealthOptionError);
+    assert.equal(e.field, 'http.clientCertificate');
+    assert.equal(e.message.includes(wrong), false, 'the password is in the error');
+    return true;
+  });
+  assert.throws(build({ certificate: join(dir, 'nope.crt'), key: c.key, password: PASSWORD }), /healthCheck\.http\.clientCertificate\.certificate: cannot read .*nope\.crt: ENOENT/);
+  assert.doesNotThrow(build({ certificate: c.cert, key: c.key, password: PASSWORD }));
+});
