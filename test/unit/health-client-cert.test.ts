@@ -3,7 +3,6 @@
 // in an error, and a certificate renewed on disk is presented at the next check without a reload.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync, utimesSync } from 'node:fs';
 import { createServer, type TLSSocket } from 'node:tls';
 import { readFileSync } from 'node:fs';
@@ -12,23 +11,9 @@ import { join } from 'node:path';
 import { buildProbe } from '../../daemon/health/checkers/index.js';
 import { CHECK_DEFAULTS, HealthOptionError, type CheckOptions } from '../../daemon/health/options.js';
 import { runProbe } from '../support/loopback-servers.js';
-import { selfSignedCert } from '../fixtures/health/harness.js';
+import { clientCertificate as clientCert, selfSignedCert } from '../fixtures/health/harness.js';
 
 const PASSWORD = 'correct-horse-battery';
-
-function openssl(args: string[]): void {
-  execFileSync('openssl', args, { stdio: 'ignore' });
-}
-
-/** A CA and a client certificate it signed, the key encrypted with `password`. */
-function clientCert(dir: string, tag: string, password: string): { ca: string; cert: string; key: string } {
-  const f = (n: string): string => join(dir, `${tag}-${n}`);
-  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2', '-subj', `/CN=${tag}-ca`, '-keyout', f('ca.key'), '-out', f('ca.crt')]);
-  openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-aes256', '-pass', `pass:${password}`, '-out', f('client.key')]);
-  openssl(['req', '-new', '-key', f('client.key'), '-passin', `pass:${password}`, '-subj', `/CN=${tag}-client`, '-out', f('client.csr')]);
-  openssl(['x509', '-req', '-in', f('client.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial', '-days', '2', '-out', f('client.crt')]);
-  return { ca: f('ca.crt'), cert: f('client.crt'), key: f('client.key') };
-}
 
 test('https check: presents keepalived\'s SSL client certificate; without it the server refuses; a renewed one is picked up', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'lvsd-clientcert-'));
