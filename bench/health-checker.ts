@@ -141,9 +141,9 @@ createInterface({ input: process.stdin }).on('line', (line) => {
         if (e.to === 'down') out('down', { port: e.port, t: e.at, reason: e.reason });
       });
       const check: CheckOptions = {
-        ...CHECK_DEFAULTS, type: o.type === 'tcp' || o.type === 'ping' ? o.type : 'http', intervalMs: o.intervalMs, timeoutMs: o.timeoutMs, fall: o.fall, rise: o.rise,
+        ...CHECK_DEFAULTS, type: o.type === 'tcp' || o.type === 'ping' || o.type === 'smtp' ? o.type : 'http', intervalMs: o.intervalMs, timeoutMs: o.timeoutMs, fall: o.fall, rise: o.rise,
         retry: o.retry, delayBeforeRetryMs: o.delayBeforeRetryMs,
-        ...(o.type === 'tcp' || o.type === 'ping' ? {} : { http: { path: '/', ...(o.type === 'digest' ? { digest: TARGET_BODY_MD5 } : {}) } }),
+        ...(o.type === 'tcp' || o.type === 'ping' ? {} : o.type === 'smtp' ? { smtp: { helo: 'lvsd-bench' } } : { http: { path: '/', ...(o.type === 'digest' ? { digest: TARGET_BODY_MD5 } : {}) } }),
       };
       const targets: HealthTarget[] = [];
       for (let i = 0; i < o.count; i++) {

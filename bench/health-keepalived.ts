@@ -24,6 +24,7 @@ export function keepalivedConf(o: { address: string; base: number; n: number; ty
     for (let i = vs * 10; i < Math.min(o.n, vs * 10 + 10); i++) {
       lines.push(`  real_server ${o.address} ${o.base + i} {`, '    weight 1');
       if (o.type === 'tcp') lines.push(`    TCP_CHECK {`);
+      else if (o.type === 'smtp') lines.push('    SMTP_CHECK {', '      helo_name lvsd-bench');
       else lines.push('    HTTP_GET {', '      url {', '        path /', '        status_code 200', ...(o.type === 'digest' ? [`        digest ${TARGET_BODY_MD5}`] : []), '      }');
       lines.push(`      connect_timeout ${o.timeoutS}`, `      retry ${o.retry}`, '      delay_before_retry 1', '    }', '  }');
     }

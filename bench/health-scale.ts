@@ -10,7 +10,7 @@
 // the same targets and settings) runs in the QEMU guest (bench/health-guest.ts). Without it the
 // figures from notes/health.md are printed as a reference, not as a same-run anchor.
 //
-//   node dist/bench/health-scale.js [--sizes 100,1000,10000] [--types tcp,http,digest,ping] [--seconds 10]
+//   node dist/bench/health-scale.js [--sizes 100,1000,10000] [--types tcp,http,digest,ping,smtp] [--seconds 10]
 //        [--kills 20] [--interval 1000] [--timeout 1000] [--fall 1] [--retry 0] [--concurrency 1000] [--loopback]
 //        [--warmup 2] [--node-flags '--jitless'] [--keepalived [--keepalived-detect-wait 30]]   (keepalived first, same targets: needs IPVS, i.e. the guest)
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -347,7 +347,7 @@ async function runOne(type: BenchCheck, n: number): Promise<void> {
   }
   const targets = type === 'ping'
     ? start(targetNs, 'ping-targets.js', [address, String(BASE_PORT), String(n)])
-    : startProgram(targetNs, targetsBinary(), [address, String(BASE_PORT), String(n)]);
+    : startProgram(targetNs, targetsBinary(), [address, String(BASE_PORT), String(n), ...(type === 'smtp' ? ['smtp'] : [])]);
   try {
     await targets.wait((j) => j.ready !== undefined, 120_000, 'targets listening');
     if (withKeepalived && type !== 'ping') {

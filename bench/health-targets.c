@@ -1,8 +1,9 @@
 // The benchmark's real servers: one epoll process listening on N TCP ports (BASE..BASE+N-1) that
-// answers any request with a minimal HTTP 200 and closes. In C, not Node: under QEMU TCG a Node
+// answers any request with a minimal HTTP 200 and closes, or with `smtp` speaks the three steps of
+// keepalived's SMTP_CHECK: a 220 banner on connect, 250 to HELO, 221 to QUIT and close. In C, not Node: under QEMU TCG a Node
 // server spent ~0.5 guest cores on 60 connections/s, CPU the two checkers being compared need.
 // bench/health-scale.ts compiles it (cc) into dist/bench/ on first use.
-//   health-targets ADDRESS BASE N
+//   health-targets ADDRESS BASE N [smtp]
 // stdin:  "kill PORT" (close that port's listening socket: new connections are refused),
 //         "revive" (listen again on every killed port), "stats", "quit"
 // stdout: {"ready":N} {"killed":PORT,"t":ms-since-epoch} {"revived":true}
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -22,6 +24,10 @@
 
 // bench/targets-binary.ts (TARGET_BODY) knows this body: the digest checks compare its md5.
 static const char RESPONSE[] = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n";
+static const char SMTP_BANNER[] = "220 lvsd-bench ESMTP\r\n";
+static const char SMTP_HELO[] = "250 lvsd-bench\r\n";
+static const char SMTP_QUIT[] = "221 bye\r\n";
+static int smtp;
 static int epfd;
 static int base, count;
 static struct in_addr addr;
@@ -60,6 +66,10 @@ static void on_accept(int i) {
     int c = accept4(listeners[i], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (c < 0) return;  // EAGAIN, or a connection reset while queued
     connections++;
+    if (smtp && write(c, SMTP_BANNER, sizeof SMTP_BANNER - 1) < 0) {
+      close(c);
+      continue;
+    }
     struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.u64 = (uint64_t)c};
     if (epoll_ctl(epfd, EPOLL_CTL_ADD, c, &ev) != 0) close(c);
   }
@@ -69,6 +79,12 @@ static void on_conn(int c) {
   char buf[4096];
   ssize_t r = read(c, buf, sizeof buf);
   if (r < 0 && errno == EAGAIN) return;
+  if (smtp && r > 0) {
+    // One command per read: the checker waits for each reply before it sends the next.
+    int quit = r >= 4 && strncasecmp(buf, "QUIT", 4) == 0;
+    if (write(c, quit ? SMTP_QUIT : SMTP_HELO, quit ? sizeof SMTP_QUIT - 1 : sizeof SMTP_HELO - 1) < 0 || quit) close(c);
+    return;
+  }
   // A request (any bytes): answer and close. EOF or an error (a TCP check's reset): just close.
   if (r > 0 && write(c, RESPONSE, sizeof RESPONSE - 1) < 0) { /* the peer is gone */ }
   close(c);
@@ -116,10 +132,11 @@ static void on_stdin(void) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 4 || inet_pton(AF_INET, argv[1], &addr) != 1) {
-    fprintf(stderr, "usage: health-targets IPV4-ADDRESS BASE N\n");
+  if ((argc != 4 && argc != 5) || inet_pton(AF_INET, argv[1], &addr) != 1 || (argc == 5 && strcmp(argv[4], "smtp") != 0)) {
+    fprintf(stderr, "usage: health-targets IPV4-ADDRESS BASE N [smtp]\n");
     return 2;
   }
+  smtp = argc == 5;
   base = atoi(argv[2]);
   count = atoi(argv[3]);
   struct rlimit rl = {.rlim_cur = 65536, .rlim_max = 65536};

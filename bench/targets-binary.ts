@@ -13,8 +13,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const TARGET_BODY = 'ok\n';
 export const TARGET_BODY_MD5 = createHash('md5').update(TARGET_BODY).digest('hex');
 
-/** The benchmark's check kinds: TCP connect, HTTP status, HTTP status + md5 of the body (keepalived's `digest`), ICMP echo. */
-export type BenchCheck = 'tcp' | 'http' | 'digest' | 'ping';
+/** The benchmark's check kinds: TCP connect, HTTP status, HTTP status + md5 of the body (keepalived's `digest`), ICMP echo, SMTP banner/HELO/QUIT. */
+export type BenchCheck = 'tcp' | 'http' | 'digest' | 'ping' | 'smtp';
 
 /** The ping benchmark's target `i`: one address each (ICMP has no ports), 10.81.0.0/16 (bench/ping-targets.ts). */
 export function pingTargetAddress(i: number): string {
