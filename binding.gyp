@@ -7,7 +7,7 @@
     },
     {
       "target_name": "lvsd_probe",
-      "sources": ["daemon/health/native/probe_engine.c", "daemon/health/native/icmp_codec.c"],
+      "sources": ["daemon/health/native/probe_engine.c", "daemon/health/native/icmp_codec.c", "daemon/health/native/smtp_scan.c"],
       "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
       "libraries": ["-lpthread"]
     }

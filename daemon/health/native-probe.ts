@@ -1,12 +1,13 @@
 // The native probe engine (daemon/health/native/probe_engine.c, built by `npm ci` through binding.gyp
-// into build/Release/lvsd_probe.node): TCP, plain-HTTP and ping checks run by one epoll thread, results
+// into build/Release/lvsd_probe.node): TCP, plain-HTTP, SMTP and ping checks run by one epoll thread, results
 // delivered in batches. This wrapper decides which checks it may run (nativeSpecFor), turns its
 // result codes into the same verdicts the JavaScript checkers give, and batches starts so one turn of
 // the monitor's timer costs one call into the addon.
 //
 // Verdicts stay identical to the JavaScript path: errors go through the same errno → reason table
 // (errors.ts), and an HTTP head the engine does not accept on its own (bad status, odd head, closed
-// early) comes back as bytes that the JavaScript checker's reader judges.
+// early) comes back as bytes that the JavaScript checker's reader judges; an SMTP check always does
+// (its transcript, judged by the JavaScript checker's dialog).
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { constants } from 'node:os';
@@ -15,6 +16,7 @@ import { verdictFromError } from './checkers/errors.js';
 import { HttpResponseReader } from './checkers/http-response.js';
 import { prepareHttp, verdictAfterData, verdictAtEnd, type PreparedHttp } from './checkers/http.js';
 import { resolveEndpoint } from './checkers/index.js';
+import { smtpHeloLine, smtpRequest, smtpTranscriptVerdict } from './checkers/smtp.js';
 import type { CheckOptions } from './options.js';
 import { fail, OK_VERDICT, type CheckVerdict } from './types.js';
 
@@ -32,6 +34,8 @@ interface Addon {
   icmpEcho(family: 4 | 6, id: number, seq: number): Buffer;
   /** [kind (0 none, 1 reply, 2 error), id, seq, errno, offset of the quoted destination or -1]. */
   icmpRead(datagram: Buffer, family: 4 | 6, ipHeader: boolean): [number, number, number, number, number];
+  /** Where the next SMTP reply ends (daemon/health/native/smtp_scan.c), for tests: [0 more | 1 reply | -1 garbage, code, consumed]. */
+  smtpScan(buf: Buffer): [number, number, number];
 }
 
 const KIND_TCP = 0;
@@ -40,11 +44,13 @@ const KIND_HTTP = 1;
 const KIND_HTTP_BODY = 2;
 /** ICMP / ICMPv6 echo (keepalived PING_CHECK) on the engine's shared ICMP socket of the family. */
 const KIND_PING = 3;
+/** keepalived SMTP_CHECK: banner, HELO, QUIT; the engine hands back the transcript, JavaScript judges it. */
+const KIND_SMTP = 4;
 const RES = { OK: 0, ERRNO: 1, TIMEOUT: 2, HEAD: 3, EOF: 4 } as const;
 
 /** What the engine needs to run one target's check, and what this side needs to judge its results. */
 export interface NativeSpec {
-  kind: typeof KIND_TCP | typeof KIND_HTTP | typeof KIND_HTTP_BODY | typeof KIND_PING;
+  kind: typeof KIND_TCP | typeof KIND_HTTP | typeof KIND_HTTP_BODY | typeof KIND_PING | typeof KIND_SMTP;
   host: string;
   port: number;
   bindTo: string | undefined;
@@ -53,6 +59,8 @@ export interface NativeSpec {
   mark: number;
   timeoutMs: number;
   http: PreparedHttp | undefined;
+  /** SMTP: the HELO line (the transcript's judge needs it) and what the engine sends (HELO, then QUIT). */
+  smtp?: { helo: Buffer; request: Buffer };
 }
 
 /**
@@ -66,12 +74,13 @@ export function nativeSpecFor(id: string, address: string, port: number, o: Chec
     const ep = resolveEndpoint(id, address, 0, o);
     return { kind: KIND_PING, host: ep.host, port: 0, bindTo: ep.localAddress, bindPort: 0, mark: 0, timeoutMs: o.timeoutMs, http: undefined };
   }
-  if (o.type !== 'tcp' && o.type !== 'http') return undefined;
+  if (o.type !== 'tcp' && o.type !== 'http' && o.type !== 'smtp') return undefined;
   // An agent beside the check rides on the JS probe that also asks the agent (checkers/index.ts).
   if (o.bindInterface !== undefined || o.agent !== undefined) return undefined;
   const ep = resolveEndpoint(id, address, port, o);
   const base = { host: ep.host, port: ep.port, bindTo: ep.localAddress, bindPort: ep.localPort ?? 0, mark: o.fwmark ?? 0, timeoutMs: o.timeoutMs };
   if (o.type === 'tcp') return { kind: KIND_TCP, ...base, http: undefined };
+  if (o.type === 'smtp') return { kind: KIND_SMTP, ...base, http: undefined, smtp: { helo: smtpHeloLine(o.smtp ?? {}), request: smtpRequest(o.smtp ?? {}) } };
   const http = prepareHttp(ep, o.http ?? {}, false);
   return { kind: http.regex !== undefined || http.digest !== undefined ? KIND_HTTP_BODY : KIND_HTTP, ...base, http };
 }
@@ -112,7 +121,7 @@ export class NativeProbeEngine {
 
   add(spec: NativeSpec): number {
     const ranges = spec.http === undefined ? null : Int32Array.from(spec.http.ranges.flat());
-    const id = this.lib.addSpec(this.engine, spec.kind, spec.host, spec.port, spec.bindTo ?? null, spec.http?.request ?? null, ranges, spec.timeoutMs, spec.bindPort, spec.mark);
+    const id = this.lib.addSpec(this.engine, spec.kind, spec.host, spec.port, spec.bindTo ?? null, spec.http?.request ?? spec.smtp?.request ?? null, ranges, spec.timeoutMs, spec.bindPort, spec.mark);
     this.specs[id] = spec;
     return id;
   }
@@ -194,8 +203,9 @@ export class NativeProbeEngine {
       const where = spec === undefined ? '' : ` ${spec.host}${ping ? '' : `:${spec.port}`}${spec.bindTo !== undefined ? ` - Local (${spec.bindTo})` : ''}`;
       return verdictFromError({ code: name, message: `${ping ? 'ping' : 'connect'} ${name}${where}` });
     }
-    // Only HTTP specs produce bytes. A removed spec's verdict is ignored by the monitor (its
+    // Only HTTP and SMTP specs produce bytes. A removed spec's verdict is ignored by the monitor (its
     // generation moved on); a reused id may meet a stale result the same way.
+    if (spec?.smtp !== undefined) return smtpTranscriptVerdict(spec.smtp.helo, bodies[value] ?? Buffer.alloc(0), code === RES.EOF);
     return httpVerdict(spec?.http, bodies[value] ?? Buffer.alloc(0), code === RES.EOF);
   }
 }

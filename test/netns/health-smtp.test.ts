@@ -3,8 +3,10 @@
 // and one whose connect-phase filter answers "554 5.7.1 …" and hangs up. keepalived 2.2.7 drops a
 // server whose banner is 554 while a TCP check keeps it (issue #16, measured in the guest): the same
 // here. Then smtpd stops: the good server goes down as refused. From the config file down
-// (loadConfigText → healthPlan → the monitor in the client namespace).
-import { test } from 'node:test';
+// (loadConfigText → healthPlan → the monitor in the client namespace). Twice: on the native probe
+// engine (the C dialog, its transcript judged in JavaScript) and with LVSD_HEALTH_NATIVE=0 (the
+// JavaScript checker): the same verdicts, word for word.
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -35,7 +37,13 @@ const REFUSING_TCP = 'tcp:10.79.0.100:2525/10.79.0.12:2525';
 /** Generous: this asserts what happens, not how fast (a shared 2-core machine). */
 const WAIT = 15_000;
 
-test('smtp check against OpenSMTPD: 220 is up, a 554 banner is down (tcp keeps it), a stopped server is refused', async (t) => {
+for (const native of [true, false]) {
+  test(`smtp check against OpenSMTPD: 220 is up, a 554 banner is down (tcp keeps it), a stopped server is refused (${native ? 'native probe engine' : 'JS checker'})`, async (t) => {
+    await scenario(t, native);
+  });
+}
+
+async function scenario(t: TestContext, native: boolean): Promise<void> {
   requireRoot();
   requireCommands('ip', 'smtpd', 'ss');
   const loaded = loadConfigText(CONFIG);
@@ -69,10 +77,11 @@ test('smtp check against OpenSMTPD: 220 is up, a 554 banner is down (tcp keeps i
   });
   await waitForPort(mail, 25);
 
-  const d = await MonitorDriver.start(client);
+  const d = await MonitorDriver.start(client, native ? {} : { LVSD_HEALTH_NATIVE: '0' });
   drivers.push(d);
   const rec = await d.reconcile(plan.services, plan.targets);
   assert.equal(rec.ev, 'reconciled', JSON.stringify(rec));
+  assert.equal(rec.nativeTargets, native ? 3 : 0, 'checks on the native engine (two smtp, one tcp)');
   const up = await d.transition(GOOD, 'up', WAIT, 0);
   assert.equal(up.detail, '220 mail.lvsd.test ESMTP OpenSMTPD');
   await d.transition(REFUSING_TCP, 'up', WAIT, 0);
@@ -96,4 +105,4 @@ test('smtp check against OpenSMTPD: 220 is up, a 554 banner is down (tcp keeps i
   assert.equal(down.reason, 'refused');
   const tcpDown = await d.transition(REFUSING_TCP, 'down', WAIT, from);
   assert.equal(tcpDown.reason, 'refused');
-});
+}

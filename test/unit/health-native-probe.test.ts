@@ -301,3 +301,95 @@ test('bindPort: the check leaves from that port, on the engine and in JS, one ch
   assert.deepEqual([spec?.bindPort, spec?.mark, spec?.bindTo], [40000, 7, '127.0.0.2']);
   assert.deepEqual([nativeSpecFor('t', '127.0.0.1', 80, opts({ type: 'tcp' }))?.bindPort, nativeSpecFor('t', '127.0.0.1', 80, opts({ type: 'tcp' }))?.mark], [0, 0]);
 });
+
+// ——— SMTP (keepalived SMTP_CHECK) on the engine: the C dialog sends HELO and QUIT, JavaScript judges the transcript ———
+
+const SMTP = (helo = 'lvsd.test'): CheckOptions => opts({ type: 'smtp', timeoutMs: 1500, smtp: { helo } });
+
+/** A scripted SMTP server: `greet` written on connect, then `answer(line)` per command line (null: hang up). */
+function smtpServer(greet: string | null, answer: (line: string) => string | null, heard: string[] = []): Promise<number> {
+  return listen((s) => {
+    if (greet !== null) s.write(greet, 'latin1');
+    let buf = '';
+    s.on('data', (d: Buffer) => {
+      buf += d.toString('latin1');
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+        const line = buf.slice(0, nl).replace(/\r$/, '');
+        buf = buf.slice(nl + 1);
+        heard.push(line);
+        const a = answer(line);
+        if (a === null) s.destroy();
+        else if (line === 'QUIT') s.end(a, 'latin1');
+        else s.write(a, 'latin1');
+      }
+    });
+  });
+}
+
+const polite = (line: string): string => (line.startsWith('HELO ') ? '250 hello\r\n' : line === 'QUIT' ? '221 bye\r\n' : '500 what\r\n');
+
+test('smtp on the engine: the same verdicts and details as the JS checker, dialog for dialog', async () => {
+  assert.equal(nativeSpecFor('t', '127.0.0.1', 25, SMTP())?.kind, 4);
+  const heard: string[] = [];
+  const good = await same(SMTP(), await smtpServer('220 mail.lvsd.test ESMTP\r\n', polite, heard));
+  assert.deepEqual([good.reason, good.detail], ['ok', '220 mail.lvsd.test ESMTP']);
+  assert.deepEqual(heard, ['HELO lvsd.test', 'QUIT', 'HELO lvsd.test', 'QUIT'], 'each path said exactly HELO then QUIT');
+  // A multi-line banner in pieces; a multi-line HELO answer.
+  const pieces = await listen((s) => {
+    s.write('220-mail.lvsd.test\r\n2');
+    setTimeout(() => s.write('20 ready\r\n'), 20);
+    s.on('data', (d: Buffer) => {
+      if (d.toString().startsWith('HELO')) s.write('250-mail.lvsd.test\r\n250-PIPELINING\r\n250 8BITMIME\r\n');
+      else s.end('221 bye\r\n');
+    });
+  });
+  assert.equal((await same(SMTP(), pieces)).detail, '220 mail.lvsd.test / ready');
+  // A server that says everything at once, before it hears a word: each reply is taken in its turn.
+  const eager = await listen((s) => {
+    s.write('220 eager\r\n250 ok\r\n221 bye\r\n');
+    s.on('data', () => undefined);
+  });
+  assert.equal((await same(SMTP(), eager)).reason, 'ok');
+  const cases: [string, Promise<number>, string][] = [
+    ['554 banner', smtpServer('554 5.7.1 no service\r\n', polite), 'status'],
+    ['HELO refused', smtpServer('220 ok\r\n', (l) => (l.startsWith('HELO') ? '501 bad HELO\r\n' : '221 bye\r\n')), 'status'],
+    ['hang-up after the banner', smtpServer('220 ok\r\n', () => null), 'reset'],
+    ['closed before the banner', listen((s) => s.end()), 'reset'],
+    ['HTTP instead of SMTP', listen((s) => s.end('HTTP/1.1 400 Bad Request\r\n\r\n')), 'protocol'],
+    ['a \\r inside a line', smtpServer('220 a\rb\r\n', polite), 'protocol'],
+    ['codes that change mid-reply', smtpServer('220-a\r\n250 b\r\n', polite), 'protocol'],
+    ['a reply past 4 KiB', smtpServer(`220-${'x'.repeat(5000)}`, polite), 'protocol'],
+    ['QUIT answered with anything', smtpServer('220 ok\r\n', (l) => (l === 'QUIT' ? '500 no\r\n' : '250 hi\r\n')), 'ok'],
+  ];
+  for (const [what, port, reason] of cases) assert.equal((await same(SMTP(), await port)).reason, reason, what);
+  assert.equal((await same(SMTP(), await freePort())).reason, 'refused');
+  const silent = await same({ ...SMTP(), timeoutMs: 300 }, await smtpServer(null, polite));
+  assert.equal(silent.reason, 'timeout');
+});
+
+test('smtpScan (C) finds the same replies as readReply, on random near-SMTP bytes', async () => {
+  const { readReply, SmtpProtocolError } = await import('../../daemon/health/checkers/smtp-reply.js');
+  let seed = 0x9e3779b9;
+  const rnd = (n: number): number => {
+    seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5;
+    return (seed >>> 0) % n;
+  };
+  const pieces = ['220', '250', '554', '199', '2a0', ' ', '-', 'text', '\r', '\n', '\r\n', 'x', '\t', '220-', '220 ', '250-'];
+  const kinds = new Set<string>();
+  for (let k = 0; k < 20_000; k++) {
+    let s = '';
+    for (let i = 0, n = 1 + rnd(10); i < n; i++) s += pieces[rnd(pieces.length)] ?? '';
+    const buf = Buffer.from(s, 'latin1');
+    let want: [number, number, number];
+    try {
+      const r = readReply(buf);
+      want = r === null ? [0, 0, 0] : [1, r.code, r.consumed];
+    } catch (e) {
+      if (!(e instanceof SmtpProtocolError)) throw e;
+      want = [-1, 0, 0];
+    }
+    assert.deepEqual(lib.smtpScan(buf), want, JSON.stringify(s));
+    kinds.add(String(want[0]));
+  }
+  assert.deepEqual([...kinds].sort(), ['-1', '0', '1'], 'every outcome exercised');
+});

@@ -23,6 +23,12 @@
 //
 // Sockets close with SO_LINGER 0 (a reset): no TIME_WAIT piles up on the director at 10,000 checks/s.
 //
+// SMTP checks (KIND_SMTP: keepalived SMTP_CHECK) read the banner, send the request's first line
+// (HELO) after a 220, the rest (QUIT) after a 250, and end at the QUIT's answer, or at a reply that
+// is wrong or not SMTP (smtp_scan.c finds where replies end): every outcome but an errno or the timeout
+// is RES_HEAD / RES_EOF with the whole transcript, which JavaScript judges with the JavaScript
+// checker's own dialog (checkers/smtp.ts).
+//
 // Ping checks (KIND_PING) share one ICMP socket per family, opened by the first ping spec: raw when
 // the process may (CAP_NET_RAW), else a ping socket (SOCK_DGRAM, allowed by net.ipv4.ping_group_range);
 // neither is an error addSpec throws. Each echo carries the engine's id and a sequence number unique
@@ -48,12 +54,13 @@
 #include <linux/icmp.h>
 #include <netinet/icmp6.h>
 #include "icmp_codec.h"
+#include "smtp_scan.h"
 
 #ifndef IP_BIND_ADDRESS_NO_PORT
 #define IP_BIND_ADDRESS_NO_PORT 24
 #endif
 
-enum { KIND_TCP = 0, KIND_HTTP = 1, KIND_HTTP_BODY = 2, KIND_PING = 3 };
+enum { KIND_TCP = 0, KIND_HTTP = 1, KIND_HTTP_BODY = 2, KIND_PING = 3, KIND_SMTP = 4 };
 enum { BODY_EOF = 0, BODY_LENGTH = 1, BODY_CHUNKED = 2 };
 enum { RES_OK = 0, RES_ERRNO = 1, RES_TIMEOUT = 2, RES_HEAD = 3, RES_EOF = 4 };
 enum { ST_CONNECTING = 0, ST_SENDING = 1, ST_READING = 2 };
@@ -68,6 +75,8 @@ enum { ST_CONNECTING = 0, ST_SENDING = 1, ST_READING = 2 };
 // loop, and under QEMU TCG a wake-up costs more than a check.
 #define FLUSH_NS (5 * 1000000LL)
 #define REC 5
+// checkers/smtp-reply.ts MAX_REPLY_BYTES: unconsumed bytes past this are not SMTP.
+#define SMTP_REPLY_LIMIT 4096
 
 typedef struct {
   int id;
@@ -82,6 +91,7 @@ typedef struct {
   uint32_t mark;      // SO_MARK, 0: none
   char* request;
   size_t request_len;
+  size_t helo_len;  // KIND_SMTP: the request's first line (HELO), sent after the banner
   int32_t* ranges;  // [lo, hi] pairs
   int nranges;
   int64_t timeout_ns;
@@ -104,6 +114,10 @@ typedef struct probe {
   int body_mode;
   size_t body_length;
   size_t chunk_at;
+  // KIND_SMTP: replies judged so far (0 banner, 1 HELO, 2 QUIT), bytes they took, request bytes to send by now.
+  int smtp_step;
+  size_t scan_at;
+  size_t send_to;
 } probe_t;
 
 typedef struct {
@@ -466,7 +480,13 @@ static int accepted(const spec_t* s, int status) {
   return 0;
 }
 
+static void smtp_readable(engine_t* e, probe_t* p);
+
 static void on_readable(engine_t* e, probe_t* p) {
+  if (p->spec->kind == KIND_SMTP) {
+    smtp_readable(e, p);
+    return;
+  }
   for (;;) {
     if (p->cap - p->len < 4096) {
       p->buf = grow(p->buf, &p->cap, p->len + 4096 > 16384 ? p->len + 4096 : 16384, 1);
@@ -516,10 +536,13 @@ static void on_readable(engine_t* e, probe_t* p) {
   }
 }
 
+static int smtp_advance(engine_t* e, probe_t* p);
+
 static void on_writable(engine_t* e, probe_t* p) {
   spec_t* s = p->spec;
-  while (p->sent < s->request_len) {
-    ssize_t w = send(p->fd, s->request + p->sent, s->request_len - p->sent, MSG_NOSIGNAL);
+  size_t to = s->kind == KIND_SMTP ? p->send_to : s->request_len;
+  while (p->sent < to) {
+    ssize_t w = send(p->fd, s->request + p->sent, to - p->sent, MSG_NOSIGNAL);
     if (w < 0) {
       if (errno == EAGAIN || errno == EINTR) return;
       finish_errno(e, p, errno);
@@ -529,7 +552,81 @@ static void on_writable(engine_t* e, probe_t* p) {
   }
   p->state = ST_READING;
   struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = p};
-  if (epoll_ctl(e->epfd, EPOLL_CTL_MOD, p->fd, &ev) != 0) finish_errno(e, p, errno);
+  if (epoll_ctl(e->epfd, EPOLL_CTL_MOD, p->fd, &ev) != 0) {
+    finish_errno(e, p, errno);
+    return;
+  }
+  // SMTP: replies that came while the command waited to go out (a pipelining server) are judged now.
+  if (s->kind == KIND_SMTP) smtp_advance(e, p);
+}
+
+// Sends the SMTP request up to send_to; 1 while the probe goes on, 0 when it ended (an error).
+static int smtp_send(engine_t* e, probe_t* p) {
+  while (p->sent < p->send_to) {
+    ssize_t w = send(p->fd, p->spec->request + p->sent, p->send_to - p->sent, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN) {
+        finish_errno(e, p, errno);
+        return 0;
+      }
+      // The send buffer is full: the rest goes when the socket is writable (on_writable).
+      p->state = ST_SENDING;
+      struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = p};
+      if (epoll_ctl(e->epfd, EPOLL_CTL_MOD, p->fd, &ev) != 0) {
+        finish_errno(e, p, errno);
+        return 0;
+      }
+      return 1;
+    }
+    p->sent += (size_t)w;
+  }
+  return 1;
+}
+
+// Judges the whole replies that have arrived, in order, sending HELO / QUIT as each step passes;
+// 0 when the probe ended (its transcript handed to JavaScript), 1 while it goes on.
+static int smtp_advance(engine_t* e, probe_t* p) {
+  while (p->state == ST_READING) {
+    int code = 0;
+    size_t used = 0;
+    int r = smtp_scan_reply(p->buf + p->scan_at, p->len - p->scan_at, &code, &used);
+    if (r == SMTP_MORE) break;
+    if (r == SMTP_GARBAGE || p->smtp_step == 2 || code != (p->smtp_step == 0 ? 220 : 250)) {
+      emit_bytes(e, p, RES_HEAD);
+      probe_end(e, p);
+      return 0;
+    }
+    p->scan_at += used;
+    p->smtp_step++;
+    p->send_to = p->smtp_step == 1 ? p->spec->helo_len : p->spec->request_len;
+    if (!smtp_send(e, p)) return 0;
+  }
+  if (p->len - p->scan_at > SMTP_REPLY_LIMIT) {
+    emit_bytes(e, p, RES_HEAD);
+    probe_end(e, p);
+    return 0;
+  }
+  return 1;
+}
+
+static void smtp_readable(engine_t* e, probe_t* p) {
+  while (p->state == ST_READING) {
+    if (p->cap - p->len < 4096) p->buf = grow(p->buf, &p->cap, p->len + 4096, 1);
+    ssize_t r = recv(p->fd, p->buf + p->len, p->cap - p->len, 0);
+    if (r < 0) {
+      if (errno == EAGAIN || errno == EINTR) return;
+      finish_errno(e, p, errno);
+      return;
+    }
+    if (r == 0) {
+      emit_bytes(e, p, RES_EOF);
+      probe_end(e, p);
+      return;
+    }
+    p->len += (size_t)r;
+    if (!smtp_advance(e, p)) return;
+  }
 }
 
 static void on_event(engine_t* e, probe_t* p, uint32_t events) {
@@ -545,6 +642,13 @@ static void on_event(engine_t* e, probe_t* p, uint32_t events) {
     if (p->spec->kind == KIND_TCP) {
       emit(e, p, RES_OK, 0);
       probe_end(e, p);
+      return;
+    }
+    if (p->spec->kind == KIND_SMTP) {
+      // The server speaks first: wait for its banner.
+      p->state = ST_READING;
+      struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = p};
+      if (epoll_ctl(e->epfd, EPOLL_CTL_MOD, p->fd, &ev) != 0) finish_errno(e, p, errno);
       return;
     }
     p->state = ST_SENDING;
@@ -975,7 +1079,7 @@ static napi_value add_spec(napi_env env, napi_callback_info info) {
     napi_throw_error(env, NULL, "out of memory");
     return NULL;
   }
-  s->kind = kind == KIND_HTTP || kind == KIND_HTTP_BODY || kind == KIND_PING ? kind : KIND_TCP;
+  s->kind = kind == KIND_HTTP || kind == KIND_HTTP_BODY || kind == KIND_PING || kind == KIND_SMTP ? kind : KIND_TCP;
   s->refs = 1;
   s->timeout_ns = (int64_t)timeout_ms * 1000000LL;
   char host[64];
@@ -1013,6 +1117,14 @@ static napi_value add_spec(napi_env env, napi_callback_info info) {
     s->request = malloc(len > 0 ? len : 1);
     memcpy(s->request, data, len);
     s->request_len = len;
+    const char* eol = len > 0 ? memmem(s->request, len, "\r\n", 2) : NULL;
+    s->helo_len = eol == NULL ? len : (size_t)(eol - s->request) + 2;
+  }
+  if (s->kind == KIND_SMTP && s->request_len == 0) {
+    free(s->request);
+    free(s);
+    napi_throw_type_error(env, NULL, "request: an SMTP check needs its HELO and QUIT lines");
+    return NULL;
   }
   bool is_ta = false;
   napi_is_typedarray(env, argv[6], &is_ta);
@@ -1146,6 +1258,29 @@ static napi_value js_icmp_read(napi_env env, napi_callback_info info) {
   return out;
 }
 
+// smtpScan(buf) → [SMTP_MORE 0 | SMTP_REPLY 1 | SMTP_GARBAGE -1, code, consumed] (for tests).
+static napi_value js_smtp_scan(napi_env env, napi_callback_info info) {
+  napi_value argv[1], out;
+  if (!get_args(env, info, 1, argv)) return NULL;
+  void* data;
+  size_t len;
+  if (napi_get_buffer_info(env, argv[0], &data, &len) != napi_ok) {
+    napi_throw_type_error(env, NULL, "expected a Buffer");
+    return NULL;
+  }
+  int code = 0;
+  size_t used = 0;
+  int r = smtp_scan_reply(data, len, &code, &used);
+  int32_t v[3] = {r, r == SMTP_REPLY ? code : 0, r == SMTP_REPLY ? (int32_t)used : 0};
+  CHECK(napi_create_array_with_length(env, 3, &out));
+  for (uint32_t i = 0; i < 3; i++) {
+    napi_value n;
+    napi_create_int32(env, v[i], &n);
+    napi_set_element(env, out, i, n);
+  }
+  return out;
+}
+
 NAPI_MODULE_INIT() {
   napi_property_descriptor props[] = {
       {"open", NULL, engine_open, NULL, NULL, NULL, napi_default, NULL},
@@ -1155,6 +1290,7 @@ NAPI_MODULE_INIT() {
       {"start", NULL, start, NULL, NULL, NULL, napi_default, NULL},
       {"icmpEcho", NULL, js_icmp_echo, NULL, NULL, NULL, napi_default, NULL},
       {"icmpRead", NULL, js_icmp_read, NULL, NULL, NULL, napi_default, NULL},
+      {"smtpScan", NULL, js_smtp_scan, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;
