@@ -425,7 +425,7 @@ export const HealthCheck = Obj(
     connectPort: opt(Port('Check this port instead of the real server\'s.')),
     bindTo: opt(Ip('Source address of the checks.')),
     bindPort: opt(Port('Source port of the checks (keepalived bind_port), with bindTo or alone (any address of the target\'s family). Not for ping, file, exec or none checks.')),
-    fwmark: opt(Int(1, 4294967295, 'Firewall mark (SO_MARK) on the check\'s socket, from its first packet (keepalived checker fwmark): for policy routing or nft rules. tcp and plain http checks only (the native probe engine sets it; Node.js cannot), and lvsd needs CAP_NET_ADMIN.')),
+    fwmark: opt(Int(1, 4294967295, 'Firewall mark (SO_MARK) on the check\'s socket, from its first packet (keepalived checker fwmark): for policy routing or nft rules. tcp, plain http and smtp checks only (the native probe engine sets it; Node.js cannot), and lvsd needs CAP_NET_ADMIN.')),
     bindInterface: opt(Type.String({ minLength: 1, maxLength: 15, description: 'Interface of an IPv6 link-local check target (fe80::/10, checked as fe80::…%eth0); refused for any other target (Node cannot SO_BINDTODEVICE: use bindTo for a source address).' })),
     http: opt(
       Obj(

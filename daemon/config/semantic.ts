@@ -276,7 +276,7 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       if (type === 'ping' && hc.bindInterface !== undefined) err([...hcPath, 'bindInterface'], 'a ping check does not take bindInterface (interface-scoped link-local targets are not pinged yet)', 'key');
       if (hc.bindPort !== undefined && ['ping', 'file', 'exec', 'none'].includes(type)) err([...hcPath, 'bindPort'], `a ${type} check has no socket of its own to bind a port`, 'key');
       // The native engine sets SO_MARK before connect(); Node.js cannot, so only its check types take a mark.
-      if (hc.fwmark !== undefined && type !== 'tcp' && type !== 'http') err([...hcPath, 'fwmark'], `fwmark is set by the native probe engine, which runs tcp and plain http checks, not ${type}`, 'key');
+      if (hc.fwmark !== undefined && !['tcp', 'http', 'smtp'].includes(type)) err([...hcPath, 'fwmark'], `fwmark is set by the native probe engine, which runs tcp, plain http and smtp checks, not ${type}`, 'key');
       if (hc.fwmark !== undefined && (hc.agent !== undefined || hc.bindInterface !== undefined)) err([...hcPath, 'fwmark'], 'fwmark does not go with agent or bindInterface (such checks run in Node.js, which cannot mark a socket)', 'key');
       if (type === 'dns' && !hc.dns && !base?.dns) err(hcPath, 'a dns check needs dns.name');
       if (type === 'exec' && !hc.exec && !base?.exec) err(hcPath, 'an exec check needs exec.command');

@@ -376,7 +376,8 @@ test('checker bindPort and fwmark: carried to the health plan; refused where no 
     return r.ok ? '' : r.errors.map(formatError).join('\n');
   };
   assert.equal(errs('type: https, bindPort: 40123'), '');
-  assert.match(errs('type: https, fwmark: 42'), /fwmark: fwmark is set by the native probe engine, which runs tcp and plain http checks, not https/);
+  assert.equal(errs('type: smtp, fwmark: 42'), '', 'smtp runs on the native engine too');
+  assert.match(errs('type: https, fwmark: 42'), /fwmark: fwmark is set by the native probe engine, which runs tcp, plain http and smtp checks, not https/);
   assert.match(errs('type: tcp, fwmark: 42, agent: { port: 9999 }'), /fwmark does not go with agent or bindInterface/);
   assert.match(errs('type: ping, bindPort: 40123'), /bindPort: a ping check has no socket of its own to bind a port/);
   assert.match(errs('type: tcp, fwmark: 0'), /fwmark/);

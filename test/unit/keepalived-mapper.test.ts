@@ -631,7 +631,7 @@ test('checker bind_port and fwmark → bindPort and fwmark; fwmark on a check lv
   const shc = ssl.config.virtualServers?.[0]?.healthCheck;
   assert.deepEqual([shc?.bindPort, shc?.fwmark], [40123, undefined]);
   assert.deepEqual(diag(ssl), ['9 fwmark']);
-  assert.match(ssl.diagnostics[0]?.why ?? '', /marks only tcp and plain http checks/);
+  assert.match(ssl.diagnostics[0]?.why ?? '', /marks only tcp, plain http and smtp checks/);
   const zero = importText(VS(' real_server 10.0.1.1 80 {\n  TCP_CHECK {\n   fwmark 0\n  }\n }'));
   assert.equal(zero.config.virtualServers?.[0]?.healthCheck?.fwmark, undefined);
   assert.deepEqual(zero.diagnostics, []);

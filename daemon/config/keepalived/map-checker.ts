@@ -242,8 +242,8 @@ function readConnection(ctx: Context, r: BlockReader, hc: HealthCheckOut): void 
   const markD = r.last('fwmark');
   const mark = r.int(markD, 0, 4294967295);
   // keepalived: fwmark 0 is no mark.
-  if (markD && mark !== undefined && mark > 0 && hc.type !== 'tcp' && hc.type !== 'http') {
-    ctx.reportDirective(markD, `lvsd marks only tcp and plain http checks (its native probe engine sets SO_MARK; Node.js cannot), not ${hc.type}; not carried over`);
+  if (markD && mark !== undefined && mark > 0 && hc.type !== 'tcp' && hc.type !== 'http' && hc.type !== 'smtp') {
+    ctx.reportDirective(markD, `lvsd marks only tcp, plain http and smtp checks (its native probe engine sets SO_MARK; Node.js cannot), not ${hc.type}; not carried over`);
   } else if (markD && mark !== undefined && mark > 0) {
     hc.fwmark = mark;
     ctx.source.at(hc, 'fwmark', markD.pos);
