@@ -3,6 +3,7 @@
 // each packet with source, destination, TTL and interface; sends with a chosen source address.
 import { native, IP, IPV6, SOL, SO_BINDTODEVICE, SO_RCVBUF, SO_RCVBUFFORCE } from './native.js';
 import { parseIP } from './addr.js';
+import { splitIPv4 } from './ipv4-header.js';
 
 export const VRRP_PROTO = 112;
 
@@ -109,11 +110,9 @@ export class VrrpSocket implements VrrpTransport {
         }
         if (r === null) return;
         if (opts.family === 4) {
-          const d = r.data;
-          const ihl = ((d[0] ?? 0) & 0x0f) * 4;
-          if (d.length < 20 || ihl < 20 || d.length < ihl) continue;
-          const total = Math.min(d.readUInt16BE(2), d.length);
-          onPacket({ src: r.src, dst: r.dst ?? d.subarray(16, 20), ttl: d[8] ?? 0, ifindex: r.ifindex, payload: d.subarray(ihl, Math.max(ihl, total)) });
+          const s = splitIPv4(r.data);
+          if (!s.ok) continue; // not a whole IPv4 header: nothing to decode, the kernel never hands us one
+          onPacket({ src: r.src, dst: r.dst ?? s.parts.dst, ttl: s.parts.ttl, ifindex: r.ifindex, payload: s.parts.payload });
         } else {
           onPacket({ src: r.src, dst: r.dst ?? GROUP_V6, ttl: r.ttl, ifindex: r.ifindex, payload: r.data });
         }

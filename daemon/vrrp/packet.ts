@@ -2,6 +2,7 @@
 // typed values or a typed error out. The IPv4/IPv6 header itself is not part of a VRRP message,
 // but the v3 checksum covers a pseudo-header made of it, so src/dst are inputs here.
 import type { Family } from '../net/addr.js';
+import { splitIPv4 } from '../net/ipv4-header.js';
 
 export const VRRP_PROTOCOL = 112;
 export const VRRP_MCAST_V4 = '224.0.0.18';
@@ -187,22 +188,8 @@ export interface IpPacket {
 
 /** Splits an IPv4 datagram as a raw socket hands it over (header included). */
 export function parseIPv4Packet(pkt: Uint8Array): { ok: true; packet: IpPacket } | { ok: false; error: DecodeError } {
-  const b = Buffer.from(pkt.buffer, pkt.byteOffset, pkt.length);
-  if (b.length < 20) return { ok: false, error: new DecodeError('too-short', `IPv4 packet of ${b.length} bytes`) };
-  const ihl = ((b[0] ?? 0) & 0x0f) * 4;
-  if ((b[0] ?? 0) >>> 4 !== 4 || ihl < 20 || b.length < ihl) {
-    return { ok: false, error: new DecodeError('length', `bad IPv4 header (ihl ${ihl})`) };
-  }
-  const total = Math.min(b.readUInt16BE(2), b.length);
-  return {
-    ok: true,
-    packet: {
-      family: 4,
-      ttl: b[8] ?? 0,
-      protocol: b[9] ?? 0,
-      src: Buffer.from(b.subarray(12, 16)),
-      dst: Buffer.from(b.subarray(16, 20)),
-      payload: Buffer.from(b.subarray(ihl, Math.max(ihl, total))),
-    },
-  };
+  const s = splitIPv4(Buffer.from(pkt.buffer, pkt.byteOffset, pkt.length));
+  if (!s.ok) return { ok: false, error: new DecodeError(s.why, s.detail) };
+  const p = s.parts;
+  return { ok: true, packet: { family: 4, ttl: p.ttl, protocol: p.protocol, src: Buffer.from(p.src), dst: Buffer.from(p.dst), payload: Buffer.from(p.payload) } };
 }
