@@ -1,6 +1,6 @@
 // The subcommand table of the `lvsd` bin. Each subcommand is one module exporting a Command;
 // main.ts dispatches by name. To add one (import-keepalived, reload, user add): write the module
-// and add it to COMMANDS in commands.ts.
+// and add its name and loader to COMMANDS in commands.ts (loaded only when it runs).
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 export interface Io {

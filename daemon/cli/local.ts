@@ -2,8 +2,6 @@
 // the state file from --socket/--state, else from the config (--config, default /etc/lvsd/lvsd.yaml when
 // it exists), else lvsd's defaults.
 import { existsSync } from 'node:fs';
-import { loadConfig } from '../config/load.js';
-import { formatError } from '../config/errors.js';
 import { DEFAULTS } from '../config/normalise.js';
 import { UsageError, type Io } from './command.js';
 
@@ -21,6 +19,8 @@ export async function findLocalDaemon(opts: { config?: string | undefined; socke
   let socket: string = DEFAULTS.apiSocket;
   let stateFile: string = DEFAULTS.stateFile;
   if (configPath !== undefined && (opts.socket === undefined || opts.state === undefined)) {
+    // Loaded here, not at the top: the config loader (schema, validators) is most of `lvsd status`'s start-up.
+    const [{ loadConfig }, { formatError }] = await Promise.all([import('../config/load.js'), import('../config/errors.js')]);
     const r = await loadConfig(configPath);
     if (!r.ok) {
       for (const e of r.errors) io.err(formatError(e));

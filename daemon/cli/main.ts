@@ -6,16 +6,17 @@ import { EXIT, UsageError, processIo, type Io } from './command.js';
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
   const [first] = argv;
   if (first === undefined || first === 'help' || first === '--help' || first === '-h') {
-    (first === undefined ? io.err : io.out)(usage());
+    (first === undefined ? io.err : io.out)(await usage());
     return first === undefined ? EXIT.usage : EXIT.ok;
   }
   if (first === '--version' || first === '-V') argv = ['version'];
   const found = findCommand(argv, COMMANDS);
   if (!found) {
-    io.err(`lvsd: unknown command "${first}"\n\n${usage()}`);
+    io.err(`lvsd: unknown command "${first}"\n\n${await usage()}`);
     return EXIT.usage;
   }
-  const { command, rest } = found;
+  const { rest } = found;
+  const command = await found.command.load();
   if (rest.includes('--help') || rest.includes('-h')) {
     io.out(`usage: lvsd ${command.usage}\n\n${command.summary}`);
     return EXIT.ok;

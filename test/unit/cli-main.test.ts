@@ -23,9 +23,13 @@ test('findCommand: longest multi-word name wins, the rest are its arguments', ()
   assert.equal(findCommand(['nope'], table), undefined);
 });
 
-test('usage lists every command with its summary', () => {
-  const text = usage();
-  for (const c of COMMANDS) assert.match(text, new RegExp(`^  ${c.name} +${c.summary.replace(/[()]/g, '.')}$`, 'm'));
+test('usage lists every command with its summary; each entry loads the command of its name', async () => {
+  const text = await usage();
+  for (const e of COMMANDS) {
+    const c = await e.load();
+    assert.equal(c.name, e.name, 'the table\'s name is the module\'s');
+    assert.match(text, new RegExp(`^  ${c.name} +${c.summary.replace(/[()]/g, '.')}$`, 'm'));
+  }
 });
 
 test('check-config in process: usage error for missing FILE', async () => {
