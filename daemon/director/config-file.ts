@@ -5,7 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { formatError, type ConfigError } from '../config/errors.js';
-import { loadConfigText } from '../config/load.js';
+import { parseConfigOffThread } from '../config/parse-off-thread.js';
 import type { Config } from '../config/types.js';
 import { DirectorRejection, type ConfigProblem } from './port.js';
 import { diskFull } from '../state/disk-full.js';
@@ -45,9 +45,9 @@ export class ConfigFile {
     return sha256(this.current.text);
   }
 
-  /** Parses `text` as if it were this file (errors name it with line and column). */
-  parse(text: string): ParsedText {
-    const r = loadConfigText(text, this.path);
+  /** Parses `text` as if it were this file (errors name it with line and column); a large text on a worker thread. */
+  async parse(text: string): Promise<ParsedText> {
+    const r = await parseConfigOffThread(text, this.path);
     if (r.ok) return { ok: true, loaded: { config: r.config, text }, warnings: r.warnings.map(problem) };
     return { ok: false, errors: r.errors.map(problem) };
   }

@@ -204,16 +204,16 @@ export class Director implements DirectorPort {
 
   // ---- configuration: one path, one queue -----------------------------------------------------------------
 
-  validateConfig(text: string): Promise<ConfigCheck> {
-    const p = this.file.parse(text);
-    return Promise.resolve(p.ok ? { ok: true, errors: [] } : { ok: false, errors: p.errors });
+  async validateConfig(text: string): Promise<ConfigCheck> {
+    const p = await this.file.parse(text);
+    return p.ok ? { ok: true, errors: [] } : { ok: false, errors: p.errors };
   }
 
-  diffConfig(text: string): Promise<ConfigDiff> {
-    const p = this.file.parse(text);
-    if (!p.ok) return Promise.resolve({ ok: false, errors: p.errors, changes: [] });
+  async diffConfig(text: string): Promise<ConfigDiff> {
+    const p = await this.file.parse(text);
+    if (!p.ok) return { ok: false, errors: p.errors, changes: [] };
     const diff = diffConfig(this.config, p.loaded.config);
-    return Promise.resolve({ ok: true, errors: [], changes: configChanges(diff), restartNeeded: restartSettings(diff.settings) });
+    return { ok: true, errors: [], changes: configChanges(diff), restartNeeded: restartSettings(diff.settings) };
   }
 
   /** SIGHUP and `lvsd reload`: the file is read once, and what was read is what runs. */
@@ -232,7 +232,7 @@ export class Director implements DirectorPort {
       if (opts.expectedHash !== undefined && opts.expectedHash !== this.file.hash) {
         throw new DirectorRejection(409, 'the running config changed since you loaded it; reload the page and apply again');
       }
-      const p = this.file.parse(text);
+      const p = await this.file.parse(text);
       return p.ok ? this.commit(p.loaded, by, true, opts.allowEmpty === true) : this.answer(false, p.errors, []);
     });
   }
@@ -241,7 +241,7 @@ export class Director implements DirectorPort {
     return this.queued(`rolling back the config for ${by}`, async () => {
       const previous = this.file.takePrevious();
       if (previous === undefined) throw new DirectorRejection(409, 'no earlier config to roll back to');
-      const p = this.file.parse(previous);
+      const p = await this.file.parse(previous);
       const r = p.ok ? await this.commit(p.loaded, by, true, true) : this.answer(false, p.errors, []);
       // The config rolled back from is not one to go back to; a failed rollback keeps its target.
       if (r.ok) this.file.forgetNewest();

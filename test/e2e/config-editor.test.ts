@@ -27,12 +27,12 @@ class RealCheckDirector extends FakeDirector {
     if (!r.ok) throw new Error(`FAKE_CONFIG is not a valid lvsd config: ${r.errors.map((e) => e.message).join('; ')}`);
     this.#file = new ConfigFile({ config: r.config, text: FAKE_CONFIG });
   }
-  override validateConfig(text: string): Promise<ConfigCheck> {
-    const r = this.#file.parse(text);
-    return Promise.resolve(r.ok ? { ok: true, errors: [] } : { ok: false, errors: r.errors });
+  override async validateConfig(text: string): Promise<ConfigCheck> {
+    const r = await this.#file.parse(text);
+    return r.ok ? { ok: true, errors: [] } : { ok: false, errors: r.errors };
   }
   override async diffConfig(text: string): Promise<ConfigDiff> {
-    const r = this.#file.parse(text);
+    const r = await this.#file.parse(text);
     return r.ok ? super.diffConfig(text) : { ok: false, errors: r.errors, changes: [] };
   }
 }
