@@ -65,6 +65,9 @@ before(async () => {
   requireRoot();
   requireCommands('ip', 'nft', 'bird', 'birdc', 'nginx', 'node');
   lab = await createEcmpLab('ecmp');
+  // The fixed flow ports are never handed out as ephemeral ports: the load generator's connections (in
+  // TIME_WAIT after the stop test) once held one, and its replay failed with EADDRINUSE.
+  await lab.client.sh(`sysctl -qw net.ipv4.ip_local_reserved_ports=${FIRST_PORT}-${FIRST_PORT + FLOWS - 1}`);
   await Promise.all(lab.directors.map((d) => lab.startDirector(d)));
 });
 
