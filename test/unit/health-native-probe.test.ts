@@ -16,6 +16,7 @@ import { NativeProbeEngine, nativeSpecFor, probeAddon } from '../../daemon/healt
 import { CHECK_DEFAULTS, type CheckOptions } from '../../daemon/health/options.js';
 import type { CheckVerdict } from '../../daemon/health/types.js';
 import { freePort, LoopbackServers, runProbe } from '../support/loopback-servers.js';
+import { polite, smtpServer as scripted } from '../support/smtp-script.js';
 
 const lib = probeAddon();
 if (lib === null) throw new Error('native probe engine not built (build/Release/lvsd_probe.node): run `npm ci` or `npm rebuild`');
@@ -306,32 +307,10 @@ test('bindPort: the check leaves from that port, on the engine and in JS, one ch
 
 const SMTP = (helo = 'lvsd.test'): CheckOptions => opts({ type: 'smtp', timeoutMs: 1500, smtp: { helo } });
 
-/** A scripted SMTP server: `greet` written on connect, then `answer(line)` per command line (null: hang up). */
-function smtpServer(greet: string | null, answer: (line: string) => string | null, heard: string[] = []): Promise<number> {
-  return listen((s) => {
-    if (greet !== null) s.write(greet, 'latin1');
-    let buf = '';
-    s.on('data', (d: Buffer) => {
-      buf += d.toString('latin1');
-      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-        const line = buf.slice(0, nl).replace(/\r$/, '');
-        buf = buf.slice(nl + 1);
-        heard.push(line);
-        const a = answer(line);
-        if (a === null) s.destroy();
-        else if (line === 'QUIT') s.end(a, 'latin1');
-        else s.write(a, 'latin1');
-      }
-    });
-  });
-}
-
-const polite = (line: string): string => (line.startsWith('HELO ') ? '250 hello\r\n' : line === 'QUIT' ? '221 bye\r\n' : '500 what\r\n');
-
 test('smtp on the engine: the same verdicts and details as the JS checker, dialog for dialog', async () => {
   assert.equal(nativeSpecFor('t', '127.0.0.1', 25, SMTP())?.kind, 4);
   const heard: string[] = [];
-  const good = await same(SMTP(), await smtpServer('220 mail.lvsd.test ESMTP\r\n', polite, heard));
+  const good = await same(SMTP(), await scripted(servers, '220 mail.lvsd.test ESMTP\r\n', polite, heard));
   assert.deepEqual([good.reason, good.detail], ['ok', '220 mail.lvsd.test ESMTP']);
   assert.deepEqual(heard, ['HELO lvsd.test', 'QUIT', 'HELO lvsd.test', 'QUIT'], 'each path said exactly HELO then QUIT');
   // A multi-line banner in pieces; a multi-line HELO answer.
@@ -351,19 +330,19 @@ test('smtp on the engine: the same verdicts and details as the JS checker, dialo
   });
   assert.equal((await same(SMTP(), eager)).reason, 'ok');
   const cases: [string, Promise<number>, string][] = [
-    ['554 banner', smtpServer('554 5.7.1 no service\r\n', polite), 'status'],
-    ['HELO refused', smtpServer('220 ok\r\n', (l) => (l.startsWith('HELO') ? '501 bad HELO\r\n' : '221 bye\r\n')), 'status'],
-    ['hang-up after the banner', smtpServer('220 ok\r\n', () => null), 'reset'],
+    ['554 banner', scripted(servers, '554 5.7.1 no service\r\n', polite), 'status'],
+    ['HELO refused', scripted(servers, '220 ok\r\n', (l) => (l.startsWith('HELO') ? '501 bad HELO\r\n' : '221 bye\r\n')), 'status'],
+    ['hang-up after the banner', scripted(servers, '220 ok\r\n', () => null), 'reset'],
     ['closed before the banner', listen((s) => s.end()), 'reset'],
     ['HTTP instead of SMTP', listen((s) => s.end('HTTP/1.1 400 Bad Request\r\n\r\n')), 'protocol'],
-    ['a \\r inside a line', smtpServer('220 a\rb\r\n', polite), 'protocol'],
-    ['codes that change mid-reply', smtpServer('220-a\r\n250 b\r\n', polite), 'protocol'],
-    ['a reply past 4 KiB', smtpServer(`220-${'x'.repeat(5000)}`, polite), 'protocol'],
-    ['QUIT answered with anything', smtpServer('220 ok\r\n', (l) => (l === 'QUIT' ? '500 no\r\n' : '250 hi\r\n')), 'ok'],
+    ['a \\r inside a line', scripted(servers, '220 a\rb\r\n', polite), 'protocol'],
+    ['codes that change mid-reply', scripted(servers, '220-a\r\n250 b\r\n', polite), 'protocol'],
+    ['a reply past 4 KiB', scripted(servers, `220-${'x'.repeat(5000)}`, polite), 'protocol'],
+    ['QUIT answered with anything', scripted(servers, '220 ok\r\n', (l) => (l === 'QUIT' ? '500 no\r\n' : '250 hi\r\n')), 'ok'],
   ];
   for (const [what, port, reason] of cases) assert.equal((await same(SMTP(), await port)).reason, reason, what);
   assert.equal((await same(SMTP(), await freePort())).reason, 'refused');
-  const silent = await same({ ...SMTP(), timeoutMs: 300 }, await smtpServer(null, polite));
+  const silent = await same({ ...SMTP(), timeoutMs: 300 }, await scripted(servers, null, polite));
   assert.equal(silent.reason, 'timeout');
 });
 

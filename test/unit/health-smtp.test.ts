@@ -4,12 +4,12 @@
 // Against a real Debian SMTP server: test/netns/health-smtp.test.ts.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Socket } from 'node:net';
 import { buildProbe } from '../../daemon/health/checkers/index.js';
 import { readReply, SmtpProtocolError } from '../../daemon/health/checkers/smtp-reply.js';
 import { CHECK_DEFAULTS, HealthOptionError, type CheckOptions } from '../../daemon/health/options.js';
 import type { CheckVerdict } from '../../daemon/health/types.js';
 import { freePort, LoopbackServers, runProbe } from '../support/loopback-servers.js';
+import { polite, smtpServer as scripted } from '../support/smtp-script.js';
 
 const servers = new LoopbackServers();
 after(() => {
@@ -26,28 +26,6 @@ test('smtp replies: one line, several lines, incomplete, garbage', () => {
   assert.throws(() => readReply(Buffer.from('220-a\r\n250 b\r\n')), /codes 220 and 250/);
 });
 
-/** A scripted SMTP server: `banner` on connect, then `answer(line)` per command line it hears. */
-async function smtpServer(banner: string | null, answer: (line: string) => string | null, heard: string[] = []): Promise<number> {
-  return servers.listen((s: Socket) => {
-    if (banner !== null) s.write(banner);
-    let buf = '';
-    s.on('data', (d: Buffer) => {
-      buf += d.toString('latin1');
-      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-        const line = buf.slice(0, nl).replace(/\r$/, '');
-        buf = buf.slice(nl + 1);
-        heard.push(line);
-        const a = answer(line);
-        if (a === null) s.destroy();
-        else if (line === 'QUIT') s.end(a);
-        else s.write(a);
-      }
-    });
-  });
-}
-
-const polite = (line: string): string => (line.startsWith('HELO ') ? '250 pleased to meet you\r\n' : line === 'QUIT' ? '221 bye\r\n' : '500 what\r\n');
-
 function smtp(port: number, o: Partial<CheckOptions> = {}): Promise<CheckVerdict> {
   const c: CheckOptions = { ...CHECK_DEFAULTS, type: 'smtp', timeoutMs: 1500, smtp: { helo: 'lvsd.test' }, ...o };
   return runProbe(buildProbe('mail/127.0.0.1', '127.0.0.1', port, c), c.timeoutMs);
@@ -55,7 +33,7 @@ function smtp(port: number, o: Partial<CheckOptions> = {}): Promise<CheckVerdict
 
 test('smtp check: banner 220, HELO 250, QUIT; the dialog is exactly HELO then QUIT', async () => {
   const heard: string[] = [];
-  const v = await smtp(await smtpServer('220 mail.lvsd.test ESMTP\r\n', polite, heard));
+  const v = await smtp(await scripted(servers, '220 mail.lvsd.test ESMTP\r\n', polite, heard));
   assert.deepEqual([v.ok, v.reason, v.detail], [true, 'ok', '220 mail.lvsd.test ESMTP']);
   assert.deepEqual(heard, ['HELO lvsd.test', 'QUIT']);
   // A multi-line banner and a multi-line HELO answer, each in pieces.
@@ -73,7 +51,7 @@ test('smtp check: banner 220, HELO 250, QUIT; the dialog is exactly HELO then QU
 
 test('smtp check: a 554 banner is down (the port is open: a tcp check would pass)', async () => {
   const heard: string[] = [];
-  const port = await smtpServer('554 5.7.1 no service for you\r\n', polite, heard);
+  const port = await scripted(servers, '554 5.7.1 no service for you\r\n', polite, heard);
   const v = await smtp(port);
   assert.deepEqual([v.ok, v.reason, v.detail], [false, 'status', 'banner 554 5.7.1 no service for you']);
   assert.deepEqual(heard, [], 'nothing is said to a server that refused service');
@@ -82,11 +60,11 @@ test('smtp check: a 554 banner is down (the port is open: a tcp check would pass
 });
 
 test('smtp check: HELO refused, silence, a close mid-dialog, garbage, nothing listening', async () => {
-  const refused = await smtp(await smtpServer('220 ok\r\n', (l) => (l.startsWith('HELO') ? '501 bad HELO\r\n' : '221 bye\r\n')));
+  const refused = await smtp(await scripted(servers, '220 ok\r\n', (l) => (l.startsWith('HELO') ? '501 bad HELO\r\n' : '221 bye\r\n')));
   assert.deepEqual([refused.ok, refused.reason, refused.detail], [false, 'status', 'HELO answered 501 bad HELO']);
-  const silent = await smtp(await smtpServer(null, polite), { timeoutMs: 300 });
+  const silent = await smtp(await scripted(servers, null, polite), { timeoutMs: 300 });
   assert.deepEqual([silent.ok, silent.reason], [false, 'timeout']);
-  const hangup = await smtp(await smtpServer('220 ok\r\n', () => null));
+  const hangup = await smtp(await scripted(servers, '220 ok\r\n', () => null));
   assert.deepEqual([hangup.ok, hangup.reason], [false, 'reset']);
   const http = await smtp(await servers.listen((s) => s.end('HTTP/1.1 400 Bad Request\r\n\r\n')));
   assert.deepEqual([http.ok, http.reason], [false, 'protocol']);

@@ -480,6 +480,25 @@ static int accepted(const spec_t* s, int status) {
   return 0;
 }
 
+// Reads what has arrived onto p->buf: 1 when bytes came, 0 when the probe ended (the peer closed: RES_EOF
+// with the bytes so far; or an error), -1 when there is nothing more to read now.
+static int recv_more(engine_t* e, probe_t* p) {
+  if (p->cap - p->len < 4096) p->buf = grow(p->buf, &p->cap, p->len + 4096 > 16384 ? p->len + 4096 : 16384, 1);
+  ssize_t r = recv(p->fd, p->buf + p->len, p->cap - p->len, 0);
+  if (r < 0) {
+    if (errno == EAGAIN || errno == EINTR) return -1;
+    finish_errno(e, p, errno);
+    return 0;
+  }
+  if (r == 0) {
+    emit_bytes(e, p, RES_EOF);
+    probe_end(e, p);
+    return 0;
+  }
+  p->len += (size_t)r;
+  return 1;
+}
+
 static void smtp_readable(engine_t* e, probe_t* p);
 
 static void on_readable(engine_t* e, probe_t* p) {
@@ -488,22 +507,8 @@ static void on_readable(engine_t* e, probe_t* p) {
     return;
   }
   for (;;) {
-    if (p->cap - p->len < 4096) {
-      p->buf = grow(p->buf, &p->cap, p->len + 4096 > 16384 ? p->len + 4096 : 16384, 1);
-    }
-    ssize_t r = recv(p->fd, p->buf + p->len, p->cap - p->len, 0);
-    if (r < 0) {
-      if (errno == EAGAIN || errno == EINTR) return;
-      finish_errno(e, p, errno);
-      return;
-    }
-    if (r == 0) {
-      emit_bytes(e, p, RES_EOF);
-      probe_end(e, p);
-      return;
-    }
     size_t from = p->len >= 3 ? p->len - 3 : 0;
-    p->len += (size_t)r;
+    if (recv_more(e, p) <= 0) return;
     if (p->body_at > 0) {
       if (body_settled(p)) {
         emit_bytes(e, p, RES_HEAD);
@@ -612,20 +617,7 @@ static int smtp_advance(engine_t* e, probe_t* p) {
 
 static void smtp_readable(engine_t* e, probe_t* p) {
   while (p->state == ST_READING) {
-    if (p->cap - p->len < 4096) p->buf = grow(p->buf, &p->cap, p->len + 4096, 1);
-    ssize_t r = recv(p->fd, p->buf + p->len, p->cap - p->len, 0);
-    if (r < 0) {
-      if (errno == EAGAIN || errno == EINTR) return;
-      finish_errno(e, p, errno);
-      return;
-    }
-    if (r == 0) {
-      emit_bytes(e, p, RES_EOF);
-      probe_end(e, p);
-      return;
-    }
-    p->len += (size_t)r;
-    if (!smtp_advance(e, p)) return;
+    if (recv_more(e, p) <= 0 || !smtp_advance(e, p)) return;
   }
 }
 
@@ -1233,9 +1225,21 @@ static napi_value js_icmp_echo(napi_env env, napi_callback_info info) {
   return out;
 }
 
+// A JavaScript array of n int32s (the test helpers' answers).
+static napi_value int32_array(napi_env env, const int32_t* v, uint32_t n) {
+  napi_value out;
+  if (napi_create_array_with_length(env, n, &out) != napi_ok) return NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value x;
+    napi_create_int32(env, v[i], &x);
+    napi_set_element(env, out, i, x);
+  }
+  return out;
+}
+
 // icmpRead(buf, family, ipHeader) → [kind, id, seq, errno, offset of the quoted destination or -1]
 static napi_value js_icmp_read(napi_env env, napi_callback_info info) {
-  napi_value argv[3], out;
+  napi_value argv[3];
   if (!get_args(env, info, 3, argv)) return NULL;
   void* data;
   size_t len;
@@ -1249,18 +1253,12 @@ static napi_value js_icmp_read(napi_env env, napi_callback_info info) {
   napi_get_value_bool(env, argv[2], &ip_header);
   icmp_read_t r = icmp_read(data, len, family, ip_header);
   int32_t v[5] = {r.kind, r.id, r.seq, r.err, r.quoted_dst == NULL ? -1 : (int32_t)(r.quoted_dst - (const uint8_t*)data)};
-  CHECK(napi_create_array_with_length(env, 5, &out));
-  for (uint32_t i = 0; i < 5; i++) {
-    napi_value n;
-    napi_create_int32(env, v[i], &n);
-    napi_set_element(env, out, i, n);
-  }
-  return out;
+  return int32_array(env, v, 5);
 }
 
 // smtpScan(buf) → [SMTP_MORE 0 | SMTP_REPLY 1 | SMTP_GARBAGE -1, code, consumed] (for tests).
 static napi_value js_smtp_scan(napi_env env, napi_callback_info info) {
-  napi_value argv[1], out;
+  napi_value argv[1];
   if (!get_args(env, info, 1, argv)) return NULL;
   void* data;
   size_t len;
@@ -1272,13 +1270,7 @@ static napi_value js_smtp_scan(napi_env env, napi_callback_info info) {
   size_t used = 0;
   int r = smtp_scan_reply(data, len, &code, &used);
   int32_t v[3] = {r, r == SMTP_REPLY ? code : 0, r == SMTP_REPLY ? (int32_t)used : 0};
-  CHECK(napi_create_array_with_length(env, 3, &out));
-  for (uint32_t i = 0; i < 3; i++) {
-    napi_value n;
-    napi_create_int32(env, v[i], &n);
-    napi_set_element(env, out, i, n);
-  }
-  return out;
+  return int32_array(env, v, 3);
 }
 
 NAPI_MODULE_INIT() {
