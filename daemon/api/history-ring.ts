@@ -17,6 +17,14 @@ export interface HistoryRead {
   marks: HistoryMark[];
 }
 
+/** The whole ring, oldest sample first (history-codec.ts writes it to disk). */
+export interface HistoryDump {
+  t: number[];
+  /** One value per time; NaN: no value then. */
+  series: [string, Float32Array][];
+  marks: HistoryMark[];
+}
+
 export class HistoryRing {
   readonly #times: Float64Array;
   readonly #series = new Map<string, { values: Float32Array; lastSeen: number }>();
@@ -63,6 +71,27 @@ export class HistoryRing {
   mark(m: HistoryMark): void {
     this.#marks.push(m);
     if (this.#marks.length > this.maxMarks) this.#marks.shift();
+  }
+
+  dump(): HistoryDump {
+    const n = this.length;
+    const slots = Array.from({ length: n }, (_, i) => (this.#written - n + i) % this.capacity);
+    return {
+      t: slots.map((slot) => this.#times[slot] ?? 0),
+      series: [...this.#series].map(([key, s]) => [key, Float32Array.from(slots, (slot) => s.values[slot] ?? Number.NaN)]),
+      marks: [...this.#marks],
+    };
+  }
+
+  /** Replays a dump's samples newer than `after` (ms), oldest first, then its marks, as if they had just been pushed. */
+  load(d: HistoryDump, after = -Infinity): void {
+    for (const [i, t] of d.t.entries()) {
+      if (t <= after) continue;
+      const values = new Map<string, number>();
+      for (const [key, v] of d.series) if (!Number.isNaN(v[i] ?? Number.NaN)) values.set(key, v[i] ?? 0);
+      this.push(t, values);
+    }
+    for (const m of d.marks) if (m.at > after) this.mark(m);
   }
 
   /** The samples since `since` (ms, exclusive) of the series `want` keeps, oldest first. */

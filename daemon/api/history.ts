@@ -1,12 +1,23 @@
 // The history the panel's graphs read: a HistoryRing fed every `periodMs` from the director's snapshot
 // (history-sample.ts says what a sample holds), with VRRP transitions and health changes from the event
-// stream as marks. The I/O edge of the pure ring: one timer (unref'd), one subscription.
+// stream as marks. The I/O edge of the pure ring: one timer (unref'd), one subscription, and with `file`
+// the ring kept on disk (history-codec.ts): read at start (samples older than the ring's span dropped),
+// written every `saveEveryMs` and at stop, atomically; a file that cannot be read or written is logged and
+// the graphs go on in memory.
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { DirectorPort } from '../director/port.js';
+import { decodeHistory, encodeHistory } from './history-codec.js';
 import { HistoryRing, type HistoryMark } from './history-ring.js';
 import { parseHistoryKey, sampleOf, type CounterMemo, type HistoryMetric } from './history-sample.js';
 
 /** 10 s × 1,080 = the last 3 hours. */
-export const HISTORY_DEFAULTS = { periodMs: 10_000, capacity: 1080, maxSeries: 4000 };
+export const HISTORY_DEFAULTS = { periodMs: 10_000, capacity: 1080, maxSeries: 4000, saveEveryMs: 60_000 };
+
+export interface HistoryPersistence {
+  /** Where the ring is kept across restarts. */
+  file?: string;
+  onError?: (e: Error) => void;
+}
 
 export interface HistorySeries {
   scope: 'virtualServer' | 'realServer';
@@ -31,19 +42,29 @@ export class History {
   #timer: NodeJS.Timeout | null = null;
   #off: (() => void) | null = null;
   #previous: { at: number; counters: CounterMemo } | null = null;
+  #saver: NodeJS.Timeout | null = null;
+  readonly #saveEveryMs: number;
+  readonly #persist: HistoryPersistence;
 
   constructor(
     private readonly director: DirectorPort,
-    opts: Partial<typeof HISTORY_DEFAULTS> = {},
+    opts: Partial<typeof HISTORY_DEFAULTS> & HistoryPersistence = {},
     private readonly now: () => number = Date.now,
   ) {
     const o = { ...HISTORY_DEFAULTS, ...opts };
     this.periodMs = o.periodMs;
+    this.#saveEveryMs = o.saveEveryMs;
+    this.#persist = { file: opts.file, onError: opts.onError };
     this.ring = new HistoryRing(o.capacity, o.maxSeries);
   }
 
   start(): this {
     if (this.#timer !== null) return this;
+    this.restore();
+    if (this.#persist.file !== undefined) {
+      this.#saver = setInterval(() => { this.save(); }, this.#saveEveryMs);
+      this.#saver.unref();
+    }
     this.#off = this.director.subscribe((e) => {
       const at = Date.parse(e.at);
       if (e.type === 'vrrp.transition') this.ring.mark({ at, kind: 'vrrp', text: `${e.instance}: ${e.from} → ${e.to}` });
@@ -56,10 +77,43 @@ export class History {
   }
 
   stop(): void {
+    if (this.#timer !== null) this.save();
     if (this.#timer !== null) clearInterval(this.#timer);
+    if (this.#saver !== null) clearInterval(this.#saver);
+    this.#saver = null;
     this.#timer = null;
     this.#off?.();
     this.#off = null;
+  }
+
+  /** Reads the file back into the ring: the samples still within its span of now. */
+  private restore(): void {
+    const file = this.#persist.file;
+    if (file === undefined) return;
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(file);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') this.#persist.onError?.(e as Error);
+      return;
+    }
+    try {
+      this.ring.load(decodeHistory(bytes, file), this.now() - this.periodMs * this.ring.capacity);
+    } catch (e) {
+      this.#persist.onError?.(e as Error);
+    }
+  }
+
+  /** Writes the ring to the file (a temporary file renamed over it: a crash mid-write leaves the last one whole). */
+  save(): void {
+    const file = this.#persist.file;
+    if (file === undefined) return;
+    try {
+      writeFileSync(`${file}.tmp`, encodeHistory(this.ring.dump()), { mode: 0o600 });
+      renameSync(`${file}.tmp`, file);
+    } catch (e) {
+      this.#persist.onError?.(e as Error);
+    }
   }
 
   /** Takes one sample now (the timer's tick; tests call it to step time themselves). */

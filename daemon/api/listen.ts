@@ -3,7 +3,7 @@
 // local CLI commands use — trusted as admin, because only root can open it.
 import { chmod, lstat, readFile, unlink } from 'node:fs/promises';
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildApi, connectEvents } from './server.js';
 import { EventLog } from './event-log.js';
@@ -70,7 +70,11 @@ export async function startApi(
     secret: deps.store.cookieSecret,
     onError: (e) => log?.warn({ err: e, file: deps.store.file }, 'could not save the browser sessions to the state file; they work until lvsd restarts'),
   });
-  const history = new History(deps.director).start();
+  // Beside the state file: the graphs of the last hours survive a restart.
+  const history = new History(deps.director, {
+    file: join(dirname(deps.store.file), 'history.bin'),
+    onError: (e) => log?.warn({ err: e }, 'graph history not kept on disk; the graphs go on in memory'),
+  }).start();
   const https = cfg.tls ? { key: await readFile(cfg.tls.key), cert: await readFile(cfg.tls.cert) } : null;
   const shared = { director: deps.director, store: deps.store, logger: deps.logger ?? false, events, sessions, history };
   const tcp = await buildApi({ ...shared, https, webuiDir: deps.webuiDir, processMetrics: true, allowedHosts: cfg.allowedHosts ?? [] });

@@ -1,0 +1,74 @@
+// The graphs' history across a restart (issue #18): the ring written to disk and read back — every sample,
+// series and mark as it was; samples older than the ring's span dropped; a damaged file named with its byte
+// and the graphs starting empty, the daemon serving on.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodeHistory, encodeHistory } from '../../daemon/api/history-codec.js';
+import { HistoryRing } from '../../daemon/api/history-ring.js';
+import { History } from '../../daemon/api/history.js';
+import { FakeDirector } from '../support/fake-director.js';
+
+test('codec: a ring round-trips, NaN holes and marks included; damage is named with its byte', () => {
+  const ring = new HistoryRing(4, 10);
+  ring.push(1000, new Map([['a', 1.5], ['b', 2]]));
+  ring.push(2000, new Map([['a', 3]]));
+  ring.mark({ at: 1500, kind: 'vrrp', text: 'VI_1: BACKUP → MASTER' });
+  const d = decodeHistory(encodeHistory(ring.dump()), 'h.bin');
+  const again = new HistoryRing(4, 10);
+  again.load(d);
+  assert.deepEqual(again.read(), ring.read());
+  const bytes = encodeHistory(ring.dump());
+  assert.throws(() => decodeHistory(Buffer.from('garbage!garbage!garbage'), 'h.bin'), /^Error: h\.bin: byte 0: not an lvsd history file; the graphs start empty$/);
+  assert.throws(() => decodeHistory(bytes.subarray(0, bytes.length - 1), 'h.bin'), /h\.bin: byte \d+: \d+ bytes of values, \d+ expected for 2 series × 2 samples/);
+  const hdr = Buffer.from(bytes);
+  hdr.write('{', 16, 'latin1');
+  hdr.write('X', 17, 'latin1');
+  assert.throws(() => decodeHistory(hdr, 'h.bin'), /h\.bin: byte 16: header: /);
+});
+
+test('History with a file: what a stopped director drew is there after its restart; stale samples dropped; a bad file is reported, not fatal', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'lvsd-history-'));
+  t.after(() => { rmSync(dir, { recursive: true, force: true }); });
+  const file = join(dir, 'history.bin');
+  const director = new FakeDirector();
+  let now = 1_000_000;
+  const first = new History(director, { periodMs: 10_000, capacity: 6, file }, () => now);
+  director.tick(1);
+  first.start();
+  for (let i = 0; i < 4; i++) { director.tick(10); now += 10_000; first.sample(); }
+  director.transition('VI_2', 'MASTER', 'master down timer expired');
+  const before = first.view({});
+  first.stop(); // writes the file
+  assert.ok(readFileSync(file).length > 0);
+
+  // A restart 10 s later: the five samples and the mark are back, then the new process samples on.
+  now += 10_000;
+  const second = new History(director, { periodMs: 10_000, capacity: 6, file }, () => now);
+  second.start();
+  const after = second.view({});
+  second.stop();
+  assert.deepEqual(after.t.slice(0, before.t.length), before.t);
+  assert.equal(after.t.length, before.t.length + 1, 'the restarted one took its first sample');
+  assert.deepEqual(after.marks, before.marks);
+  const cps = (v: typeof before) => v.series.find((s) => s.metric === 'cps' && s.scope === 'virtualServer')?.values.slice(0, before.t.length);
+  assert.deepEqual(cps(after), cps(before));
+
+  // Down longer than the ring's span (6 × 10 s): nothing old is drawn.
+  now += 120_000;
+  const third = new History(director, { periodMs: 10_000, capacity: 6, file }, () => now);
+  third.start();
+  assert.equal(third.view({}).t.length, 1);
+  third.stop();
+
+  // A damaged file: reported with where, and the graphs start empty.
+  writeFileSync(file, 'LVSDHIST\x09\x00\x00\x00');
+  const errors: string[] = [];
+  const fourth = new History(director, { periodMs: 10_000, capacity: 6, file, onError: (e) => errors.push(e.message) }, () => now);
+  fourth.start();
+  assert.equal(fourth.view({}).t.length, 1);
+  assert.deepEqual(errors, [`${file}: byte 0: not an lvsd history file; the graphs start empty`]);
+  fourth.stop();
+});
