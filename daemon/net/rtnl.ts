@@ -60,19 +60,64 @@ function linkInfo(m: rt.LinkMessage): LinkInfo {
   };
 }
 
+/** Requests in flight on one rtnetlink socket (limited()). */
+const RTNL_INFLIGHT = 16;
+
 export class Rtnl {
   private readonly sock: RtNetlinkSocket;
   private events: RtNetlinkSocket | null = null;
   private addrEvents: RtNetlinkSocket | null = null;
 
-  constructor() {
+  #inflight = 0;
+  readonly #waiting: (() => void)[] = [];
+
+  /**
+   * Runs a request with at most RTNL_INFLIGHT others in flight on the socket. Five hundred VIPs added at
+   * once (500 instances becoming MASTER together) crashed the netlink package's send path inside its addon
+   * ("terminate called after throwing an instance of 'Napi::Error'"); queued here, they go through.
+   */
+  private async limited<T>(f: () => Promise<T>): Promise<T> {
+    if (this.#inflight >= RTNL_INFLIGHT) await new Promise<void>((r) => this.#waiting.push(r));
+    this.#inflight++;
+    try {
+      return await f();
+    } finally {
+      this.#inflight--;
+      this.#waiting.shift()?.();
+    }
+  }
+
+  /** `onError`: a socket error lvsd can only report (an event socket's overflow is recovered here, not reported). */
+  constructor(private readonly onError: (e: Error) => void = () => undefined) {
     this.sock = createRtNetlink();
+    // An 'error' event without a listener throws, and from inside the addon's receive callback that aborts
+    // the whole process ("terminate called after throwing an instance of 'Napi::Error'").
+    this.sock.socket.on('error', (e) => { this.onError(e); });
     // Requests hold a reference of their own; an idle request socket must not keep a worker alive.
     this.sock.socket.unref();
   }
 
+  /**
+   * An event socket whose receive buffer overflowed (ENOBUFS: events were lost, as 500 VIPs added at once do)
+   * must not take the process down; `resync` reads the truth again. A buffer of 4 MiB makes it rare.
+   */
+  private eventSocket(groups: Parameters<RtNetlinkSocket['addMembership']>[0][], resync: () => Promise<void>): RtNetlinkSocket {
+    const ev = createRtNetlink();
+    for (const g of groups) ev.addMembership(g);
+    try {
+      ev.socket.setRecvBufferSize(4 << 20);
+    } catch {
+      /* rmem_max caps it: the default buffer, and resync when it overflows */
+    }
+    ev.socket.on('error', (e) => {
+      resync().catch((r: unknown) => { this.onError(r instanceof Error ? r : new Error(String(r))); });
+      if (e.code !== 'ENOBUFS') this.onError(e);
+    });
+    return ev;
+  }
+
   async links(): Promise<LinkInfo[]> {
-    return (await this.sock.getLinks()).map(linkInfo);
+    return (await this.limited(() => this.sock.getLinks())).map(linkInfo);
   }
 
   async link(name: string): Promise<LinkInfo> {
@@ -82,7 +127,7 @@ export class Rtnl {
   }
 
   async linkDetails(): Promise<LinkDetail[]> {
-    return (await this.sock.getLinks()).map((m) => ({
+    return (await this.limited(() => this.sock.getLinks())).map((m) => ({
       ...linkInfo(m),
       kind: decodeLinkInfo(m.attrs.linkinfo),
       parent: m.attrs.link !== undefined && m.attrs.link.length >= 4 ? m.attrs.link.readUInt32LE(0) : 0,
@@ -93,24 +138,24 @@ export class Rtnl {
   /** Creates a macvlan `name` on `parent` with `mac`, down (set conf before bringing it up). */
   async addMacvlan(name: string, parent: number, mac: Buffer, mode: MacvlanMode): Promise<void> {
     try {
-      await this.sock.newLink(
+      await this.limited(() => this.sock.newLink(
         {},
         { ifname: name, link: u32(parent), address: mac, linkinfo: macvlanLinkInfo(mode) },
         { flags: FlagsNew.CREATE | FlagsNew.EXCL },
-      );
+      ));
     } catch (e) {
       throw new Error(`creating macvlan ${name} on ifindex ${parent}: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 
   async setLinkUp(index: number): Promise<void> {
-    await this.sock.setLink({ index, flags: { up: true }, change: { up: true } });
+    await this.limited(() => this.sock.setLink({ index, flags: { up: true }, change: { up: true } }));
   }
 
   /** Deletes a link. Returns false when it was already gone. */
   async deleteLink(index: number): Promise<boolean> {
     try {
-      await this.sock.delLink({ index });
+      await this.limited(() => this.sock.delLink({ index }));
       return true;
     } catch (e) {
       if (errnoOf(e) === 'ENODEV') return false;
@@ -119,7 +164,7 @@ export class Rtnl {
   }
 
   async addresses(ifindex: number): Promise<IfAddress[]> {
-    const msgs = await this.sock.getAddresses();
+    const msgs = await this.limited(() => this.sock.getAddresses());
     return msgs
       .filter((m) => m.data.index === ifindex && (m.data.family === AF_INET || m.data.family === AF_INET6))
       .flatMap((m) => {
@@ -135,7 +180,7 @@ export class Rtnl {
   async addAddress(ifindex: number, cidr: string, o: AddressOptions = {}): Promise<boolean> {
     const r = addressRequest(ifindex, cidr, o);
     try {
-      await this.sock.newAddress(r.data, r.attrs, { flags: FlagsNew.CREATE | FlagsNew.EXCL });
+      await this.limited(() => this.sock.newAddress(r.data, r.attrs, { flags: FlagsNew.CREATE | FlagsNew.EXCL }));
       return true;
     } catch (e) {
       if (errnoOf(e) === 'EEXIST') return false;
@@ -147,7 +192,7 @@ export class Rtnl {
   async delAddress(ifindex: number, cidr: string, o: Pick<AddressOptions, 'peer'> = {}): Promise<boolean> {
     const { data, attrs } = addressRequest(ifindex, cidr, o);
     try {
-      await this.sock.delAddress({ family: data.family, prefixlen: data.prefixlen, index: ifindex }, { ...(attrs.local !== undefined ? { local: attrs.local } : {}), ...(attrs.address !== undefined ? { address: attrs.address } : {}) });
+      await this.limited(() => this.sock.delAddress({ family: data.family, prefixlen: data.prefixlen, index: ifindex }, { ...(attrs.local !== undefined ? { local: attrs.local } : {}), ...(attrs.address !== undefined ? { address: attrs.address } : {}) }));
       return true;
     } catch (e) {
       if (errnoOf(e) === 'EADDRNOTAVAIL' || errnoOf(e) === 'ENODEV') return false;
@@ -176,7 +221,7 @@ export class Rtnl {
 
   private async change(what: string, f: () => Promise<unknown>, ...benign: string[]): Promise<boolean> {
     try {
-      await f();
+      await this.limited(f);
       return true;
     } catch (e) {
       if (benign.includes(errnoOf(e))) return false;
@@ -187,14 +232,26 @@ export class Rtnl {
   /** Link up/down events (RTM_NEWLINK / RTM_DELLINK, read raw: the high-level event drops which one). */
   watchLinks(onLink: (link: LinkInfo, deleted: boolean) => void): void {
     if (this.events !== null) throw new Error('already watching links');
-    const ev = createRtNetlink();
-    ev.addMembership('LINK');
+    const known = new Map<number, LinkInfo>();
+    const report = (l: LinkInfo, deleted: boolean): void => {
+      if (deleted) known.delete(l.index);
+      else known.set(l.index, l);
+      onLink(l, deleted);
+    };
+    // Events were lost: every link as it is now, and the ones gone since.
+    const resync = async (): Promise<void> => {
+      const now = await this.links();
+      const present = new Set(now.map((l) => l.index));
+      for (const l of [...known.values()]) if (!present.has(l.index)) report(l, true);
+      for (const l of now) report(l, false);
+    };
+    const ev = this.eventSocket(['LINK'], resync);
     ev.socket.on('message', (msgs) => {
       for (const m of msgs) {
         if (m.type !== RTM_NEWLINK && m.type !== RTM_DELLINK) continue;
         try {
           const l = rt.parseLinkMessage(m.data);
-          onLink(linkInfo(l), m.type === RTM_DELLINK);
+          report(linkInfo(l), m.type === RTM_DELLINK);
         } catch {
           /* a message we cannot parse says nothing about our links */
         }
@@ -206,16 +263,31 @@ export class Rtnl {
   /** Address added / removed events (RTM_NEWADDR / RTM_DELADDR, both families), read raw like watchLinks. */
   watchAddresses(onAddress: (ifindex: number, address: Buffer, deleted: boolean) => void): void {
     if (this.addrEvents !== null) throw new Error('already watching addresses');
-    const ev = createRtNetlink();
-    ev.addMembership('IPV4_IFADDR');
-    ev.addMembership('IPV6_IFADDR');
+    const known = new Map<string, { ifindex: number; address: Buffer }>();
+    const report = (ifindex: number, address: Buffer, deleted: boolean): void => {
+      const key = `${ifindex}/${address.toString('hex')}`;
+      if (deleted) known.delete(key);
+      else known.set(key, { ifindex, address });
+      onAddress(ifindex, address, deleted);
+    };
+    // Events were lost: every address as it is now, and the ones seen before that are gone.
+    const resync = async (): Promise<void> => {
+      const now = new Map<string, { ifindex: number; address: Buffer }>();
+      for (const m of await this.limited(() => this.sock.getAddresses())) {
+        const a = m.attrs.local ?? m.attrs.address;
+        if (a !== undefined) now.set(`${m.data.index ?? 0}/${a.toString('hex')}`, { ifindex: m.data.index ?? 0, address: a });
+      }
+      for (const [key, v] of [...known]) if (!now.has(key)) report(v.ifindex, v.address, true);
+      for (const v of now.values()) report(v.ifindex, v.address, false);
+    };
+    const ev = this.eventSocket(['IPV4_IFADDR', 'IPV6_IFADDR'], resync);
     ev.socket.on('message', (msgs) => {
       for (const m of msgs) {
         if (m.type !== RTM_NEWADDR && m.type !== RTM_DELADDR) continue;
         try {
           const a = rt.parseAddressMessage(m.data);
           const address = a.attrs.local ?? a.attrs.address;
-          if (address !== undefined) onAddress(a.data.index ?? 0, address, m.type === RTM_DELADDR);
+          if (address !== undefined) report(a.data.index ?? 0, address, m.type === RTM_DELADDR);
         } catch {
           /* a message we cannot parse says nothing about our addresses */
         }

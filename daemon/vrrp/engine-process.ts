@@ -69,7 +69,7 @@ async function start(options: NormalizedOptions): Promise<void> {
     post({ type: 'fatal', message: e instanceof Error ? (e.stack ?? e.message) : String(e) });
     return;
   }
-  rt = new VrrpRuntime(running, hostIo(), {
+  rt = new VrrpRuntime(running, hostIo((e) => { log('warn', `rtnetlink: ${e.message}`); }), {
     masterRxLowerPri: (instance, priority) => {
       post({ type: 'rxLowerPri', instance, priority });
     },

@@ -5,8 +5,9 @@ import { VrrpSocket } from '../net/vrrp-socket.js';
 import { GarpSender } from '../net/garp.js';
 import type { RuntimeIo } from './runtime.js';
 
-export function hostIo(): RuntimeIo {
-  const rtnl = new Rtnl();
+/** `onError`: rtnetlink trouble that is reported, not fatal (a lost event is recovered by re-reading). */
+export function hostIo(onError: (e: Error) => void = () => undefined): RuntimeIo {
+  const rtnl = new Rtnl(onError);
   const garp = new GarpSender();
   return {
     links: () => rtnl.links(),
