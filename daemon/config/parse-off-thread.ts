@@ -1,5 +1,5 @@
 // A large config parsed and validated on a worker thread, so the API (and the health checks, the VRRP
-// socket, /healthz) keep answering while it is checked: a 1 MiB config takes ~0.6 s of CPU, most of it
+// socket, every other route) keep answering while it is checked: a 1 MiB config takes ~0.6 s of CPU, most of it
 // in the YAML parser. Small texts are parsed inline: a round trip to the worker costs more than they do.
 // The worker starts on first use and is unref'd (it never keeps the daemon alive); if it cannot start or
 // dies, the text is parsed inline, so the answer is the same either way.

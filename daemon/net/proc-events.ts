@@ -1,7 +1,9 @@
 // A socket on the kernel's process events connector (proc-connector.ts has the bytes). The kernel has the
 // connector in the initial network namespace only: elsewhere the subscription is refused (ECONNREFUSED,
 // keepalived 2.2.7 logs "Failed to set/clear process event listen - errno 111") and no event comes.
-import { RawNetlinkSocket } from 'netlink';
+// The package's own files, not its index: the index loads every family it knows (nl80211, WireGuard: ~110 ms
+// of CPU at start as an ES import); these load only what lvsd uses.
+import { RawNetlinkSocket } from 'netlink/dist/raw.js';
 import { CN_IDX_PROC, decodeProcEvents, encodeListen, NETLINK_CONNECTOR, type ProcEvent } from './proc-connector.js';
 
 export interface ProcEventHandlers {

@@ -137,6 +137,6 @@ export async function startFakeDirector(text: string, extra: Pick<DirectorOption
     if (started.engine === undefined) throw new Error('no VRRP engine started: the config has no instances');
     return started.engine;
   };
-  return { d, dataplane, engine, engines: started.all, file, retuned, cleanup };
+  return { d, dataplane, engine, engines: started.all, file, retuned, store, cleanup };
 }
 

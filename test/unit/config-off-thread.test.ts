@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfigText } from '../../daemon/config/load.js';
 import { INLINE_BELOW, parseConfigOffThread } from '../../daemon/config/parse-off-thread.js';
+import { buildApi } from '../../daemon/api/server.js';
 import { startFakeDirector } from '../support/director-fakes.js';
 
 /** A valid config of `services` virtual servers with ten real servers each (~70 bytes a real server). */
@@ -49,4 +50,35 @@ test('a director validating a big config keeps its event loop turning; a small o
   setImmediate(() => small.push('event loop turned'));
   await quick;
   assert.deepEqual(small, ['validated']);
+});
+
+test('through the API: a request sent while a big config is validated is answered before the validate is', async (t) => {
+  const fake = await startFakeDirector('virtualServers: []\n');
+  t.after(() => fake.cleanup());
+  const order: string[] = [];
+  let during: Promise<void> | undefined;
+  // The director as the API sees it, but the moment the validate route has handed its text on, another
+  // request is sent. Parsed inline, the text would be checked before validateConfig returned: 'validated'
+  // would come at the next microtask, before that request could be routed and answered.
+  const director = new Proxy(fake.d, {
+    get(target, key) {
+      const v: unknown = Reflect.get(target, key);
+      if (key !== 'validateConfig') return typeof v === 'function' ? (v as () => unknown).bind(target) : v;
+      return (text: string) => {
+        const checked = target.validateConfig(text);
+        void checked.then(() => { order.push('validated'); });
+        during = app.inject({ method: 'GET', url: '/api/v1/config' }).then((r) => { order.push(`config ${r.statusCode}`); });
+        return checked;
+      };
+    },
+  });
+  // localAdmin: every caller is admin, so no login is needed (the unix socket's mode).
+  const app = await buildApi({ director, store: fake.store, localAdmin: true, webuiDir: null, logger: false });
+  t.after(() => app.close());
+  await app.ready();
+  const r = await app.inject({ method: 'POST', url: '/api/v1/config/validate', payload: { text: bigConfig(1200) } });
+  order.push(`validate ${r.statusCode} ${r.json<{ ok: boolean }>().ok ? 'ok' : 'errors'}`);
+  assert.ok(during !== undefined, 'the validate route reached the director');
+  await during;
+  assert.deepEqual(order, ['config 200', 'validated', 'validate 200 ok']);
 });

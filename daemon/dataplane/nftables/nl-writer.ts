@@ -4,7 +4,9 @@
 // started there once (`ip netns exec NS node nl-worker.js`) and batches go to it over a pipe.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { RawNetlinkSocket } from 'netlink';
+// The package's own files, not its index: the index loads every family it knows (nl80211, WireGuard: ~110 ms
+// of CPU at start as an ES import); these load only what lvsd uses.
+import { RawNetlinkSocket } from 'netlink/dist/raw.js';
 import { decodeAcks, encodeBatch, type NftOp } from './nl-codec.js';
 
 const NETLINK_NETFILTER = 12;
