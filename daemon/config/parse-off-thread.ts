@@ -13,8 +13,10 @@ let worker: Worker | undefined;
 let nextId = 1;
 const pending = new Map<number, { resolve: (r: LoadResult) => void; text: string; file: string }>();
 
-function fallBack(): void {
-  worker = undefined;
+/** The worker `dead` died (an error, then its exit: called twice): its pending texts are parsed inline. */
+function fallBack(dead: Worker): void {
+  if (worker === dead) worker = undefined; // not a newer worker started in between
+
   for (const [id, p] of pending) {
     pending.delete(id);
     p.resolve(loadConfigText(p.text, p.file));
@@ -33,8 +35,8 @@ function started(): Worker | undefined {
       if (pending.size === 0) w.unref();
       p?.resolve(m.result);
     });
-    w.on('error', fallBack);
-    w.on('exit', fallBack);
+    w.on('error', () => { fallBack(w); });
+    w.on('exit', () => { fallBack(w); });
     worker = w;
   } catch {
     return undefined;
