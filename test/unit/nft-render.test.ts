@@ -542,3 +542,14 @@ test('ModelCache settles a spec handed again as the same object by identity, wit
   assert.equal(tableModel({ services: [copy] }, {}, cache).services.get('svc-tcp-10.0.0.1-80'), first.services.get('svc-tcp-10.0.0.1-80'));
   cache.commit();
 });
+
+test('planUpdate of a table the fast path already wrote: no commands, and the sides kept without a copy', () => {
+  const m = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80)] }), svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', realServers: [rs('10.0.1.1', 80)] })] }, { masquerade: true });
+  const from = { ...m, live: fullLive(m) };
+  const plan = planUpdate(from, m, sameService, [], slotMapsIn(from), { changed: [], removed: [] });
+  assert.deepEqual(planPhases(plan), []);
+  assert.equal(plan.live, from.live);
+  // A side `from` does not know is still planned (the service is written).
+  const partial = { ...m, live: new Map([...from.live].slice(0, 1)) };
+  assert.equal(planPhases(planUpdate(partial, m, sameService)).length > 0, true);
+});
