@@ -115,7 +115,13 @@ export type DataplaneKind = 'ipvs' | 'nftables' | 'userspace';
 
 export interface Dataplane {
   readonly kind: DataplaneKind;
-  /** Makes the dataplane hold exactly `desired` (for what it owns), changing only what differs. */
+  /**
+   * Makes the dataplane hold exactly `desired` (for what it owns), changing only what differs.
+   * A ServiceSpec handed to apply() is immutable from then on (treat it as frozen, its realServers too):
+   * a backend may keep the object and take the same object in a later table as the same service without
+   * comparing it. A changed service is a new object; handing the unchanged ones again as the very same
+   * objects is what makes a change cost what it changes rather than what the table holds.
+   */
   apply(desired: DesiredTable): Promise<ApplyReport>;
   /** What the dataplane holds now, with connection counts and counters where it has them. */
   observe(): Promise<ObservedTable>;

@@ -523,3 +523,33 @@ test('ModelCache: a discarded build leaves the last committed models in use; a c
   assert.notEqual(chain(later, 2), chain(first, 2));
   assert.ok(sameService(chain(later, 2) as NftService, chain(first, 2) as NftService));
 });
+
+test('ModelCache settles a spec handed again as the same object by identity, without reading it', () => {
+  const cache = new ModelCache();
+  const plain = svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80)] });
+  let reads = 0;
+  // Counts what a field-by-field comparison would read; the identity path reads nothing of it.
+  const spec = Object.defineProperty({ ...plain }, 'realServers', { get: () => { reads++; return plain.realServers; }, enumerable: true });
+  const first = tableModel({ services: [spec] }, {}, cache);
+  cache.commit();
+  const before = reads;
+  const again = tableModel({ services: [spec] }, {}, cache);
+  cache.commit();
+  assert.equal(reads, before);
+  assert.equal(again.services.get('svc-tcp-10.0.0.1-80'), first.services.get('svc-tcp-10.0.0.1-80'));
+  // An equal new object is compared (and then remembered, so the one after it meets identity too).
+  const copy = structuredClone(plain);
+  assert.equal(tableModel({ services: [copy] }, {}, cache).services.get('svc-tcp-10.0.0.1-80'), first.services.get('svc-tcp-10.0.0.1-80'));
+  cache.commit();
+});
+
+test('planUpdate of a table the fast path already wrote: no commands, and the sides kept without a copy', () => {
+  const m = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80)] }), svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', realServers: [rs('10.0.1.1', 80)] })] }, { masquerade: true });
+  const from = { ...m, live: fullLive(m) };
+  const plan = planUpdate(from, m, sameService, [], slotMapsIn(from), { changed: [], removed: [] });
+  assert.deepEqual(planPhases(plan), []);
+  assert.equal(plan.live, from.live);
+  // A side `from` does not know is still planned (the service is written).
+  const partial = { ...m, live: new Map([...from.live].slice(0, 1)) };
+  assert.equal(planPhases(planUpdate(partial, m, sameService)).length > 0, true);
+});

@@ -211,24 +211,11 @@ export function sameSpec(a: ServiceSpec, b: ServiceSpec): boolean {
   return true;
 }
 
-/** A private copy of what sameSpec compares (a full structuredClone was most of a full program's modelling). */
-function specCopy(s: ServiceSpec): ServiceSpec {
-  const c: ServiceSpec = {
-    id: s.id, family: s.family, protocol: s.protocol, scheduler: s.scheduler,
-    realServers: s.realServers.map((rs) => ({ id: rs.id, address: rs.address, port: rs.port, weight: rs.weight, method: rs.method })),
-  };
-  if (s.address !== undefined) c.address = s.address;
-  if (s.port !== undefined) c.port = s.port;
-  if (s.fwmark !== undefined) c.fwmark = s.fwmark;
-  if (s.onePacket !== undefined) c.onePacket = s.onePacket;
-  if (s.persistence !== undefined) c.persistence = { ...s.persistence };
-  if (s.schedulerFlags !== undefined) c.schedulerFlags = [...s.schedulerFlags];
-  return c;
-}
-
 /**
- * Remembers each service's model with a private copy of the spec it came from, so the next tableModel()
- * rebuilds only the services whose spec changed (a copy: the caller may mutate its objects in place).
+ * Remembers each service's model with the spec it came from, so the next tableModel() rebuilds only the
+ * services whose spec changed. Specs are immutable once handed over (types.ts, Dataplane): the spec object
+ * of the last build settles an unchanged service by identity, and sameSpec only runs for a spec that is a
+ * new object (a director that builds every spec afresh pays that walk; one that keeps them does not).
  */
 export class ModelCache {
   /** Kept in place from build to build (a second map per build was most of an unchanged table's cost). */
@@ -240,7 +227,9 @@ export class ModelCache {
   private undo: [string, { spec: ServiceSpec; svc: NftService; build: number } | undefined][] = [];
   model(spec: ServiceSpec): NftService {
     const had = this.entries.get(spec.id);
-    if (had !== undefined && sameSpec(had.spec, spec)) {
+    if (had !== undefined && (had.spec === spec || sameSpec(had.spec, spec))) {
+      // The newest equal object, so that a caller which keeps it from now on meets `===`.
+      had.spec = spec;
       if (had.build !== this.build) {
         had.build = this.build;
         this.used++;
@@ -250,7 +239,7 @@ export class ModelCache {
     const svc = serviceModel(spec);
     if (had === undefined || had.build !== this.build) this.used++;
     this.undo.push([spec.id, had]);
-    this.entries.set(spec.id, { spec: specCopy(spec), svc, build: this.build });
+    this.entries.set(spec.id, { spec, svc, build: this.build });
     return svc;
   }
   /** Called after a table is built: what was not used this time is forgotten. */

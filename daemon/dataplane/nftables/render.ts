@@ -299,6 +299,11 @@ export function planUpdate(
   delta: TableDelta = tableDelta(from, to, same),
 ): UpdatePlan {
   const t = to.table;
+  // Nothing for nft (e.g. the fast path wrote the whole change): no copy of every service's side either.
+  // The sides are then `from`'s own map, shared: no plan or model changes a live map after it is made.
+  if (delta.changed.length === 0 && delta.removed.length === 0 && leftovers.length === 0 && from.live.size === to.services.size && from.masquerade === to.masquerade) {
+    return { stage: [], switch: [], retire: [], live: from.live };
+  }
   const plan: UpdatePlan = { stage: [], switch: [], retire: [], live: new Map(from.live) };
   const staged = new Set<string>();
   for (const chain of delta.changed) {
