@@ -2,12 +2,13 @@
 // run without IPVS). Builds a keepalived.conf with 10 real servers per virtual server, runs
 // `keepalived -n -l -D -C` (checker only) in the checker namespace, and reads its CPU and RSS from
 // /proc and its detections from its log ("Removing service [addr]:tcp:PORT from VS …").
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ChildProcess } from 'node:child_process';
 import type { Netns } from '../test/support/netns.js';
 import { TARGET_BODY_MD5, type BenchCheck } from './targets-binary.js';
+import { namespaceUsage } from './ns-usage.js';
 
 export interface KeepalivedRun {
   child: ChildProcess;
@@ -58,21 +59,6 @@ export function startKeepalived(ns: Netns, dir: string, conf: string): Keepalive
 
 /** CPU seconds (user+system) and the largest RSS (MiB) over the namespace's keepalived processes. */
 export async function keepalivedUsage(ns: Netns): Promise<{ cpuS: number; rssMiB: number }> {
-  const { stdout } = await ns.exec('ip', ['netns', 'pids', ns.name]).catch(() => ({ stdout: '' }));
-  const pids = stdout.split(/\s+/).filter(Boolean);
-  let ticks = 0;
-  let rss = 0;
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (!stat.includes('(keepalived)')) continue;
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(f[11]) + Number(f[12]);
-      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-      rss = Math.max(rss, Number(m?.[1] ?? 0) / 1024);
-    } catch {
-      /* exited */
-    }
-  }
-  return { cpuS: ticks / 100, rssMiB: rss };
+  const u = await namespaceUsage(ns, 'keepalived');
+  return { cpuS: u.cpuS, rssMiB: u.maxRssMiB };
 }

@@ -5,8 +5,8 @@
 // from a crash of the master until the other side is master of every instance; then the ratio
 // lvsd / keepalived of CPU and RSS in the same role. Never fails on a figure.
 //   npx tsc -p tsconfig.json && node dist/bench/vrrp-scale.js [--window 20] [--only 255|500]
-import { readFileSync } from 'node:fs';
-import { keepalivedConf, startKeepalived, type Keepalived } from '../test/support/keepalived.js';
+import { namespaceUsage } from './ns-usage.js';
+import { enteredState, keepalivedConf, startKeepalived, type Keepalived } from '../test/support/keepalived.js';
 import type { Netns } from '../test/support/netns.js';
 import { createLab, sleep, waitFor, type Lab } from '../test/support/vrrp-lab.js';
 import { startLvsdNode, type LvsdNode } from '../test/support/vrrp-node.js';
@@ -20,34 +20,12 @@ const opt = (name: string): string | undefined => {
 const WINDOW_S = Number(opt('window') ?? 20);
 const ONLY = opt('only');
 
-/** CPU seconds and RSS (MiB) summed over every process in the namespace (the daemon and its children). */
-async function usage(ns: Netns): Promise<{ cpuS: number; rssMiB: number }> {
-  const { stdout } = await ns.exec('ip', ['netns', 'pids', ns.name]).catch(() => ({ stdout: '' }));
-  let ticks = 0;
-  let kb = 0;
-  for (const pid of stdout.split(/\s+/).filter(Boolean)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(f[11]) + Number(f[12]);
-      kb += Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  return { cpuS: ticks / 100, rssMiB: kb / 1024 };
-}
-
 interface Side {
   impl: 'lvsd' | 'keepalived';
   ns: Netns;
   masters(): number;
   transitions(): number;
   kill(): Promise<void>;
-}
-
-function entered(log: string, state: string): Set<string> {
-  return new Set([...log.matchAll(new RegExp(`\\((\\S+)\\) Entering ${state} STATE`, 'g'))].map((m) => m[1] ?? ''));
 }
 
 async function start(impl: 'lvsd' | 'keepalived', ns: Netns, instances: ScaleInstance[], priority: number): Promise<Side> {
@@ -69,7 +47,7 @@ async function start(impl: 'lvsd' | 'keepalived', ns: Netns, instances: ScaleIns
     }
     return n;
   };
-  return { impl, ns, masters, transitions: () => entered(k.log(), 'MASTER').size + entered(k.log(), 'BACKUP').size, kill: () => k.kill() };
+  return { impl, ns, masters, transitions: () => enteredState(k.log(), 'MASTER').size + enteredState(k.log(), 'BACKUP').size, kill: () => k.kill() };
 }
 
 interface Row { layout: string; master: string; backup: string; cpu: [number, number]; rss: [number, number]; spurious: [number, number]; failoverS: number }
@@ -82,11 +60,11 @@ async function run(lab: Lab, layout: string, instances: ScaleInstance[], masterI
   await waitFor(`${masterImpl} master of all`, () => m.masters() === instances.length, 60_000, 250);
   const b = await start(backupImpl, d2, instances, 100);
   await sleep(5000); // the backup has heard every instance's adverts
-  const [m0, b0, tm0, tb0] = [await usage(d1), await usage(d2), m.transitions(), b.transitions()];
+  const [m0, b0, tm0, tb0] = [await namespaceUsage(d1), await namespaceUsage(d2), m.transitions(), b.transitions()];
   const t0 = performance.now();
   await sleep(WINDOW_S * 1000);
   const wall = (performance.now() - t0) / 1000;
-  const [m1, b1] = [await usage(d1), await usage(d2)];
+  const [m1, b1] = [await namespaceUsage(d1), await namespaceUsage(d2)];
   const spurious: [number, number] = [m.transitions() - tm0, b.transitions() - tb0];
   const c0 = performance.now();
   await m.kill();

@@ -2,10 +2,13 @@
 // "LVSDHIST", a version, a JSON header (sample times, series keys, marks), then each series' values as
 // float32 (NaN: no value). Pure: bytes in, a dump or an error naming the file and the byte out. JSON for
 // the values would be ~7× larger at the ring's limit (4,000 series × 1,080 samples).
+import { endianness } from 'node:os';
 import type { HistoryDump } from './history-ring.js';
 
 const MAGIC = Buffer.from('LVSDHIST', 'latin1');
 const VERSION = 1;
+/** The file is little-endian; so are the hosts lvsd runs on, where a series is copied as it is. */
+const LITTLE_ENDIAN = endianness() === 'LE';
 
 export function encodeHistory(d: HistoryDump): Buffer {
   const header = Buffer.from(JSON.stringify({ t: d.t, keys: d.series.map(([k]) => k), marks: d.marks }), 'utf8');
@@ -17,7 +20,10 @@ export function encodeHistory(d: HistoryDump): Buffer {
   header.copy(out, 16);
   let at = 16 + header.length;
   for (const [, values] of d.series) {
-    for (let i = 0; i < n; i++, at += 4) out.writeFloatLE(values[i] ?? Number.NaN, at);
+    // On a little-endian host one copy of the series' bytes (4,000 series × 1,080 values would be 4.3M calls).
+    if (LITTLE_ENDIAN) Buffer.from(values.buffer, values.byteOffset, 4 * n).copy(out, at);
+    else for (let i = 0; i < n; i++) out.writeFloatLE(values[i] ?? Number.NaN, at + 4 * i);
+    at += 4 * n;
   }
   return out;
 }
@@ -46,7 +52,9 @@ export function decodeHistory(b: Buffer, file: string): HistoryDump {
   let at = 16 + len;
   const series: [string, Float32Array][] = keys.map((k) => {
     const values = new Float32Array(t.length);
-    for (let i = 0; i < t.length; i++, at += 4) values[i] = b.readFloatLE(at);
+    if (LITTLE_ENDIAN) new Uint8Array(values.buffer).set(b.subarray(at, at + 4 * t.length));
+    else for (let i = 0; i < t.length; i++) values[i] = b.readFloatLE(at + 4 * i);
+    at += 4 * t.length;
     return [k, values];
   });
   return { t, series, marks: h.marks as HistoryDump['marks'] };

@@ -77,8 +77,10 @@ export class History {
   }
 
   stop(): void {
-    if (this.#timer !== null) this.save();
-    if (this.#timer !== null) clearInterval(this.#timer);
+    if (this.#timer !== null) {
+      this.save();
+      clearInterval(this.#timer);
+    }
     if (this.#saver !== null) clearInterval(this.#saver);
     this.#saver = null;
     this.#timer = null;

@@ -80,7 +80,10 @@ export function nativeSpecFor(id: string, address: string, port: number, o: Chec
   const ep = resolveEndpoint(id, address, port, o);
   const base = { host: ep.host, port: ep.port, bindTo: ep.localAddress, bindPort: ep.localPort ?? 0, mark: o.fwmark ?? 0, timeoutMs: o.timeoutMs };
   if (o.type === 'tcp') return { kind: KIND_TCP, ...base, http: undefined };
-  if (o.type === 'smtp') return { kind: KIND_SMTP, ...base, http: undefined, smtp: { helo: smtpHeloLine(o.smtp ?? {}), request: smtpRequest(o.smtp ?? {}) } };
+  if (o.type === 'smtp') {
+    const helo = smtpHeloLine(o.smtp ?? {});
+    return { kind: KIND_SMTP, ...base, http: undefined, smtp: { helo, request: smtpRequest(helo) } };
+  }
   const http = prepareHttp(ep, o.http ?? {}, false);
   return { kind: http.regex !== undefined || http.digest !== undefined ? KIND_HTTP_BODY : KIND_HTTP, ...base, http };
 }

@@ -8,7 +8,7 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { requireCommands, requireRoot } from '../support/prereq.js';
 import { removeStaleNamespaces } from '../support/netns.js';
-import { keepalivedConf, startKeepalived, type KeepalivedInstance } from '../support/keepalived.js';
+import { enteredState, keepalivedConf, startKeepalived, type KeepalivedInstance } from '../support/keepalived.js';
 import { startLvsdNode } from '../support/vrrp-node.js';
 import { createLab, sleep, waitFor, type Lab } from '../support/vrrp-lab.js';
 import { addScaleLinks, scaleInstances, type ScaleInstance } from '../support/vrrp-scale.js';
@@ -23,11 +23,6 @@ before(async () => {
 after(() => {
   lab.destroy();
 });
-
-/** keepalived log lines "(NAME) Entering STATE" after `from`, as the set of instance names. */
-function entered(log: string, state: string, from = 0): Set<string> {
-  return new Set([...log.slice(from).matchAll(new RegExp(`\\((\\S+)\\) Entering ${state} STATE`, 'g'))].map((m) => m[1] ?? ''));
-}
 
 async function scenario(instances: ScaleInstance[], soakMs: number): Promise<void> {
   const [d1, d2] = lab.hosts;
@@ -47,19 +42,19 @@ async function scenario(instances: ScaleInstance[], soakMs: number): Promise<voi
       const logBefore = k.log().length;
       await sleep(soakMs);
       assert.equal(l.transitions.length, lvsdBefore, `lvsd transitions during the soak: ${JSON.stringify(l.transitions.slice(lvsdBefore, lvsdBefore + 5))}`);
-      assert.deepEqual([...entered(k.log(), 'MASTER', logBefore)], [], 'keepalived took an instance during the soak');
+      assert.deepEqual([...enteredState(k.log(), 'MASTER', logBefore)], [], 'keepalived took an instance during the soak');
 
       // lvsd crashes: keepalived takes every instance (Master_Down_Interval ≈ 3.6 s; generous bound for a loaded host).
       const logAtCrash = k.log().length;
       await l.kill();
-      await waitFor(`keepalived MASTER of all ${names.length}`, () => entered(k.log(), 'MASTER', logAtCrash).size === names.length, 60_000, 250);
+      await waitFor(`keepalived MASTER of all ${names.length}`, () => enteredState(k.log(), 'MASTER', logAtCrash).size === names.length, 60_000, 250);
 
       // lvsd comes back with the higher priority and preempts every instance; keepalived steps down in each.
       const logAtReturn = k.log().length;
       const back = await startLvsdNode(d1, lvsdOpts);
       try {
         await waitFor(`lvsd back as MASTER of all ${names.length}`, () => names.every((n) => back.state(n) === 'MASTER'), 60_000, 250);
-        await waitFor(`keepalived BACKUP in all ${names.length}`, () => entered(k.log(), 'BACKUP', logAtReturn).size === names.length, 30_000, 250);
+        await waitFor(`keepalived BACKUP in all ${names.length}`, () => enteredState(k.log(), 'BACKUP', logAtReturn).size === names.length, 30_000, 250);
         // Each VIP is on d1 only (sampled: the first, the middle and the last instance).
         for (const i of [instances[0], instances[Math.floor(instances.length / 2)], instances.at(-1)]) {
           assert.ok(i);

@@ -53,6 +53,11 @@ export function keepalivedConf(instances: KeepalivedInstance[], routerId = 'kad'
   return lines.join('\n') + '\n';
 }
 
+/** The instances whose "(NAME) Entering STATE STATE" lines keepalived logged after offset `from` of its log. */
+export function enteredState(log: string, state: string, from = 0): Set<string> {
+  return new Set([...log.slice(from).matchAll(new RegExp(`\\((\\S+)\\) Entering ${state} STATE`, 'g'))].map((m) => m[1] ?? ''));
+}
+
 export interface Keepalived {
   readonly child: ChildProcess;
   /** Everything it logged so far. */

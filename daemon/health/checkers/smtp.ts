@@ -27,9 +27,9 @@ export function smtpHeloLine(o: SmtpCheckOptions): Buffer {
   return Buffer.from(`HELO ${helo}\r\n`, 'latin1');
 }
 
-/** What the native engine sends, in order: the HELO line, then QUIT. */
-export function smtpRequest(o: SmtpCheckOptions): Buffer {
-  return Buffer.concat([smtpHeloLine(o), QUIT_LINE]);
+/** What the native engine sends, in order: this HELO line, then QUIT. */
+export function smtpRequest(heloLine: Buffer): Buffer {
+  return Buffer.concat([heloLine, QUIT_LINE]);
 }
 
 /** One check's dialog: bytes in, the lines to send and, once it is settled, the verdict. */

@@ -1,0 +1,26 @@
+// CPU and memory of the processes in a network namespace, from /proc (the benchmarks' view of a daemon
+// and its children: keepalived's parent and checker/VRRP processes, lvsd and its VRRP engine).
+import { readFileSync } from 'node:fs';
+import type { Netns } from '../test/support/netns.js';
+
+/** CPU seconds (user+system) and RSS (MiB, summed and largest) over the namespace's processes named `comm` (all when absent). */
+export async function namespaceUsage(ns: Netns, comm?: string): Promise<{ cpuS: number; rssMiB: number; maxRssMiB: number }> {
+  const { stdout } = await ns.exec('ip', ['netns', 'pids', ns.name]).catch(() => ({ stdout: '' }));
+  let ticks = 0;
+  let sum = 0;
+  let max = 0;
+  for (const pid of stdout.split(/\s+/).filter(Boolean)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (comm !== undefined && !stat.includes(`(${comm})`)) continue;
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]);
+      const kb = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+      sum += kb;
+      max = Math.max(max, kb);
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return { cpuS: ticks / 100, rssMiB: sum / 1024, maxRssMiB: max / 1024 };
+}
