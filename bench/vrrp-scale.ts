@@ -33,7 +33,7 @@ async function start(impl: 'lvsd' | 'keepalived', ns: Netns, instances: ScaleIns
     const n: LvsdNode = await startLvsdNode(ns, {
       instances: instances.map((i) => ({ name: i.name, interface: i.interface, vrid: i.vrid, version: 3 as const, priority, advertIntervalMs: 1000, vips: [i.vip] })),
       garp: { masterDelayMs: 0 },
-    });
+    }, 120_000);
     return { impl, ns, masters: () => instances.filter((i) => n.state(i.name) === 'MASTER').length, transitions: () => n.transitions.length, kill: () => n.kill() };
   }
   const k: Keepalived = await startKeepalived(ns, keepalivedConf(instances.map((i) => ({ name: i.name, interface: i.interface, vrid: i.vrid, priority, version: 3, interval: 1, vips: [i.vip] })), `kad${priority}`));

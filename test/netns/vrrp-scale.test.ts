@@ -13,6 +13,9 @@ import { startLvsdNode } from '../support/vrrp-node.js';
 import { createLab, sleep, waitFor, type Lab } from '../support/vrrp-lab.js';
 import { addScaleLinks, scaleInstances, type ScaleInstance } from '../support/vrrp-scale.js';
 
+/** A start of hundreds of instances (after a crash: each removes its stale VIP) took over 15 s under CI's load. */
+const READY_MS = 120_000;
+
 let lab: Lab;
 before(async () => {
   requireRoot();
@@ -31,7 +34,7 @@ async function scenario(instances: ScaleInstance[], soakMs: number): Promise<voi
   const kaInstances: KeepalivedInstance[] = instances.map((i) => ({ name: i.name, interface: i.interface, vrid: i.vrid, priority: 100, version: 3, interval: 1, vips: [i.vip] }));
   const lvsdOpts = { instances: instances.map((i) => ({ name: i.name, interface: i.interface, vrid: i.vrid, version: 3 as const, priority: 150, advertIntervalMs: 1000, vips: [i.vip] })), garp: { masterDelayMs: 0 } };
 
-  const l = await startLvsdNode(d1, lvsdOpts);
+  const l = await startLvsdNode(d1, lvsdOpts, READY_MS);
   try {
     await waitFor(`lvsd MASTER of all ${names.length}`, () => names.every((n) => l.state(n) === 'MASTER'), 30_000, 200);
     const k = await startKeepalived(d2, keepalivedConf(kaInstances, 'kadscale'));
@@ -51,7 +54,7 @@ async function scenario(instances: ScaleInstance[], soakMs: number): Promise<voi
 
       // lvsd comes back with the higher priority and preempts every instance; keepalived steps down in each.
       const logAtReturn = k.log().length;
-      const back = await startLvsdNode(d1, lvsdOpts);
+      const back = await startLvsdNode(d1, lvsdOpts, READY_MS);
       try {
         await waitFor(`lvsd back as MASTER of all ${names.length}`, () => names.every((n) => back.state(n) === 'MASTER'), 60_000, 250);
         await waitFor(`keepalived BACKUP in all ${names.length}`, () => enteredState(k.log(), 'BACKUP', logAtReturn).size === names.length, 30_000, 250);

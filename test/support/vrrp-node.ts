@@ -25,7 +25,8 @@ export interface LvsdNode {
 
 const MAIN = fileURLToPath(new URL('./vrrp-node-main.js', import.meta.url));
 
-export async function startLvsdNode(ns: Netns, options: VrrpOptions): Promise<LvsdNode> {
+/** `readyMs`: how long its start may take (hundreds of instances, each removing a stale VIP, on a loaded host: more). */
+export async function startLvsdNode(ns: Netns, options: VrrpOptions, readyMs = 15_000): Promise<LvsdNode> {
   const child = ns.spawn(process.execPath, [MAIN, JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'pipe'] });
   const transitions: (TransitionEvent & { mono: number })[] = [];
   const lines: Record<string, unknown>[] = [];
@@ -86,7 +87,7 @@ export async function startLvsdNode(ns: Netns, options: VrrpOptions): Promise<Lv
       waiters.add(check);
       check();
     });
-  await waitLine((l) => l.kind === 'ready', 15_000);
+  await waitLine((l) => l.kind === 'ready', readyMs);
   return {
     child,
     transitions,
