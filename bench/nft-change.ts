@@ -2,7 +2,9 @@
 // a namespace of its own: the full program of the table in one transaction, an unchanged re-apply, and one
 // service change through the dataplane (median: a weight changed, which is one netlink transaction; the
 // unchanged services handed as the same objects, as the dataplane contract allows, and again with every spec
-// a new equal object, as a director that rebuilds the whole table hands them), that transaction alone, and the same change through nft (the structural path: three transactions), beside
+// a new equal object; then the whole of what the daemon pays, the director's pass with its memo and the apply,
+// beside the same pass decided afresh), that transaction alone, and the same change through nft (the
+// structural path: three transactions), beside
 // four anchors measured at the same size:
 //   nft -f           the full program's own transaction, written to a file and loaded by `nft -f` (what the
 //                    full program costs with lvsd's modelling and rendering left out); alternated with it
@@ -27,6 +29,13 @@ import { nftText } from '../daemon/dataplane/nftables/nft-text.js';
 import { fastChanges } from '../daemon/dataplane/nftables/fast-path.js';
 import { netfilterWriter } from '../daemon/dataplane/nftables/nl-writer.js';
 import type { DesiredTable } from '../daemon/dataplane/types.js';
+import { loadConfigText } from '../daemon/config/load.js';
+import type { VirtualServer } from '../daemon/config/types.js';
+import { DesiredMemo } from '../daemon/director/desired-memo.js';
+import { desiredTable } from '../daemon/director/desired.js';
+import { servicePlan } from '../daemon/director/plan.js';
+import type { Override } from '../daemon/state/schema.js';
+import { targetKey } from '../daemon/state/target-key.js';
 
 const SIZES = (process.env.BENCH_NFT_SIZES ?? '100,1000,5000').split(',').map(Number);
 const ROUNDS = Number(process.env.BENCH_NFT_ROUNDS ?? 21);
@@ -43,6 +52,19 @@ export function bigTable(services: number, servers: number, bump = -1): DesiredT
       })),
     })),
   };
+}
+
+/** bigTable's services as the config holds them: what the director decides the table from. */
+function bigConfig(services: number, servers: number): VirtualServer[] {
+  const rs = Array.from({ length: servers }, (_, j) => `{ address: 10.201.${j >> 8}.${(j & 255) + 1}, port: 80 }`).join(', ');
+  const r = loadConfigText(`virtualServers:\n  - { address: 10.200.0.0, port: 80, scheduler: wrr, realServers: [${rs}] }\n`);
+  if (!r.ok) throw new Error(r.errors.map((e) => e.message).join('; '));
+  const one = r.config.virtualServers[0];
+  if (one === undefined) throw new Error('no virtual server');
+  return Array.from({ length: services }, (_, i) => {
+    const address = `10.200.${i >> 8}.${i & 255}`;
+    return { ...one, id: `tcp:${address}:80`, name: `vs${String(i)}`, address };
+  });
 }
 
 function median(xs: number[]): number {
@@ -67,6 +89,10 @@ interface Row {
   changeCpu: number;
   changeFresh: number;
   changeFreshCpu: number;
+  director: number;
+  directorCpu: number;
+  directorFresh: number;
+  directorFreshCpu: number;
   again: number;
   change: number;
   raw: number;
@@ -120,6 +146,34 @@ async function measure(ns: string, exec: (cmd: string, args: string[]) => Promis
   };
   const [change, changeCpu] = await rounds((i) => ({ services: [...bigTable(1, 10, i).services, ...kept.services.slice(1)] }));
   const [changeFresh, changeFreshCpu] = await rounds((i) => bigTable(size, 10, i));
+  // The whole of what the daemon pays for one change: the director's pass (an override on service 0's first
+  // real server, the service touched) and the apply, wall and CPU. Beside it, the same pass as the director
+  // made it before its memo: every plan and spec decided afresh.
+  const config = bigConfig(size, 10);
+  const overrides = new Map<string, Override>();
+  const target = targetKey({ service: config[0]?.id ?? '', realServer: config[0]?.realServers[0]?.id ?? '' });
+  const inputs = { health: new Map(), overrides, quorumLost: new Set<string>() };
+  const memo = new DesiredMemo();
+  await dp.apply(memo.table(config, inputs));
+  const passes = async (pass: () => DesiredTable): Promise<[number, number]> => {
+    const walls: number[] = [];
+    const cpus: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      overrides.set(target, { weight: 2 + (i % 2) });
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      await dp.apply(pass());
+      walls.push(performance.now() - t0);
+      const c = process.cpuUsage(c0);
+      cpus.push((c.user + c.system) / 1000);
+    }
+    return [median(walls), median(cpus)];
+  };
+  const [director, directorCpu] = await passes(() => {
+    memo.touch(config[0]?.id ?? '');
+    return memo.table(config, inputs);
+  });
+  const [directorFresh, directorFreshCpu] = await passes(() => desiredTable({ services: config.map(servicePlan), ...inputs }));
   await dp.close();
 
   const shell = new NftShell({ netns: ns });
@@ -152,7 +206,7 @@ async function measure(ns: string, exec: (cmd: string, args: string[]) => Promis
   await exec('nft', ['add', 'map', 'inet', TABLE, 'probe4', '{ type mark : ipv4_addr; }']);
   const dataFloor = JSON.parse(await exec('node', [join(here, 'nft-netlink-floor.js'), TABLE, chain, String(ROUNDS), 'data'])) as { medianMs: number };
   await exec('nft', ['delete', 'table', 'inet', TABLE]);
-  return { size, full, nftFile, changeCpu, changeFresh, changeFreshCpu, again, change, raw, batch, batchOps: fastThere.length, roundTrip, oneElement, netlink: floor.medianMs, netlinkData: dataFloor.medianMs };
+  return { size, full, nftFile, changeCpu, changeFresh, changeFreshCpu, director, directorCpu, directorFresh, directorFreshCpu, again, change, raw, batch, batchOps: fastThere.length, roundTrip, oneElement, netlink: floor.medianMs, netlinkData: dataFloor.medianMs };
 }
 
 async function main(): Promise<void> {
@@ -167,11 +221,13 @@ async function main(): Promise<void> {
       const r = await measure(host.name, exec, size);
       rows.push(r);
       console.log(`S=${String(size).padStart(5)}  full program ${r.full.toFixed(0).padStart(6)} ms (nft -f of its transaction ${r.nftFile.toFixed(0)} ms)  unchanged ${r.again.toFixed(1).padStart(6)} ms  one change ${r.change.toFixed(1).padStart(6)} ms (lvsd CPU ${r.changeCpu.toFixed(2)} ms; every spec a new object ${r.changeFresh.toFixed(1)} ms, CPU ${r.changeFreshCpu.toFixed(2)} ms) ` +
+        `(with the director's pass: ${r.director.toFixed(1)} ms, CPU ${r.directorCpu.toFixed(2)} ms; the pass decided afresh ${r.directorFresh.toFixed(1)} ms, CPU ${r.directorFreshCpu.toFixed(2)} ms) ` +
         `(its netlink transaction of ${r.batchOps} messages ${r.batch.toFixed(2)} ms; the same change through nft, three transactions, ${r.raw.toFixed(1)} ms)  |  nft round trip ${r.roundTrip.toFixed(2)} ms  nft 1 element ${r.oneElement.toFixed(1)} ms  netlink 1 vmap element ${r.netlink.toFixed(3)} ms, 1 data-map element ${r.netlinkData.toFixed(3)} ms`);
     }
     const base = rows[0];
     for (const r of rows) {
-      console.log(`S=${r.size}: full program / (nft -f) ${(r.full / r.nftFile).toFixed(2)}×; change / (nft 1 element) ${(r.change / r.oneElement).toFixed(2)}×; change / change at S=${base?.size ?? '?'} ${base === undefined ? '?' : (r.change / base.change).toFixed(1)}× (CPU ${base === undefined ? '?' : (r.changeCpu / base.changeCpu).toFixed(1)}×; every spec new ${base === undefined ? '?' : (r.changeFresh / base.changeFresh).toFixed(1)}×); ` +
+      console.log(`S=${r.size}: full program / (nft -f) ${(r.full / r.nftFile).toFixed(2)}×; change / (nft 1 element) ${(r.change / r.oneElement).toFixed(2)}×; change / change at S=${base?.size ?? '?'} ${base === undefined ? '?' : (r.change / base.change).toFixed(1)}× (CPU ${base === undefined ? '?' : (r.changeCpu / base.changeCpu).toFixed(1)}×; every spec new ${base === undefined ? '?' : (r.changeFresh / base.changeFresh).toFixed(1)}×; with the director's pass ${base === undefined ? '?' : (r.director / base.director).toFixed(1)}×); ` +
+        `director's pass with its memo / afresh ${(r.director / r.directorFresh).toFixed(2)}×; ` +
         `netlink transaction / (nft 1 element) ${(r.batch / r.oneElement).toFixed(3)}×; ` +
         `nft 1 element / netlink 1 element ${(r.oneElement / r.netlink).toFixed(0)}×`);
     }

@@ -17,13 +17,13 @@ import type { Override } from '../state/schema.js';
 import { BgpSupervisor } from './bgp-supervisor.js';
 import { configChanges } from './config-changes.js';
 import { ConfigFile, type LoadedConfig } from './config-file.js';
-import { desiredTable } from './desired.js';
+import { DesiredMemo } from './desired-memo.js';
 import { followHaSuspend } from './ha-suspend.js';
 import { publishHealth } from './health-events.js';
 import { DataplaneSupervisor } from './dataplane-supervisor.js';
 import type { OpenedDataplane } from './open-dataplane.js';
 import { MailSupervisor } from './mail-supervisor.js';
-import { healthPlan, servicePlan } from './plan.js';
+import { healthPlan } from './plan.js';
 import { DirectorRejection, type ApplyOptions, type ApplyResult, type ConfigCheck, type ConfigDiff, type ConfigProblem, type DirectorPort, type RunningConfig } from './port.js';
 import { partsToReload, restartSettings, type ReloadPart } from './reload-parts.js';
 import { describeOutcome, describeRefusal, failureOf, runReload } from './reload-transaction.js';
@@ -62,6 +62,8 @@ export class Director implements DirectorPort {
   private readonly mail: MailSupervisor;
   /** Operator overrides by target key (state/target-key.ts): loaded from the store at start. */
   private readonly overrides: Map<string, Override>;
+  /** The desired table's specs from pass to pass: touched here on every event that changes a service. */
+  private readonly desiredMemo = new DesiredMemo();
   /** Set by init(), which Director.start awaits before anyone holds the director. */
   private dataplane!: DataplaneSupervisor;
   /** The one queue every reload and config change waits in. */
@@ -92,7 +94,7 @@ export class Director implements DirectorPort {
   }
 
   private async init(): Promise<void> {
-    publishHealth(this.health, (e) => { this.emit(e); }, () => { this.healthChanged(); });
+    publishHealth(this.health, (e) => { this.emit(e); }, (service) => { this.healthChanged(service); });
     this.reconcileHealth(this.config);
     followHaSuspend({ config: () => this.config, roles: () => this.vrrp.roles(), health: this.health, subscribe: (fn) => this.subscribe(fn) });
     const opened = await this.opts.openDataplane(this.config);
@@ -112,7 +114,8 @@ export class Director implements DirectorPort {
   // ---- health -------------------------------------------------------------------------------------------
 
   /** Not while stopping: omega's "servers go down at shutdown" runs the down hooks, but the table stays on SIGTERM. */
-  private healthChanged(): void {
+  private healthChanged(service: string): void {
+    this.desiredMemo.touch(service);
     if (!this.stopping) void this.dataplane.request().then(() => { this.bgp.refresh(); });
   }
 
@@ -125,8 +128,7 @@ export class Director implements DirectorPort {
   }
 
   private desired() {
-    return desiredTable({
-      services: this.config.virtualServers.map(servicePlan),
+    return this.desiredMemo.table(this.config.virtualServers, {
       health: { get: (key) => this.health.view(key) },
       overrides: this.overrides,
       quorumLost: { has: (id) => this.health.quorumLost(id) },
@@ -173,27 +175,30 @@ export class Director implements DirectorPort {
 
   // ---- operator actions -----------------------------------------------------------------------------------
 
-  private checkTarget(t: OverrideTarget): void {
+  /** The id of the virtual server `t` names, or a 404. */
+  private checkTarget(t: OverrideTarget): string {
     const vs = this.config.virtualServers.find((v) => v.id === t.service || v.name === t.service);
     if (vs === undefined) throw new DirectorRejection(404, `unknown virtual server "${t.service}"`);
     if (t.realServer !== undefined && !vs.realServers.some((r) => r.id === t.realServer)) {
       throw new DirectorRejection(404, `virtual server ${vs.id} has no real server "${t.realServer}"`);
     }
+    return vs.id;
   }
 
   async setOverride(target: OverrideTarget, override: Override, by: string): Promise<void> {
-    this.checkTarget(target);
+    const service = this.checkTarget(target);
     if (override.weight !== undefined && (!Number.isInteger(override.weight) || override.weight < 0 || override.weight > 65535)) {
       throw new DirectorRejection(400, `weight must be an integer 0..65535, got ${override.weight}`);
     }
     // Applied from memory at once; the API then persists it in the store (and undoes this if it cannot).
     this.overrides.set(targetKey(target), override);
+    this.desiredMemo.touch(service);
     this.emit({ type: 'override', target, override, by });
     await this.dataplane.request();
   }
 
   async clearOverride(target: OverrideTarget, by: string): Promise<void> {
-    this.checkTarget(target);
+    this.desiredMemo.touch(this.checkTarget(target));
     this.overrides.delete(targetKey(target));
     this.emit({ type: 'override', target, override: null, by });
     await this.dataplane.request();
