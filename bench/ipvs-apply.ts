@@ -35,9 +35,13 @@ for (const n of [100, 1000, 5000]) {
   const full = performance.now() - t0;
   const times: number[] = [];
   for (let k = 0; k < 101; k++) {
-    const rs = desired.services[(k * 37) % n]?.realServers[k % 10];
-    if (rs === undefined) throw new Error('bench table shape');
-    rs.weight = rs.weight === 1 ? 5 : 1;
+    // As the director hands a change (types.ts, Dataplane.apply): the changed service a new object, every
+    // other one the very object handed before.
+    const i = (k * 37) % n;
+    const svc = desired.services[i];
+    if (svc === undefined) throw new Error('bench table shape');
+    const j = k % 10;
+    desired.services[i] = { ...svc, realServers: svc.realServers.map((rs, x) => (x === j ? { ...rs, weight: rs.weight === 1 ? 5 : 1 } : rs)) };
     t0 = performance.now();
     const r = await dp.apply(desired);
     times.push(performance.now() - t0);

@@ -196,3 +196,32 @@ test('bad specs fail with the object named', async () => {
   await assert.rejects(dp.apply({ services: [tun] }), /tcp:10\.0\.0\.1:80 → 10\.0\.1\.1:80: remcsum needs a gue tunnel, not gre/);
   await assert.rejects(dp.apply({ services: [{ ...svc(1, []), address: '10.0.0' }] }), /not an IP address: "10\.0\.0"/);
 });
+
+test('incremental applies: a service added and one removed move ownership; the unchanged ones are not looked at again', async () => {
+  const { k, dp, own } = await setup();
+  let saves = 0;
+  const save = own.save.bind(own);
+  own.save = (ids) => { saves++; save(ids); };
+  const a = svc(1, [1, 2]);
+  const b = svc(2, [1]);
+  await dp.apply({ services: [a, b] });
+  assert.equal(saves, 1);
+  // The same objects again: nothing to do, nothing saved.
+  const before = k.changes;
+  assert.equal((await dp.apply({ services: [a, b] })).operations, 0);
+  assert.equal(k.changes, before);
+  assert.equal(saves, 1, 'an unchanged apply rewrote the ownership file');
+  // One added (a scoped apply): owned from now on, beside the others.
+  const c = svc(3, [4]);
+  assert.equal((await dp.apply({ services: [a, b, c] })).operations, 2);
+  assert.deepEqual([...own.ids].sort(), ['tcp:10.0.0.1:80', 'tcp:10.0.0.2:80', 'tcp:10.0.0.3:80']);
+  assert.equal(saves, 2);
+  // One removed: deleted from the kernel and from the owned set; the rest stay owned.
+  assert.equal((await dp.apply({ services: [a, c] })).operations, 1);
+  assert.deepEqual([...own.ids].sort(), ['tcp:10.0.0.1:80', 'tcp:10.0.0.3:80']);
+  assert.equal(k.weights('tcp:10.0.0.2:80')['10.0.1.1:80'], undefined);
+  // a listed twice is not "every service held": the removal of c is still seen.
+  assert.equal((await dp.apply({ services: [a, a] })).operations, 1);
+  assert.deepEqual([...own.ids], ['tcp:10.0.0.1:80']);
+  await dp.close();
+});

@@ -70,8 +70,10 @@ export class IpvsDataplane implements Dataplane {
   private resyncTimer: NodeJS.Timeout | undefined;
   /** lvsd's view of the kernel table (undefined: read it in full on the next apply). */
   private cache: ObservedTable | undefined;
-  /** Per desired service (raw id): its JSON at the last apply and its canonical form — to find what changed. */
-  private lastSeen = new Map<string, { copy: ServiceSpec; canonical: ServiceSpec }>();
+  /** Per desired service (raw id): its spec at the last apply and its canonical form — to find what changed. */
+  private lastSeen = new Map<string, { spec: ServiceSpec; canonical: ServiceSpec; pass: number }>();
+  /** Counts changedScope's walks: an entry stamped with the current one has been counted as held. */
+  private passes = 0;
   private conflicts = new Set<string>();
   private closed = false;
   private readonly log: Log;
@@ -147,22 +149,33 @@ export class IpvsDataplane implements Dataplane {
   /**
    * What an apply has to look at when lvsd's view is current: the services whose spec changed since
    * the last apply, those removed, and those with real servers draining. Everything else already
-   * matches (resync() catches what changed behind lvsd's back). Cost: one allocation-free deep compare
-   * per service against a copy kept from the last apply.
+   * matches (resync() catches what changed behind lvsd's back). A spec handed before is the same service
+   * (specs are immutable once handed: types.ts, Dataplane.apply), so an unchanged service costs one lookup;
+   * a new object is compared field by field with the one it replaces.
    */
   private changedScope(desiredIn: DesiredTable): { desired: DesiredTable; scope: Set<string>; changed: ServiceSpec[]; removed: string[] } {
+    const pass = ++this.passes;
+    let held = 0;
     const changed = desiredIn.services.filter((s) => {
       const seen = this.lastSeen.get(s.id);
-      return seen === undefined || !sameSpec(s, seen.copy);
+      if (seen === undefined) return true;
+      if (seen.pass !== pass) {
+        seen.pass = pass;
+        held++;
+      }
+      return seen.spec !== s && !sameSpec(s, seen.spec);
     });
     const sub = canonicalizeDesired({ services: changed }).services;
     const scope = new Set(sub.map((s) => s.id));
-    const ids = new Set(desiredIn.services.map((s) => s.id));
     const removed: string[] = [];
-    for (const [raw, seen] of this.lastSeen) {
-      if (ids.has(raw)) continue;
-      removed.push(raw);
-      scope.add(seen.canonical.id);
+    // Every service held is in the table: nothing was removed, and there is no need to look.
+    if (held < this.lastSeen.size) {
+      const ids = new Set(desiredIn.services.map((s) => s.id));
+      for (const [raw, seen] of this.lastSeen) {
+        if (ids.has(raw)) continue;
+        removed.push(raw);
+        scope.add(seen.canonical.id);
+      }
     }
     if (this.drainState.size > 0) {
       const byCanonical = new Map([...this.lastSeen.values()].map((v) => [v.canonical.id, v.canonical]));
@@ -176,11 +189,11 @@ export class IpvsDataplane implements Dataplane {
     return { desired: { services: sub }, scope, changed, removed };
   }
 
-  /** Keeps a private copy of each service spec (the caller may mutate its objects in place). */
+  /** Remembers each service's spec as handed, and its canonical form. */
   private remember(services: readonly ServiceSpec[], canonical: readonly ServiceSpec[] | undefined, removed: readonly string[]): void {
     services.forEach((s, i) => {
       const c = canonical?.[i] ?? canonicalizeDesired({ services: [s] }).services[0];
-      if (c !== undefined) this.lastSeen.set(s.id, { copy: structuredClone(s), canonical: c });
+      if (c !== undefined) this.lastSeen.set(s.id, { spec: s, canonical: c, pass: 0 });
     });
     for (const id of removed) this.lastSeen.delete(id);
   }
@@ -264,8 +277,8 @@ export class IpvsDataplane implements Dataplane {
     }
     const failures: string[] = [];
     const okOps: PlanOp[] = [];
-    // p.owned speaks for the services the plan saw; ownership of the others is unchanged.
-    const nextOwned = scope === undefined ? new Set(p.owned) : new Set([...this.owned].filter((id) => !scope.has(id)).concat([...p.owned]));
+    // p.owned speaks for the services the plan saw (all of them, or those in scope); the others keep theirs.
+    const nextOwned = new Set(p.owned);
     let refused = false;
     for (const [i, r] of results.entries()) {
       const op = p.ops[i];
@@ -292,12 +305,27 @@ export class IpvsDataplane implements Dataplane {
       this.log.error({ service: op.service.id, ...('realServer' in op ? { realServer: op.realServer.id } : {}), code: r.error.code }, r.error.message);
     });
     this.drainState = drain.state;
-    if (!sameSet(nextOwned, this.owned)) {
-      this.owned = nextOwned;
-      this.ownership.save(this.owned);
+    const owned = this.ownedAfter(nextOwned, scope);
+    if (owned !== this.owned) {
+      this.owned = owned;
+      this.ownership.save(owned);
     }
     const after = withCounts(applyPlan(cache, okOps), cache);
     return { refused, operations: p.ops.length, drift, failures, conflicts: p.conflicts, effective: drain.effective, after };
+  }
+
+  /**
+   * The owned set after a round whose plan owns `planned` of the services in `scope` (undefined: of all);
+   * this.owned itself when nothing moved. Scoped, ownership can only move inside the scope, so only that is
+   * compared, and the set is copied only when it did.
+   */
+  private ownedAfter(planned: Set<string>, scope: Set<string> | undefined): Set<string> {
+    if (scope === undefined) return sameSet(planned, this.owned) ? this.owned : planned;
+    if (![...scope].some((id) => planned.has(id) !== this.owned.has(id))) return this.owned;
+    const merged = new Set(this.owned);
+    for (const id of scope) merged.delete(id);
+    for (const id of planned) merged.add(id);
+    return merged;
   }
 
   private scheduleTimers(): void {
@@ -473,7 +501,9 @@ function withCounts(t: DesiredTable, prev: ObservedTable): ObservedTable {
 }
 
 function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
-  return a.size === b.size && [...a].every((x) => b.has(x));
+  if (a.size !== b.size) return false;
+  for (const x of a) if (!b.has(x)) return false;
+  return true;
 }
 
 function toClientOp(op: PlanOp): IpvsOp {
