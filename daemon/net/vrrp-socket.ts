@@ -1,9 +1,11 @@
 // One raw IP protocol-112 socket for one VRRP instance: bound to its interface, joined to the VRRP
-// group (multicast) or not (unicast), TTL/hop limit 255, our own multicast not looped back. Delivers
-// each packet with source, destination, TTL and interface; sends with a chosen source address.
+// group (multicast) or not (unicast), TTL/hop limit 255, our own multicast not looped back, other VRIDs
+// filtered out in the kernel. Delivers each packet with source, destination, TTL and interface; sends
+// with a chosen source address.
 import { native, IP, IPV6, SOL, SO_BINDTODEVICE, SO_RCVBUF, SO_RCVBUFFORCE } from './native.js';
 import { parseIP } from './addr.js';
 import { splitIPv4 } from './ipv4-header.js';
+import { encodeProgram, vridProgram } from './vrid-filter.js';
 
 export const VRRP_PROTO = 112;
 
@@ -11,6 +13,8 @@ export interface VrrpSocketOptions {
   family: 4 | 6;
   ifname: string;
   ifindex: number;
+  /** Only adverts of this VRID are passed up (net/vrid-filter.ts), the others dropped in the kernel; absent: all (a watcher). */
+  vrid?: number;
   /** Join the group (224.0.0.18 / ff02::12 unless `group` says otherwise) on the interface. */
   multicast: boolean;
   /** The multicast group to join (keepalived vrrp_mcast_group4/6). Default 224.0.0.18 / ff02::12. */
@@ -65,6 +69,8 @@ export class VrrpSocket implements VrrpTransport {
     const fd = n.openRaw(opts.family, VRRP_PROTO);
     this.fd = fd;
     try {
+      // Before the interface is bound, so that no other router's advert is queued on the way.
+      if (opts.vrid !== undefined) n.attachFilter(fd, encodeProgram(vridProgram(opts.family, opts.vrid)));
       n.setsockopt(fd, SOL.SOCKET, SO_BINDTODEVICE, Buffer.from(`${opts.ifname}\0`));
       // Room for ~1000 packets: a burst (or a flood of junk) while the thread is descheduled must not
       // push out the one advert that matters. FORCE needs CAP_NET_ADMIN; plain RCVBUF is capped by rmem_max.

@@ -1,6 +1,8 @@
 // Throws random and mutated VRRP adverts (vrrp-mutate.ts) at a segment from inside a namespace, for the
 // malformed-packet test, through a raw socket (the kernel writes the IP header). Mutations that happen to
-// be valid adverts are not sent (checked with the codec), so every packet sent must be dropped by the receivers.
+// be valid adverts are not sent (checked with the codec), so every packet sent must be dropped by the receivers:
+// those with the receivers' VRID by the runtime (and counted, in the ownVrid* kinds), the others by their
+// socket's filter in the kernel.
 // argv[2]: JSON { ifname, src, vrid, vips, count, seed, unicastTo? }. Prints one JSON line of counts.
 import { native, IP, SOL, SO_BINDTODEVICE } from '../../daemon/net/native.js';
 import { parseIP } from '../../daemon/net/addr.js';
@@ -62,6 +64,11 @@ for (let i = 0; i < a.count; ) {
     kinds[p.kind] = (kinds[p.kind] ?? 0) + 1;
     const key = dst === group ? 'toGroup' : 'toUnicast';
     kinds[key] = (kinds[key] ?? 0) + 1;
+    // What the receivers' socket filter lets through (net/vrid-filter.ts): the VRID byte is theirs.
+    if (p.bytes.length >= 2 && p.bytes[1] === a.vrid) {
+      const own = dst === group ? 'ownVridToGroup' : 'ownVridToUnicast';
+      kinds[own] = (kinds[own] ?? 0) + 1;
+    }
   }
   await new Promise((r) => setTimeout(r, 1));
 }

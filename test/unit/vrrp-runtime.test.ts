@@ -490,3 +490,40 @@ test('runtime: track_src_ip — FAULT while the configured source address is not
   await rb.stop();
   assert.throws(() => normalizeOptions({ instances: [{ name: 'X', interface: 'eth0', vrid: 1, priority: 100, vips: ['10.0.0.1/24'], trackSrcIp: true }] }), /trackSrcIp: needs unicastSrcIp/);
 });
+
+test('runtime start: 40 instances on one link read its addresses once, remove their stale VIPs all at once, and none starts before they are gone', { timeout: 20_000 }, async () => {
+  const seg = new FakeSegment();
+  const h = seg.host('10.0.0.1');
+  let dumps = 0;
+  let inFlight = 0;
+  let most = 0;
+  let transitionsWhenClean = -1;
+  const stale = new Set(Array.from({ length: 40 }, (_, i) => `10.0.9.${i + 1}/32`));
+  h.io.addresses = () => {
+    dumps++;
+    // The node's own address, and every stale VIP still on the link: none of them is anyone's own address.
+    return Promise.resolve([{ family: 4 as const, address: parseIP('10.0.0.1'), prefixLength: 24, scope: 0 }, ...[...stale].map((c) => ({ family: 4 as const, address: parseIP(c.split('/')[0] ?? ''), prefixLength: 32, scope: 0 }))]);
+  };
+  h.io.delAddress = async (_i, cidr) => {
+    inFlight++;
+    most = Math.max(most, inFlight);
+    await new Promise((r) => setTimeout(r, 20));
+    inFlight--;
+    const had = stale.delete(cidr);
+    if (stale.size === 0) transitionsWhenClean = h.transitions.length;
+    return had;
+  };
+  const instances = Array.from({ length: 40 }, (_, i) => ({ name: `VI_${i + 1}`, interface: 'eth0', vrid: i + 1, priority: 100, advertIntervalMs: 1000, vips: [`10.0.9.${i + 1}/32`] }));
+  const r = runtime(h, { priority: 100 }, { instances });
+  await r.start();
+  assert.equal(dumps, 1, 'one address dump for the link, not one per instance');
+  assert.equal(stale.size, 0, 'every stale VIP removed before start() returned');
+  assert.ok(most > 1, `removals ran one after another (at most ${most} in flight)`);
+  assert.equal(h.logs.filter((m) => m === 'removed a stale VIP left from an earlier run').length, 40);
+  assert.equal(transitionsWhenClean, 0, 'an instance left INIT while stale VIPs were still up');
+  assert.ok(h.transitions.length >= 40, 'then every instance started');
+  const snap = r.snapshot();
+  assert.equal(snap.instances.length, 40);
+  for (const i of snap.instances) assert.equal(i.sourceAddress, '10.0.0.1', `${i.name}: a stale VIP was taken for its own address`);
+  await r.stop();
+});

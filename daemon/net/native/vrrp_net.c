@@ -2,6 +2,7 @@
 //   - raw IP sockets (VRRP, protocol 112) with recvmsg() that reports destination, hop limit and
 //     interface (IP_PKTINFO / IPV6_RECVPKTINFO / IPV6_RECVHOPLIMIT), and sendmsg() with a chosen
 //     source address and interface;
+//   - a classic BPF socket filter (SO_ATTACH_FILTER takes a pointer, which JavaScript cannot build);
 //   - AF_PACKET datagram sockets for gratuitous ARP;
 //   - readiness through libuv's uv_poll on the calling thread's loop (works in worker_threads);
 //   - one datagram to an AF_UNIX socket (systemd's $NOTIFY_SOCKET: Node has no unix datagram sockets).
@@ -23,6 +24,7 @@
 #include <sys/un.h>
 #include <stddef.h>
 #include <linux/if_packet.h>
+#include <linux/filter.h>
 #include <pthread.h>
 #include <sched.h>
 #include <dirent.h>
@@ -133,6 +135,23 @@ static napi_value set_opt(napi_env env, napi_callback_info info) {
     rc = setsockopt(fd, level, name, data, (socklen_t)len);
   }
   if (rc != 0) return throw_errno(env, "setsockopt");
+  return NULL;
+}
+
+// attachFilter(fd, program): program is struct sock_filter[] as bytes (8 each), built in TypeScript.
+static napi_value attach_filter(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  if (!get_args(env, info, 2, argv)) return NULL;
+  int fd = arg_i32(env, argv[0]);
+  void* data;
+  size_t len;
+  if (!arg_buf(env, argv[1], &data, &len)) return NULL;
+  if (len == 0 || len % sizeof(struct sock_filter) != 0 || len / sizeof(struct sock_filter) > BPF_MAXINSNS) {
+    napi_throw_range_error(env, NULL, "attachFilter: the program must be 1..4096 instructions of 8 bytes");
+    return NULL;
+  }
+  struct sock_fprog prog = {(unsigned short)(len / sizeof(struct sock_filter)), (struct sock_filter*)data};
+  if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) != 0) return throw_errno(env, "setsockopt(SO_ATTACH_FILTER)");
   return NULL;
 }
 
@@ -462,6 +481,7 @@ NAPI_MODULE_INIT() {
       {"openRaw", NULL, open_raw, NULL, NULL, NULL, napi_default, NULL},
       {"openPacket", NULL, open_packet, NULL, NULL, NULL, napi_default, NULL},
       {"setsockopt", NULL, set_opt, NULL, NULL, NULL, napi_default, NULL},
+      {"attachFilter", NULL, attach_filter, NULL, NULL, NULL, napi_default, NULL},
       {"recv", NULL, recv_msg, NULL, NULL, NULL, napi_default, NULL},
       {"send", NULL, send_msg, NULL, NULL, NULL, napi_default, NULL},
       {"sendPacket", NULL, send_packet, NULL, NULL, NULL, napi_default, NULL},
