@@ -70,13 +70,6 @@ interface Inst {
 }
 
 /** Every address the instance holds while MASTER: the advertised VIPs, then the excluded ones. */
-/** Runtime.startBatch(). */
-interface StartBatch {
-  addresses(ifindex: number): Promise<IfAddress[]>;
-  /** Each removal settled: null, or what it failed with. */
-  removals: Promise<Error | null>[];
-}
-
 function held(o: NormalizedInstance): NormalizedVip[] {
   return o.excludedVips.length === 0 ? o.vips : [...o.vips, ...o.excludedVips];
 }
@@ -131,10 +124,7 @@ export class VrrpRuntime {
       this.hooks.log('info', `Delaying startup for ${delay / 1000} seconds: no instance becomes MASTER by its timer before then`, { startupDelayMs: delay });
     }
     for (const l of await this.io.links()) this.links.set(l.index, l);
-    const batch = this.startBatch(this.opts.instances);
-    for (const o of this.opts.instances) await this.addInstance(o, batch);
-    const failed = (await Promise.all(batch.removals)).find((e) => e !== null);
-    if (failed != null) throw failed;
+    for (const o of this.opts.instances) await this.addInstance(o);
     this.io.watchLinks((l, deleted) => {
       this.onLink(l, deleted);
     });
@@ -155,37 +145,12 @@ export class VrrpRuntime {
     return [...this.links.values()].find((l) => l.name === n);
   }
 
-  /**
-   * What start() shares between its instances, so that 255 of them do not start one netlink round trip after
-   * another: one address dump per interface (without any instance's VIPs: a stale one still being removed
-   * is no one's own address), and the stale VIPs' removals, all in flight at once and awaited before any
-   * instance is fed `startup`.
-   */
-  private startBatch(instances: readonly NormalizedInstance[]): StartBatch {
-    const vips = new Set(instances.flatMap((o) => held(o).map((v) => parseIP(v.address).toString('hex'))));
-    const dumps = new Map<number, Promise<IfAddress[]>>();
-    return {
-      addresses: (ifindex) => {
-        let d = dumps.get(ifindex);
-        if (d === undefined) {
-          d = this.io.addresses(ifindex).then((all) => all.filter((a) => !vips.has(a.address.toString('hex'))));
-          dumps.set(ifindex, d);
-        }
-        return d;
-      },
-      removals: [],
-    };
-  }
-
-  /**
-   * Sets one instance up (addresses, socket, tracking) in INIT; the caller feeds it `startup`. Within a
-   * `batch` (start()), the stale VIPs' removals are left in batch.removals for the caller to await.
-   */
-  private async addInstance(o: NormalizedInstance, batch?: StartBatch): Promise<Inst> {
+  /** Sets one instance up (addresses, socket, tracking) in INIT; the caller feeds it `startup`. */
+  private async addInstance(o: NormalizedInstance): Promise<Inst> {
     const byName = (n: string): LinkInfo | undefined => this.byName(n);
     const link = byName(o.interface);
     const ifindex = link?.index ?? 0;
-    const addrs = ifindex <= 0 ? [] : await (batch?.addresses(ifindex) ?? this.io.addresses(ifindex));
+    const addrs = ifindex > 0 ? await this.io.addresses(ifindex) : [];
     const vipBytes = o.vips.map((v) => parseIP(v.address));
     // Excluded VIPs are ours like the VIPs (never a source, never "own"), only not in the adverts.
     const heldBytes = held(o).map((v) => parseIP(v.address));
@@ -249,12 +214,7 @@ export class VrrpRuntime {
     if (ifindex > 0) {
       for (const v of held(o)) {
         const dev = byName(v.dev)?.index ?? ifindex;
-        const removal = this.io.delAddress(dev, v.cidr, peerOf(v)).then((removed) => {
-          if (removed) this.log('info', inst, 'removed a stale VIP left from an earlier run', { vip: v.cidr });
-        });
-        if (batch === undefined) await removal;
-        // Settled here, so that a failure waiting for its turn is not an unhandled rejection; start() throws it.
-        else batch.removals.push(removal.then(() => null, (e: unknown) => (e instanceof Error ? e : new Error(String(e)))));
+        if (await this.io.delAddress(dev, v.cidr, peerOf(v))) this.log('info', inst, 'removed a stale VIP left from an earlier run', { vip: v.cidr });
       }
     }
     for (const v of held(o)) {
