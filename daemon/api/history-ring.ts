@@ -74,13 +74,26 @@ export class HistoryRing {
   }
 
   dump(): HistoryDump {
-    const n = this.length;
-    const slots = Array.from({ length: n }, (_, i) => (this.#written - n + i) % this.capacity);
     return {
-      t: slots.map((slot) => this.#times[slot] ?? 0),
-      series: [...this.#series].map(([key, s]) => [key, Float32Array.from(slots, (slot) => s.values[slot] ?? Number.NaN)]),
+      t: Array.from(this.#inOrder(this.#times)),
+      series: [...this.#series].map(([key, s]) => [key, this.#inOrder(s.values)]),
       marks: [...this.#marks],
     };
+  }
+
+  /**
+   * A slot array's written part, oldest first: at most two block copies where the ring wraps (one value at
+   * a time was 4.3M calls at 4,000 series × 1,080 slots, 0.4 s of a blocked loop at every save).
+   */
+  #inOrder<T extends Float32Array | Float64Array>(slots: T): T {
+    const n = this.length;
+    const first = (this.#written - n) % this.capacity;
+    const out = slots.slice(0, n) as T;
+    if (first === 0) return out;
+    const tail = this.capacity - first;
+    out.set(slots.subarray(first, first + Math.min(tail, n)));
+    if (n > tail) out.set(slots.subarray(0, n - tail), tail);
+    return out;
   }
 
   /** Replays a dump's samples newer than `after` (ms), oldest first, then its marks, as if they had just been pushed. */

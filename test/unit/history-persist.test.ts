@@ -3,6 +3,7 @@
 // and the graphs starting empty, the daemon serving on.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +28,22 @@ test('codec: a ring round-trips, NaN holes and marks included; damage is named w
   hdr.write('{', 16, 'latin1');
   hdr.write('X', 17, 'latin1');
   assert.throws(() => decodeHistory(hdr, 'h.bin'), /h\.bin: byte 16: header: /);
+});
+
+test('dump: oldest first at any fill and wrap of the ring, the same samples read() gives', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 2, max: 9 }), fc.array(fc.option(fc.integer({ min: 0, max: 99 }), { nil: undefined }), { maxLength: 40 }), (capacity, pushes) => {
+      const ring = new HistoryRing(capacity, 10);
+      pushes.forEach((v, i) => { ring.push(1000 * (i + 1), v === undefined ? new Map() : new Map([['a', v]])); });
+      const d = ring.dump();
+      const r = ring.read();
+      assert.deepEqual(d.t, r.t);
+      const a = d.series.find(([k]) => k === 'a')?.[1];
+      const want = r.series.get('a');
+      assert.deepEqual(a === undefined ? undefined : [...a].map((x) => (Number.isNaN(x) ? null : x)), want);
+    }),
+    { numRuns: 500, seed: 18 },
+  );
 });
 
 test('History with a file: what a stopped director drew is there after its restart; stale samples dropped; a bad file is reported, not fatal', (t) => {
