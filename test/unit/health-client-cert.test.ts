@@ -11,9 +11,11 @@ import { join } from 'node:path';
 import { buildProbe } from '../../daemon/health/checkers/index.js';
 import { CHECK_DEFAULTS, HealthOptionError, type CheckOptions } from '../../daemon/health/options.js';
 import { runProbe } from '../support/loopback-servers.js';
+import { RESTAT_MS, tlsClientContext } from '../../daemon/health/checkers/tls-context.js';
 import { clientCertificate as clientCert, selfSignedCert } from '../fixtures/health/harness.js';
 
 const PASSWORD = 'correct-horse-battery';
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms + 50));
 
 test('https check: presents keepalived\'s SSL client certificate; without it the server refuses; a renewed one is picked up', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'lvsd-clientcert-'));
@@ -53,17 +55,20 @@ test('https check: presents keepalived\'s SSL client certificate; without it the
   const later = new Date(Date.now() + 5000);
   utimesSync(cert, later, later);
   utimesSync(key, later, later);
+  await sleep(RESTAT_MS); // the files are looked at once a second at most
   assert.notEqual((await runProbe(probe, 3000)).reason, 'ok', 'the renewed (untrusted) certificate was not presented');
   copyFileSync(trusted.cert, cert);
   copyFileSync(trusted.key, key);
   const later2 = new Date(Date.now() + 10_000);
   utimesSync(cert, later2, later2);
   utimesSync(key, later2, later2);
+  await sleep(RESTAT_MS);
   assert.equal((await runProbe(probe, 3000)).reason, 'ok');
   assert.deepEqual(peers, ['trusted-client', 'trusted-client']);
 
   // A key file gone at check time: a failed check that names the field, not a crash.
   rmSync(key);
+  await sleep(RESTAT_MS);
   const gone = await runProbe(probe, 3000);
   assert.equal(gone.reason, 'tls');
   assert.match(gone.detail, /clientCertificate\.key: cannot read .*ENOENT/);
@@ -86,4 +91,30 @@ test('https check: a wrong key password or a missing file is a bad option naming
   });
   assert.throws(build({ certificate: join(dir, 'nope.crt'), key: c.key, password: PASSWORD }), /healthCheck\.http\.clientCertificate\.certificate: cannot read .*nope\.crt: ENOENT/);
   assert.doesNotThrow(build({ certificate: c.cert, key: c.key, password: PASSWORD }));
+});
+
+test('tls context: the files are looked at once a second at most; a new config check looks at once', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'lvsd-clientcert-'));
+  t.after(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const a = clientCert(dir, 'a', PASSWORD);
+  const b = clientCert(dir, 'b', PASSWORD);
+  const cert = join(dir, 'c.crt');
+  const key = join(dir, 'c.key');
+  copyFileSync(a.cert, cert);
+  copyFileSync(a.key, key);
+  const files = { clientCertificate: { certificate: cert, key, password: PASSWORD } };
+  const first = tlsClientContext(files, { now: 0 });
+  copyFileSync(b.cert, cert);
+  copyFileSync(b.key, key);
+  const later = new Date(Date.now() + 5000);
+  utimesSync(cert, later, later);
+  utimesSync(key, later, later);
+  assert.equal(tlsClientContext(files, { now: RESTAT_MS - 1 }), first, 'looked at the files again within the second');
+  const renewed = tlsClientContext(files, { now: RESTAT_MS });
+  assert.notEqual(renewed, first, 'a renewed certificate not noticed after a second');
+  rmSync(key);
+  assert.equal(tlsClientContext(files, { now: RESTAT_MS + 1 }), renewed);
+  assert.throws(() => tlsClientContext(files, { now: RESTAT_MS + 2, fresh: true }), /clientCertificate\.key: cannot read .*ENOENT/);
 });

@@ -49,7 +49,7 @@ export function prepareHttp(ep: Endpoint, o: HttpCheckOptions, secure: boolean):
   }
   const nameForSni = o.sni ?? (o.host !== undefined ? o.host.replace(/:\d+$/, '') : undefined);
   const files = { ca: o.ca, clientCertificate: o.clientCertificate };
-  if (secure) tlsClientContext(files); // unreadable files or a wrong password are a bad option, named now
+  if (secure) tlsClientContext(files, { fresh: true }); // unreadable files or a wrong password are a bad option, named now
   return {
     request: Buffer.from(lines.join('\r\n') + '\r\n\r\n', 'latin1'),
     ranges,
