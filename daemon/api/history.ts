@@ -7,8 +7,10 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { DirectorPort } from '../director/port.js';
 import { decodeHistory, encodeHistory } from './history-codec.js';
-import { HistoryRing, type HistoryMark } from './history-ring.js';
-import { parseHistoryKey, sampleOf, type CounterMemo, type HistoryMetric } from './history-sample.js';
+import { fetchPrometheusHistory, type PrometheusSource } from './history-prometheus.js';
+import { HistoryRing } from './history-ring.js';
+import { parseHistoryKey, sampleOf, type CounterMemo } from './history-sample.js';
+import type { HistorySeries, HistoryView } from './history-view.js';
 
 /** 10 s × 1,080 = the last 3 hours. */
 export const HISTORY_DEFAULTS = { periodMs: 10_000, capacity: 1080, maxSeries: 4000, saveEveryMs: 60_000 };
@@ -17,23 +19,8 @@ export interface HistoryPersistence {
   /** Where the ring is kept across restarts. */
   file?: string;
   onError?: (e: Error) => void;
-}
-
-export interface HistorySeries {
-  scope: 'virtualServer' | 'realServer';
-  service: string;
-  realServer: string | null;
-  metric: HistoryMetric;
-  values: (number | null)[];
-}
-
-export interface HistoryView {
-  periodMs: number;
-  capacity: number;
-  droppedSeries: number;
-  t: number[];
-  series: HistorySeries[];
-  marks: HistoryMark[];
+  /** Graphs read from this Prometheus (history-prometheus.ts); the ring still keeps the marks, and stands in when it cannot answer. */
+  prometheus?: PrometheusSource;
 }
 
 export class History {
@@ -54,7 +41,7 @@ export class History {
     const o = { ...HISTORY_DEFAULTS, ...opts };
     this.periodMs = o.periodMs;
     this.#saveEveryMs = o.saveEveryMs;
-    this.#persist = { file: opts.file, onError: opts.onError };
+    this.#persist = { file: opts.file, onError: opts.onError, prometheus: opts.prometheus };
     this.ring = new HistoryRing(o.capacity, o.maxSeries);
   }
 
@@ -126,6 +113,18 @@ export class History {
     this.#previous = { at, counters };
   }
 
+  /** The graphs: from Prometheus when one is configured and answers, else from the ring (saying why). */
+  async read(q: { service?: string; since?: number }): Promise<HistoryView> {
+    const prom = this.#persist.prometheus;
+    const ring = this.view(q);
+    if (prom === undefined) return ring;
+    try {
+      return await fetchPrometheusHistory(prom, { periodMs: this.periodMs, capacity: this.ring.capacity }, q, ring.marks, this.now());
+    } catch (e) {
+      return { ...ring, problem: `${(e as Error).message}; lvsd's own samples shown` };
+    }
+  }
+
   view(q: { service?: string; since?: number }): HistoryView {
     const r = this.ring.read((key) => q.service === undefined || parseHistoryKey(key)?.service === q.service, q.since);
     const series: HistorySeries[] = [];
@@ -133,6 +132,6 @@ export class History {
       const k = parseHistoryKey(key);
       if (k !== null) series.push({ ...k, values });
     }
-    return { periodMs: this.periodMs, capacity: this.ring.capacity, droppedSeries: this.ring.droppedSeries, t: r.t, series, marks: r.marks };
+    return { source: 'ring', periodMs: this.periodMs, capacity: this.ring.capacity, droppedSeries: this.ring.droppedSeries, t: r.t, series, marks: r.marks };
   }
 }

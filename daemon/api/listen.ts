@@ -23,6 +23,8 @@ export interface ApiListenConfig {
   tls?: { cert: string; key: string } | null;
   /** Host header names answered besides localhost and the listener's own address. */
   allowedHosts?: readonly string[];
+  /** The graphs drawn from this Prometheus. */
+  prometheus?: { url: string; match: string };
 }
 
 export interface RunningApi {
@@ -74,6 +76,7 @@ export async function startApi(
   const history = new History(deps.director, {
     file: join(dirname(deps.store.file), 'history.bin'),
     onError: (e) => log?.warn({ err: e }, 'graph history not kept on disk; the graphs go on in memory'),
+    ...(cfg.prometheus === undefined ? {} : { prometheus: cfg.prometheus }),
   }).start();
   const https = cfg.tls ? { key: await readFile(cfg.tls.key), cert: await readFile(cfg.tls.cert) } : null;
   const shared = { director: deps.director, store: deps.store, logger: deps.logger ?? false, events, sessions, history };

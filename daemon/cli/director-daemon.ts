@@ -37,7 +37,7 @@ export class DirectorDaemon implements Daemon {
     });
     try {
       this.api = await startApi(
-        { listen: config.api.listen, socket: config.api.socket, tls: config.api.tls ?? null, allowedHosts: config.api.allowedHosts },
+        { listen: config.api.listen, socket: config.api.socket, tls: config.api.tls ?? null, allowedHosts: config.api.allowedHosts, ...(config.api.prometheus === undefined ? {} : { prometheus: config.api.prometheus }) },
         { director: this.director, store, logger: log.child({ component: 'api' }) },
       );
       log.info({ url: this.api.url, socket: this.api.socket }, `API and panel at ${this.api.url}`);

@@ -327,7 +327,7 @@ export function normalise(file: ConfigFile, source: string): Config {
   return {
     source,
     node: { name: file.node?.name ?? hostname() },
-    api: compact({ listen, host: hp.host, port: hp.port, socket: file.api?.socket ?? DEFAULTS.apiSocket, allowedHosts: [...(file.api?.allowedHosts ?? [])], tls: file.api?.tls ? { ...file.api.tls } : undefined }),
+    api: compact({ listen, host: hp.host, port: hp.port, socket: file.api?.socket ?? DEFAULTS.apiSocket, allowedHosts: [...(file.api?.allowedHosts ?? [])], tls: file.api?.tls ? { ...file.api.tls } : undefined, prometheus: file.api?.prometheus ? { ...file.api.prometheus } : undefined }),
     stateFile: file.stateFile ?? DEFAULTS.stateFile,
     dataplane: file.dataplane ?? 'auto',
     ipvs: compact({

@@ -53,6 +53,15 @@ export const ApiSection = Obj(
         'Serve HTTPS instead of HTTP.',
       ),
     ),
+    prometheus: opt(
+      Obj(
+        {
+          url: Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000, description: 'Base URL of a Prometheus that scrapes this director\'s /metrics, e.g. http://127.0.0.1:9090.' }),
+          match: Type.String({ minLength: 1, maxLength: 1000, description: 'PromQL label matchers selecting this director\'s series, e.g. `job="lvsd", instance="10.0.0.1:9180"`.' }),
+        },
+        'Draw the panel\'s graphs from this Prometheus instead of lvsd\'s own samples (the last 3 hours either way; VRRP and health marks stay lvsd\'s own). When it does not answer, the graphs show lvsd\'s samples and say why.',
+      ),
+    ),
   },
   'The REST API and admin panel.',
 );

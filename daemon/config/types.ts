@@ -93,6 +93,8 @@ export interface ApiConfig {
   /** Host header names the panel answers besides localhost and its own address (DNS rebinding guard). */
   allowedHosts: string[];
   tls?: { cert: string; key: string };
+  /** The graphs drawn from this Prometheus (api/history-prometheus.ts). */
+  prometheus?: { url: string; match: string };
 }
 
 export interface IpvsConfig {

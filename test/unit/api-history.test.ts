@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HistoryRing } from '../../daemon/api/history-ring.js';
 import { historyKey, sampleOf } from '../../daemon/api/history-sample.js';
-import { History, type HistoryView } from '../../daemon/api/history.js';
+import { History } from '../../daemon/api/history.js';
+import type { HistoryView } from '../../daemon/api/history-view.js';
 import { FakeDirector } from '../support/fake-director.js';
 import { harness, WEB } from '../support/api-harness.js';
 

@@ -1,4 +1,5 @@
-// The panel's graphs: GET /api/v1/history, the ring of samples lvsd keeps (history.ts), for every viewer.
+// The panel's graphs: GET /api/v1/history, the ring of samples lvsd keeps or the configured Prometheus
+// (history.ts), for every viewer.
 import { Type } from 'typebox';
 import { ErrorSchema } from '../schemas.js';
 import { HISTORY_METRICS, type HistoryMetric } from '../history-sample.js';
@@ -8,6 +9,8 @@ import type { Api } from '../types.js';
 const Num = Type.Union([Type.Number(), Type.Null()]);
 
 export const HistorySchema = Type.Object({
+  source: Type.Union([Type.Literal('ring'), Type.Literal('prometheus')], { description: "where the samples came from: lvsd's own ring, or the Prometheus of api.prometheus" }),
+  problem: Type.Optional(Type.String({ description: 'why the ring answered although a Prometheus is configured' })),
   periodMs: Type.Integer({ description: 'time between samples' }),
   capacity: Type.Integer({ description: 'samples kept (periodMs × capacity = the time span)' }),
   droppedSeries: Type.Integer({ description: 'series not kept because the series limit was reached' }),
@@ -38,5 +41,5 @@ export default function historyRoutes(app: Api, history: History): void {
       response: { 200: HistorySchema, 400: ErrorSchema, 401: ErrorSchema },
     },
     config: { access: 'viewer' },
-  }, (req) => history.view(req.query));
+  }, (req) => history.read(req.query));
 }

@@ -1,6 +1,7 @@
 // The graphs: a virtual server's connections/s, active connections, bytes/s, packets/s and each real
-// server's health-check latency, from lvsd's own history ring (GET /api/v1/history), VRRP transitions and
-// health changes as marks on the time axis. Refreshed once per sample period.
+// server's health-check latency, from lvsd's own history ring or the Prometheus of api.prometheus (GET
+// /api/v1/history says which), VRRP transitions and health changes as marks on the time axis. Refreshed
+// once per sample period.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, enc, errorText } from '../api.js';
 import { useLive } from '../live.js';
@@ -9,6 +10,8 @@ import type { Chart, ChartData } from '../charts/chart.js';
 type Metric = 'cps' | 'active' | 'inactive' | 'inBps' | 'outBps' | 'inPps' | 'outPps' | 'latencyMs';
 
 interface HistoryView {
+  source: 'ring' | 'prometheus';
+  problem?: string;
   periodMs: number;
   capacity: number;
   t: number[];
@@ -89,7 +92,7 @@ export function Graphs() {
 
   if (snap === null) return <p class="muted">Loading…</p>;
   if (snap.virtualServices.length === 0) return <p class="muted">No virtual servers configured.</p>;
-  const span = view === null ? '' : `last ${Math.round((view.periodMs * view.capacity) / 60_000)} min, one sample every ${view.periodMs / 1000} s`;
+  const span = view === null ? '' : `last ${Math.round((view.periodMs * view.capacity) / 60_000)} min, one sample every ${view.periodMs / 1000} s, from ${view.source === 'prometheus' ? 'Prometheus' : 'lvsd'}`;
   return (
     <section class="card" aria-labelledby="graphs-h">
       <header class="card-head wrap">
@@ -101,6 +104,7 @@ export function Graphs() {
         </label>
       </header>
       {error !== null && <p class="error">{error}</p>}
+      {view?.problem !== undefined && <p class="error" data-testid="history-problem">{view.problem}</p>}
       {view !== null && view.marks.length > 0 && (
         <p class="small muted" data-testid="marks">Marks: {view.marks.slice(-5).map((m) => `${new Date(m.at).toLocaleTimeString()} ${m.text}`).join(' · ')}</p>
       )}
