@@ -20,11 +20,15 @@ export interface RouteSet {
 
 type Log = (level: LogLevel, msg: string, fields: Record<string, unknown>) => void;
 
-/** Routes first, then rules, when adding; rules first, then routes, when removing. */
-export async function applyRoutes(io: RouteIo, s: RouteSet, add: boolean, ifindexOf: (name: string) => number, log: Log): Promise<void> {
+/**
+ * Routes first, then rules, when adding; rules first, then routes, when removing. Returns how many the kernel
+ * changed (one already there, or already gone, is not counted). `announce: false` leaves out the info line.
+ */
+export async function applyRoutes(io: RouteIo, s: RouteSet, add: boolean, ifindexOf: (name: string) => number, log: Log, o: { announce?: boolean } = {}): Promise<number> {
   const routes = s.virtualRoutes ?? [];
   const rules = s.virtualRules ?? [];
-  if (routes.length === 0 && rules.length === 0) return;
+  if (routes.length === 0 && rules.length === 0) return 0;
+  let changed = 0;
   const doRoutes = async (): Promise<void> => {
     for (const r of add ? routes : [...routes].reverse()) {
       // A unicast route without a gateway goes out of the instance's interface unless it names one.
@@ -37,7 +41,7 @@ export async function applyRoutes(io: RouteIo, s: RouteSet, add: boolean, ifinde
       const f = add ? io.addRoute : io.delRoute;
       if (f === undefined) throw new Error('this host cannot change routes');
       try {
-        await f(routeMessage(r, oif));
+        if (await f(routeMessage(r, oif))) changed++;
       } catch (e) {
         log('error', `${add ? 'adding' : 'removing'} virtual route ${describeRoute(r)} failed`, { err: e instanceof Error ? e.message : String(e) });
       }
@@ -48,7 +52,7 @@ export async function applyRoutes(io: RouteIo, s: RouteSet, add: boolean, ifinde
       const f = add ? io.addRule : io.delRule;
       if (f === undefined) throw new Error('this host cannot change policy rules');
       try {
-        await f(ruleMessage(r));
+        if (await f(ruleMessage(r))) changed++;
       } catch (e) {
         log('error', `${add ? 'adding' : 'removing'} virtual rule ${describeRule(r)} failed`, { err: e instanceof Error ? e.message : String(e) });
       }
@@ -61,5 +65,6 @@ export async function applyRoutes(io: RouteIo, s: RouteSet, add: boolean, ifinde
     await doRules();
     await doRoutes();
   }
-  log('info', add ? 'setting virtual routes and rules' : 'removing virtual routes and rules', { routes: routes.map(describeRoute), rules: rules.map(describeRule) });
+  if (o.announce !== false) log('info', add ? 'setting virtual routes and rules' : 'removing virtual routes and rules', { routes: routes.map(describeRoute), rules: rules.map(describeRule) });
+  return changed;
 }

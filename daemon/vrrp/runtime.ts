@@ -216,6 +216,10 @@ export class VrrpRuntime {
         const dev = byName(v.dev)?.index ?? ifindex;
         if (await this.io.delAddress(dev, v.cidr, peerOf(v))) this.log('info', inst, 'removed a stale VIP left from an earlier run', { vip: v.cidr });
       }
+      // So do its virtual routes and rules. keepalived 2.2.7 tries the same at start ("removing Virtual
+      // Routes"), and measured here removes the rules but leaves the routes of a crashed master in place.
+      const stale = await applyRoutes(this.io, o, false, (n) => byName(n)?.index ?? 0, (level, msg, fields) => { this.log(level, inst, msg, fields); }, { announce: false });
+      if (stale > 0) this.log('info', inst, 'removed stale virtual routes and rules left from an earlier run', { count: stale });
     }
     for (const v of held(o)) {
       try {
@@ -552,7 +556,7 @@ export class VrrpRuntime {
   private vips(inst: Inst, add: boolean): void {
     inst.vipChain = inst.vipChain.then(async () => {
       // Virtual routes and rules go before the VIPs on the way down, after them on the way up (keepalived's order).
-      const routes = (): Promise<void> => applyRoutes(this.io, inst.o, add, (n) => this.byName(n)?.index ?? 0, (level, msg, fields) => { this.log(level, inst, msg, fields); });
+      const routes = (): Promise<number> => applyRoutes(this.io, inst.o, add, (n) => this.byName(n)?.index ?? 0, (level, msg, fields) => { this.log(level, inst, msg, fields); });
       if (!add) await routes();
       for (const v of held(inst.o)) {
         const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);

@@ -114,12 +114,18 @@ export class FileTracker {
   ) {}
 
   start(): void {
+    let reading = false;
     const tick = async (): Promise<void> => {
+      // One read at a time: a slow read finishing after a newer one would put the older value back.
+      if (reading) return;
+      reading = true;
       let v: number | undefined = 0;
       try {
         v = trackFileValue(await readFile(this.path, 'utf8'));
       } catch {
         v = 0;
+      } finally {
+        reading = false;
       }
       if (v !== undefined && v !== this.last) {
         this.last = v;

@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { statSync } from 'node:fs';
 import { harness, WEB_ENC } from '../support/api-harness.js';
 import { fuzzSettings } from '../support/fuzz-text.js';
 
@@ -59,5 +60,7 @@ test('fuzz: every route from the OpenAPI document answers as its schema says, ne
   );
   const s = (performance.now() - started) / 1000;
   process.stdout.write(`# fuzz api routes: ${String(runs)} requests over ${String(ops.length)} operations in ${s.toFixed(1)} s (${(runs / s).toFixed(0)}/s); statuses ${[...seen].sort((a, b) => a[0] - b[0]).map(([c, m]) => `${String(c)}×${String(m)}`).join(' ')}\n`);
+  // What the requests left behind: the users they created are state an admin may make; the heap should be that.
+  process.stdout.write(`# fuzz api routes: ${String(h.store.users().length)} users, state file ${String(statSync(h.stateFile).size)} bytes, heap ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MiB, rss ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB\n`);
   assert.ok(runs > 0);
 });

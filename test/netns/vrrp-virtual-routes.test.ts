@@ -71,3 +71,29 @@ test('virtual_routes and virtual_rules follow MASTER on keepalived and lvsd alik
   await l.stop();
   await k2.stop();
 });
+
+test('a master that crashed leaves its routes and rules behind; when it comes back as BACKUP it removes them (keepalived 2.2.7 leaves the routes)', { timeout: 120_000 }, async () => {
+  // Measured with keepalived 2.2.7 in its place: after a crash it restarts as BACKUP logging "removing
+  // Virtual Rules", "removing Virtual Routes", and the rules go, but its routes stay in the table.
+  const first = own(await startLvsdNode(host(2), lvsdOptions({ priority: 100, virtualRoutes: ROUTES, virtualRules: RULES })));
+  await first.waitState('VI_1', 'MASTER', 5000);
+  await waitFor('routes and rules set', async () => {
+    const x = await installed(2);
+    return x.routes.length === 4 && x.rules.length === 3 ? x : null;
+  }, 3000);
+  await first.kill();
+  const left = await installed(2);
+  assert.equal(left.routes.length + left.rules.length, 7, 'the crash left them (nothing removed them yet)');
+  const k = await kad(150);
+  await k.waitForLog(/Entering MASTER STATE/, 5000);
+  const again = own(await startLvsdNode(host(2), lvsdOptions({ priority: 100, virtualRoutes: ROUTES, virtualRules: RULES })));
+  await again.waitState('VI_1', 'BACKUP', 5000);
+  assert.deepEqual(await installed(2), none, 'the backup still holds the crashed master\'s routes or rules');
+  // Six of the seven: the route whose source is the VIP left with the stale VIP (the kernel drops a route
+  // when its preferred source address is removed).
+  const removed = again.lines.filter((x) => x.msg === 'removed stale virtual routes and rules left from an earlier run');
+  assert.deepEqual(removed.map((x) => x.count), [6], JSON.stringify(again.lines.filter((x) => String(x.msg).includes('stale'))));
+  assert.deepEqual(again.lines.filter((x) => x.level === 'error'), []);
+  await again.stop();
+  await k.stop();
+});
