@@ -7,23 +7,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { History } from '../../daemon/api/history.js';
 import { harness } from '../support/api-harness.js';
 import { FakeDirector } from '../support/fake-director.js';
+import { freePort } from '../support/loopback-servers.js';
 import { requireCommands } from '../support/prereq.js';
 
 const WEB = 'tcp:192.168.77.100:80';
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
