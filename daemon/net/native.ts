@@ -18,7 +18,7 @@ export interface NativeNet {
   openRaw(family: 4 | 6, protocol: number): number;
   openPacket(ethertype: number): number;
   setsockopt(fd: number, level: number, name: number, value: number | Buffer): void;
-  /** SO_ATTACH_FILTER with a classic BPF program (struct sock_filter[] as bytes: net/socket-filter.ts). */
+  /** SO_ATTACH_FILTER with a classic BPF program (struct sock_filter[] as bytes: net/vrid-filter.ts). */
   attachFilter(fd: number, program: Buffer): void;
   recv(fd: number): RecvResult | null;
   send(fd: number, data: Buffer, dst: Buffer, src: Buffer | null, ifindex: number): number;
