@@ -371,6 +371,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       multicastGroup6: file.vrrp?.multicastGroup6 ?? 'ff02::12',
       startupDelayMs: ms(file.vrrp?.startupDelay, 0),
       delayAfterBootMs: ms(file.vrrp?.delayAfterBoot, 0),
+      disableLocalIgmp: file.vrrp?.disableLocalIgmp ?? false,
       scripts,
       processes,
       instances,

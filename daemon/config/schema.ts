@@ -382,6 +382,9 @@ export const VrrpSection = Obj(
     delayAfterBoot: opt(
       Duration('The same delay, but until this long after the system booted: a restart later starts at once (keepalived vrrp_delay_after_boot). The longer of the two applies. Default 0s.'),
     ),
+    disableLocalIgmp: opt(
+      Type.Boolean({ description: 'Set net.ipv4.igmp_link_local_mcast_reports to 0 while lvsd runs (keepalived disable_local_igmp): no IGMP reports for 224.0.0.0/24, so a snooping switch does not learn a VMAC interface\'s virtual MAC from a backup. Put back to 1 on stop if lvsd changed it. Default false.' }),
+    ),
     scripts: opt(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.:@-]+$' }), VrrpScript, { additionalProperties: false, description: 'Tracking scripts by name (keepalived vrrp_script).' })),
     processes: opt(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.:@-]+$' }), VrrpProcess, { additionalProperties: false, description: 'Process trackers by name (keepalived vrrp_track_process).' })),
     instances: opt(Type.Array(VrrpInstance, { description: 'VRRP instances (keepalived vrrp_instance).' })),

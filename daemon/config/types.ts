@@ -242,6 +242,8 @@ export interface VrrpConfig {
   /** keepalived vrrp_startup_delay / vrrp_delay_after_boot; 0 = none. */
   startupDelayMs: number;
   delayAfterBootMs: number;
+  /** keepalived disable_local_igmp. */
+  disableLocalIgmp: boolean;
   scripts: Record<string, VrrpScript>;
   /** keepalived vrrp_track_process, by name, as the engine takes them (durations in ms). */
   processes: Record<string, TrackProcessOptions>;

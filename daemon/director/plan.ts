@@ -163,6 +163,7 @@ export function vrrpOptions(config: Config): VrrpOptions {
     multicastGroup4: config.vrrp.multicastGroup4,
     multicastGroup6: config.vrrp.multicastGroup6,
     delayAfterBootMs: config.vrrp.delayAfterBootMs,
+    disableLocalIgmp: config.vrrp.disableLocalIgmp,
     ...(config.vrrp.realtimePriority !== undefined ? { realtimePriority: config.vrrp.realtimePriority } : {}),
     syncGroups: config.vrrp.syncGroups.map((g) => ({ name: g.name, instances: [...g.instances], notify: g.notify })),
     instances: config.vrrp.instances.map((i) => {

@@ -1,8 +1,9 @@
 // The runtime's I/O on a real host: rtnetlink, raw VRRP sockets, GARP/NA, the system's uptime.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Rtnl } from '../net/rtnl.js';
 import { VrrpSocket } from '../net/vrrp-socket.js';
 import { GarpSender } from '../net/garp.js';
+import { IGMP_LINK_LOCAL_REPORTS } from './local-igmp.js';
 import type { RuntimeIo } from './runtime.js';
 
 /** `onError`: rtnetlink trouble that is reported, not fatal (a lost event is recovered by re-reading). */
@@ -39,6 +40,10 @@ export function hostIo(onError: (e: Error) => void = () => undefined): RuntimeIo
       } catch {
         return null;
       }
+    },
+    localIgmpReports: {
+      read: () => readFileSync(IGMP_LINK_LOCAL_REPORTS, 'utf8'),
+      write: (v) => { writeFileSync(IGMP_LINK_LOCAL_REPORTS, `${v}\n`); },
     },
     close: () => {
       garp.close();

@@ -155,6 +155,8 @@ export interface VrrpOptions {
   startupDelayMs?: number;
   /** keepalived vrrp_delay_after_boot (2.4+): the same delay, but until this long after the system booted. Default 0. */
   delayAfterBootMs?: number;
+  /** keepalived disable_local_igmp: igmp_link_local_mcast_reports 0 while the engine runs (local-igmp.ts). */
+  disableLocalIgmp?: boolean;
   /** keepalived vrrp_mcast_group4 / vrrp_mcast_group6: the multicast groups of the adverts. Default 224.0.0.18 / ff02::12. */
   multicastGroup4?: string;
   multicastGroup6?: string;
@@ -222,6 +224,7 @@ export interface NormalizedOptions {
   realtimePriority?: number;
   startupDelayMs: number;
   delayAfterBootMs: number;
+  disableLocalIgmp: boolean;
 }
 
 /**
@@ -389,7 +392,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     }
     if (p.quorumMax !== undefined && p.quorumMax < (p.quorum ?? 1)) errors.push(`processes.${name}.quorumMax: ${p.quorumMax} is below quorum ${p.quorum ?? 1}`);
   }
-  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, processes: o.processes ?? {}, scriptSecurity: o.scriptSecurity ?? false, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0 };
+  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, processes: o.processes ?? {}, scriptSecurity: o.scriptSecurity ?? false, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0, disableLocalIgmp: o.disableLocalIgmp ?? false };
   if (o.scriptUser !== undefined) out.scriptUser = o.scriptUser;
   if (o.notifyFifo !== undefined) out.notifyFifo = o.notifyFifo;
   if (o.realtimePriority !== undefined) out.realtimePriority = o.realtimePriority;

@@ -13,6 +13,7 @@ import type { IfAddress, LinkInfo } from '../net/rtnl.js';
 import type { AddressOptions } from '../net/addr-request.js';
 import type { ReceivedPacket, VrrpSocketOptions, VrrpTransport } from '../net/vrrp-socket.js';
 import { applyRoutes, type RouteIo } from './route-apply.js';
+import { LocalIgmpReports, type LocalIgmpIo } from './local-igmp.js';
 
 /** The I/O the runtime needs, so tests and other hosts can provide their own (routes: virtual_routes/rules). */
 export interface RuntimeIo extends RouteIo {
@@ -29,6 +30,8 @@ export interface RuntimeIo extends RouteIo {
   prepareAnnounce?(ifname: string, family: 4 | 6): void;
   /** Milliseconds since the system booted (/proc/uptime), for vrrp_delay_after_boot; null if unknown. */
   uptimeMs?(): number | null;
+  /** net.ipv4.igmp_link_local_mcast_reports, for disableLocalIgmp (absent: the option has nothing to act on). */
+  localIgmpReports?: LocalIgmpIo;
   close(): void;
 }
 
@@ -116,6 +119,9 @@ export class VrrpRuntime {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
+  /** disableLocalIgmp's switch (set up by start()). */
+  private igmp: LocalIgmpReports | null = null;
+
   async start(): Promise<void> {
     this.loopDelay.enable();
     const delay = startupDelayFor(this.opts, this.io.uptimeMs?.() ?? null);
@@ -123,6 +129,9 @@ export class VrrpRuntime {
       this.holdUntil = this.now() + delay;
       this.hooks.log('info', `Delaying startup for ${delay / 1000} seconds: no instance becomes MASTER by its timer before then`, { startupDelayMs: delay });
     }
+    const igmp = this.io.localIgmpReports;
+    this.igmp = igmp === undefined ? null : new LocalIgmpReports(igmp, (msg) => { this.hooks.log('warn', msg, {}); });
+    this.igmp?.want(this.opts.disableLocalIgmp);
     for (const l of await this.io.links()) this.links.set(l.index, l);
     for (const o of this.opts.instances) await this.addInstance(o);
     this.io.watchLinks((l, deleted) => {
@@ -326,6 +335,7 @@ export class VrrpRuntime {
       }
     }
     this.opts = next;
+    this.igmp?.want(next.disableLocalIgmp);
     for (const inst of toStop) await this.stopInstance(inst, summary.removed.includes(inst.o.name) ? 'removed by reload' : 'restarted by reload');
     for (const [inst, o] of inPlace) {
       const garpChanged = JSON.stringify(o.garp) !== JSON.stringify(inst.o.garp);
@@ -671,6 +681,7 @@ export class VrrpRuntime {
       inst.socket = null;
     }
     this.loopDelay.disable();
+    this.igmp?.want(false);
     this.io.close();
   }
 

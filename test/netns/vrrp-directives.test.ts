@@ -143,3 +143,30 @@ test('notify_master_rx_lower_pri: after a split brain heals, the better master (
   // several runs on both sides, not one per split brain (measured: keepalived 7, lvsd 9 in one run).
   assert.ok(runs('l.sh').length >= 2 && runs('rx.sh').length >= 2, `keepalived ${runs('rx.sh').length}, lvsd ${runs('l.sh').length}`);
 });
+
+test('disable_local_igmp: igmp_link_local_mcast_reports 0 while running, 1 again after a stop, left 0 by a crash — keepalived and lvsd alike', { timeout: 60_000 }, async () => {
+  await cleanup();
+  const reports = async (i: number): Promise<string> => (await host(i).sh('cat /proc/sys/net/ipv4/igmp_link_local_mcast_reports')).stdout.trim();
+  // The reference, in its own namespace (the setting is per network namespace).
+  assert.equal(await reports(1), '1');
+  const k = await kad(1, { priority: 100 }, ['disable_local_igmp']);
+  await k.waitForLog(/Entering (BACKUP|MASTER) STATE/, 5000);
+  assert.equal(await reports(1), '0', 'keepalived running');
+  await k.stop();
+  assert.equal(await reports(1), '1', 'keepalived stopped');
+  // lvsd: the same three steps.
+  assert.equal(await reports(2), '1');
+  const l = await lvsd(2, { priority: 100 }, { disableLocalIgmp: true });
+  assert.equal(await reports(2), '0', 'lvsd running');
+  await l.stop();
+  assert.equal(await reports(2), '1', 'lvsd stopped');
+  const crashed = await lvsd(2, { priority: 100 }, { disableLocalIgmp: true });
+  assert.equal(await reports(2), '0');
+  await crashed.kill();
+  assert.equal(await reports(2), '0', 'a crash leaves it off, as keepalived\'s does');
+  await host(2).sh('echo 1 > /proc/sys/net/ipv4/igmp_link_local_mcast_reports');
+  // Without the option lvsd leaves it alone.
+  const plain = await lvsd(2, { priority: 100 });
+  assert.equal(await reports(2), '1');
+  await plain.stop();
+});

@@ -220,6 +220,15 @@ test('vrrp_startup_delay and vrrp_delay_after_boot → vrrp.startupDelay, vrrp.d
   assert.match(r.yaml, /keepalived 2\.4's/);
 });
 
+test('disable_local_igmp → vrrp.disableLocalIgmp, and the imported config loads', () => {
+  const r = importText(`global_defs {\n disable_local_igmp\n}\n${VI('')}`);
+  assert.equal(r.config.vrrp?.disableLocalIgmp, true);
+  assert.deepEqual(r.diagnostics, []);
+  assert.match(r.yaml, /disableLocalIgmp: true # from .*:2/);
+  const loaded = loadConfigText(r.yaml);
+  assert.ok(loaded.ok && loaded.config.vrrp.disableLocalIgmp);
+});
+
 test('old per-instance lvs_sync_daemon_interface → ipvs.syncDaemon with the VRID as sync id', () => {
   const r = importText(VI(' lvs_sync_daemon_interface eth1'));
   assert.deepEqual(r.config.ipvs?.syncDaemon, { interface: 'eth1', syncId: 51 });

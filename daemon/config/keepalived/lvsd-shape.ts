@@ -207,6 +207,7 @@ export interface ConfigOut {
     multicastGroup6?: string;
     startupDelay?: Duration;
     delayAfterBoot?: Duration;
+    disableLocalIgmp?: boolean;
     scripts?: Record<string, ScriptOut>;
     processes?: Record<string, ProcessOut>;
     instances?: InstanceOut[];

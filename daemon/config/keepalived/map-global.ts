@@ -34,6 +34,8 @@ export interface GlobalResult {
   /** vrrp_mcast_group4 / vrrp_mcast_group6. */
   multicastGroup4?: { value: string; d: Directive };
   multicastGroup6?: { value: string; d: Directive };
+  /** disable_local_igmp. */
+  disableLocalIgmp?: Directive;
 }
 
 export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
@@ -113,6 +115,8 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
   const startupD = r.last('vrrp_startup_delay');
   const startupDelay = r.timer(startupD);
   if (startupD && startupDelay !== undefined) out.startupDelay = { value: startupDelay, d: startupD };
+  const igmpD = r.last('disable_local_igmp');
+  if (igmpD) out.disableLocalIgmp = igmpD;
   const afterBootD = r.last('vrrp_delay_after_boot');
   const afterBoot = r.timer(afterBootD);
   if (afterBootD && afterBoot !== undefined) out.delayAfterBoot = { value: afterBoot, d: afterBootD };

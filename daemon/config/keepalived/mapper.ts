@@ -92,6 +92,10 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
     vrrp.startupDelay = global.startupDelay.value;
     ctx.source.at(vrrp, 'startupDelay', global.startupDelay.d.pos);
   }
+  if (global.disableLocalIgmp !== undefined) {
+    vrrp.disableLocalIgmp = true;
+    ctx.source.at(vrrp, 'disableLocalIgmp', global.disableLocalIgmp.pos);
+  }
   if (global.delayAfterBoot !== undefined) {
     vrrp.delayAfterBoot = global.delayAfterBoot.value;
     ctx.source.at(vrrp, 'delayAfterBoot', global.delayAfterBoot.d.pos);
