@@ -66,6 +66,8 @@ export class Director implements DirectorPort {
   private readonly desiredMemo = new DesiredMemo();
   /** Set by init(), which Director.start awaits before anyone holds the director. */
   private dataplane!: DataplaneSupervisor;
+  /** init() has made the dataplane supervisor (health events can come before). */
+  private dataplaneOpen = false;
   /** The one queue every reload and config change waits in. */
   private queue: Promise<unknown> = Promise.resolve();
   private stopping = false;
@@ -105,6 +107,7 @@ export class Director implements DirectorPort {
       desired: () => this.desired(),
       ...(this.opts.statsIntervalMs === undefined ? {} : { statsIntervalMs: this.opts.statsIntervalMs }),
     });
+    this.dataplaneOpen = true;
     this.vrrp.attachSyncDaemon(opened.sync);
     await this.dataplane.start(this.config);
     await this.vrrp.start(this.config);
@@ -116,7 +119,9 @@ export class Director implements DirectorPort {
   /** Not while stopping: omega's "servers go down at shutdown" runs the down hooks, but the table stays on SIGTERM. */
   private healthChanged(service: string): void {
     this.desiredMemo.touch(service);
-    if (!this.stopping) void this.dataplane.request().then(() => { this.bgp.refresh(); });
+    // A check can finish while init() still opens the dataplane (seconds in a slow guest): its first apply,
+    // made once it is open, reads the health as it is by then, so there is nothing to ask for yet.
+    if (!this.stopping && this.dataplaneOpen) void this.dataplane.request().then(() => { this.bgp.refresh(); });
   }
 
   /** Hands the monitor the checks of `config`; a bad check keeps its old definition. Returns what it refused. */

@@ -37,10 +37,26 @@ function vrrpPackets(cap: string): { src: string; dst: string; ttl: number }[] {
   }
   return out;
 }
-function vcapture(i: number): { stop: () => Promise<string> } {
+/** A capture that has begun: resolves once tcpdump says it is listening (its start lags on a loaded machine). */
+async function vcapture(i: number): Promise<{ stop: () => Promise<string> }> {
   const child = host(i).spawn('tcpdump', ['-l', '-n', '-v', '-i', 'eth0', 'ip proto 112']);
   let out = '';
+  let err = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => { reject(new Error(`tcpdump did not start listening in 10 s: ${err}`)); }, 10_000);
+    child.stderr?.on('data', (d: Buffer) => {
+      err += d.toString();
+      if (err.includes('listening on')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', () => {
+      clearTimeout(timer);
+      reject(new Error(`tcpdump exited: ${err}`));
+    });
+  });
   return { stop: () => new Promise((r) => { child.once('exit', () => { r(out); }); child.kill('SIGINT'); }) };
 }
 
@@ -53,7 +69,7 @@ test('vrrp_mcast_group4 224.0.0.19 and mcast_src_ip: lvsd and keepalived hear ea
   await sleep(1500); // 4× lvsd's Master_Down_Interval: it hears keepalived only if it joined 224.0.0.19
   assert.equal(l.state('VI_1'), 'BACKUP');
   assert.ok(((await l.snapshot()).instances[0]?.counters.advertsReceived ?? 0) >= 10);
-  const cap = vcapture(1);
+  const cap = await vcapture(1);
   await sleep(300);
   await k.stop();
   await l.waitState('VI_1', 'MASTER', 3000);
@@ -70,7 +86,7 @@ test('vrrp_mcast_group4 224.0.0.19 and mcast_src_ip: lvsd and keepalived hear ea
 });
 
 test('unicast_ttl: keepalived sends its unicast adverts with that TTL, and so does lvsd; each accepts the other\'s', { timeout: 120_000 }, async () => {
-  const cap = vcapture(2);
+  const cap = await vcapture(2);
   const k = await kad(1, { priority: 150, unicastSrc: suite.lab.ip4(1), unicastPeers: [suite.lab.ip4(2)], extra: ['unicast_ttl 9'] });
   await k.waitForLog(/Entering MASTER STATE/, 5000);
   const l = await lvsd(2, { priority: 100, unicastSrcIp: suite.lab.ip4(2), unicastPeers: [suite.lab.ip4(1)], unicastTtl: 7 });

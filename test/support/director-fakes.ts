@@ -106,7 +106,7 @@ export class FakeDataplane implements Dataplane {
 }
 
 /** Starts a Director on `text` (written to a fresh lvsd.yaml); `cleanup` stops it and removes the files. */
-export async function startFakeDirector(text: string, extra: Pick<DirectorOptions, 'vrrpRespawn'> & { sync?: SyncDaemonPort } = {}) {
+export async function startFakeDirector(text: string, extra: Pick<DirectorOptions, 'vrrpRespawn'> & { sync?: SyncDaemonPort; openDelayMs?: number } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'lvsd-director-'));
   const file = join(dir, 'lvsd.yaml');
   writeFileSync(file, text);
@@ -115,13 +115,17 @@ export async function startFakeDirector(text: string, extra: Pick<DirectorOption
   const started: { engine?: FakeEngine; all: FakeEngine[] } = { all: [] };
   /** The configs a reload's dataplane part retuned the backend with. */
   const retuned: Config[] = [];
-  const { sync = null, ...options } = extra;
+  const { sync = null, openDelayMs = 0, ...options } = extra;
   const d = await Director.start({
     loaded: { config: loadConfig(text, file), text },
     logger: pino({ level: 'silent' }),
     store,
     version: 'test',
-    openDataplane: () => Promise.resolve({ dataplane, kind: 'nftables', reason: 'test', sync, retune: (c) => { retuned.push(c); return Promise.resolve(); } }),
+    // openDelayMs: a dataplane slow to open (the IPVS probe in an emulated guest takes seconds).
+    openDataplane: async () => {
+      if (openDelayMs > 0) await new Promise((r) => setTimeout(r, openDelayMs));
+      return { dataplane, kind: 'nftables' as const, reason: 'test', sync, retune: (c: Config) => { retuned.push(c); return Promise.resolve(); } };
+    },
     startVrrp: (o, _log, events) => {
       started.engine = new FakeEngine(o, events?.transition);
       started.all.push(started.engine);

@@ -95,3 +95,28 @@ virtualServers:
     b.server.close();
   }
 });
+
+test('director: a server that comes up while the dataplane is still opening is in the first table (its event asks no apply before there is a dataplane)', async () => {
+  const up = await listening();
+  // alpha: the server starts down, and its rise comes while openDataplane waits. In the guest that event
+  // crashed lvsd (TypeError: this.dataplane undefined) on the JS checker path; here the native engine's
+  // callback swallows the throw, so this test holds the table, and the guest corpus test holds the crash.
+  const t = await startFakeDirector(`
+vrrp: { instances: [] }
+virtualServers:
+  - name: web
+    address: 192.0.2.10
+    port: 80
+    alpha: true
+    healthCheck: { type: tcp, interval: 50ms, timeout: 200ms, rise: 1 }
+    realServers: [{ address: 127.0.0.1, port: ${up.port} }]
+`, { openDelayMs: 1500 });
+  try {
+    const first = t.dataplane.applied[0];
+    assert.ok(first, 'the first table was applied at start');
+    assert.deepEqual(ports(first), [up.port], 'the server that came up while the dataplane opened is in the first table');
+  } finally {
+    await t.cleanup();
+    up.server.close();
+  }
+});
