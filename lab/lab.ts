@@ -15,6 +15,7 @@ import { startNginx, waitForPort, type NginxHandle } from '../test/support/nginx
 import { crashTree } from '../test/support/crash.js';
 import { addUser, openStore } from '../daemon/state/store.js';
 import { pidFile } from './banner.js';
+import { labPeering, type Peering } from './peering.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const CLI = join(ROOT, 'dist', 'daemon', 'cli', 'main.js');
@@ -38,6 +39,8 @@ export interface LabOptions {
   workDir?: string;
   /** Health-check interval for the real servers. */
   checkInterval?: string;
+  /** The directors read each other as one cluster, their APIs on TLS (lab/peering.ts). Default true. */
+  peered?: boolean;
 }
 
 export interface LabDirector {
@@ -47,16 +50,20 @@ export interface LabDirector {
   configPath: string;
   statePath: string;
   apiPort: number;
+  /** Its API and cluster parts when the lab is peered, else null (API on the namespace's loopback). */
+  peering: Peering | null;
   process: ChildProcess | null;
   exited: Promise<number | null> | null;
 }
 
-export function directorConfig(i: number, opts: Required<Omit<LabOptions, 'apiPorts' | 'workDir'>>, dir: string, realServers: readonly string[] = LAB.realServers): string {
+type ConfigOptions = Required<Omit<LabOptions, 'apiPorts' | 'workDir' | 'peered'>>;
+
+export function directorConfig(i: number, opts: ConfigOptions, dir: string, realServers: readonly string[] = LAB.realServers, peering: Peering | null = null): string {
   const name = `d${i + 1}`;
   const rs = realServers.map((a) => `      - { address: ${a}, port: 80, weight: 1 }`).join('\n');
   return `# lvsd lab director ${name} (written by lab/lab.ts)
 node: { name: ${name} }
-api: { listen: 127.0.0.1:9180, socket: ${join(dir, 'lvsd.sock')} }
+${peering?.api ?? `api: { listen: 127.0.0.1:9180, socket: ${join(dir, 'lvsd.sock')} }`}
 stateFile: ${join(dir, 'state.json')}
 dataplane: ${opts.dataplane}
 nftables: { table: lvsd, masquerade: false }
@@ -87,7 +94,7 @@ virtualServers:
       http: { path: /health }
     realServers:
 ${rs}
-`;
+${peering?.cluster ?? ''}`;
 }
 
 export class Lab {
@@ -100,7 +107,7 @@ export class Lab {
   private constructor(
     readonly topo: Topology,
     readonly workDir: string,
-    readonly opts: Required<Omit<LabOptions, 'apiPorts' | 'workDir'>> & { apiPorts: [number, number] },
+    readonly opts: ConfigOptions & { apiPorts: [number, number]; peered: boolean },
   ) {}
 
   static async up(options: LabOptions = {}): Promise<Lab> {
@@ -109,6 +116,7 @@ export class Lab {
       advertInterval: options.advertInterval ?? '100ms',
       checkInterval: options.checkInterval ?? '1s',
       apiPorts: options.apiPorts ?? ([0, 0] as [number, number]),
+      peered: options.peered ?? true,
     };
     const topo = await Topology.create('lab');
     const workDir = options.workDir ?? join('/tmp', topo.id);
@@ -127,19 +135,22 @@ export class Lab {
   private async build(): Promise<void> {
     const t = this.topo;
     this.client = await t.addHost({ name: 'client', addresses: [`${LAB.client}/24`] });
+    const placed = LAB.directors.map((address, i) => ({ name: `d${i + 1}`, address, dir: join(this.workDir, `d${i + 1}`) }));
+    for (const p of placed) mkdirSync(p.dir, { recursive: true });
+    const peerings = this.opts.peered ? await labPeering(this.workDir, placed) : [];
     for (const [i, addr] of LAB.directors.entries()) {
       const name = `d${i + 1}`;
       const ns = await t.addHost({ name, addresses: [`${addr}/24`] });
       await t.link(name, 'eth1', 'back', [`${LAB.directorsBack[i] ?? ''}/24`]);
       await ns.sh('sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0');
       const dir = join(this.workDir, name);
-      mkdirSync(dir, { recursive: true });
+      const peering = peerings[i] ?? null;
       const configPath = join(dir, 'lvsd.yaml');
-      writeFileSync(configPath, directorConfig(i, this.opts, dir));
+      writeFileSync(configPath, directorConfig(i, this.opts, dir, LAB.realServers, peering));
       const statePath = join(dir, 'state.json');
       const { store } = await openStore(statePath);
       await addUser(store, 'admin', this.adminPassword, 'admin');
-      this.directors.push({ name, ns, dir, configPath, statePath, apiPort: this.opts.apiPorts[i] ?? 0, process: null, exited: null });
+      this.directors.push({ name, ns, dir, configPath, statePath, apiPort: this.opts.apiPorts[i] ?? 0, peering, process: null, exited: null });
     }
     for (const [i, addr] of LAB.realServers.entries()) {
       const name = `rs${i + 1}`;
@@ -196,10 +207,11 @@ export class Lab {
     return code;
   }
 
-  /** The host side of a director's panel: 127.0.0.1:PORT → unix socket → 127.0.0.1:9180 in the namespace. */
+  /** The host side of a director's panel: 127.0.0.1:PORT → unix socket → its API in the namespace (TLS when peered). */
   private async relay(d: LabDirector): Promise<void> {
     const sock = join(d.dir, 'api-relay.sock');
-    const child = d.ns.spawn('node', [RELAY, sock, '127.0.0.1:9180'], { stdio: 'ignore' });
+    const to = d.peering === null ? ['127.0.0.1:9180'] : [d.peering.target, d.peering.ca];
+    const child = d.ns.spawn('node', [RELAY, sock, ...to], { stdio: 'ignore' });
     const server = createServer((c) => {
       const up = connect(sock);
       c.pipe(up).pipe(c);
