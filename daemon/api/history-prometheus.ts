@@ -34,7 +34,10 @@ const COUNTERS: [HistoryMetric, string][] = [
   ['outPps', 'lvsd_service_out_packets_total'],
 ];
 
-/** The queries of one view: per virtual server its rates and connections, per real server its connections. */
+/** The same rates per real server, where the dataplane counts per destination (IPVS, userspace). */
+const RS_COUNTERS: [HistoryMetric, string][] = COUNTERS.map(([m, name]) => [m, name.replace('lvsd_service_', 'lvsd_real_server_')]);
+
+/** The queries of one view: per virtual server its rates and connections, per real server its rates, connections and check latency. */
 export function historyQueries(match: string, stepMs: number, service?: string): RangeQuery[] {
   const sel = (extra: string): string => `{${[match.trim(), service === undefined ? '' : `service=${promString(service)}`, extra].filter((m) => m !== '').join(', ')}}`;
   // irate: each point is the rate between the last two scrapes before it, whatever the scrape interval (rate()
@@ -46,6 +49,8 @@ export function historyQueries(match: string, stepMs: number, service?: string):
     out.push({ scope: 'virtualServer', metric: state, promql: `sum by (service) (lvsd_real_server_connections${sel(`state="${state}"`)})` });
     out.push({ scope: 'realServer', metric: state, promql: `sum by (service, real_server) (lvsd_real_server_connections${sel(`state="${state}"`)})` });
   }
+  for (const [metric, name] of RS_COUNTERS) out.push({ scope: 'realServer', metric, promql: `sum by (service, real_server) (irate(${name}${sel('')}[${window}]))` });
+  out.push({ scope: 'realServer', metric: 'latencyMs', promql: `1000 * max by (service, real_server) (lvsd_real_server_check_latency_seconds${sel('')})` });
   return out;
 }
 

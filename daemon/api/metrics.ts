@@ -203,6 +203,40 @@ export function createMetrics(source: MetricsSource, opts: { processMetrics?: bo
       }
     },
   });
+  // Per real server: the dataplane's own counters where it keeps them per destination (IPVS, userspace;
+  // nftables counts per service only, so these series are absent there), and the last health check's
+  // latency. One series per configured real server and counter: bounded by the config, not by traffic.
+  const rsTotals: [string, keyof RateCounters, string][] = [
+    ['lvsd_real_server_connections_total', 'conns', 'Connections scheduled to the real server'],
+    ['lvsd_real_server_in_packets_total', 'inPackets', 'Packets in, to the real server'],
+    ['lvsd_real_server_out_packets_total', 'outPackets', 'Packets out, from the real server'],
+    ['lvsd_real_server_in_bytes_total', 'inBytes', 'Bytes in, to the real server'],
+    ['lvsd_real_server_out_bytes_total', 'outBytes', 'Bytes out, from the real server'],
+  ];
+  for (const [name, key, help] of rsTotals) {
+    new Counter({
+      name,
+      help: `${help} (dataplane counters)`,
+      labelNames: ['service', 'real_server'],
+      registers,
+      collect() {
+        this.reset();
+        for (const s of snap().virtualServices) for (const r of s.realServers) if (r.counters) this.inc({ service: s.id, real_server: r.id }, r.counters[key]);
+      },
+    });
+  }
+  new Gauge({
+    name: 'lvsd_real_server_check_latency_seconds',
+    help: 'Latency of the last health check of the real server',
+    labelNames: ['service', 'real_server'],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of snap().virtualServices) {
+        for (const r of s.realServers) if (r.health.lastCheck !== null) this.set({ service: s.id, real_server: r.id }, r.health.lastCheck.latencyMs / 1000);
+      }
+    },
+  });
   new Gauge({
     name: 'lvsd_dataplane_info',
     help: 'The dataplane in use (value 1)',

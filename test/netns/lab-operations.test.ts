@@ -143,8 +143,8 @@ scenario('100 reloads with alternating configs under continuous traffic: no fail
   const opts = { dataplane: 'nftables' as const, advertInterval: '100ms', checkInterval: '1s' };
   const original = readFileSync(d1.configPath, 'utf8');
   // A: all three real servers, rs1 weighted 3; B: rs3 removed, and a second virtual service on port 8080.
-  const a = directorConfig(0, opts, d1.dir).replace(`{ address: ${LAB.realServers[0]}, port: 80, weight: 1 }`, `{ address: ${LAB.realServers[0]}, port: 80, weight: 3 }`);
-  const b = `${directorConfig(0, opts, d1.dir, LAB.realServers.slice(0, 2))}  - name: alt
+  const a = directorConfig(0, opts, d1.dir, LAB.realServers, d1.peering).replace(`{ address: ${LAB.realServers[0]}, port: 80, weight: 1 }`, `{ address: ${LAB.realServers[0]}, port: 80, weight: 3 }`);
+  const b = `${directorConfig(0, opts, d1.dir, LAB.realServers.slice(0, 2), d1.peering)}  - name: alt
     address: ${LAB.vip}
     port: 8080
     protocol: tcp

@@ -209,6 +209,14 @@ test('/metrics: VRRP state and transitions, adverts, health results and latency,
   has(/^lvsd_real_server_weight\{service="tcp:192.168.77.100:80",real_server="10.0.1.11:80",kind="effective"\} 10$/m);
   has(/^lvsd_real_server_weight\{service="tcp:192.168.77.100:80",real_server="10.0.1.13:80",kind="effective"\} -1$/m);
   has(/^lvsd_service_connections_total\{service="tcp:192.168.77.100:80"\} \d+$/m);
+  // per real server: the dataplane's counters (the fake dataplane counts per destination, as IPVS does),
+  // and the last check's latency; a real server with no counters has no series
+  const snapRs = h.director.snapshot().virtualServices.find((v) => v.id === 'tcp:192.168.77.100:80')?.realServers.find((r) => r.id === '10.0.1.11:80');
+  assert.ok(snapRs?.counters != null && snapRs.counters.inBytes > 0, 'the fake dataplane counted bytes to 10.0.1.11');
+  has(new RegExp(`^lvsd_real_server_in_bytes_total\\{service="tcp:192.168.77.100:80",real_server="10.0.1.11:80"\\} ${snapRs.counters.inBytes}$`, 'm'));
+  has(new RegExp(`^lvsd_real_server_out_packets_total\\{service="tcp:192.168.77.100:80",real_server="10.0.1.11:80"\\} ${snapRs.counters.outPackets}$`, 'm'));
+  has(new RegExp(`^lvsd_real_server_connections_total\\{service="tcp:192.168.77.100:80",real_server="10.0.1.11:80"\\} ${snapRs.counters.conns}$`, 'm'));
+  has(/^lvsd_real_server_check_latency_seconds\{service="tcp:192.168.77.100:80",real_server="10.0.1.13:80"\} 0.0015$/m);
   has(/^lvsd_service_rate\{service="tcp:192.168.77.100:80",rate="cps"\} \d+$/m);
   has(/^lvsd_dataplane_info\{kind="userspace"\} 1$/m);
   has(/^lvsd_config_reloads_total 1$/m);

@@ -6,7 +6,9 @@ import { historyQueries, promString, seriesOf, timeAxis } from '../../daemon/api
 
 test('queries: every metric /metrics carries, this director\'s matchers and the service escaped', () => {
   const q = historyQueries('job="lvsd", instance="lb1:9180"', 10_000, 'tcp:10.0.0.1:80"}or vector(1)#');
-  assert.deepEqual(q.map((x) => `${x.scope}/${x.metric}`), ['virtualServer/cps', 'virtualServer/inBps', 'virtualServer/outBps', 'virtualServer/inPps', 'virtualServer/outPps', 'virtualServer/active', 'realServer/active', 'virtualServer/inactive', 'realServer/inactive']);
+  assert.deepEqual(q.map((x) => `${x.scope}/${x.metric}`), ['virtualServer/cps', 'virtualServer/inBps', 'virtualServer/outBps', 'virtualServer/inPps', 'virtualServer/outPps', 'virtualServer/active', 'realServer/active', 'virtualServer/inactive', 'realServer/inactive', 'realServer/cps', 'realServer/inBps', 'realServer/outBps', 'realServer/inPps', 'realServer/outPps', 'realServer/latencyMs']);
+  assert.equal(q[9]?.promql, 'sum by (service, real_server) (irate(lvsd_real_server_connections_total{job="lvsd", instance="lb1:9180", service="tcp:10.0.0.1:80\\"}or vector(1)#"}[60s]))');
+  assert.equal(q[14]?.promql, '1000 * max by (service, real_server) (lvsd_real_server_check_latency_seconds{job="lvsd", instance="lb1:9180", service="tcp:10.0.0.1:80\\"}or vector(1)#"})');
   assert.equal(q[0]?.promql, 'sum by (service) (irate(lvsd_service_connections_total{job="lvsd", instance="lb1:9180", service="tcp:10.0.0.1:80\\"}or vector(1)#"}[60s]))');
   assert.equal(q[6]?.promql, 'sum by (service, real_server) (lvsd_real_server_connections{job="lvsd", instance="lb1:9180", service="tcp:10.0.0.1:80\\"}or vector(1)#", state="active"})');
   assert.match(historyQueries('job="lvsd"', 60_000)[1]?.promql ?? '', /^sum by \(service\) \(irate\(lvsd_service_in_bytes_total\{job="lvsd"\}\[180s\]\)\)$/);

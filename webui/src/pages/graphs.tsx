@@ -26,18 +26,29 @@ interface Panel {
   pick: (h: HistoryView) => ChartData['series'];
 }
 
-const byRs = (metric: Metric) => (h: HistoryView): ChartData['series'] =>
-  h.series.filter((s) => s.scope === 'realServer' && s.metric === metric).map((s) => ({ label: s.realServer ?? '', values: s.values }));
+const byRs = (metric: Metric, suffix = '') => (h: HistoryView): ChartData['series'] =>
+  h.series.filter((s) => s.scope === 'realServer' && s.metric === metric).map((s) => ({ label: `${s.realServer ?? ''}${suffix}`, values: s.values }));
 const ofVs = (...metrics: [Metric, string][]) => (h: HistoryView): ChartData['series'] =>
   metrics.flatMap(([m, label]) => h.series.filter((s) => s.scope === 'virtualServer' && s.metric === m).map((s) => ({ label, values: s.values })));
 
 const PANELS: Panel[] = [
   { id: 'cps', title: 'Connections/s', unit: '/s', pick: (h) => [...ofVs(['cps', 'virtual server'])(h), ...byRs('cps')(h)] },
   { id: 'active', title: 'Active connections', unit: '', pick: (h) => [...ofVs(['active', 'virtual server'])(h), ...byRs('active')(h)] },
-  { id: 'bytes', title: 'Bytes/s', unit: 'B/s', pick: ofVs(['inBps', 'in'], ['outBps', 'out']) },
-  { id: 'packets', title: 'Packets/s', unit: '/s', pick: ofVs(['inPps', 'in'], ['outPps', 'out']) },
+  { id: 'bytes', title: 'Bytes/s', unit: 'B/s', pick: (h) => [...ofVs(['inBps', 'in'], ['outBps', 'out'])(h), ...byRs('inBps', ' in')(h), ...byRs('outBps', ' out')(h)] },
+  { id: 'packets', title: 'Packets/s', unit: '/s', pick: (h) => [...ofVs(['inPps', 'in'], ['outPps', 'out'])(h), ...byRs('inPps', ' in')(h), ...byRs('outPps', ' out')(h)] },
   { id: 'latency', title: 'Health-check latency', unit: 'ms', pick: byRs('latencyMs') },
 ];
+
+/** The nftables dataplane counts new connections per virtual server only: a flat zero there would read as "no traffic". */
+const NOT_COUNTED: Record<string, string> = { bytes: 'Bytes/s', packets: 'Packets/s' };
+
+function NotCounted({ id, kind }: { id: string; kind: string }) {
+  return (
+    <figure class="chart chart-none" data-testid={`chart-${id}`} data-points={0}>
+      <figcaption><strong>{NOT_COUNTED[id]}</strong><p class="small muted">Not counted by the {kind} dataplane (it counts new connections per virtual server); the ipvs and userspace dataplanes count bytes and packets.</p></figcaption>
+    </figure>
+  );
+}
 
 function ChartBox({ panel, data }: { panel: Panel; data: ChartData }) {
   const host = useRef<HTMLDivElement>(null);
@@ -109,7 +120,9 @@ export function Graphs() {
         <p class="small muted" data-testid="marks">Marks: {view.marks.slice(-5).map((m) => `${new Date(m.at).toLocaleTimeString()} ${m.text}`).join(' · ')}</p>
       )}
       <div class="charts">
-        {view !== null && PANELS.map((p) => <ChartBox key={p.id} panel={p} data={{ t: view.t, series: p.pick(view), marks: view.marks }} />)}
+        {view !== null && PANELS.map((p) => (snap.dataplane.kind === 'nftables' && p.id in NOT_COUNTED
+          ? <NotCounted key={p.id} id={p.id} kind={snap.dataplane.kind} />
+          : <ChartBox key={p.id} panel={p} data={{ t: view.t, series: p.pick(view), marks: view.marks }} />))}
       </div>
     </section>
   );
