@@ -58,6 +58,7 @@ export interface LabDirector {
 
 type ConfigOptions = Required<Omit<LabOptions, 'apiPorts' | 'workDir' | 'peered'>>;
 
+/** A director's config; virtualServers stays the last section, so a test may append a virtual server to it. */
 export function directorConfig(i: number, opts: ConfigOptions, dir: string, realServers: readonly string[] = LAB.realServers, peering: Peering | null = null): string {
   const name = `d${i + 1}`;
   const rs = realServers.map((a) => `      - { address: ${a}, port: 80, weight: 1 }`).join('\n');
@@ -67,7 +68,7 @@ ${peering?.api ?? `api: { listen: 127.0.0.1:9180, socket: ${join(dir, 'lvsd.sock
 stateFile: ${join(dir, 'state.json')}
 dataplane: ${opts.dataplane}
 nftables: { table: lvsd, masquerade: false }
-vrrp:
+${peering?.cluster ?? ''}vrrp:
   instances:
     - name: VI_WEB
       interface: eth0
@@ -94,7 +95,7 @@ virtualServers:
       http: { path: /health }
     realServers:
 ${rs}
-${peering?.cluster ?? ''}`;
+`;
 }
 
 export class Lab {
@@ -185,7 +186,8 @@ export class Lab {
       res(code);
     }));
     await Promise.race([
-      waitForPort(d.ns, 9180, 20_000),
+      // generous: lvsd starts in ~2 s alone, but 20 s was seen with six helpers sharing two cores
+      waitForPort(d.ns, 9180, 60_000),
       d.exited.then((code) => {
         throw new Error(`lvsd on ${name} exited with ${String(code)} at start; see ${join(d.dir, 'lvsd.log')}`);
       }),

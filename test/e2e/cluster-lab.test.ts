@@ -173,6 +173,8 @@ scenario('the graphs moved while the lab\'s traffic ran, with the failover marke
   // lvsd samples every 10 s: wait for a rate above zero on the chart. (The lab's nftables dataplane counts
   // new connections per service, not bytes or packets: those charts stay empty here; docs/api.md.)
   await waitUntil(async () => Number(await cps.getAttribute('data-max')) > 0, 'a connection rate above zero', 60_000);
+  // where nothing is counted the page says so, rather than draw a flat zero that reads as "no traffic"
+  for (const id of ['bytes', 'packets']) await page.getByTestId(`chart-${id}`).getByText('Not counted by the nftables dataplane', { exact: false }).waitFor();
   const latency = page.getByTestId('chart-latency');
   await waitUntil(async () => Number(await latency.getAttribute('data-max')) > 0, 'the real servers\' health-check latency', 20_000);
   await page.getByTestId('marks').getByText(/VI_WEB: MASTER → BACKUP/).waitFor({ timeout: 15_000 });
