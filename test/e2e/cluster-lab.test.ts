@@ -138,6 +138,10 @@ scenario('d1\'s config editor: an error marked at the line lvsd names, then a di
   const lines = await editor.locator('.cm-content .cm-line').allInnerTexts();
   assert.equal(lines.findIndex((l) => l.includes('virtualRouterId: 300')) + 1, err.line, `the marker is on line ${err.line}`);
   assert.match(await marked.innerText(), /300/);
+  // the paste leaves the view at the end of the file: the status line's link brings the marker into view
+  await page.getByTestId('marker-count').getByRole('button', { name: `go to line ${err.line}:${err.col}` }).click();
+  await marked.hover();
+  await editor.locator('.cm-tooltip-lint').getByText(/virtualRouterId/).first().waitFor();
   await shot('04-editor-marker');
 
   const changed = running.replace(`{ address: ${LAB.realServers[2]}, port: 80, weight: 1 }`, `{ address: ${LAB.realServers[2]}, port: 80, weight: 3 }`);

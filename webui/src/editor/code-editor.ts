@@ -115,6 +115,8 @@ export interface ConfigEditor {
   text(): string;
   setText(text: string): void;
   setProblems(problems: readonly Problem[]): void;
+  /** Puts the cursor on a problem and scrolls it into view (a paste or an apply can leave it off screen). */
+  reveal(problem: Problem): void;
   focus(): void;
   destroy(): void;
 }
@@ -146,6 +148,11 @@ export function createConfigEditor(parent: HTMLElement, opts: { text: string; la
     setProblems(problems) {
       const diagnostics: Diagnostic[] = problems.map((p) => ({ ...problemRange(view.state.doc, p), severity: 'error', message: p.message, source: 'lvsd' }));
       view.dispatch(setDiagnostics(view.state, diagnostics));
+    },
+    reveal(problem) {
+      const { from } = problemRange(view.state.doc, problem);
+      view.dispatch({ selection: { anchor: from }, effects: EditorView.scrollIntoView(from, { y: 'center' }) });
+      view.focus();
     },
     focus: () => { view.focus(); },
     destroy: () => { view.destroy(); },

@@ -171,7 +171,14 @@ export function ConfigPage({ role }: { role: Role }) {
         </header>
         <div ref={host} class="cm-host" data-testid="config-editor" />
         <p class="small muted" aria-live="polite" data-testid="marker-count">
-          {problems === null ? 'Ctrl-Space completes keys and values from the schema; hover a key for what it means.' : problems.length === 0 ? '✓ lvsd finds no error' : `${problems.length} error(s) marked in the text`}
+          {problems === null ? 'Ctrl-Space completes keys and values from the schema; hover a key for what it means.' : problems.length === 0 ? '✓ lvsd finds no error' : (
+            <>
+              <span>{problems.length} error(s) marked in the text</span>
+              {problems.filter((p) => p.line !== undefined).slice(0, 5).map((p, i) => (
+                <button key={i} type="button" class="btn btn-sm btn-link" title={p.message} onClick={() => { editor.current?.reveal(p); }}>go to line {p.line}{p.column !== undefined && `:${p.column}`}</button>
+              ))}
+            </>
+          )}
         </p>
         <div class="actions">
           <button class="btn" disabled={busy} onClick={() => void validate()}>Validate</button>
