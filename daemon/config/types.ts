@@ -244,6 +244,8 @@ export interface VrrpConfig {
   delayAfterBootMs: number;
   /** keepalived disable_local_igmp. */
   disableLocalIgmp: boolean;
+  /** keepalived nftables NAME, nftables_priority, nftables_counters: the VMAC IGMP/MLD table (vrrp/vmac-igmp.ts). */
+  nftables: { table: string; priority: number; counters: boolean };
   scripts: Record<string, VrrpScript>;
   /** keepalived vrrp_track_process, by name, as the engine takes them (durations in ms). */
   processes: Record<string, TrackProcessOptions>;

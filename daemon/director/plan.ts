@@ -164,6 +164,7 @@ export function vrrpOptions(config: Config): VrrpOptions {
     multicastGroup6: config.vrrp.multicastGroup6,
     delayAfterBootMs: config.vrrp.delayAfterBootMs,
     disableLocalIgmp: config.vrrp.disableLocalIgmp,
+    nftables: { ...config.vrrp.nftables },
     ...(config.vrrp.realtimePriority !== undefined ? { realtimePriority: config.vrrp.realtimePriority } : {}),
     syncGroups: config.vrrp.syncGroups.map((g) => ({ name: g.name, instances: [...g.instances], notify: g.notify })),
     instances: config.vrrp.instances.map((i) => {

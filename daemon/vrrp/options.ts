@@ -4,6 +4,7 @@
 import { familyOf, parseCidr, type Family } from '../net/addr.js';
 import { addressRequest, type AddressOptions } from '../net/addr-request.js';
 import type { TrackProcessOptions } from './process-track.js';
+import { DEFAULT_VMAC_NFT, type VmacNftSettings } from './vmac-igmp.js';
 
 export type { TrackProcessOptions } from './process-track.js';
 import { normalizeRoutes, normalizeRules, type NormalizedRoute, type NormalizedRule, type VirtualRouteOptions, type VirtualRuleOptions } from './virtual-routes.js';
@@ -157,6 +158,11 @@ export interface VrrpOptions {
   delayAfterBootMs?: number;
   /** keepalived disable_local_igmp: igmp_link_local_mcast_reports 0 while the engine runs (local-igmp.ts). */
   disableLocalIgmp?: boolean;
+  /**
+   * keepalived `nftables NAME`, `nftables_priority`, `nftables_counters`: the table (per family) that sends
+   * VMAC interfaces' IGMP/MLD reports from their parent (vmac-igmp.ts). Default lvsd_vrrp, -1, no counters.
+   */
+  nftables?: Partial<VmacNftSettings>;
   /** keepalived vrrp_mcast_group4 / vrrp_mcast_group6: the multicast groups of the adverts. Default 224.0.0.18 / ff02::12. */
   multicastGroup4?: string;
   multicastGroup6?: string;
@@ -225,6 +231,7 @@ export interface NormalizedOptions {
   startupDelayMs: number;
   delayAfterBootMs: number;
   disableLocalIgmp: boolean;
+  nftables: VmacNftSettings;
 }
 
 /**
@@ -383,6 +390,10 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     const v = o[k];
     if (v !== undefined && !(Number.isFinite(v) && v >= 0)) errors.push(`${k}: ${v} is not a duration ≥ 0`);
   }
+  const nftables: VmacNftSettings = { ...DEFAULT_VMAC_NFT, ...o.nftables };
+  // nft's own grammar for a table name (keepalived allows 255 characters); a chain priority is an int32.
+  if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,254}$/.test(nftables.table)) errors.push(`nftables.table: ${JSON.stringify(nftables.table)} is not an nftables table name (a letter or _, then letters, digits, _ . -)`);
+  if (!Number.isInteger(nftables.priority) || Math.abs(nftables.priority) > 2 ** 31 - 1) errors.push(`nftables.priority: ${nftables.priority} is not a 32-bit integer`);
   if (errors.length > 0) throw new VrrpOptionsError(`invalid VRRP options:\n  ${errors.join('\n  ')}`);
   for (const [name, p] of Object.entries(o.processes ?? {})) {
     if (p.process === '') errors.push(`processes.${name}.process: empty`);
@@ -392,7 +403,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     }
     if (p.quorumMax !== undefined && p.quorumMax < (p.quorum ?? 1)) errors.push(`processes.${name}.quorumMax: ${p.quorumMax} is below quorum ${p.quorum ?? 1}`);
   }
-  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, processes: o.processes ?? {}, scriptSecurity: o.scriptSecurity ?? false, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0, disableLocalIgmp: o.disableLocalIgmp ?? false };
+  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, processes: o.processes ?? {}, scriptSecurity: o.scriptSecurity ?? false, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0, disableLocalIgmp: o.disableLocalIgmp ?? false, nftables };
   if (o.scriptUser !== undefined) out.scriptUser = o.scriptUser;
   if (o.notifyFifo !== undefined) out.notifyFifo = o.notifyFifo;
   if (o.realtimePriority !== undefined) out.realtimePriority = o.realtimePriority;

@@ -1,11 +1,14 @@
 // The VRRP engine's virtual MAC interfaces (keepalived use_vmac) over rtnetlink: created (or adopted,
 // after a restart or a crash) before the instances that run on them start, and removed when their
-// instance goes, on reload or stop. The decisions are vmac.ts's; this file only carries them out.
+// instance goes, on reload or stop, with the nftables table that sends their IGMP/MLD reports from the
+// parent (vmac-igmp.ts). The decisions are vmac.ts's and vmac-igmp.ts's; this file only carries them out.
 import { formatIP } from '../net/addr.js';
 import { Rtnl, type IfAddress, type LinkDetail } from '../net/rtnl.js';
 import { readIpv4Conf, writeIpv4Conf, writeIpv6Conf } from '../net/sysctl.js';
 import type { MacvlanMode } from '../net/link-codec.js';
-import { onVmac, PARENT_CONF, planVmac, VMAC_CONF, VMAC_MODE, vmacSpecs, type VmacSpec } from './vmac.js';
+import { runNftScript } from '../net/nft-file.js';
+import { VmacIgmp } from './vmac-igmp.js';
+import { onVmac, PARENT_CONF, planVmac, VMAC_CONF, VMAC_MODE, vmacMembers, vmacSpecs, type VmacSpec } from './vmac.js';
 import type { NormalizedOptions } from './options.js';
 import type { LogLevel } from './protocol.js';
 
@@ -19,6 +22,8 @@ export interface VmacIo {
   readConf(ifname: string, key: string): number;
   writeConf(ifname: string, key: string, value: number): void;
   writeConf6(ifname: string, key: string, value: number): void;
+  /** One nft transaction (`nft -f -`). */
+  nftScript(script: string): Promise<void>;
   close(): void;
 }
 
@@ -34,6 +39,7 @@ export function hostVmacIo(): VmacIo {
     readConf: readIpv4Conf,
     writeConf: writeIpv4Conf,
     writeConf6: writeIpv6Conf,
+    nftScript: (script) => runNftScript(script),
     close: () => {
       rtnl.close();
     },
@@ -47,21 +53,35 @@ export class VmacLinks {
   private readonly ours = new Map<string, VmacSpec>();
   /** conf/all/rp_filter before the first VMAC, put back when the last one goes. */
   private savedAllRpFilter: number | undefined;
+  private readonly igmp: VmacIgmp;
+  /** The settings of the table, from the options last prepared (a stop clears the table they named). */
+  private nft: NormalizedOptions['nftables'] | undefined;
 
   constructor(
     private readonly io: VmacIo,
     private readonly log: (level: LogLevel, msg: string, fields: Record<string, unknown>) => void,
-  ) {}
+  ) {
+    this.igmp = new VmacIgmp((script) => io.nftScript(script), (msg) => { log('warn', msg, {}); });
+  }
 
   /** Makes sure every VMAC of `o` is there and up; returns the options as the runtime runs them. */
   async prepare(o: NormalizedOptions): Promise<NormalizedOptions> {
     const sources = new Map<string, string | null>();
-    for (const s of vmacSpecs(o)) sources.set(s.instance, await this.ensure(s));
+    const ready: [VmacSpec, LinkDetail, LinkDetail][] = [];
+    for (const s of vmacSpecs(o)) {
+      const pair = await this.ensure(s);
+      if (pair !== null) ready.push([s, ...pair]);
+    }
+    // The IGMP/MLD table before any link comes up or gets its link-local: the first reports (measured: the
+    // link-local's solicited-node group) would otherwise leave with the virtual MAC.
+    this.nft = o.nftables;
+    await this.igmp.sync(vmacMembers(o).filter((m) => this.ours.has(m.name)), o.nftables, o.disableLocalIgmp);
+    for (const [s, vmac, parent] of ready) sources.set(s.instance, await this.bringUp(s, vmac, parent));
     return { ...o, instances: o.instances.map((i) => onVmac(i, sources.get(i.name) ?? null)) };
   }
 
-  /** One VMAC: returns the parent's IPv4 address for the adverts' source (null if none or IPv6). */
-  private async ensure(s: VmacSpec): Promise<string | null> {
+  /** One VMAC created or adopted (null: refused): the link and its parent. */
+  private async ensure(s: VmacSpec): Promise<[LinkDetail, LinkDetail] | null> {
     const fields = { instance: s.instance, vmac: s.name, parent: s.parent, mac: s.mac };
     let links = await this.io.linkDetails();
     const plan = planVmac(s, links);
@@ -86,6 +106,12 @@ export class VmacLinks {
     if (vmac === undefined || parent === undefined) throw new Error(`virtual MAC interface ${s.name} vanished while being set up`);
     this.ours.set(s.name, s);
     this.tune(s);
+    return [vmac, parent];
+  }
+
+  /** Up, with the parent's link-local (IPv6); returns the parent's IPv4 address for the adverts' source (null if none or IPv6). */
+  private async bringUp(s: VmacSpec, vmac: LinkDetail, parent: LinkDetail): Promise<string | null> {
+    const fields = { instance: s.instance, vmac: s.name, parent: s.parent, mac: s.mac };
     // keepalived 2.2.7 leaves an adopted link that is down as it is (the instance goes to FAULT);
     // lvsd brings it up: the only way it is down is a crash of ours between create and up.
     if (!vmac.adminUp) await this.io.setLinkUp(vmac.index);
@@ -129,6 +155,7 @@ export class VmacLinks {
       const l = links.find((x) => x.name === name);
       if (l !== undefined && (await this.io.deleteLink(l.index))) this.log('info', `removed virtual MAC interface ${name}`, { instance: s.instance, vmac: name });
     }
+    if (wanted === null && this.nft !== undefined) await this.igmp.sync([], this.nft, false);
     if (this.ours.size === 0 && this.savedAllRpFilter !== undefined) {
       try {
         this.io.writeConf('all', 'rp_filter', this.savedAllRpFilter);

@@ -7,6 +7,7 @@
 import { formatMac, virtualMac, type MacvlanMode } from '../net/link-codec.js';
 import type { LinkDetail } from '../net/rtnl.js';
 import type { NormalizedInstance, NormalizedOptions } from './options.js';
+import type { VmacMember } from './vmac-igmp.js';
 
 export const VMAC_MODE: MacvlanMode = 'private';
 
@@ -20,6 +21,16 @@ export interface VmacSpec {
 
 export function vmacSpecs(o: NormalizedOptions): VmacSpec[] {
   return o.instances.flatMap((i) => (i.vmac === undefined ? [] : [{ instance: i.name, name: i.vmac.name, parent: i.vmac.parent, mac: formatMac(virtualMac(i.vrid, i.family)), family: i.family }]));
+}
+
+/** What the IGMP/MLD table needs of each VMAC (vmac-igmp.ts): its families are the instance's and, with excluded VIPs of the other, that one too (keepalived's EVIP_OTHER_FAMILY). */
+export function vmacMembers(o: NormalizedOptions): VmacMember[] {
+  return o.instances.flatMap((i) => {
+    if (i.vmac === undefined) return [];
+    const families = new Set<4 | 6>([i.family]);
+    for (const x of i.excludedVips) families.add(x.address.includes(':') ? 6 : 4);
+    return [{ name: i.vmac.name, parent: i.vmac.parent, families: [...families].sort() }];
+  });
 }
 
 export type VmacPlan =

@@ -87,8 +87,9 @@ test('engine options: a bad or shared virtual MAC interface name is refused, nam
   );
 });
 
-function recordingIo(links: LinkDetail[], conf: Record<string, number>): { io: VmacIo; calls: string[] } {
+function recordingIo(links: LinkDetail[], conf: Record<string, number>): { io: VmacIo; calls: string[]; scripts: string[] } {
   const calls: string[] = [];
+  const scripts: string[] = [];
   const io: VmacIo = {
     linkDetails: () => Promise.resolve(links.map((l) => ({ ...l }))),
     addMacvlan: (name, parent, mac, mode) => {
@@ -117,9 +118,13 @@ function recordingIo(links: LinkDetail[], conf: Record<string, number>): { io: V
     writeConf6: (ifname, key, v) => {
       calls.push(`v6 ${ifname} ${key}=${v}`);
     },
+    nftScript: (script) => {
+      scripts.push(script);
+      return Promise.resolve();
+    },
     close: () => undefined,
   };
-  return { io, calls };
+  return { io, calls, scripts };
 }
 
 test('VmacLinks: creates, tunes and brings up the macvlan; a reload keeps it; the last one gone puts conf/all/rp_filter back', async () => {

@@ -208,6 +208,7 @@ export interface ConfigOut {
     startupDelay?: Duration;
     delayAfterBoot?: Duration;
     disableLocalIgmp?: boolean;
+    nftables?: { table?: string; priority?: number; counters?: boolean };
     scripts?: Record<string, ScriptOut>;
     processes?: Record<string, ProcessOut>;
     instances?: InstanceOut[];

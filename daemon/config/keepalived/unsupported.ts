@@ -3,7 +3,7 @@
 
 const SCHED = 'process scheduling is set by the systemd unit (Nice=, CPUSchedulingPolicy=, CPUAffinity=), not by the config';
 const SNMP = 'lvsd has no SNMP/DBus agent; use the REST API and /metrics';
-const FIREWALL = 'lvsd does not manage iptables/nftables sets for VRRP';
+const FIREWALL = 'lvsd installs no iptables rules or ipsets: it does not filter VIPs (keepalived\'s no_accept / vrrp_strict), and its VMAC IGMP/MLD table is nftables (vrrp.nftables)';
 
 const REASONS: Record<string, string> = {
   lvs_id: 'obsolete (keepalived 1.x); use router_id',
@@ -31,10 +31,7 @@ const REASONS: Record<string, string> = {
   snmp_name: SNMP,
   vrrp_iptables: FIREWALL,
   vrrp_ipsets: FIREWALL,
-  nftables: FIREWALL,
-  nftables_priority: FIREWALL,
-  nftables_counters: FIREWALL,
-  nftables_ifindex: FIREWALL,
+  nftables_ifindex: 'lvsd\'s VMAC table always matches interfaces by index (keepalived\'s setting is for its VIP filter rules, which lvsd does not install)',
   vrrp_strict: 'strict RFC mode is not a switch in lvsd (it always follows the RFC state machine); its extra restrictions are not enforced',
   strict_mode: 'strict RFC mode is not a switch in lvsd; its extra restrictions are not enforced',
   vrrp_skip_check_adv_addr: 'lvsd always checks the advertised addresses',
