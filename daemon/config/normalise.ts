@@ -262,6 +262,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       virtualRoutes: (inst.virtualRoutes ?? []).map((r) => ({ ...r })),
       virtualRules: (inst.virtualRules ?? []).map((r) => ({ ...r })),
       vmac: inst.vmac === undefined ? undefined : { name: inst.vmac.name ?? `vrrp.${inst.virtualRouterId}`, xmitBase: inst.vmac.xmitBase ?? false },
+      ipvlan: inst.ipvlan === undefined ? undefined : compact({ name: inst.ipvlan.name ?? `vrrp.${inst.virtualRouterId}`, address: inst.ipvlan.address, type: inst.ipvlan.type ?? 'bridge' }),
     });
   });
 

@@ -336,6 +336,16 @@ export const VrrpInstance = Obj(
         'Run the instance on a macvlan (private mode) of `interface` carrying the RFC 5798 virtual MAC 00:00:5e:00:01:<VRID> (IPv6: 00:00:5e:00:02:<VRID>) and the VIPs, as keepalived use_vmac: created at start (or adopted, if one with that MAC is left), removed on stop. See docs/vrrp.md, "Virtual MAC".',
       ),
     ),
+    ipvlan: opt(
+      Obj(
+        {
+          name: opt(Type.String({ minLength: 1, maxLength: 15, pattern: '^[^\\s/:]+$', description: 'Name of the ipvlan. Default vrrp.<virtualRouterId>.' })),
+          address: opt(Type.String({ minLength: 2, description: 'Address (address/prefix) put on the ipvlan and used as the adverts\' source. Required for IPv4 (keepalived 2.2.7 keeps an IPv4 instance without one in FAULT).' })),
+          type: opt(Type.Union([Type.Literal('bridge'), Type.Literal('private'), Type.Literal('vepa')], { description: 'The ipvlan\'s l2 flavour. Default bridge.' })),
+        },
+        'Run the instance and its VIPs on an l2 ipvlan of `interface` (it shares that interface\'s MAC: no virtual MAC), as keepalived use_ipvlan [NAME] [ADDRESS] [bridge|private|vepa]: created at start (or adopted), removed on stop. Not with vmac. See docs/vrrp.md, "Virtual MAC".',
+      ),
+    ),
   },
   'A VRRP instance (keepalived vrrp_instance): one virtual router on one interface.',
 );

@@ -216,6 +216,8 @@ export interface VrrpInstance {
   syncGroup?: string;
   /** keepalived use_vmac (name default vrrp.<VRID>) and vmac_xmit_base. */
   vmac?: { name: string; xmitBase: boolean };
+  /** keepalived use_ipvlan [NAME] [ADDRESS] [bridge|private|vepa]. */
+  ipvlan?: { name: string; address?: string; type: 'bridge' | 'private' | 'vepa' };
   /** keepalived virtual_routes / virtual_rules, as written (the engine checks and fills them). */
   virtualRoutes: VirtualRouteOptions[];
   virtualRules: VirtualRuleOptions[];

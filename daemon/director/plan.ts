@@ -194,6 +194,7 @@ export function vrrpOptions(config: Config): VrrpOptions {
       if (i.authentication !== undefined) o.authPass = i.authentication.password;
       if (i.unicastSrcIp !== undefined) o.unicastSrcIp = i.unicastSrcIp;
       if (i.vmac !== undefined) o.vmac = { ...i.vmac };
+      if (i.ipvlan !== undefined) o.ipvlan = { ...i.ipvlan };
       if (i.virtualRoutes.length > 0) o.virtualRoutes = i.virtualRoutes.map((r) => ({ ...r }));
       if (i.virtualRules.length > 0) o.virtualRules = i.virtualRules.map((r) => ({ ...r }));
       if (i.unicastTtl !== undefined) o.unicastTtl = i.unicastTtl;

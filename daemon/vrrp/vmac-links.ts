@@ -5,7 +5,7 @@
 import { formatIP } from '../net/addr.js';
 import { Rtnl, type IfAddress, type LinkDetail } from '../net/rtnl.js';
 import { readIpv4Conf, writeIpv4Conf, writeIpv6Conf } from '../net/sysctl.js';
-import type { MacvlanMode } from '../net/link-codec.js';
+import type { IpvlanFlags, MacvlanMode } from '../net/link-codec.js';
 import { runNftScript } from '../net/nft-file.js';
 import { VmacIgmp } from './vmac-igmp.js';
 import { onVmac, PARENT_CONF, planVmac, VMAC_CONF, VMAC_MODE, vmacMembers, vmacSpecs, type VmacSpec } from './vmac.js';
@@ -15,6 +15,7 @@ import type { LogLevel } from './protocol.js';
 export interface VmacIo {
   linkDetails(): Promise<LinkDetail[]>;
   addMacvlan(name: string, parent: number, mac: Buffer, mode: MacvlanMode): Promise<void>;
+  addIpvlan(name: string, parent: number, flags: IpvlanFlags): Promise<void>;
   setLinkUp(index: number): Promise<void>;
   deleteLink(index: number): Promise<boolean>;
   addresses(ifindex: number): Promise<IfAddress[]>;
@@ -32,6 +33,7 @@ export function hostVmacIo(): VmacIo {
   return {
     linkDetails: () => rtnl.linkDetails(),
     addMacvlan: (n, p, m, mode) => rtnl.addMacvlan(n, p, m, mode),
+    addIpvlan: (n, p, f) => rtnl.addIpvlan(n, p, f),
     setLinkUp: (i) => rtnl.setLinkUp(i),
     deleteLink: (i) => rtnl.deleteLink(i),
     addresses: (i) => rtnl.addresses(i),
@@ -90,7 +92,11 @@ export class VmacLinks {
       this.log('error', `cannot use virtual MAC interface ${s.name}: ${plan.reason}`, fields);
       return null;
     }
-    if (plan.action === 'create') {
+    if (plan.action === 'create' && s.ipvlan !== undefined) {
+      await this.io.addIpvlan(s.name, plan.parentIndex, s.ipvlan.type);
+      this.log('info', `created ipvlan interface ${s.name}`, fields);
+      links = await this.io.linkDetails();
+    } else if (plan.action === 'create') {
       await this.io.addMacvlan(s.name, plan.parentIndex, Buffer.from(s.mac.split(':').map((h) => parseInt(h, 16))), VMAC_MODE);
       // Before it comes up: no kernel-made link-local (addr_gen_mode none), as keepalived's VMACs.
       try {
@@ -112,6 +118,7 @@ export class VmacLinks {
   /** Up, with the parent's link-local (IPv6); returns the parent's IPv4 address for the adverts' source (null if none or IPv6). */
   private async bringUp(s: VmacSpec, vmac: LinkDetail, parent: LinkDetail): Promise<string | null> {
     const fields = { instance: s.instance, vmac: s.name, parent: s.parent, mac: s.mac };
+    if (s.ipvlan !== undefined) return this.bringUpIpvlan(s, vmac, s.ipvlan.address);
     // keepalived 2.2.7 leaves an adopted link that is down as it is (the instance goes to FAULT);
     // lvsd brings it up: the only way it is down is a crash of ours between create and up.
     if (!vmac.adminUp) await this.io.setLinkUp(vmac.index);
@@ -127,8 +134,26 @@ export class VmacLinks {
     return v4 === undefined ? null : formatIP(v4.address);
   }
 
+  /**
+   * keepalived 2.2.7's ipvlan, measured in the guest: created up, IPv6 off on it for an IPv4 instance (no
+   * excluded IPv6 address), its address added; the kernel's own link-local for IPv6 (addrgenmode eui64);
+   * no ARP or reverse-path settings changed.
+   */
+  private async bringUpIpvlan(s: VmacSpec, link: LinkDetail, address: string | undefined): Promise<null> {
+    if (s.family === 4 && !s.otherFamily) {
+      try {
+        this.io.writeConf6(s.name, 'disable_ipv6', 1);
+      } catch (e) {
+        this.log('warn', `cannot turn IPv6 off on ${s.name}: ${e instanceof Error ? e.message : String(e)}`, { instance: s.instance });
+      }
+    }
+    if (!link.adminUp) await this.io.setLinkUp(link.index);
+    if (address !== undefined) await this.io.addAddress(link.index, address);
+    return null;
+  }
+
   private tune(s: VmacSpec): void {
-    if (s.family !== 4) return;
+    if (s.family !== 4 || s.ipvlan !== undefined) return;
     try {
       if (this.savedAllRpFilter === undefined) {
         const all = this.io.readConf('all', 'rp_filter');

@@ -466,7 +466,7 @@ test('the YAML: header says complete or lists what is missing; comments point to
   assert.match(r.yaml, /priority: 120 # from keepalived\.conf:10/);
   assert.deepEqual(YAML.parse(r.yaml), JSON.parse(JSON.stringify(r.config)));
   const bad = importText(VI(' use_ipvlan'));
-  assert.match(bad.yaml, /INCOMPLETE: 1 directive\(s\) were not carried over:\n#   keepalived\.conf:7: use_ipvlan: ipvlan/);
+  assert.match(bad.yaml, /INCOMPLETE: 1 directive\(s\) were not carried over:\n#   keepalived\.conf:7: use_ipvlan: an IPv4 instance on an ipvlan needs an address/);
 });
 
 test('names lvsd does not accept are rewritten consistently and reported', () => {

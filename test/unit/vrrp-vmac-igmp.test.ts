@@ -86,6 +86,7 @@ test('VmacLinks: the table comes with the links (ours only), follows a reload an
       links.push({ index: 10 + links.length, name, up: true, mac, kind: { kind: 'macvlan', macvlanMode: 'private' }, parent, adminUp: true });
       return Promise.resolve();
     },
+    addIpvlan: () => Promise.resolve(),
     setLinkUp: () => Promise.resolve(),
     deleteLink: (i) => {
       links.splice(links.findIndex((l) => l.index === i), 1);

@@ -81,6 +81,7 @@ export interface InstanceOut {
   lowerPrioNoAdvert?: boolean;
   higherPrioSendAdvert?: boolean;
   vmac?: { name?: string; xmitBase?: boolean };
+  ipvlan?: { name?: string; address?: string; type?: 'bridge' | 'private' | 'vepa' };
   virtualRoutes?: VirtualRouteOut[];
   virtualRules?: VirtualRuleOut[];
 }

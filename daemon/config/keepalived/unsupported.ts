@@ -39,7 +39,6 @@ const REASONS: Record<string, string> = {
   mcast_dst_ip: 'lvsd uses the IANA VRRP multicast group',
   lvs_flush: 'lvsd reconciles the IPVS table instead of flushing it',
   lvs_flush_on_stop: 'lvsd leaves IPVS entries in place on stop so traffic keeps flowing',
-  use_ipvlan: 'ipvlan interfaces are not supported by lvsd',
   static_ipaddress: 'lvsd does not configure static addresses; use the system\'s network configuration',
   static_routes: 'lvsd does not configure static routes; use the system\'s network configuration',
   static_rules: 'lvsd does not configure static rules; use the system\'s network configuration',
