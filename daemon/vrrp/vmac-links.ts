@@ -140,6 +140,9 @@ export class VmacLinks {
    * no ARP or reverse-path settings changed.
    */
   private async bringUpIpvlan(s: VmacSpec, link: LinkDetail, address: string | undefined): Promise<null> {
+    if (!link.adminUp) await this.io.setLinkUp(link.index);
+    if (address !== undefined) await this.io.addAddress(link.index, address);
+    // After it is up, as keepalived does it (its log: the kernel's link-local "Deassigned" right after).
     if (s.family === 4 && !s.otherFamily) {
       try {
         this.io.writeConf6(s.name, 'disable_ipv6', 1);
@@ -147,8 +150,6 @@ export class VmacLinks {
         this.log('warn', `cannot turn IPv6 off on ${s.name}: ${e instanceof Error ? e.message : String(e)}`, { instance: s.instance });
       }
     }
-    if (!link.adminUp) await this.io.setLinkUp(link.index);
-    if (address !== undefined) await this.io.addAddress(link.index, address);
     return null;
   }
 

@@ -79,7 +79,9 @@ export function planVmac(s: VmacSpec, links: readonly LinkDetail[]): VmacPlan {
 export function onVmac(i: NormalizedInstance, parentSource: string | null): NormalizedInstance {
   const v = i.vmac;
   if (v === undefined) return i;
-  const move = <T extends { dev: string }>(x: T): T => (x.dev === v.parent ? { ...x, dev: v.name } : x);
+  // keepalived 2.2.7 with use_ipvlan leaves the VIPs on the parent (measured in the guest; they answer
+  // with the same MAC either way): only a macvlan takes them.
+  const move = <T extends { dev: string }>(x: T): T => (x.dev === v.parent && v.ipvlan === undefined ? { ...x, dev: v.name } : x);
   const out: NormalizedInstance = { ...i, interface: v.xmitBase ? v.parent : v.name, vips: i.vips.map(move), excludedVips: i.excludedVips.map(move) };
   if (i.unicastSrcIp === undefined && i.family === 4 && !v.xmitBase && parentSource !== null) out.unicastSrcIp = parentSource;
   return out;

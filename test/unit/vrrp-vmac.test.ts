@@ -229,8 +229,8 @@ test('ipvlan options and VmacLinks: created (no virtual MAC), IPv6 off for an IP
   const v = new VmacLinks(io, () => undefined);
   const running = await v.prepare(o);
   assert.equal(running.instances[0]?.interface, 'vrrp.51');
-  assert.deepEqual(running.instances[0].vips.map((x) => x.dev), ['vrrp.51']);
-  assert.deepEqual(calls, ['ipvlan vrrp.51@2 private', 'v6 vrrp.51 disable_ipv6=1', 'up 11', 'addr 11 10.0.0.9/24']);
+  assert.deepEqual(running.instances[0].vips.map((x) => x.dev), ['eth0'], 'the VIPs stay on the parent, as keepalived leaves them');
+  assert.deepEqual(calls, ['ipvlan vrrp.51@2 private', 'up 11', 'addr 11 10.0.0.9/24', 'v6 vrrp.51 disable_ipv6=1']);
   assert.deepEqual(conf, { 'all/rp_filter': 1 }, 'keepalived changes no ARP or reverse-path setting for an ipvlan');
   assert.deepEqual(scripts, [], 'no IGMP table: keepalived\'s rules are for macvlans');
   await v.release(null);

@@ -45,7 +45,7 @@ const REASONS: Record<string, string> = {
   track_bfd: 'BFD is not supported by lvsd',
   bfd_instance: 'BFD is not supported by lvsd',
   notify_deleted: 'not supported by lvsd',
-  notify_priority_changes: 'notify FIFOs are not supported by lvsd; use the event stream',
+  notify_priority_changes: 'priority changes are not written to the notify FIFO (vrrp.notifyFifo carries the state changes); they are in the REST API\'s event stream and the instance snapshot',
   lvs_notify_fifo: 'checker events are not written to a FIFO (VRRP events are: vrrp.notifyFifo); use the event stream of the REST API',
   garp_group: 'per-interface GARP rate groups are not supported; set vrrp.garp.interval',
   linkbeat_use_polling: 'lvsd follows link state through netlink events',
