@@ -9,6 +9,7 @@ import { realServerKey, serviceKey } from './semantic.js';
 import type { ConfigFile, HealthCheckFile } from './schema.js';
 import type { Config, Garp, HealthCheck, Notify, RealServer, VirtualServer, Vip, VrrpInstance, VrrpScript } from './types.js';
 import type { TrackProcessOptions } from '../vrrp/process-track.js';
+import { DEFAULT_VMAC_NFT } from '../vrrp/vmac-igmp.js';
 
 export const DEFAULTS = {
   apiListen: '127.0.0.1:9180',
@@ -261,6 +262,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       virtualRoutes: (inst.virtualRoutes ?? []).map((r) => ({ ...r })),
       virtualRules: (inst.virtualRules ?? []).map((r) => ({ ...r })),
       vmac: inst.vmac === undefined ? undefined : { name: inst.vmac.name ?? `vrrp.${inst.virtualRouterId}`, xmitBase: inst.vmac.xmitBase ?? false },
+      ipvlan: inst.ipvlan === undefined ? undefined : compact({ name: inst.ipvlan.name ?? `vrrp.${inst.virtualRouterId}`, address: inst.ipvlan.address, type: inst.ipvlan.type ?? 'bridge' }),
     });
   });
 
@@ -372,6 +374,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       startupDelayMs: ms(file.vrrp?.startupDelay, 0),
       delayAfterBootMs: ms(file.vrrp?.delayAfterBoot, 0),
       disableLocalIgmp: file.vrrp?.disableLocalIgmp ?? false,
+      nftables: { ...DEFAULT_VMAC_NFT, ...file.vrrp?.nftables },
       scripts,
       processes,
       instances,

@@ -336,6 +336,16 @@ export const VrrpInstance = Obj(
         'Run the instance on a macvlan (private mode) of `interface` carrying the RFC 5798 virtual MAC 00:00:5e:00:01:<VRID> (IPv6: 00:00:5e:00:02:<VRID>) and the VIPs, as keepalived use_vmac: created at start (or adopted, if one with that MAC is left), removed on stop. See docs/vrrp.md, "Virtual MAC".',
       ),
     ),
+    ipvlan: opt(
+      Obj(
+        {
+          name: opt(Type.String({ minLength: 1, maxLength: 15, pattern: '^[^\\s/:]+$', description: 'Name of the ipvlan. Default vrrp.<virtualRouterId>.' })),
+          address: opt(Type.String({ minLength: 2, description: 'Address (address/prefix) put on the ipvlan and used as the adverts\' source. Required for IPv4 (keepalived 2.2.7 keeps an IPv4 instance without one in FAULT).' })),
+          type: opt(Type.Union([Type.Literal('bridge'), Type.Literal('private'), Type.Literal('vepa')], { description: 'The ipvlan\'s l2 flavour. Default bridge.' })),
+        },
+        'Run the instance and its VIPs on an l2 ipvlan of `interface` (it shares that interface\'s MAC: no virtual MAC), as keepalived use_ipvlan [NAME] [ADDRESS] [bridge|private|vepa]: created at start (or adopted), removed on stop. Not with vmac. See docs/vrrp.md, "Virtual MAC".',
+      ),
+    ),
   },
   'A VRRP instance (keepalived vrrp_instance): one virtual router on one interface.',
 );
@@ -384,6 +394,16 @@ export const VrrpSection = Obj(
     ),
     disableLocalIgmp: opt(
       Type.Boolean({ description: 'Set net.ipv4.igmp_link_local_mcast_reports to 0 while lvsd runs (keepalived disable_local_igmp): no IGMP reports for 224.0.0.0/24, so a snooping switch does not learn a VMAC interface\'s virtual MAC from a backup. Put back to 1 on stop if lvsd changed it. Default false.' }),
+    ),
+    nftables: opt(
+      Obj(
+        {
+          table: opt(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_.-]*$', maxLength: 255, description: 'Name of the table (one in family ip, one in ip6; keepalived nftables NAME). Default lvsd_vrrp.' })),
+          priority: opt(Int(-2147483648, 2147483647, 'Priority of its output chain (keepalived nftables_priority). Default -1.')),
+          counters: opt(Type.Boolean({ description: 'A counter on each rule (keepalived nftables_counters). Default false.' })),
+        },
+        'The nftables table lvsd installs while an instance uses a VMAC interface: IGMP and MLDv2 reports leaving a VMAC are sent from its parent interface instead (with the parent\'s MAC) and the originals dropped, as are IPv6 router solicitations, so a snooping switch never learns the virtual MAC from a backup (keepalived does the same). With disableLocalIgmp only the ip6 table is installed. Deleted on stop.',
+      ),
     ),
     scripts: opt(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.:@-]+$' }), VrrpScript, { additionalProperties: false, description: 'Tracking scripts by name (keepalived vrrp_script).' })),
     processes: opt(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.:@-]+$' }), VrrpProcess, { additionalProperties: false, description: 'Process trackers by name (keepalived vrrp_track_process).' })),

@@ -157,10 +157,19 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
     };
     normalizeRoutes(inst.virtualRoutes ?? [], routeErr);
     normalizeRules(inst.virtualRules ?? [], routeErr);
-    if (inst.vmac !== undefined) {
+    if (inst.vmac !== undefined && inst.ipvlan !== undefined) err(at('ipvlan'), 'an instance runs on a vmac or an ipvlan, not both (keepalived: use_vmac or use_ipvlan)');
+    if (inst.ipvlan !== undefined) {
+      const a = inst.ipvlan.address === undefined ? undefined : parseCidr(inst.ipvlan.address);
+      if (inst.ipvlan.address !== undefined && !a) err(at('ipvlan', 'address'), `${inst.ipvlan.address} is not an address or address/prefix`);
+      else if (a && firstFamily !== undefined && a.family !== firstFamily) err(at('ipvlan', 'address'), `${familyName(a.family)} address in an instance whose VIPs are ${familyName(firstFamily)}`);
+      else if (!a && firstFamily !== 6) err(at('ipvlan'), 'an IPv4 instance on an ipvlan needs ipvlan.address, its adverts\' source (keepalived 2.2.7 keeps it in FAULT without: "IPv4 ipvlan requires a source ip address")');
+    }
+    const link = inst.vmac ?? inst.ipvlan;
+    const linkKey = inst.vmac !== undefined ? 'vmac' : 'ipvlan';
+    if (link !== undefined) {
       // One macvlan per instance: two instances cannot share a virtual MAC interface (keepalived names them by VRID).
-      const vmacName = inst.vmac.name ?? `vrrp.${inst.virtualRouterId}`;
-      const vmacPath = inst.vmac.name === undefined ? at('vmac') : at('vmac', 'name');
+      const vmacName = link.name ?? `vrrp.${inst.virtualRouterId}`;
+      const vmacPath = link.name === undefined ? at(linkKey) : at(linkKey, 'name');
       const holder = vmacOwner.get(vmacName);
       if (holder !== undefined) err(vmacPath, `virtual MAC interface ${vmacName} is already the one of instance "${holder}"; give one of them vmac.name`);
       else vmacOwner.set(vmacName, inst.name);

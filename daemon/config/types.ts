@@ -216,6 +216,8 @@ export interface VrrpInstance {
   syncGroup?: string;
   /** keepalived use_vmac (name default vrrp.<VRID>) and vmac_xmit_base. */
   vmac?: { name: string; xmitBase: boolean };
+  /** keepalived use_ipvlan [NAME] [ADDRESS] [bridge|private|vepa]. */
+  ipvlan?: { name: string; address?: string; type: 'bridge' | 'private' | 'vepa' };
   /** keepalived virtual_routes / virtual_rules, as written (the engine checks and fills them). */
   virtualRoutes: VirtualRouteOptions[];
   virtualRules: VirtualRuleOptions[];
@@ -244,6 +246,8 @@ export interface VrrpConfig {
   delayAfterBootMs: number;
   /** keepalived disable_local_igmp. */
   disableLocalIgmp: boolean;
+  /** keepalived nftables NAME, nftables_priority, nftables_counters: the VMAC IGMP/MLD table (vrrp/vmac-igmp.ts). */
+  nftables: { table: string; priority: number; counters: boolean };
   scripts: Record<string, VrrpScript>;
   /** keepalived vrrp_track_process, by name, as the engine takes them (durations in ms). */
   processes: Record<string, TrackProcessOptions>;

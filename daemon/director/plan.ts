@@ -164,6 +164,7 @@ export function vrrpOptions(config: Config): VrrpOptions {
     multicastGroup6: config.vrrp.multicastGroup6,
     delayAfterBootMs: config.vrrp.delayAfterBootMs,
     disableLocalIgmp: config.vrrp.disableLocalIgmp,
+    nftables: { ...config.vrrp.nftables },
     ...(config.vrrp.realtimePriority !== undefined ? { realtimePriority: config.vrrp.realtimePriority } : {}),
     syncGroups: config.vrrp.syncGroups.map((g) => ({ name: g.name, instances: [...g.instances], notify: g.notify })),
     instances: config.vrrp.instances.map((i) => {
@@ -193,6 +194,7 @@ export function vrrpOptions(config: Config): VrrpOptions {
       if (i.authentication !== undefined) o.authPass = i.authentication.password;
       if (i.unicastSrcIp !== undefined) o.unicastSrcIp = i.unicastSrcIp;
       if (i.vmac !== undefined) o.vmac = { ...i.vmac };
+      if (i.ipvlan !== undefined) o.ipvlan = { ...i.ipvlan };
       if (i.virtualRoutes.length > 0) o.virtualRoutes = i.virtualRoutes.map((r) => ({ ...r }));
       if (i.virtualRules.length > 0) o.virtualRules = i.virtualRules.map((r) => ({ ...r }));
       if (i.unicastTtl !== undefined) o.unicastTtl = i.unicastTtl;

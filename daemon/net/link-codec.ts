@@ -6,9 +6,22 @@ import { attr, NLA_TYPE_MASK } from './nlattr.js';
 const IFLA_INFO_KIND = 1;
 const IFLA_INFO_DATA = 2;
 const IFLA_MACVLAN_MODE = 1;
+const IFLA_IPVLAN_MODE = 1;
+const IFLA_IPVLAN_FLAGS = 2;
+const IPVLAN_MODES = ['l2', 'l3', 'l3s'] as const;
 
 export const MACVLAN_MODES = { private: 1, vepa: 2, bridge: 4, passthru: 8, source: 16 } as const;
 export type MacvlanMode = keyof typeof MACVLAN_MODES;
+
+/** ipvlan's flags (IPVLAN_F_PRIVATE 1, IPVLAN_F_VEPA 2; none: bridge), keepalived use_ipvlan's last word. */
+export const IPVLAN_FLAGS = { bridge: 0, private: 1, vepa: 2 } as const;
+export type IpvlanFlags = keyof typeof IPVLAN_FLAGS;
+
+function u16(v: number): Buffer {
+  const b = Buffer.alloc(2);
+  b.writeUInt16LE(v, 0);
+  return b;
+}
 
 export function u32(v: number): Buffer {
   const b = Buffer.alloc(4);
@@ -35,10 +48,18 @@ export function macvlanLinkInfo(mode: MacvlanMode): Buffer {
   return Buffer.concat([attr(IFLA_INFO_KIND, Buffer.from('macvlan\0')), attr(IFLA_INFO_DATA, attr(IFLA_MACVLAN_MODE, u32(MACVLAN_MODES[mode])))]);
 }
 
+/** IFLA_LINKINFO's payload for a new ipvlan in l2 mode (keepalived 2.2.7 makes no other) with `flags`. */
+export function ipvlanLinkInfo(flags: IpvlanFlags): Buffer {
+  return Buffer.concat([attr(IFLA_INFO_KIND, Buffer.from('ipvlan\0')), attr(IFLA_INFO_DATA, Buffer.concat([attr(IFLA_IPVLAN_MODE, u16(0)), attr(IFLA_IPVLAN_FLAGS, u16(IPVLAN_FLAGS[flags]))]))]);
+}
+
 export interface LinkKind {
   kind: string;
   /** The macvlan mode's name, for a macvlan. */
   macvlanMode?: MacvlanMode | 'unknown';
+  /** The ipvlan mode and flags, for an ipvlan. */
+  ipvlanMode?: (typeof IPVLAN_MODES)[number] | 'unknown';
+  ipvlanFlags?: IpvlanFlags | 'unknown';
 }
 
 /** Reads IFLA_LINKINFO's payload; null when it names no kind (a plain device). */
@@ -53,6 +74,14 @@ export function decodeLinkInfo(payload: Buffer | undefined): LinkKind | null {
     const mode = parseAttrs(a.get(IFLA_INFO_DATA) ?? Buffer.alloc(0)).get(IFLA_MACVLAN_MODE);
     const v = mode !== undefined && mode.length >= 4 ? mode.readUInt32LE(0) : 0;
     out.macvlanMode = (Object.entries(MACVLAN_MODES).find(([, n]) => n === v)?.[0] as MacvlanMode | undefined) ?? 'unknown';
+  }
+  if (kind === 'ipvlan') {
+    const data = parseAttrs(a.get(IFLA_INFO_DATA) ?? Buffer.alloc(0));
+    const mode = data.get(IFLA_IPVLAN_MODE);
+    const flags = data.get(IFLA_IPVLAN_FLAGS);
+    out.ipvlanMode = mode !== undefined && mode.length >= 2 ? (IPVLAN_MODES[mode.readUInt16LE(0)] ?? 'unknown') : 'unknown';
+    const f = flags !== undefined && flags.length >= 2 ? flags.readUInt16LE(0) : 0;
+    out.ipvlanFlags = (Object.entries(IPVLAN_FLAGS).find(([, n]) => n === f)?.[0] as IpvlanFlags | undefined) ?? 'unknown';
   }
   return out;
 }

@@ -6,7 +6,7 @@ import { FlagsNew } from 'netlink/dist/constants.js';
 import { createRtNetlink, type RtNetlinkSocket } from 'netlink/dist/rt/rt.js';
 import * as rt from 'netlink/dist/rt/structs.js';
 import { addressRequest, type AddressOptions } from './addr-request.js';
-import { decodeLinkInfo, macvlanLinkInfo, u32, type LinkKind, type MacvlanMode } from './link-codec.js';
+import { decodeLinkInfo, ipvlanLinkInfo, macvlanLinkInfo, u32, type IpvlanFlags, type LinkKind, type MacvlanMode } from './link-codec.js';
 
 export interface LinkInfo {
   index: number;
@@ -149,6 +149,19 @@ export class Rtnl {
       ));
     } catch (e) {
       throw new Error(`creating macvlan ${name} on ifindex ${parent}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  /** An l2 ipvlan (it shares its parent's MAC), as keepalived's use_ipvlan makes them. */
+  async addIpvlan(name: string, parent: number, flags: IpvlanFlags): Promise<void> {
+    try {
+      await this.limited(() => this.sock.newLink(
+        {},
+        { ifname: name, link: u32(parent), linkinfo: ipvlanLinkInfo(flags) },
+        { flags: FlagsNew.CREATE | FlagsNew.EXCL },
+      ));
+    } catch (e) {
+      throw new Error(`creating ipvlan ${name} on ifindex ${parent}: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 

@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 
 const path = (ifname: string, key: string, v = 'ipv4'): string => {
   if (ifname === '' || ifname.includes('/') || ifname === '.' || ifname === '..') throw new Error(`not an interface name: ${JSON.stringify(ifname)}`);
-  if (!/^[a-z_]+$/.test(key)) throw new Error(`not an interface setting: ${key}`);
+  if (!/^[a-z0-9_]+$/.test(key)) throw new Error(`not an interface setting: ${key}`);
   return `/proc/sys/net/${v}/conf/${ifname}/${key}`;
 };
 

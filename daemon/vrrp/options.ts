@@ -4,6 +4,8 @@
 import { familyOf, parseCidr, type Family } from '../net/addr.js';
 import { addressRequest, type AddressOptions } from '../net/addr-request.js';
 import type { TrackProcessOptions } from './process-track.js';
+import { DEFAULT_VMAC_NFT, type VmacNftSettings } from './vmac-igmp.js';
+import { IPVLAN_FLAGS, type IpvlanFlags } from '../net/link-codec.js';
 
 export type { TrackProcessOptions } from './process-track.js';
 import { normalizeRoutes, normalizeRules, type NormalizedRoute, type NormalizedRule, type VirtualRouteOptions, type VirtualRuleOptions } from './virtual-routes.js';
@@ -111,6 +113,13 @@ export interface VrrpInstanceOptions {
    * `xmitBase` (vmac_xmit_base): adverts go out of (and are read on) the parent interface instead.
    */
   vmac?: { name?: string; xmitBase?: boolean };
+  /**
+   * keepalived use_ipvlan [NAME] [ADDRESS] [bridge|private|vepa]: the instance and its VIPs run on an l2
+   * ipvlan of `interface` (it has the parent's MAC: no virtual MAC), default name vrrp.<VRID>, type bridge.
+   * `address` goes on the ipvlan and is the adverts' source; IPv4 needs one (keepalived 2.2.7 keeps such an
+   * instance in FAULT without). Not with `vmac`.
+   */
+  ipvlan?: { name?: string; address?: string; type?: IpvlanFlags };
   /** keepalived virtual_routes / virtual_rules: added on becoming MASTER, removed on leaving it. */
   virtualRoutes?: VirtualRouteOptions[];
   virtualRules?: VirtualRuleOptions[];
@@ -157,6 +166,11 @@ export interface VrrpOptions {
   delayAfterBootMs?: number;
   /** keepalived disable_local_igmp: igmp_link_local_mcast_reports 0 while the engine runs (local-igmp.ts). */
   disableLocalIgmp?: boolean;
+  /**
+   * keepalived `nftables NAME`, `nftables_priority`, `nftables_counters`: the table (per family) that sends
+   * VMAC interfaces' IGMP/MLD reports from their parent (vmac-igmp.ts). Default lvsd_vrrp, -1, no counters.
+   */
+  nftables?: Partial<VmacNftSettings>;
   /** keepalived vrrp_mcast_group4 / vrrp_mcast_group6: the multicast groups of the adverts. Default 224.0.0.18 / ff02::12. */
   multicastGroup4?: string;
   multicastGroup6?: string;
@@ -206,7 +220,7 @@ export interface NormalizedInstance {
   higherPrioSendAdvert: boolean;
   group?: string;
   /** use_vmac: the macvlan's name and the interface it sits on (the configured `interface`). */
-  vmac?: { name: string; parent: string; xmitBase: boolean };
+  vmac?: { name: string; parent: string; xmitBase: boolean; ipvlan?: { type: IpvlanFlags; address?: string } };
   /** Present only when there are some (an instance without keeps its old shape). */
   virtualRoutes?: NormalizedRoute[];
   virtualRules?: NormalizedRule[];
@@ -225,6 +239,7 @@ export interface NormalizedOptions {
   startupDelayMs: number;
   delayAfterBootMs: number;
   disableLocalIgmp: boolean;
+  nftables: VmacNftSettings;
 }
 
 /**
@@ -362,14 +377,38 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     if (routes.length > 0) n.virtualRoutes = routes;
     const rules = normalizeRules(i.virtualRules ?? [], err);
     if (rules.length > 0) n.virtualRules = rules;
-    if (i.vmac !== undefined) {
-      const name = i.vmac.name ?? `vrrp.${i.vrid}`;
+    if (i.vmac !== undefined && i.ipvlan !== undefined) err('ipvlan', 'an instance uses vmac or ipvlan, not both');
+    const link = i.vmac ?? i.ipvlan;
+    const field = i.vmac !== undefined ? 'vmac' : 'ipvlan';
+    if (link !== undefined) {
+      const name = link.name ?? `vrrp.${i.vrid}`;
       // IFNAMSIZ: 15 bytes and a NUL; no '/' or blanks (the kernel's dev_valid_name).
-      if (name.length > 15 || !/^[^\s/:]+$/.test(name) || name === '.' || name === '..') err('vmac.name', `${JSON.stringify(name)} is not a valid interface name (1..15 characters, no blank, '/' or ':')`);
-      if (name === i.interface) err('vmac.name', `the virtual MAC interface cannot be the instance's own interface ${i.interface}`);
+      if (name.length > 15 || !/^[^\s/:]+$/.test(name) || name === '.' || name === '..') err(`${field}.name`, `${JSON.stringify(name)} is not a valid interface name (1..15 characters, no blank, '/' or ':')`);
+      if (name === i.interface) err(`${field}.name`, `the virtual MAC interface cannot be the instance's own interface ${i.interface}`);
       const other = instances.find((x) => x.vmac?.name === name);
-      if (other !== undefined) err('vmac.name', `${name} is already the virtual MAC interface of ${other.name}`);
-      n.vmac = { name, parent: i.interface, xmitBase: i.vmac.xmitBase ?? false };
+      if (other !== undefined) err(`${field}.name`, `${name} is already the virtual MAC interface of ${other.name}`);
+      n.vmac = { name, parent: i.interface, xmitBase: i.vmac?.xmitBase ?? false };
+      if (i.ipvlan !== undefined) {
+        const type = i.ipvlan.type ?? 'bridge';
+        if (!(type in IPVLAN_FLAGS)) err('ipvlan.type', `${type} is not bridge, private or vepa`);
+        n.vmac.ipvlan = { type };
+        const a = i.ipvlan.address;
+        if (a !== undefined) {
+          let c: ReturnType<typeof parseCidr> | null = null;
+          try {
+            c = parseCidr(a);
+          } catch {
+            c = null;
+          }
+          if (c === null) err('ipvlan.address', `${a} is not an address or address/prefix`);
+          else if (c.family !== family) err('ipvlan.address', `${a} is not an IPv${family} address like the instance's`);
+          else {
+            n.vmac.ipvlan.address = `${c.address}/${c.prefixLength}`;
+            // keepalived: the ipvlan's address is the adverts' source unless one is configured.
+            n.unicastSrcIp ??= c.address;
+          }
+        } else if (family === 4) err('ipvlan.address', 'an IPv4 instance on an ipvlan needs an address for it (keepalived 2.2.7: "IPv4 ipvlan requires a source ip address", the instance stays in FAULT)');
+      }
     }
     instances.push(n);
   }
@@ -383,6 +422,10 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     const v = o[k];
     if (v !== undefined && !(Number.isFinite(v) && v >= 0)) errors.push(`${k}: ${v} is not a duration ≥ 0`);
   }
+  const nftables: VmacNftSettings = { ...DEFAULT_VMAC_NFT, ...o.nftables };
+  // nft's own grammar for a table name (keepalived allows 255 characters); a chain priority is an int32.
+  if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,254}$/.test(nftables.table)) errors.push(`nftables.table: ${JSON.stringify(nftables.table)} is not an nftables table name (a letter or _, then letters, digits, _ . -)`);
+  if (!Number.isInteger(nftables.priority) || Math.abs(nftables.priority) > 2 ** 31 - 1) errors.push(`nftables.priority: ${nftables.priority} is not a 32-bit integer`);
   if (errors.length > 0) throw new VrrpOptionsError(`invalid VRRP options:\n  ${errors.join('\n  ')}`);
   for (const [name, p] of Object.entries(o.processes ?? {})) {
     if (p.process === '') errors.push(`processes.${name}.process: empty`);
@@ -392,7 +435,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     }
     if (p.quorumMax !== undefined && p.quorumMax < (p.quorum ?? 1)) errors.push(`processes.${name}.quorumMax: ${p.quorumMax} is below quorum ${p.quorum ?? 1}`);
   }
-  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, processes: o.processes ?? {}, scriptSecurity: o.scriptSecurity ?? false, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0, disableLocalIgmp: o.disableLocalIgmp ?? false };
+  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, processes: o.processes ?? {}, scriptSecurity: o.scriptSecurity ?? false, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0, disableLocalIgmp: o.disableLocalIgmp ?? false, nftables };
   if (o.scriptUser !== undefined) out.scriptUser = o.scriptUser;
   if (o.notifyFifo !== undefined) out.notifyFifo = o.notifyFifo;
   if (o.realtimePriority !== undefined) out.realtimePriority = o.realtimePriority;

@@ -1,17 +1,21 @@
 // The VRRP engine's virtual MAC interfaces (keepalived use_vmac) over rtnetlink: created (or adopted,
 // after a restart or a crash) before the instances that run on them start, and removed when their
-// instance goes, on reload or stop. The decisions are vmac.ts's; this file only carries them out.
+// instance goes, on reload or stop, with the nftables table that sends their IGMP/MLD reports from the
+// parent (vmac-igmp.ts). The decisions are vmac.ts's and vmac-igmp.ts's; this file only carries them out.
 import { formatIP } from '../net/addr.js';
 import { Rtnl, type IfAddress, type LinkDetail } from '../net/rtnl.js';
 import { readIpv4Conf, writeIpv4Conf, writeIpv6Conf } from '../net/sysctl.js';
-import type { MacvlanMode } from '../net/link-codec.js';
-import { onVmac, PARENT_CONF, planVmac, VMAC_CONF, VMAC_MODE, vmacSpecs, type VmacSpec } from './vmac.js';
+import type { IpvlanFlags, MacvlanMode } from '../net/link-codec.js';
+import { runNftScript } from '../net/nft-file.js';
+import { VmacIgmp } from './vmac-igmp.js';
+import { onVmac, PARENT_CONF, planVmac, VMAC_CONF, VMAC_MODE, vmacMembers, vmacSpecs, type VmacSpec } from './vmac.js';
 import type { NormalizedOptions } from './options.js';
 import type { LogLevel } from './protocol.js';
 
 export interface VmacIo {
   linkDetails(): Promise<LinkDetail[]>;
   addMacvlan(name: string, parent: number, mac: Buffer, mode: MacvlanMode): Promise<void>;
+  addIpvlan(name: string, parent: number, flags: IpvlanFlags): Promise<void>;
   setLinkUp(index: number): Promise<void>;
   deleteLink(index: number): Promise<boolean>;
   addresses(ifindex: number): Promise<IfAddress[]>;
@@ -19,6 +23,8 @@ export interface VmacIo {
   readConf(ifname: string, key: string): number;
   writeConf(ifname: string, key: string, value: number): void;
   writeConf6(ifname: string, key: string, value: number): void;
+  /** One nft transaction (`nft -f -`). */
+  nftScript(script: string): Promise<void>;
   close(): void;
 }
 
@@ -27,6 +33,7 @@ export function hostVmacIo(): VmacIo {
   return {
     linkDetails: () => rtnl.linkDetails(),
     addMacvlan: (n, p, m, mode) => rtnl.addMacvlan(n, p, m, mode),
+    addIpvlan: (n, p, f) => rtnl.addIpvlan(n, p, f),
     setLinkUp: (i) => rtnl.setLinkUp(i),
     deleteLink: (i) => rtnl.deleteLink(i),
     addresses: (i) => rtnl.addresses(i),
@@ -34,6 +41,7 @@ export function hostVmacIo(): VmacIo {
     readConf: readIpv4Conf,
     writeConf: writeIpv4Conf,
     writeConf6: writeIpv6Conf,
+    nftScript: (script) => runNftScript(script),
     close: () => {
       rtnl.close();
     },
@@ -47,21 +55,35 @@ export class VmacLinks {
   private readonly ours = new Map<string, VmacSpec>();
   /** conf/all/rp_filter before the first VMAC, put back when the last one goes. */
   private savedAllRpFilter: number | undefined;
+  private readonly igmp: VmacIgmp;
+  /** The settings of the table, from the options last prepared (a stop clears the table they named). */
+  private nft: NormalizedOptions['nftables'] | undefined;
 
   constructor(
     private readonly io: VmacIo,
     private readonly log: (level: LogLevel, msg: string, fields: Record<string, unknown>) => void,
-  ) {}
+  ) {
+    this.igmp = new VmacIgmp((script) => io.nftScript(script), (msg) => { log('warn', msg, {}); });
+  }
 
   /** Makes sure every VMAC of `o` is there and up; returns the options as the runtime runs them. */
   async prepare(o: NormalizedOptions): Promise<NormalizedOptions> {
     const sources = new Map<string, string | null>();
-    for (const s of vmacSpecs(o)) sources.set(s.instance, await this.ensure(s));
+    const ready: [VmacSpec, LinkDetail, LinkDetail][] = [];
+    for (const s of vmacSpecs(o)) {
+      const pair = await this.ensure(s);
+      if (pair !== null) ready.push([s, ...pair]);
+    }
+    // The IGMP/MLD table before any link comes up or gets its link-local: the first reports (measured: the
+    // link-local's solicited-node group) would otherwise leave with the virtual MAC.
+    this.nft = o.nftables;
+    await this.igmp.sync(vmacMembers(o).filter((m) => this.ours.has(m.name)), o.nftables, o.disableLocalIgmp);
+    for (const [s, vmac, parent] of ready) sources.set(s.instance, await this.bringUp(s, vmac, parent));
     return { ...o, instances: o.instances.map((i) => onVmac(i, sources.get(i.name) ?? null)) };
   }
 
-  /** One VMAC: returns the parent's IPv4 address for the adverts' source (null if none or IPv6). */
-  private async ensure(s: VmacSpec): Promise<string | null> {
+  /** One VMAC created or adopted (null: refused): the link and its parent. */
+  private async ensure(s: VmacSpec): Promise<[LinkDetail, LinkDetail] | null> {
     const fields = { instance: s.instance, vmac: s.name, parent: s.parent, mac: s.mac };
     let links = await this.io.linkDetails();
     const plan = planVmac(s, links);
@@ -70,7 +92,11 @@ export class VmacLinks {
       this.log('error', `cannot use virtual MAC interface ${s.name}: ${plan.reason}`, fields);
       return null;
     }
-    if (plan.action === 'create') {
+    if (plan.action === 'create' && s.ipvlan !== undefined) {
+      await this.io.addIpvlan(s.name, plan.parentIndex, s.ipvlan.type);
+      this.log('info', `created ipvlan interface ${s.name}`, fields);
+      links = await this.io.linkDetails();
+    } else if (plan.action === 'create') {
       await this.io.addMacvlan(s.name, plan.parentIndex, Buffer.from(s.mac.split(':').map((h) => parseInt(h, 16))), VMAC_MODE);
       // Before it comes up: no kernel-made link-local (addr_gen_mode none), as keepalived's VMACs.
       try {
@@ -86,6 +112,13 @@ export class VmacLinks {
     if (vmac === undefined || parent === undefined) throw new Error(`virtual MAC interface ${s.name} vanished while being set up`);
     this.ours.set(s.name, s);
     this.tune(s);
+    return [vmac, parent];
+  }
+
+  /** Up, with the parent's link-local (IPv6); returns the parent's IPv4 address for the adverts' source (null if none or IPv6). */
+  private async bringUp(s: VmacSpec, vmac: LinkDetail, parent: LinkDetail): Promise<string | null> {
+    const fields = { instance: s.instance, vmac: s.name, parent: s.parent, mac: s.mac };
+    if (s.ipvlan !== undefined) return this.bringUpIpvlan(s, vmac, s.ipvlan.address);
     // keepalived 2.2.7 leaves an adopted link that is down as it is (the instance goes to FAULT);
     // lvsd brings it up: the only way it is down is a crash of ours between create and up.
     if (!vmac.adminUp) await this.io.setLinkUp(vmac.index);
@@ -101,8 +134,27 @@ export class VmacLinks {
     return v4 === undefined ? null : formatIP(v4.address);
   }
 
+  /**
+   * keepalived 2.2.7's ipvlan, measured in the guest: created up, IPv6 off on it for an IPv4 instance (no
+   * excluded IPv6 address), its address added; the kernel's own link-local for IPv6 (addrgenmode eui64);
+   * no ARP or reverse-path settings changed.
+   */
+  private async bringUpIpvlan(s: VmacSpec, link: LinkDetail, address: string | undefined): Promise<null> {
+    if (!link.adminUp) await this.io.setLinkUp(link.index);
+    if (address !== undefined) await this.io.addAddress(link.index, address);
+    // After it is up, as keepalived does it (its log: the kernel's link-local "Deassigned" right after).
+    if (s.family === 4 && !s.otherFamily) {
+      try {
+        this.io.writeConf6(s.name, 'disable_ipv6', 1);
+      } catch (e) {
+        this.log('warn', `cannot turn IPv6 off on ${s.name}: ${e instanceof Error ? e.message : String(e)}`, { instance: s.instance });
+      }
+    }
+    return null;
+  }
+
   private tune(s: VmacSpec): void {
-    if (s.family !== 4) return;
+    if (s.family !== 4 || s.ipvlan !== undefined) return;
     try {
       if (this.savedAllRpFilter === undefined) {
         const all = this.io.readConf('all', 'rp_filter');
@@ -129,6 +181,7 @@ export class VmacLinks {
       const l = links.find((x) => x.name === name);
       if (l !== undefined && (await this.io.deleteLink(l.index))) this.log('info', `removed virtual MAC interface ${name}`, { instance: s.instance, vmac: name });
     }
+    if (wanted === null && this.nft !== undefined) await this.igmp.sync([], this.nft, false);
     if (this.ours.size === 0 && this.savedAllRpFilter !== undefined) {
       try {
         this.io.writeConf('all', 'rp_filter', this.savedAllRpFilter);

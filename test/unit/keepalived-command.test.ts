@@ -38,7 +38,7 @@ test('incomplete import: exit 2, every loss as FILE:LINE: directive: why on stde
   assert.equal(r.code, 2);
   const lines = r.stderr.trimEnd().split('\n');
   assert.match(lines[0] ?? '', /^k\.conf:2: smtp_server: no notification_email: keepalived sends no mail, nor does lvsd/);
-  assert.match(lines[1] ?? '', /^k\.conf:6: use_ipvlan: ipvlan/);
+  assert.match(lines[1] ?? '', /^k\.conf:6: use_ipvlan: an IPv4 instance on an ipvlan needs an address/);
   assert.match(lines[2] ?? '', /incomplete: 2 directive\(s\) not carried over/);
   assert.match(r.stdout, /virtualRouterId: 7/);
 });

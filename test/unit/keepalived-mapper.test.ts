@@ -229,6 +229,18 @@ test('disable_local_igmp → vrrp.disableLocalIgmp, and the imported config load
   assert.ok(loaded.ok && loaded.config.vrrp.disableLocalIgmp);
 });
 
+test('nftables NAME, nftables_priority, nftables_counters → vrrp.nftables (the VMAC IGMP/MLD table); nftables_ifindex reported; the config loads', () => {
+  const r = importText(`global_defs {\n nftables ka_tab\n nftables_priority -5\n nftables_counters\n nftables_ifindex\n}\n${VI('')}`);
+  assert.deepEqual(r.config.vrrp?.nftables, { table: 'ka_tab', priority: -5, counters: true });
+  assert.deepEqual(r.diagnostics.map((d) => `${d.line} ${d.directive}`), ['5 nftables_ifindex']);
+  const loaded = loadConfigText(r.yaml);
+  assert.ok(loaded.ok, JSON.stringify(loaded.ok ? '' : loaded.errors));
+  assert.deepEqual(loaded.config.vrrp.nftables, { table: 'ka_tab', priority: -5, counters: true });
+  const bare = importText(`global_defs {\n nftables\n}\n${VI('')}`);
+  assert.equal(bare.config.vrrp?.nftables, undefined, 'a bare nftables keeps lvsd\'s own table name');
+  assert.deepEqual(bare.diagnostics, []);
+});
+
 test('old per-instance lvs_sync_daemon_interface → ipvs.syncDaemon with the VRID as sync id', () => {
   const r = importText(VI(' lvs_sync_daemon_interface eth1'));
   assert.deepEqual(r.config.ipvs?.syncDaemon, { interface: 'eth1', syncId: 51 });
@@ -454,7 +466,7 @@ test('the YAML: header says complete or lists what is missing; comments point to
   assert.match(r.yaml, /priority: 120 # from keepalived\.conf:10/);
   assert.deepEqual(YAML.parse(r.yaml), JSON.parse(JSON.stringify(r.config)));
   const bad = importText(VI(' use_ipvlan'));
-  assert.match(bad.yaml, /INCOMPLETE: 1 directive\(s\) were not carried over:\n#   keepalived\.conf:7: use_ipvlan: ipvlan/);
+  assert.match(bad.yaml, /INCOMPLETE: 1 directive\(s\) were not carried over:\n#   keepalived\.conf:7: use_ipvlan: an IPv4 instance on an ipvlan needs an address/);
 });
 
 test('names lvsd does not accept are rewritten consistently and reported', () => {

@@ -3,7 +3,7 @@
 // file's checks and the keepalived importer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeLinkInfo, formatMac, macvlanLinkInfo, parseAttrs, virtualMac } from '../../daemon/net/link-codec.js';
+import { decodeLinkInfo, formatMac, ipvlanLinkInfo, macvlanLinkInfo, parseAttrs, virtualMac } from '../../daemon/net/link-codec.js';
 import { attr } from '../../daemon/net/nlattr.js';
 import { onVmac, planVmac, vmacSpecs, type VmacSpec } from '../../daemon/vrrp/vmac.js';
 import { VmacLinks, type VmacIo } from '../../daemon/vrrp/vmac-links.js';
@@ -33,7 +33,7 @@ test('virtual MAC: RFC 5798 §7.3 for both families; a VRID out of range is refu
   assert.throws(() => virtualMac(0, 4), /VRID 0/);
 });
 
-const SPEC: VmacSpec = { instance: 'VI_1', name: 'vrrp.51', parent: 'eth0', mac: '00:00:5e:00:01:33', family: 4 };
+const SPEC: VmacSpec = { instance: 'VI_1', name: 'vrrp.51', parent: 'eth0', mac: '00:00:5e:00:01:33', family: 4, otherFamily: false };
 const eth0: LinkDetail = { index: 2, name: 'eth0', up: true, mac: Buffer.alloc(6, 1), kind: { kind: 'veth' }, parent: 0, adminUp: true };
 const vm = (over: Partial<LinkDetail>): LinkDetail => ({ index: 7, name: 'vrrp.51', up: false, mac: virtualMac(51, 4), kind: { kind: 'macvlan', macvlanMode: 'private' }, parent: 2, adminUp: false, ...over });
 
@@ -87,13 +87,19 @@ test('engine options: a bad or shared virtual MAC interface name is refused, nam
   );
 });
 
-function recordingIo(links: LinkDetail[], conf: Record<string, number>): { io: VmacIo; calls: string[] } {
+function recordingIo(links: LinkDetail[], conf: Record<string, number>): { io: VmacIo; calls: string[]; scripts: string[] } {
   const calls: string[] = [];
+  const scripts: string[] = [];
   const io: VmacIo = {
     linkDetails: () => Promise.resolve(links.map((l) => ({ ...l }))),
     addMacvlan: (name, parent, mac, mode) => {
       calls.push(`add ${name}@${parent} ${formatMac(mac)} ${mode}`);
       links.push(vm({ name, index: 10 + links.length, mac, parent }));
+      return Promise.resolve();
+    },
+    addIpvlan: (name, parent, flags) => {
+      calls.push(`ipvlan ${name}@${parent} ${flags}`);
+      links.push(vm({ name, index: 10 + links.length, mac: eth0.mac, parent, kind: { kind: 'ipvlan', ipvlanMode: 'l2', ipvlanFlags: flags } }));
       return Promise.resolve();
     },
     setLinkUp: (i) => {
@@ -117,9 +123,13 @@ function recordingIo(links: LinkDetail[], conf: Record<string, number>): { io: V
     writeConf6: (ifname, key, v) => {
       calls.push(`v6 ${ifname} ${key}=${v}`);
     },
+    nftScript: (script) => {
+      scripts.push(script);
+      return Promise.resolve();
+    },
     close: () => undefined,
   };
-  return { io, calls };
+  return { io, calls, scripts };
 }
 
 test('VmacLinks: creates, tunes and brings up the macvlan; a reload keeps it; the last one gone puts conf/all/rp_filter back', async () => {
@@ -191,4 +201,53 @@ test('importer: use_vmac [NAME] and vmac_xmit_base are carried; vmac_xmit_base a
   assert.deepEqual(c.diagnostics.map((d) => `${d.line} ${d.directive}`), ['7 vmac_xmit_base']);
   const d = importText(VI(' use_vmac this-name-is-too-long'));
   assert.match(d.diagnostics[0]?.why ?? '', /not a valid interface name.*vrrp\.51 is used/);
+});
+
+test('ipvlan (use_ipvlan): the l2 IFLA_LINKINFO as the kernel lays it out and read back; planVmac adopts an l2 ipvlan on the parent, refuses others', () => {
+  // IFLA_INFO_KIND "ipvlan\0" | IFLA_INFO_DATA { IFLA_IPVLAN_MODE u16 0 (l2), IFLA_IPVLAN_FLAGS u16 1 (private) }
+  assert.equal(ipvlanLinkInfo('private').toString('hex'), '0b0001006970766c616e0000' + '14000200' + '0600010000000000' + '0600020001000000');
+  assert.deepEqual(decodeLinkInfo(ipvlanLinkInfo('private')), { kind: 'ipvlan', ipvlanMode: 'l2', ipvlanFlags: 'private' });
+  assert.deepEqual(decodeLinkInfo(ipvlanLinkInfo('vepa')), { kind: 'ipvlan', ipvlanMode: 'l2', ipvlanFlags: 'vepa' });
+  const spec: VmacSpec = { ...SPEC, mac: '', ipvlan: { type: 'bridge', address: '10.0.0.9/24' } };
+  const iv = (over: Partial<LinkDetail>): LinkDetail => vm({ mac: eth0.mac, kind: { kind: 'ipvlan', ipvlanMode: 'l2', ipvlanFlags: 'bridge' }, ...over });
+  assert.deepEqual(planVmac(spec, [eth0]), { action: 'create', parentIndex: 2 });
+  assert.deepEqual(planVmac(spec, [eth0, iv({ adminUp: true })]), { action: 'adopt', index: 7, up: true });
+  assert.equal(planVmac(spec, [eth0, iv({ kind: { kind: 'ipvlan', ipvlanMode: 'l3', ipvlanFlags: 'bridge' } })]).action, 'conflict');
+  assert.equal(planVmac(spec, [eth0, vm({})]).action, 'conflict', 'a macvlan of that name is not ours to use as an ipvlan');
+});
+
+test('ipvlan options and VmacLinks: created (no virtual MAC), IPv6 off for an IPv4 instance, its address added and made the source; no ARP settings, not in the IGMP table', async () => {
+  const o = normalizeOptions({ instances: [{ name: 'VI_1', interface: 'eth0', vrid: 51, priority: 100, vips: ['10.0.0.100/24'], ipvlan: { address: '10.0.0.9/24', type: 'private' } }] });
+  assert.deepEqual(o.instances[0]?.vmac, { name: 'vrrp.51', parent: 'eth0', xmitBase: false, ipvlan: { type: 'private', address: '10.0.0.9/24' } });
+  assert.equal(o.instances[0].unicastSrcIp, '10.0.0.9');
+  assert.throws(() => normalizeOptions({ instances: [{ name: 'VI_1', interface: 'eth0', vrid: 51, priority: 100, vips: ['10.0.0.100/24'], ipvlan: {} }] }), /ipvlan\.address: an IPv4 instance on an ipvlan needs an address/);
+  assert.throws(() => normalizeOptions({ instances: [{ name: 'VI_1', interface: 'eth0', vrid: 51, priority: 100, vips: ['10.0.0.100/24'], ipvlan: { address: 'fd00::9/64' } }] }), /is not an IPv4 address/);
+  assert.throws(() => normalizeOptions({ instances: [{ name: 'VI_1', interface: 'eth0', vrid: 51, priority: 100, vips: ['10.0.0.100/24'], vmac: {}, ipvlan: { address: '10.0.0.9/24' } }] }), /vmac or ipvlan, not both/);
+  const links = [eth0];
+  const conf: Record<string, number> = { 'all/rp_filter': 1 };
+  const { io, calls, scripts } = recordingIo(links, conf);
+  const v = new VmacLinks(io, () => undefined);
+  const running = await v.prepare(o);
+  assert.equal(running.instances[0]?.interface, 'vrrp.51');
+  assert.deepEqual(running.instances[0].vips.map((x) => x.dev), ['eth0'], 'the VIPs stay on the parent, as keepalived leaves them');
+  assert.deepEqual(calls, ['ipvlan vrrp.51@2 private', 'up 11', 'addr 11 10.0.0.9/24', 'v6 vrrp.51 disable_ipv6=1']);
+  assert.deepEqual(conf, { 'all/rp_filter': 1 }, 'keepalived changes no ARP or reverse-path setting for an ipvlan');
+  assert.deepEqual(scripts, [], 'no IGMP table: keepalived\'s rules are for macvlans');
+  await v.release(null);
+  assert.equal(calls.at(-1), 'del 11');
+});
+
+test('importer: use_ipvlan NAME ADDRESS TYPE carried as keepalived 2.2.7 parses it; an IPv4 instance without an address is reported', () => {
+  const a = importText(VI(' use_ipvlan iv51 10.0.0.9/24 private'));
+  assert.equal(a.complete, true, JSON.stringify(a.diagnostics));
+  assert.deepEqual((a.config.vrrp as { instances: { ipvlan?: unknown }[] }).instances[0]?.ipvlan, { name: 'iv51', address: '10.0.0.9/24', type: 'private' });
+  const loaded = loadConfigText(a.yaml, 'lvsd.yaml');
+  assert.ok(loaded.ok, loaded.ok ? '' : JSON.stringify(loaded.errors));
+  assert.deepEqual(vrrpOptions(loaded.config).instances[0]?.ipvlan, { name: 'iv51', address: '10.0.0.9/24', type: 'private' });
+  const b = importText(VI(' use_ipvlan'));
+  assert.deepEqual(b.diagnostics.map((d) => `${d.line} ${d.directive}`), ['7 use_ipvlan']);
+  assert.match(b.diagnostics[0]?.why ?? '', /IPv4 ipvlan requires a source ip address/);
+  const bad = loadConfigText(CONF('{}').replace('vmac: {}', 'ipvlan: {}'), 'lvsd.yaml');
+  assert.ok(!bad.ok);
+  assert.match(bad.errors.map((e) => `${e.path}: ${e.message}`).join('\n'), /vrrp\.instances\[0\]\.ipvlan: an IPv4 instance on an ipvlan needs ipvlan\.address/);
 });

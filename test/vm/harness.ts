@@ -73,7 +73,7 @@ export interface GuestResult {
 
 export const DEFAULT_GUEST_MODULES = [
   'ip_vs', 'ip_vs_rr', 'ip_vs_wrr', 'ip_vs_lc', 'ip_vs_wlc', 'ip_vs_lblc', 'ip_vs_lblcr', 'ip_vs_dh', 'ip_vs_sh',
-  'ip_vs_sed', 'ip_vs_nq', 'ip_vs_fo', 'ip_vs_ovf', 'ip_vs_mh', 'ip_vs_twos', 'ipip', 'veth', 'bridge', 'dummy', 'nf_conntrack', 'ip_vs_pe_sip',
+  'ip_vs_sed', 'ip_vs_nq', 'ip_vs_fo', 'ip_vs_ovf', 'ip_vs_mh', 'ip_vs_twos', 'ipip', 'veth', 'bridge', 'dummy', 'nf_conntrack', 'ip_vs_pe_sip', 'ipvlan',
 ];
 
 function log(msg: string): void {

@@ -4,4 +4,4 @@
 import { test } from 'node:test';
 import { guestChecks } from './harness.js';
 
-test('IPVS programming on a real kernel (QEMU guest)', { timeout: 300_000 }, (t) => guestChecks(t, 'test/vm/guest/program.js'));
+test('IPVS programming on a real kernel (QEMU guest), and use_ipvlan', { timeout: 540_000 }, (t) => guestChecks(t, 'test/vm/guest/program.js', 480_000));

@@ -81,6 +81,7 @@ export interface InstanceOut {
   lowerPrioNoAdvert?: boolean;
   higherPrioSendAdvert?: boolean;
   vmac?: { name?: string; xmitBase?: boolean };
+  ipvlan?: { name?: string; address?: string; type?: 'bridge' | 'private' | 'vepa' };
   virtualRoutes?: VirtualRouteOut[];
   virtualRules?: VirtualRuleOut[];
 }
@@ -208,6 +209,7 @@ export interface ConfigOut {
     startupDelay?: Duration;
     delayAfterBoot?: Duration;
     disableLocalIgmp?: boolean;
+    nftables?: { table?: string; priority?: number; counters?: boolean };
     scripts?: Record<string, ScriptOut>;
     processes?: Record<string, ProcessOut>;
     instances?: InstanceOut[];

@@ -36,6 +36,8 @@ export interface GlobalResult {
   multicastGroup6?: { value: string; d: Directive };
   /** disable_local_igmp. */
   disableLocalIgmp?: Directive;
+  /** nftables [NAME], nftables_priority, nftables_counters: the VMAC IGMP/MLD table's settings. */
+  nftables?: NonNullable<NonNullable<ConfigOut['vrrp']>['nftables']>;
 }
 
 export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
@@ -117,6 +119,7 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
   if (startupD && startupDelay !== undefined) out.startupDelay = { value: startupDelay, d: startupD };
   const igmpD = r.last('disable_local_igmp');
   if (igmpD) out.disableLocalIgmp = igmpD;
+  mapNftables(ctx, r, out);
   const afterBootD = r.last('vrrp_delay_after_boot');
   const afterBoot = r.timer(afterBootD);
   if (afterBootD && afterBoot !== undefined) out.delayAfterBoot = { value: afterBoot, d: afterBootD };
@@ -233,4 +236,34 @@ function mapSyncDaemon(ctx: Context, d: Directive, out: GlobalResult): void {
   // keepalived leaves net.ipv4.vs.sync_* as the kernel has them (3 50, refresh 0); lvsd writes its defaults.
   ctx.note(sd, 'lvsd writes the sync sysctls (threshold 3, thresholdPeriod 0, refreshPeriod 60s) so idle connections stay synced; keepalived left the kernel\'s sync_threshold 3 50');
   out.ipvs = { ...out.ipvs, syncDaemon: sd };
+}
+
+/**
+ * keepalived's nftables settings name the table it installs for VMAC interfaces' IGMP/MLD reports, which
+ * lvsd installs too (vrrp.nftables). keepalived's table also filters VIPs for no_accept / vrrp_strict
+ * instances; lvsd does not (vrrp_strict is reported on its own). A bare `nftables` names keepalived's
+ * default table: lvsd keeps its own default name then.
+ */
+function mapNftables(ctx: Context, r: BlockReader, out: GlobalResult): void {
+  const nft: NonNullable<GlobalResult['nftables']> = {};
+  const tableD = r.last('nftables');
+  const table = tableD?.args[0];
+  if (tableD && table !== undefined) {
+    if (/^[A-Za-z_][A-Za-z0-9_.-]{0,254}$/.test(table)) {
+      nft.table = table;
+      ctx.source.at(nft, 'table', tableD.pos);
+    } else ctx.reportDirective(tableD, `${table} is not an nftables table name; lvsd's default lvsd_vrrp is used`);
+  }
+  const prioD = r.last('nftables_priority');
+  const prio = r.int(prioD, -2147483648, 2147483647);
+  if (prioD && prio !== undefined) {
+    nft.priority = prio;
+    ctx.source.at(nft, 'priority', prioD.pos);
+  }
+  const countersD = r.last('nftables_counters');
+  if (countersD) {
+    nft.counters = true;
+    ctx.source.at(nft, 'counters', countersD.pos);
+  }
+  if (Object.keys(nft).length > 0) out.nftables = nft;
 }

@@ -96,6 +96,7 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
     vrrp.disableLocalIgmp = true;
     ctx.source.at(vrrp, 'disableLocalIgmp', global.disableLocalIgmp.pos);
   }
+  if (global.nftables !== undefined) vrrp.nftables = global.nftables;
   if (global.delayAfterBoot !== undefined) {
     vrrp.delayAfterBoot = global.delayAfterBoot.value;
     ctx.source.at(vrrp, 'delayAfterBoot', global.delayAfterBoot.d.pos);

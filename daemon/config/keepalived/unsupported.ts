@@ -3,7 +3,7 @@
 
 const SCHED = 'process scheduling is set by the systemd unit (Nice=, CPUSchedulingPolicy=, CPUAffinity=), not by the config';
 const SNMP = 'lvsd has no SNMP/DBus agent; use the REST API and /metrics';
-const FIREWALL = 'lvsd does not manage iptables/nftables sets for VRRP';
+const FIREWALL = 'lvsd installs no iptables rules or ipsets: it does not filter VIPs (keepalived\'s no_accept / vrrp_strict), and its VMAC IGMP/MLD table is nftables (vrrp.nftables)';
 
 const REASONS: Record<string, string> = {
   lvs_id: 'obsolete (keepalived 1.x); use router_id',
@@ -31,10 +31,7 @@ const REASONS: Record<string, string> = {
   snmp_name: SNMP,
   vrrp_iptables: FIREWALL,
   vrrp_ipsets: FIREWALL,
-  nftables: FIREWALL,
-  nftables_priority: FIREWALL,
-  nftables_counters: FIREWALL,
-  nftables_ifindex: FIREWALL,
+  nftables_ifindex: 'lvsd\'s VMAC table always matches interfaces by index (keepalived\'s setting is for its VIP filter rules, which lvsd does not install)',
   vrrp_strict: 'strict RFC mode is not a switch in lvsd (it always follows the RFC state machine); its extra restrictions are not enforced',
   strict_mode: 'strict RFC mode is not a switch in lvsd; its extra restrictions are not enforced',
   vrrp_skip_check_adv_addr: 'lvsd always checks the advertised addresses',
@@ -42,14 +39,13 @@ const REASONS: Record<string, string> = {
   mcast_dst_ip: 'lvsd uses the IANA VRRP multicast group',
   lvs_flush: 'lvsd reconciles the IPVS table instead of flushing it',
   lvs_flush_on_stop: 'lvsd leaves IPVS entries in place on stop so traffic keeps flowing',
-  use_ipvlan: 'ipvlan interfaces are not supported by lvsd',
   static_ipaddress: 'lvsd does not configure static addresses; use the system\'s network configuration',
   static_routes: 'lvsd does not configure static routes; use the system\'s network configuration',
   static_rules: 'lvsd does not configure static rules; use the system\'s network configuration',
   track_bfd: 'BFD is not supported by lvsd',
   bfd_instance: 'BFD is not supported by lvsd',
   notify_deleted: 'not supported by lvsd',
-  notify_priority_changes: 'notify FIFOs are not supported by lvsd; use the event stream',
+  notify_priority_changes: 'priority changes are not written to the notify FIFO (vrrp.notifyFifo carries the state changes); they are in the REST API\'s event stream and the instance snapshot',
   lvs_notify_fifo: 'checker events are not written to a FIFO (VRRP events are: vrrp.notifyFifo); use the event stream of the REST API',
   garp_group: 'per-interface GARP rate groups are not supported; set vrrp.garp.interval',
   linkbeat_use_polling: 'lvsd follows link state through netlink events',

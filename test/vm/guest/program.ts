@@ -1,6 +1,6 @@
 // Runs INSIDE the QEMU guest (real IPVS): programs every method and scheduler through lvsd's backend,
 // reads it back through lvsd and ipvsadm, checks typed errors, reconcile/adopt/drift, the sync daemon,
-// timeouts, and a differential against keepalived. Prints a JSON report (see checks.ts).
+// timeouts, and a differential against keepalived; and use_ipvlan against keepalived (ipvlan.ts). Prints a JSON report (see checks.ts).
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -15,6 +15,7 @@ import { createIpvsDataplane, probeIpvs } from '../../../daemon/dataplane/ipvs/b
 import { fileOwnership } from '../../../daemon/dataplane/ipvs/ownership.js';
 import type { DesiredTable, ObservedTable, RealServerSpec, Scheduler, ServiceSpec } from '../../../daemon/dataplane/types.js';
 import { Checks, ipvsadmSave, sh } from './checks.js';
+import { ipvlanChecks } from './ipvlan.js';
 
 const checks = new Checks();
 const dir = mkdtempSync(join(tmpdir(), 'lvsd-guest-'));
@@ -329,4 +330,7 @@ virtual_server fwmark 9 {
 
 await dp.close();
 client.close();
+// use_ipvlan needs this kernel's ipvlan (the host has none): one more check in this boot, not a boot of its own.
+await ipvlanChecks(checks);
+
 checks.finish();

@@ -1,0 +1,64 @@
+// Runs INSIDE the guest (the host kernel has no ipvlan): keepalived 2.2.7's use_ipvlan next to lvsd's
+// `ipvlan`, both ends of one VRRP instance. Each director runs it on an l2 private ipvlan vrrp.51 of its eth0
+// carrying its own address (the adverts' source) and the VIP; lvsd's link is what keepalived's is (`ip -d -j
+// link`: kind, mode, flags, parent, the parent's MAC, IPv6 off); one master; the VIP moves to lvsd when
+// keepalived stops; lvsd removes its ipvlan on stop. Called from program.ts's boot (one boot, no new one).
+import assert from 'node:assert/strict';
+import { Topology } from '../../support/netns.js';
+import { keepalivedConf, startKeepalived } from '../../support/keepalived.js';
+import { startLvsdNode } from '../../support/vrrp-node.js';
+import type { Checks } from './checks.js';
+
+const VIP = '10.78.0.100';
+
+interface LinkView { kind: string; mode: string; flags: string; parent: string; address: string; ipv6: string; addrs: string[] }
+
+export async function ipvlanChecks(checks: Checks): Promise<void> {
+  await checks.check('use_ipvlan: keepalived and lvsd each on an l2 private ipvlan with its own address, the same link, one master; the VIP moves to lvsd when keepalived stops; lvsd removes its link on stop', async () => {
+    const topo = await Topology.create('ipvl');
+    try {
+      const d1 = await topo.addHost({ name: 'd1', addresses: ['10.78.0.1/24'] });
+      const d2 = await topo.addHost({ name: 'd2', addresses: ['10.78.0.2/24'] });
+      const view = async (ns: typeof d1): Promise<LinkView | null> => {
+        const r = await ns.exec('ip', ['-d', '-j', 'addr', 'show', 'dev', 'vrrp.51']).catch(() => null);
+        if (r === null) return null;
+        const l = (JSON.parse(r.stdout) as { address: string; link?: string; linkinfo?: { info_kind: string }; addr_info: { local: string }[] }[])[0];
+        if (l === undefined) return null;
+        // ip's JSON has no ipvlan flags; its text does ("ipvlan  mode l2 private").
+        const m = /ipvlan\s+mode (\S+) (\S+)/.exec((await ns.exec('ip', ['-d', 'link', 'show', 'dev', 'vrrp.51'])).stdout);
+        const ipv6 = (await ns.exec('cat', ['/proc/sys/net/ipv6/conf/vrrp.51/disable_ipv6'])).stdout.trim();
+        return { kind: l.linkinfo?.info_kind ?? '', mode: m?.[1] ?? '', flags: m?.[2] ?? '', parent: l.link ?? '', address: l.address, ipv6, addrs: l.addr_info.map((a) => a.local).sort() };
+      };
+      const mac = async (ns: typeof d1): Promise<string> => (await ns.exec('cat', ['/sys/class/net/eth0/address'])).stdout.trim();
+      const k = await startKeepalived(d1, keepalivedConf([{ name: 'VI_1', interface: 'eth0', vrid: 51, priority: 150, version: 3, interval: 1, vips: [`${VIP}/24`], extra: ['use_ipvlan vrrp.51 10.78.0.11/24 private'] }]));
+      try {
+        await k.waitForLog(/Entering MASTER STATE/, 10_000);
+        const l = await startLvsdNode(d2, { instances: [{ name: 'VI_1', interface: 'eth0', vrid: 51, version: 3, advertIntervalMs: 1000, priority: 100, vips: [`${VIP}/24`], ipvlan: { address: '10.78.0.12/24', type: 'private' } }], garp: { masterDelayMs: 0 } }, 60_000);
+        try {
+          await l.waitState('VI_1', 'BACKUP', 10_000);
+          const theirs = await view(d1);
+          const mine = await view(d2);
+          // keepalived 2.2.7 leaves the VIP on eth0 (measured), not on the ipvlan.
+          assert.deepEqual(theirs, { kind: 'ipvlan', mode: 'l2', flags: 'private', parent: 'eth0', address: await mac(d1), ipv6: '1', addrs: ['10.78.0.11'] }, 'keepalived\'s ipvlan as measured');
+          assert.ok((await d1.addresses('eth0')).some((a) => a.startsWith(`${VIP}/`)), 'keepalived\'s VIP is on eth0');
+          assert.deepEqual(mine, { kind: 'ipvlan', mode: 'l2', flags: 'private', parent: 'eth0', address: await mac(d2), ipv6: '1', addrs: ['10.78.0.12'] }, `lvsd's ipvlan is keepalived's kind; lvsd's warnings: ${l.lines.filter((x) => x.level === 'warn' || x.level === 'error').map((x) => String(x.msg)).join(' | ')}`);
+          await new Promise((r) => setTimeout(r, 4000)); // > lvsd's Master_Down_Interval (3.6 s): it hears keepalived through the ipvlans
+          assert.deepEqual(l.transitions.map((t) => t.to), ['BACKUP'], `lvsd heard keepalived through its ipvlan all along; ${l.output().slice(-1500)}`);
+          await k.stop();
+          await l.waitState('VI_1', 'MASTER', 10_000);
+          assert.ok((await d2.addresses('eth0')).some((a) => a.startsWith(`${VIP}/`)), 'lvsd put the VIP on eth0, as keepalived');
+          assert.equal(await view(d1), null, 'keepalived removed its ipvlan on stop');
+          await l.stop();
+          assert.equal(await view(d2), null, 'lvsd removed its ipvlan on stop');
+          return `keepalived ${JSON.stringify(theirs)}`;
+        } finally {
+          await l.kill();
+        }
+      } finally {
+        await k.kill();
+      }
+    } finally {
+      topo.destroy();
+    }
+  });
+}
