@@ -36,16 +36,11 @@ class Conn implements RelayedConnection {
   token = 0;
   rs: RealServer | undefined;
   tried: Set<RealServer> | undefined;
-  connected = false;
   constructor(
     readonly owner: NativeConns,
     readonly source: string,
     readonly head: Buffer | null,
   ) {}
-  onConnected(): void {
-    this.connected = true;
-    if (this.rs !== undefined) this.rs.conns++;
-  }
   onRefused(errno: number): void {
     this.owner.refused(this, errno);
   }
@@ -92,6 +87,7 @@ export class NativeConns {
     handle.close();
     if (typeof r === 'number') {
       rs.active--;
+      rs.conns--;
       conn.rs = undefined;
       this.opts.logger?.warn({ service: this.spec.id, client: source, reason: errName(r) }, 'userspace: the relay could not take a new connection');
       return;
@@ -108,7 +104,10 @@ export class NativeConns {
       this.opts.logger?.warn({ service: this.spec.id, client: conn.source, tried: conn.tried?.size ?? 0 }, 'userspace: no real server for a new connection');
       return undefined;
     }
+    // Counted as made now, taken back if refused: the relay reports no successful connect (one
+    // crossing into JavaScript fewer per connection).
     rs.active++;
+    rs.conns++;
     conn.rs = rs;
     return rs;
   }
@@ -117,6 +116,7 @@ export class NativeConns {
     const rs = conn.rs;
     if (rs === undefined) return;
     rs.active--;
+    rs.conns--;
     rs.refused++;
     conn.rs = undefined;
     this.opts.logger?.info({ service: this.spec.id, realServer: rs.id, reason: errno === 110 ? 'connect timeout' : errName(errno) }, 'userspace: real server did not take the connection; trying the next');
@@ -131,10 +131,8 @@ export class NativeConns {
     const rs = conn.rs;
     if (rs === undefined) return;
     rs.active--;
-    if (conn.connected) {
-      rs.inBytes += fromClient;
-      rs.outBytes += fromServer;
-    }
+    rs.inBytes += fromClient;
+    rs.outBytes += fromServer;
     if (why === 'idle') this.opts.logger?.debug({ service: this.spec.id, client: conn.source }, 'userspace: idle timeout');
   }
 

@@ -2,7 +2,7 @@
 // build/Release/lvsd_relay.node): after JavaScript accepted a client and chose its real server, one epoll
 // thread connects and copies the bytes both ways. JavaScript keeps the decisions — the scheduler's
 // pick, the next real server after a refusal or a connect timeout, the PROXY header — and hears about
-// each connection in batches: connected, refused, closed (with its byte counts).
+// each connection in batches: refused (the connect failed) and closed (with its byte counts).
 //
 // Why: a profile of the handles engine at ~2,500 new connections/s (perf, one process) put 49 % of its
 // CPU under the read callbacks (read → JavaScript → write, EOF → shutdown) and 32 % under accept and
@@ -22,7 +22,6 @@ export interface RelayAddon {
   count(relay: object): number;
 }
 
-const EV_CONNECTED = 0;
 const EV_REFUSED = 1;
 const REC = 5;
 
@@ -32,7 +31,6 @@ const REASONS: CloseReason[] = ['done', 'reset', 'idle', 'drop'];
 
 /** One relayed connection's side of the story, told to whoever adopted it. */
 export interface RelayedConnection {
-  onConnected(): void;
   /** The connect failed (errno; ETIMEDOUT after the connect timeout): call retry() or drop(). */
   onRefused(errno: number): void;
   onClosed(fromClient: number, fromServer: number, why: CloseReason): void;
@@ -93,8 +91,7 @@ export class NativeRelay {
       const kind = r[i + 1];
       const c = this.conns.get(token);
       if (c === undefined) continue;
-      if (kind === EV_CONNECTED) c.onConnected();
-      else if (kind === EV_REFUSED) c.onRefused(r[i + 2] ?? 0);
+      if (kind === EV_REFUSED) c.onRefused(r[i + 2] ?? 0);
       else {
         this.conns.delete(token);
         c.onClosed(r[i + 2] ?? 0, r[i + 3] ?? 0, REASONS[r[i + 4] ?? 0] ?? 'done');
