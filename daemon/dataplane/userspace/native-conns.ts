@@ -77,31 +77,23 @@ export class NativeConns {
       head = proxyHeader(this.opts.proxyProtocol, { protocol: 'tcp', srcAddress: source, srcPort: peer.port ?? 0, dstAddress: local.address ?? '', dstPort: local.port ?? 0 });
     }
     const conn = new Conn(this, source, head);
-    for (;;) {
-      const rs = this.pick(conn);
-      if (rs === undefined) {
-        handle.close();
-        return;
-      }
-      const r = this.relay.adopt(conn, handle.fd, rs.address, rs.port, head, this.opts.connectTimeoutMs, this.opts.idleTimeoutMs);
-      if (Array.isArray(r)) {
-        [conn.slot, conn.token] = r;
-        this.open.add(conn);
-        // The relay holds its own descriptor of the client now.
-        handle.close();
-        return;
-      }
-      if ('refused' in r) {
-        this.forget(conn, r.refused);
-        continue;
-      }
-      rs.active--;
-      rs.conns--;
-      conn.rs = undefined;
-      this.opts.logger?.warn({ service: this.spec.id, client: source, reason: errName(r.failed) }, 'userspace: the relay could not take a new connection');
+    const rs = this.pick(conn);
+    if (rs === undefined) {
       handle.close();
       return;
     }
+    const r = this.relay.adopt(conn, handle.fd, rs.address, rs.port, head, this.opts.connectTimeoutMs, this.opts.idleTimeoutMs);
+    // The relay holds its own descriptor of the client now.
+    handle.close();
+    if (typeof r === 'number') {
+      rs.active--;
+      rs.conns--;
+      conn.rs = undefined;
+      this.opts.logger?.warn({ service: this.spec.id, client: source, reason: errName(r) }, 'userspace: the relay could not take a new connection');
+      return;
+    }
+    [conn.slot, conn.token] = r;
+    this.open.add(conn);
   }
 
   /** The scheduler's next real server for conn (never one it tried), counted active; undefined: none. */
@@ -120,8 +112,7 @@ export class NativeConns {
     return rs;
   }
 
-  /** The real server conn was given did not take it: it is not tried again for this connection. */
-  private forget(conn: Conn, errno: number): void {
+  refused(conn: Conn, errno: number): void {
     const rs = conn.rs;
     if (rs === undefined) return;
     rs.active--;
@@ -130,11 +121,6 @@ export class NativeConns {
     conn.rs = undefined;
     this.opts.logger?.info({ service: this.spec.id, realServer: rs.id, reason: errno === 110 ? 'connect timeout' : errName(errno) }, 'userspace: real server did not take the connection; trying the next');
     (conn.tried ??= new Set()).add(rs);
-  }
-
-  refused(conn: Conn, errno: number): void {
-    if (conn.rs === undefined) return;
-    this.forget(conn, errno);
     const next = this.pick(conn);
     if (next === undefined) this.relay.drop(conn.slot, conn.token);
     else this.relay.retry(conn.slot, conn.token, next.address, next.port, conn.head);

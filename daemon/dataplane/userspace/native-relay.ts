@@ -23,8 +23,6 @@ export interface RelayAddon {
 }
 
 const EV_REFUSED = 1;
-/** relay.c's ADOPT_FAILED: adopt() returns -(ADOPT_FAILED + errno) for a failure of its own. */
-const ADOPT_FAILED = 100_000;
 const REC = 5;
 
 /** Why a relayed connection ended (relay.c's CLOSE_*). */
@@ -63,16 +61,13 @@ export class NativeRelay {
   }
 
   /**
-   * Starts the connect to the real server and hands over an accepted client (its descriptor is
-   * duplicated; the caller closes its own handle once this succeeded). Returns the connection's
-   * [slot, token]; { refused } when the real server refused at once (nothing was taken: pick again);
-   * { failed } when the relay could not take it (descriptors, memory).
+   * Hands over an accepted client (its descriptor is duplicated; the caller closes its own handle) with
+   * the real server to connect to. Returns the connection's [slot, token], or a negative errno.
    */
-  adopt(conn: RelayedConnection, fd: number, host: string, port: number, head: Buffer | null, connectTimeoutMs: number, idleTimeoutMs: number): [number, number] | { refused: number } | { failed: number } {
+  adopt(conn: RelayedConnection, fd: number, host: string, port: number, head: Buffer | null, connectTimeoutMs: number, idleTimeoutMs: number): [number, number] | number {
     const token = this.nextToken++;
     const slot = this.lib.adopt(this.relay, fd, token, host, port, head, connectTimeoutMs, idleTimeoutMs);
-    if (slot <= -ADOPT_FAILED) return { failed: -slot - ADOPT_FAILED };
-    if (slot < 0) return { refused: -slot };
+    if (slot < 0) return slot;
     this.conns.set(token, conn);
     return [slot, token];
   }

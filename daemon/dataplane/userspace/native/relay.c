@@ -4,10 +4,9 @@
 // refusal, the PROXY header, when to give up.
 //
 //   open(onEvents)                                   → relay
-//   adopt(relay, fd, token, host, port, head|null, connectTimeoutMs, idleTimeoutMs) → slot (≥ 0),
-//       -errno (host:port refused at once; nothing taken) or -(ADOPT_FAILED + errno)
-//       starts the connect to host:port and takes a duplicate of fd (the accepted client; JavaScript
-//       closes its own handle); head (a PROXY header) is sent to the real server before any client byte
+//   adopt(relay, fd, token, host, port, head|null, connectTimeoutMs, idleTimeoutMs) → slot (≥ 0) or -errno
+//       takes a duplicate of fd (the accepted client; JavaScript closes its own handle) and connects to
+//       host:port; head (a PROXY header) is sent to the real server before any client byte
 //   retry(relay, slot, token, host, port, head|null)  after a REFUSED event: the next real server
 //   drop(relay, slot, token)                          closes the connection (no real server left, shutdown)
 //   count(relay)                                      → connections held
@@ -48,9 +47,7 @@
 enum { EV_REFUSED = 1, EV_CLOSED = 2 };
 enum { CLOSE_DONE = 0, CLOSE_RESET = 1, CLOSE_IDLE = 2, CLOSE_DROP = 3 };
 enum { ST_CONNECTING = 0, ST_RELAY = 1, ST_WAITING = 2, ST_CLOSED = 3 };
-enum { CMD_RETRY = 1, CMD_DROP = 2 };
-// adopt() returns -errno for a connect refused at once, -(ADOPT_FAILED + errno) for a failure of its own.
-#define ADOPT_FAILED 100000
+enum { CMD_ADOPT = 0, CMD_RETRY = 1, CMD_DROP = 2 };
 
 #define READ_SIZE (64 * 1024)
 #define MAX_EVENTS 256
@@ -126,7 +123,6 @@ typedef struct {
   // The relay thread only.
   conn_t* connecting;
   conn_t* relaying;
-  conn_t* fresh;  // adopted, not yet on the connecting list (guarded by mu)
   conn_t* to_free;
   double* local;
   size_t nlocal, caplocal;
@@ -431,7 +427,12 @@ static void run_commands(relay_t* r) {
       free(k->head);
       continue;
     }
-    if (k->op == CMD_RETRY && c->state == ST_WAITING) {
+    if (k->op == CMD_ADOPT) {
+      // Not read before a real server is connected; errors and hang-ups are reported regardless.
+      struct epoll_event ev = {.events = 0, .data.ptr = &c->cl};
+      epoll_ctl(r->epfd, EPOLL_CTL_ADD, c->cl.fd, &ev);
+      start_connect(r, c, &k->addr, k->addrlen, k->head, k->headlen);
+    } else if (k->op == CMD_RETRY && c->state == ST_WAITING) {
       start_connect(r, c, &k->addr, k->addrlen, k->head, k->headlen);
     } else if (k->op == CMD_DROP) {
       free(k->head);
@@ -453,16 +454,6 @@ static void* relay_main(void* arg) {
     int timeout = (int)(next_sweep - r->now);
     int n = epoll_wait(r->epfd, evs, MAX_EVENTS, timeout < 0 ? 0 : timeout);
     r->now = now_ms();
-    pthread_mutex_lock(&r->mu);
-    conn_t* fresh = r->fresh;
-    r->fresh = NULL;
-    pthread_mutex_unlock(&r->mu);
-    while (fresh != NULL) {
-      conn_t* c = fresh;
-      fresh = c->free_next;
-      c->free_next = NULL;
-      link_conn(r, c, &r->connecting);
-    }
     for (int i = 0; i < n; i++) {
       if (evs[i].data.ptr == NULL) run_commands(r);
       else on_event(r, evs[i].data.ptr, evs[i].events);
@@ -531,8 +522,6 @@ static void stop_relay(relay_t* r) {
     conn_t* c = r->slots[i];
     if (c != NULL && c->state != ST_CLOSED) {
       if (c->cl.fd >= 0) close(c->cl.fd);
-      if (c->up.fd >= 0) close(c->up.fd);
-      free(c->c2u.buf);
       free(c);
     }
   }
@@ -674,44 +663,31 @@ static napi_value relay_adopt(napi_env env, napi_callback_info info) {
   napi_get_value_int32(env, argv[4], &port);
   napi_get_value_int32(env, argv[6], &connect_ms);
   napi_get_value_int32(env, argv[7], &idle_ms);
-  struct sockaddr_storage addr;
-  socklen_t addrlen;
-  if (!to_sockaddr(env, argv[3], port, &addr, &addrlen)) {
+  cmd_t k = {.op = CMD_ADOPT, .token = token};
+  if (!to_sockaddr(env, argv[3], port, &k.addr, &k.addrlen)) {
     napi_throw_type_error(env, NULL, "not an IP address");
     return NULL;
   }
-  // The connect starts here, in the caller's thread: the relay thread is not woken for a new
-  // connection, it first hears of it from epoll when the connect completes.
-  int up = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (up < 0) return int_value(env, -ADOPT_FAILED - errno);
-  int one = 1;
-  setsockopt(up, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  if (connect(up, (const struct sockaddr*)&addr, addrlen) != 0 && errno != EINPROGRESS) {
-    int err = errno;
-    close(up);
-    return int_value(env, -err);  // refused at once: the caller still holds the client, and picks again
-  }
+  if (!get_head(env, argv[5], &k.head, &k.headlen)) return int_value(env, -ENOMEM);
   int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
   conn_t* c = dup_fd < 0 ? NULL : calloc(1, sizeof *c);
-  if (c == NULL || !get_head(env, argv[5], &c->c2u.buf, &c->c2u.len)) {
+  if (c == NULL) {
     int err = dup_fd < 0 ? errno : ENOMEM;
     if (dup_fd >= 0) close(dup_fd);
-    close(up);
-    free(c);
-    return int_value(env, -ADOPT_FAILED - err);
+    free(k.head);
+    return int_value(env, -err);
   }
+  int one = 1;
   setsockopt(dup_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   c->cl.fd = dup_fd;
   c->cl.c = c;
-  c->up.fd = up;
+  c->up.fd = -1;
   c->up.up = 1;
   c->up.c = c;
-  c->up.mask = EPOLLOUT;
   c->token = token;
   c->connect_ms = connect_ms;
   c->idle_ms = idle_ms;
-  c->state = ST_CONNECTING;
-  c->started = now_ms();
+  c->state = ST_WAITING;
   pthread_mutex_lock(&r->mu);
   if (r->nfree == 0) {
     int32_t n = r->nslots == 0 ? 256 : r->nslots * 2;
@@ -729,17 +705,9 @@ static napi_value relay_adopt(napi_env env, napi_callback_info info) {
   c->slot = r->free_slots[--r->nfree];
   r->slots[c->slot] = c;
   r->count++;
-  // On the fresh list before epoll knows it: the thread takes the list after each epoll_wait and
-  // before the events, so any event of this connection finds it on the connecting list.
-  c->free_next = r->fresh;
-  r->fresh = c;
   pthread_mutex_unlock(&r->mu);
-  // Not read before a real server is connected; errors and hang-ups are reported regardless.
-  struct epoll_event ev = {.events = 0, .data.ptr = &c->cl};
-  epoll_ctl(r->epfd, EPOLL_CTL_ADD, dup_fd, &ev);
-  ev.events = EPOLLOUT;
-  ev.data.ptr = &c->up;
-  epoll_ctl(r->epfd, EPOLL_CTL_ADD, up, &ev);
+  k.slot = c->slot;
+  push(r, &k);
   return int_value(env, c->slot);
 }
 
