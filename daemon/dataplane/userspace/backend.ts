@@ -45,7 +45,7 @@ export interface UserspaceOptions {
   /**
    * Processes that relay TCP (default 1 = this process only). With N > 1, N − 1 helper processes accept
    * on the same listening sockets (passed over IPC), so the proxy can use more than one CPU, as HAProxy
-   * does with its threads. Needs the handles engine. UDP stays in this process.
+   * does with its threads. Needs the handles or native engine. UDP stays in this process.
    */
   workers?: number;
   /** PROXY protocol to the real servers: one version for all, or per service (undefined = none). */

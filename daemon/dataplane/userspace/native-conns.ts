@@ -1,6 +1,7 @@
 // The connections of one TCP virtual server when the native relay carries them (engine 'native'):
 // the accept, the scheduler's pick and the retry on the next real server stay here, the connect and
-// the copying run in the relay thread (native-relay.ts). Counts and logs are the handles engine's.
+// the copying run in the relay thread (native-relay.ts). Logs are the handles engine's; a connection is
+// counted in conns when its real server is picked (taken back if that server refuses).
 import { getSystemErrorName } from 'node:util';
 import type { Logger } from 'pino';
 import type { ServiceSpec } from '../types.js';
