@@ -10,6 +10,12 @@
       "sources": ["daemon/health/native/probe_engine.c", "daemon/health/native/icmp_codec.c", "daemon/health/native/smtp_scan.c"],
       "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
       "libraries": ["-lpthread"]
+    },
+    {
+      "target_name": "lvsd_relay",
+      "sources": ["daemon/dataplane/userspace/native/relay.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
+      "libraries": ["-lpthread"]
     }
   ]
 }

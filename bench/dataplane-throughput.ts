@@ -3,6 +3,8 @@
 //   nftables  lvsd's nft DNAT table (round robin over three nginx)
 //   userspace lvsd's Node proxy (round robin over three nginx), two processes (HAProxy runs two threads here)
 //   userspace-1 the same proxy in one process
+//   userspace-handles the proxy with its JavaScript relay (engine 'handles', two processes): what the native
+//             relay (the default engine) replaced
 //   haproxy   Debian HAProxy, mode tcp, roundrobin, same real servers (the anchor for userspace)
 // keepalive req/s, new connections/s (`Connection: close`) and p99 latency. nft reprogramming has its own
 // benchmark, nft-change.ts.
@@ -11,7 +13,7 @@
 // a round that went wrong prints the lab's conntrack, redirect and client-port counters beside it.
 //
 //   node dist/bench/dataplane-throughput.js            (BENCH_SECONDS=10 BENCH_REPEATS=3 by default)
-import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDataplaneLab, startUserspaceRunner, VIP4, type DataplaneLab } from '../test/support/dataplane-lab.js';
@@ -24,10 +26,11 @@ import { describeState, labState, labTrouble, wrkRound, type WrkResult } from '.
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const CONNS = Number(process.env.BENCH_CONNECTIONS ?? 64);
-const ONLY = (process.env.BENCH_ONLY ?? 'direct,nftables,userspace,userspace-1,haproxy').split(',');
+const ONLY = (process.env.BENCH_ONLY ?? 'direct,nftables,userspace,userspace-1,userspace-handles,haproxy').split(',');
 const USERSPACE_PORT = 8000;
 const USERSPACE1_PORT = 8002;
 const HAPROXY_PORT = 8001;
+const HANDLES_PORT = 8003;
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -69,6 +72,7 @@ async function main(): Promise<void> {
   // Two processes by default: HAProxy runs one thread per CPU (two here), so this is the like-for-like setup.
   const userspace = await startUserspaceRunner(lab.director, JSON.parse(process.env.BENCH_USERSPACE_OPTIONS ?? '{"workers":2}') as Record<string, unknown>);
   const userspace1 = await startUserspaceRunner(lab.director, { workers: 1 });
+  const handles = await startUserspaceRunner(lab.director, { workers: 2, engine: 'handles' });
   const haproxyCfg = join(dir, 'haproxy.cfg');
   writeFileSync(haproxyCfg, `global
   maxconn 8000
@@ -93,14 +97,17 @@ ${lab.rs4.map((a, i) => `  server rs${i + 1} ${a}:80`).join('\n')}
     await nft.apply({ services: [service(lab, 80)] });
     await userspace.call('apply', { services: [service(lab, USERSPACE_PORT)] });
     await userspace1.call('apply', { services: [service(lab, USERSPACE1_PORT)] });
+    await handles.call('apply', { services: [service(lab, HANDLES_PORT)] });
     await waitForPort(lab.director, HAPROXY_PORT);
     const targets: [string, string][] = [
       ['direct', `http://${lab.rs4[0] ?? ''}/`],
       ['nftables', `http://${VIP4}/`],
       ['userspace', `http://${VIP4}:${USERSPACE_PORT}/`],
       ['userspace-1', `http://${VIP4}:${USERSPACE1_PORT}/`],
+      ['userspace-handles', `http://${VIP4}:${HANDLES_PORT}/`],
       ['haproxy', `http://${VIP4}:${HAPROXY_PORT}/`],
     ];
+    console.log(`load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
     console.log(`wrk -t2 -c${CONNS} -d${SECONDS}s, median of ${REPEATS} rounds; each round runs every setup once (interleaved, so load from other processes hits all alike)`);
     console.log(`lab at start: ${describeState(await labState(lab.director, lab.client))}`);
     const samples = new Map<string, { keep: WrkResult[]; close: WrkResult[]; failed: number }>();
@@ -122,7 +129,7 @@ ${lab.rs4.map((a, i) => `  server rs${i + 1} ${a}:80`).join('\n')}
       const keep = combine(s.keep);
       const close = combine(s.close);
       rows.push({ name, keep, close });
-      console.log(`${name.padEnd(11)} keepalive ${keep.rps.toFixed(0).padStart(7)} req/s p99 ${keep.p99ms.toFixed(2)} ms  |  new conn ${close.rps.toFixed(0).padStart(6)} conn/s p99 ${close.p99ms.toFixed(2)} ms  |  errors ${keep.errors + close.errors}` +
+      console.log(`${name.padEnd(17)} keepalive ${keep.rps.toFixed(0).padStart(7)} req/s p99 ${keep.p99ms.toFixed(2)} ms  |  new conn ${close.rps.toFixed(0).padStart(6)} conn/s p99 ${close.p99ms.toFixed(2)} ms  |  errors ${keep.errors + close.errors}` +
         (s.failed > 0 ? `  |  ${s.failed} of ${2 * REPEATS} rounds FAILED (median of the rest)` : ''));
     }
     const get = (n: string): { keep: WrkResult; close: WrkResult } | undefined => rows.find((r) => r.name === n);
@@ -130,17 +137,21 @@ ${lab.rs4.map((a, i) => `  server rs${i + 1} ${a}:80`).join('\n')}
       const x = get(a);
       const y = get(b);
       if (x === undefined || y === undefined) return;
-      console.log(`${a} / ${b}: keepalive ${(x.keep.rps / y.keep.rps).toFixed(2)}×, new connections ${(x.close.rps / y.close.rps).toFixed(2)}×`);
+      console.log(`${a} / ${b}: keepalive ${(x.keep.rps / y.keep.rps).toFixed(2)}×, new connections ${(x.close.rps / y.close.rps).toFixed(2)}×; ` +
+        `p99 ${x.keep.p99ms.toFixed(1)} vs ${y.keep.p99ms.toFixed(1)} ms keepalive, ${x.close.p99ms.toFixed(1)} vs ${y.close.p99ms.toFixed(1)} ms new connections`);
     };
     ratio('nftables', 'direct');
     ratio('userspace', 'haproxy');
     ratio('userspace-1', 'haproxy');
+    ratio('userspace-handles', 'haproxy');
     ratio('haproxy', 'direct');
+    console.log(`load average at the end ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
 
   } finally {
     haproxy.kill('SIGKILL');
     await userspace.stop();
     await userspace1.stop();
+    await handles.stop();
     await nft.close();
     await lab.destroy();
     rmSync(dir, { recursive: true, force: true });

@@ -30,7 +30,7 @@ for cmd in dpkg-deb dpkg npm node; do
 done
 
 ((build)) && npm run --silent build
-for f in dist/daemon/cli/main.js webui/dist/index.html build/Release/lvsd_net.node build/Release/lvsd_probe.node node_modules/.package-lock.json; do
+for f in dist/daemon/cli/main.js webui/dist/index.html build/Release/lvsd_net.node build/Release/lvsd_probe.node build/Release/lvsd_relay.node node_modules/.package-lock.json; do
   [[ -e $f ]] || { echo "build-deb.sh: $f is missing: run npm ci and npm run build (or drop --no-build)" >&2; exit 1; }
 done
 
@@ -46,7 +46,7 @@ mkdir -p "$lib" "$stage/usr/bin" "$stage/usr/lib/systemd/system" "$stage/usr/lib
 cp -a package.json package-lock.json "$lib/"
 mkdir -p "$lib/dist" "$lib/build/Release" "$lib/webui"
 cp -a dist/daemon "$lib/dist/"
-cp -a build/Release/lvsd_net.node build/Release/lvsd_probe.node "$lib/build/Release/"
+cp -a build/Release/lvsd_net.node build/Release/lvsd_probe.node build/Release/lvsd_relay.node "$lib/build/Release/"
 cp -a webui/dist "$lib/webui/"
 mkdir -p "$lib/config"
 cp -a config/lvsd.schema.json config/lvsd.yaml config/examples "$lib/config/"

@@ -36,8 +36,9 @@ after(async () => {
   await (lab as DataplaneLab | undefined)?.destroy();
 });
 
-// Both TCP engines (libuv handles, the default; net.Socket, the fallback) pass the same tests.
-for (const engine of ['handles', 'sockets'] as const) describe(`engine: ${engine}`, () => {
+// The three TCP engines (the native relay, the default; libuv handles and net.Socket, the fallbacks)
+// pass the same tests.
+for (const engine of ['native', 'handles', 'sockets'] as const) describe(`engine: ${engine}`, () => {
   before(async () => {
     us = await startUserspaceRunner(lab.director, {
       engine,
@@ -206,9 +207,9 @@ for (const engine of ['handles', 'sockets'] as const) describe(`engine: ${engine
 
 // Two processes accepting on the same sockets: scheduling state is per process, so spreads are checked
 // loosely; failures, retries, drain and the summed counts are checked exactly.
-describe('workers: 2 (helper process)', () => {
+for (const engine of ['native', 'handles'] as const) describe(`workers: 2 (helper process), engine: ${engine}`, () => {
   before(async () => {
-    us = await startUserspaceRunner(lab.director, { engine: 'handles', workers: 2, bindRetryMs: 100 });
+    us = await startUserspaceRunner(lab.director, { engine, workers: 2, bindRetryMs: 100 });
   });
   after(async () => {
     await (us as UserspaceRunner | undefined)?.stop();

@@ -17,11 +17,14 @@ import {
 import type { ProxyProtocolVersion } from './proxy-protocol.js';
 import { TcpService } from './tcp-service.js';
 import { HandleTcpService, handleEngineAvailable } from './handle-relay.js';
+import { relayAddon } from './native-relay.js';
 import { UdpService } from './udp-service.js';
 import type { ListenerState } from './listener.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { FromWorker, ToWorker, WorkerCounts } from './worker.js';
+
+export type UserspaceEngine = 'native' | 'handles' | 'sockets';
 
 export interface UserspaceOptions {
   /** TCP idle timeout (default 900 s, IPVS's established timeout). */
@@ -33,14 +36,16 @@ export interface UserspaceOptions {
   /** Retry interval while a VIP is not on this host (default 250 ms). */
   bindRetryMs?: number;
   /**
-   * TCP engine: 'handles' relays between libuv handles (about half the CPU per connection; needs
-   * process.binding, present in Node 20–24), 'sockets' uses net.Socket. Default: handles when available.
+   * TCP engine: 'native' accepts in JavaScript and connects and copies in the native relay thread
+   * (build/Release/lvsd_relay.node); 'handles' relays between libuv handles (about half the CPU per
+   * connection of net.Socket; needs process.binding, present in Node 20–24); 'sockets' uses net.Socket.
+   * Default: the first of them that is available.
    */
-  engine?: 'handles' | 'sockets';
+  engine?: UserspaceEngine;
   /**
    * Processes that relay TCP (default 1 = this process only). With N > 1, N − 1 helper processes accept
    * on the same listening sockets (passed over IPC), so the proxy can use more than one CPU, as HAProxy
-   * does with its threads. Needs the handles engine. UDP stays in this process.
+   * does with its threads. Needs the handles or native engine. UDP stays in this process.
    */
   workers?: number;
   /** PROXY protocol to the real servers: one version for all, or per service (undefined = none). */
@@ -57,7 +62,7 @@ export interface ListenerStatus {
 export interface UserspaceDataplane extends Dataplane {
   readonly kind: 'userspace';
   /** The TCP engine in use. */
-  readonly engine: 'handles' | 'sockets';
+  readonly engine: UserspaceEngine;
   /** Per service: listening, or waiting for its VIP to appear (and why). */
   listeners(): ListenerStatus[];
 }
@@ -80,8 +85,9 @@ function check(spec: ServiceSpec): void {
 export function createUserspaceDataplane(opts: UserspaceOptions = {}): UserspaceDataplane {
   const services = new Map<string, Service>();
   const log = opts.logger;
-  const engine = opts.engine ?? (handleEngineAvailable() ? 'handles' : 'sockets');
-  if (engine === 'handles' && !handleEngineAvailable()) throw new Error('userspace: the handles engine needs process.binding(tcp_wrap); use engine: sockets');
+  const engine = opts.engine ?? (!handleEngineAvailable() ? 'sockets' : relayAddon() !== null ? 'native' : 'handles');
+  if (engine !== 'sockets' && !handleEngineAvailable()) throw new Error(`userspace: the ${engine} engine needs process.binding(tcp_wrap); use engine: sockets`);
+  if (engine === 'native' && relayAddon() === null) throw new Error('userspace: the native engine needs build/Release/lvsd_relay.node (not built, or switched off by LVSD_USERSPACE_NATIVE=0)');
   const proxyFor = (spec: ServiceSpec): ProxyProtocolVersion | undefined =>
     typeof opts.proxyProtocol === 'function' ? opts.proxyProtocol(spec) : opts.proxyProtocol;
   const tcpOpts = (spec: ServiceSpec): ConstructorParameters<typeof TcpService>[1] => {
@@ -93,11 +99,12 @@ export function createUserspaceDataplane(opts: UserspaceOptions = {}): Userspace
       ...(pp === undefined ? {} : { proxyProtocol: pp }),
       ...(log === undefined ? {} : { logger: log }),
       ...(workers > 1 ? { onBound: shareListener } : {}),
+      ...(engine === 'native' ? { native: true } : {}),
     };
   };
   const helpers: ChildProcess[] = [];
   const workers = Math.max(1, Math.floor(opts.workers ?? 1));
-  if (workers > 1 && engine !== 'handles') throw new Error('userspace: workers > 1 needs the handles engine');
+  if (workers > 1 && engine === 'sockets') throw new Error('userspace: workers > 1 needs the handles or native engine');
   let seq = 0;
   const waiting = new Map<number, { left: number; resolve: () => void; counts: WorkerCounts[] }>();
   for (let i = 1; i < workers; i++) {
@@ -157,7 +164,7 @@ export function createUserspaceDataplane(opts: UserspaceOptions = {}): Userspace
     const tcp = desired.services.filter((s) => s.protocol !== 'udp');
     const helpersDone = broadcast((s) => ({
       op: 'apply', seq: s, services: tcp,
-      options: { idleTimeoutMs: opts.idleTimeoutMs ?? 900_000, connectTimeoutMs: opts.connectTimeoutMs ?? 3000, bindRetryMs: opts.bindRetryMs ?? 250 },
+      options: { idleTimeoutMs: opts.idleTimeoutMs ?? 900_000, connectTimeoutMs: opts.connectTimeoutMs ?? 3000, bindRetryMs: opts.bindRetryMs ?? 250, ...(engine === 'native' ? { native: true } : {}) },
       proxy: Object.fromEntries(tcp.flatMap((t) => {
         const pp = proxyFor(t);
         return pp === undefined ? [] : [[t.id, pp]];
@@ -183,7 +190,7 @@ export function createUserspaceDataplane(opts: UserspaceOptions = {}): Userspace
       }
       const svc =
         spec.protocol === 'udp' ? new UdpService(spec, udpOpts(spec))
-        : engine === 'handles' ? new HandleTcpService(spec, tcpOpts(spec))
+        : engine !== 'sockets' ? new HandleTcpService(spec, tcpOpts(spec))
         : new TcpService(spec, tcpOpts(spec));
       services.set(spec.id, svc);
       operations++;

@@ -18,6 +18,8 @@ import type { ServiceSpec } from '../types.js';
 import { Pool, type RealServer } from './backend-pool.js';
 import { proxyHeader, type ProxyProtocolVersion } from './proxy-protocol.js';
 import { Listener, type Bindable } from './listener.js';
+import { NativeConns, type AcceptedHandle } from './native-conns.js';
+import { nativeRelay } from './native-relay.js';
 
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-explicit-any */
 // The bindings are untyped; this file keeps every use of them in one place.
@@ -74,6 +76,8 @@ export interface HandleServiceOptions {
   logger?: Logger;
   /** Called with the listening handle once bound (the backend passes it on to its helper processes). */
   onBound?: (serviceId: string, handle: unknown) => void;
+  /** Connect and copy in the native relay thread (engine 'native'); this class then only accepts. */
+  native?: boolean;
 }
 
 /** Pending bytes on one side above which the other side stops reading (backpressure). */
@@ -132,6 +136,7 @@ export class HandleTcpService {
   /** A coarse clock for idle checks, advanced by the sweeper: no clock read per packet. */
   private now = performance.now();
   private readonly b: Bindings;
+  private readonly native: NativeConns | undefined;
 
   constructor(
     public spec: ServiceSpec,
@@ -141,6 +146,11 @@ export class HandleTcpService {
     if (b === null) throw new Error('the handle engine needs process.binding(tcp_wrap, stream_wrap)');
     this.b = b;
     this.pool = new Pool(spec);
+    if (opts.native === true) {
+      const relay = nativeRelay();
+      if (relay === null) throw new Error('the native engine needs build/Release/lvsd_relay.node');
+      this.native = new NativeConns(relay, this.pool, spec, opts);
+    }
     const bindable: Bindable = {
       bind: (host, port, done) => {
         const server = new b.TCP(b.SERVER);
@@ -176,6 +186,7 @@ export class HandleTcpService {
   update(spec: ServiceSpec, opts: HandleServiceOptions): number {
     this.spec = spec;
     this.opts = opts;
+    this.native?.update(spec, opts);
     return this.pool.update(spec);
   }
 
@@ -195,6 +206,10 @@ export class HandleTcpService {
   }
 
   private accept(handle: any): void {
+    if (this.native !== undefined) {
+      this.native.accept(handle as AcceptedHandle);
+      return;
+    }
     const peer: { address?: string; port?: number } = {};
     handle.getpeername(peer);
     handle.setNoDelay(true);
@@ -387,5 +402,6 @@ export class HandleTcpService {
     this.listener.stop();
     clearInterval(this.sweeper);
     for (const c of [...this.conns]) this.finish(c);
+    this.native?.destroyAll();
   }
 }

@@ -1,7 +1,7 @@
 // A helper process of the userspace dataplane (option `workers` > 1). It accepts on listening sockets
 // that the main process bound and passed over IPC — every process accepts on the same socket, so the
-// kernel spreads new connections — and relays them with the handle engine. Configuration arrives as
-// the TCP part of each DesiredTable; counts go back on request. Scheduling state (rr position, lc
+// kernel spreads new connections — and relays them with the handle or native engine. Configuration
+// arrives as the TCP part of each DesiredTable; counts go back on request. Scheduling state (rr position, lc
 // counts) is per process: the spread across processes is the kernel's.
 import type { ServiceSpec } from '../types.js';
 import { HandleTcpService, type HandleServiceOptions } from './handle-relay.js';

@@ -1,0 +1,275 @@
+// The native relay (engine 'native') on loopback, with real sockets at both ends: what a relay must get
+// right besides the happy path — half-close, large transfers both ways (checked by digest), a reset from
+// either side, backpressure against a reader that stops, many connections at once, a refusing real
+// server — and that without the addon the dataplane falls back to the handles engine.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { createUserspaceDataplane, type UserspaceDataplane } from '../../daemon/dataplane/userspace/backend.js';
+import { nativeRelay, relayAddon } from '../../daemon/dataplane/userspace/native-relay.js';
+import type { ObservedTable, ServiceSpec } from '../../daemon/dataplane/types.js';
+import { freePort } from '../support/loopback-servers.js';
+
+const HOST = '127.0.0.1';
+let dp: UserspaceDataplane;
+let vipPort: number;
+let rsPort: number;
+let closedPort: number;
+let server: Server;
+/** What the real server does with each connection; set per test. */
+let behaviour: (s: Socket) => void;
+
+function sha(b: Buffer | Buffer[]): string {
+  const h = createHash('sha256');
+  for (const x of Array.isArray(b) ? b : [b]) h.update(x);
+  return h.digest('hex');
+}
+
+function service(servers: number[]): ServiceSpec {
+  return {
+    id: `tcp:${HOST}:${vipPort}`, family: 4, protocol: 'tcp', address: HOST, port: vipPort, scheduler: 'rr',
+    realServers: servers.map((port) => ({ id: `${HOST}:${port}`, address: HOST, port, weight: 1, method: 'nat' as const })),
+  };
+}
+
+async function settle(): Promise<ObservedTable> {
+  // Closed connections are reported in batches: wait until none is held.
+  for (let i = 0; i < 200; i++) {
+    const seen = await dp.observe();
+    if ((nativeRelay()?.count() ?? 0) === 0 && seen.services.every((s) => s.realServers.every((r) => r.activeConns === 0))) return seen;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.fail(`connections still held: relay ${nativeRelay()?.count()}`);
+}
+
+/** Connects through the VIP and collects everything until the end (or an error). */
+function client(): { sock: Socket; done: Promise<{ data: Buffer[]; bytes: number; error?: string }> } {
+  const sock = connect(vipPort, HOST);
+  const data: Buffer[] = [];
+  let bytes = 0;
+  const done = new Promise<{ data: Buffer[]; bytes: number; error?: string }>((resolve) => {
+    sock.on('data', (d: Buffer) => {
+      data.push(d);
+      bytes += d.length;
+    });
+    sock.on('error', (e: NodeJS.ErrnoException) => {
+      resolve({ data, bytes, error: e.code ?? e.message });
+    });
+    sock.on('close', () => {
+      resolve({ data, bytes });
+    });
+  });
+  return { sock, done };
+}
+
+before(async () => {
+  assert.ok(relayAddon() !== null, 'build/Release/lvsd_relay.node is missing (npx node-gyp rebuild)');
+  [vipPort, rsPort, closedPort] = [await freePort(), await freePort(), await freePort()];
+  server = createServer({ allowHalfOpen: true }, (s) => {
+    behaviour(s);
+  });
+  await new Promise<void>((r) => server.listen(rsPort, HOST, r));
+  dp = createUserspaceDataplane({ engine: 'native', idleTimeoutMs: 60_000 });
+  assert.equal(dp.engine, 'native');
+  await dp.apply({ services: [service([rsPort])] });
+});
+
+after(async () => {
+  await (dp as UserspaceDataplane | undefined)?.close();
+  server.close();
+});
+
+describe('native relay', { timeout: 120_000 }, () => {
+  test('half-close: the client ends its request and still gets the whole answer', async () => {
+    const answer = randomBytes(3 * 1024 * 1024);
+    behaviour = (s) => {
+      const got: Buffer[] = [];
+      s.on('data', (d: Buffer) => got.push(d));
+      // The answer starts only after the client's FIN has arrived through the relay.
+      s.on('end', () => {
+        s.end(Buffer.concat([Buffer.from(`${Buffer.concat(got).toString()}|`), answer]));
+      });
+    };
+    const c = client();
+    c.sock.end('request');
+    const r = await c.done;
+    assert.equal(r.error, undefined);
+    const all = Buffer.concat(r.data);
+    assert.equal(all.subarray(0, 8).toString(), 'request|');
+    assert.equal(sha(all.subarray(8)), sha(answer));
+    const seen = await settle();
+    const rs = seen.services[0]?.realServers[0];
+    assert.equal(rs?.counters?.inBytes, 7);
+    assert.equal(rs.counters.outBytes, answer.length + 8);
+  });
+
+  test('large transfers both ways at once arrive whole (digests)', async () => {
+    behaviour = (s) => {
+      s.pipe(s); // echo, with backpressure
+    };
+    const up = randomBytes(24 * 1024 * 1024);
+    const c = client();
+    c.sock.end(up);
+    const r = await c.done;
+    assert.equal(r.error, undefined);
+    assert.equal(r.bytes, up.length);
+    assert.equal(sha(r.data), sha(up));
+    await settle();
+  });
+
+  test('a reset by the real server reaches the client as a reset; the connection is released', async () => {
+    behaviour = (s) => {
+      s.once('data', () => {
+        s.resetAndDestroy();
+      });
+    };
+    const c = client();
+    c.sock.write('x');
+    const r = await c.done;
+    assert.equal(r.error, 'ECONNRESET');
+    await settle();
+  });
+
+  test('a reset by the client reaches the real server', async () => {
+    let serverSaw: Promise<string> = Promise.resolve('no connection');
+    const seen = new Promise<void>((ready) => {
+      behaviour = (s) => {
+        serverSaw = new Promise((resolve) => {
+          s.on('error', (e: NodeJS.ErrnoException) => {
+            resolve(e.code ?? e.message);
+          });
+          s.on('end', () => {
+            resolve('end');
+          });
+        });
+        s.once('data', () => {
+          ready();
+        });
+      };
+    });
+    const c = client();
+    c.sock.write('x');
+    await seen;
+    c.sock.resetAndDestroy();
+    assert.equal(await serverSaw, 'ECONNRESET');
+    await settle();
+  });
+
+  test('backpressure: a real server that stops reading stops the client; nothing is lost when it resumes', async () => {
+    let resume!: () => void;
+    const received = new Promise<Buffer[]>((resolve) => {
+      behaviour = (s) => {
+        s.pause();
+        resume = () => {
+          const got: Buffer[] = [];
+          s.on('data', (d: Buffer) => got.push(d));
+          s.on('end', () => {
+            resolve(got);
+            s.end();
+          });
+          s.resume();
+        };
+      };
+    });
+    const total = 96 * 1024 * 1024;
+    const chunk = randomBytes(1024 * 1024);
+    const c = client();
+    const hash = createHash('sha256');
+    let written = 0;
+    // Write until the socket says stop, and go on writing only on drain.
+    await new Promise<void>((stalled) => {
+      const pump = (): void => {
+        while (written < total) {
+          written += chunk.length;
+          hash.update(chunk);
+          if (!c.sock.write(chunk)) {
+            c.sock.once('drain', pump);
+            return;
+          }
+        }
+      };
+      pump();
+      // Stalled: no drain for 500 ms.
+      let last = -1;
+      const t = setInterval(() => {
+        if (written === last) {
+          clearInterval(t);
+          stalled();
+        }
+        last = written;
+      }, 500);
+    });
+    const inFlight = written - c.sock.writableLength;
+    // Kernel buffers on loopback hold a few MB per socket; a relay without backpressure takes it all.
+    assert.ok(written < total, `the client was never stopped: ${written} bytes accepted`);
+    assert.ok(inFlight < 48 * 1024 * 1024, `${inFlight} bytes taken by the path while the server read nothing`);
+    resume();
+    await new Promise<void>((drained) => {
+      const pump = (): void => {
+        while (written < total) {
+          written += chunk.length;
+          hash.update(chunk);
+          if (!c.sock.write(chunk)) {
+            c.sock.once('drain', pump);
+            return;
+          }
+        }
+        c.sock.end();
+        drained();
+      };
+      if (c.sock.writableNeedDrain) c.sock.once('drain', pump);
+      else pump();
+    });
+    const got = await received;
+    assert.equal(got.reduce((n, b) => n + b.length, 0), total);
+    assert.equal(sha(got), hash.digest('hex'));
+    await c.done;
+    await settle();
+  });
+
+  test('1,000 connections at once, each echoed its own bytes', async () => {
+    behaviour = (s) => {
+      s.pipe(s);
+    };
+    const n = 1000;
+    const results = await Promise.all(Array.from({ length: n }, async (_, i) => {
+      const msg = Buffer.from(`connection ${i} ${randomBytes(8).toString('hex')}`);
+      const c = client();
+      c.sock.end(msg);
+      const r = await c.done;
+      return r.error === undefined && Buffer.concat(r.data).equals(msg);
+    }));
+    assert.equal(results.filter((ok) => !ok).length, 0);
+    const seen = await settle();
+    assert.ok((seen.services[0]?.realServers[0]?.counters?.conns ?? 0) >= n);
+  });
+
+  test('a refusing real server is skipped before the client sees anything', async () => {
+    behaviour = (s) => {
+      s.end('hello');
+    };
+    await dp.apply({ services: [service([closedPort, rsPort])] });
+    try {
+      for (let i = 0; i < 4; i++) {
+        const c = client();
+        const r = await c.done;
+        assert.equal(Buffer.concat(r.data).toString(), 'hello');
+      }
+      const seen = await settle();
+      const [refusing, taking] = seen.services[0]?.realServers ?? [];
+      assert.equal(refusing?.counters?.conns, 0);
+      assert.ok((taking?.counters?.conns ?? -1) >= 4, JSON.stringify(taking));
+    } finally {
+      await dp.apply({ services: [service([rsPort])] });
+    }
+  });
+
+  test('without the addon (LVSD_USERSPACE_NATIVE=0) the handles engine is the default', () => {
+    const code = `import('${new URL('../../daemon/dataplane/userspace/backend.js', import.meta.url).href}').then((m) => { const d = m.createUserspaceDataplane({}); console.log(d.engine); return d.close(); })`;
+    const off = execFileSync(process.execPath, ['-e', code], { env: { ...process.env, LVSD_USERSPACE_NATIVE: '0' } }).toString().trim();
+    const on = execFileSync(process.execPath, ['-e', code], { env: { ...process.env, LVSD_USERSPACE_NATIVE: '1' } }).toString().trim();
+    assert.deepEqual([off, on], ['handles', 'native']);
+  });
+});
