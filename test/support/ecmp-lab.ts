@@ -1,7 +1,7 @@
 // The active-active lab (issue #14): directors behind an ECMP router, each running lvsd (nftables
 // dataplane, scheduler mh) and its own BIRD, announcing one VIP over BGP. Everything is real: BIRD 2 on
 // the router (kernel protocol with `merge paths`, so one next hop per director that announces), the
-// kernel's L4 multipath hash (fib_multipath_hash_policy=1), nft on the directors, nginx real servers.
+// kernel's L4 multipath hash (policy 3 on the 5-tuple), nft on the directors, nginx real servers.
 //
 //   client 10.70.0.1 ─ front ─ router 10.70.0.254 / 10.71.0.254 ─ core ─ dN 10.71.0.N ─ back ─ rsK 10.72.0.1K
 //                                      (BIRD AS 65000)                  (lvsd + BIRD AS 6500N; 10.72.0.N)
@@ -34,6 +34,8 @@ export interface EcmpLabOptions {
   lvsd?: boolean;
   /** nftables (masquerade; the host) or ipvs (DR + the sync daemon in both roles; the QEMU guest). */
   dataplane?: 'nftables' | 'ipvs';
+  /** ipvs: the sync daemon in both roles on every director (default true; false: a benchmark's control). */
+  ipvsSync?: boolean;
   /** The lvsd CLI to run (the guest runs the one-file bundle, test/vm/bundle.ts). */
   lvsdBin?: string;
   /** The virtual servers' ports on the VIP (default [80]), each with every real server on the same port. */
@@ -117,7 +119,7 @@ protocol bgp upstream { local ${d.core} as ${String(65000 + d.index)}; neighbor 
 `;
 }
 
-interface LabShape { dir: string; rs: string[]; ipvs: boolean; ports: number[] }
+interface LabShape { dir: string; rs: string[]; ipvs: boolean; sync: boolean; ports: number[] }
 
 function virtualServer(port: number, lab: LabShape): string {
   return `  - name: web${port === 80 ? '' : String(port)}
@@ -142,7 +144,7 @@ node: { name: ${d.name} }
 api: { listen: 127.0.0.1:9180, socket: ${join(lab.dir, `${d.name}-lvsd.sock`)} }
 stateFile: ${join(lab.dir, `${d.name}-state.json`)}
 dataplane: ${lab.ipvs ? 'ipvs' : 'nftables'}
-${lab.ipvs ? sync : ''}bgp:
+${lab.ipvs && lab.sync ? sync : ''}bgp:
   socket: ${socket}
   configFile: ${fragment}
   drainOnStop: 2s
@@ -193,8 +195,12 @@ export async function createEcmpLab(tag: string, opts: EcmpLabOptions = {}): Pro
   try {
     const router = await topo.addHost({ name: 'router', segment: 'core', addresses: [`${ROUTER_CORE}/24`] });
     await topo.link('router', 'eth1', 'front', ['10.70.0.254/24']);
-    // L4 multipath hash: flows (not just client addresses) spread over the next hops.
-    await router.sh('sysctl -qw net.ipv4.ip_forward=1 net.ipv4.fib_multipath_hash_policy=1 net.ipv4.conf.all.send_redirects=0');
+    // L4 multipath hash: flows (not just client addresses) spread over the next hops. Policy 3 with the five
+    // tuple fields (0x37), not policy 1: policy 1 takes a packet's own L4 hash when it has one, and a packet a
+    // local TCP socket sent over veth carries the socket's random hash, which TCP changes at every
+    // retransmission timeout, so a flow would hop between directors mid-stream (measured in the guest: the
+    // router's `ip route get` and the directors' IPVS counters disagreed). A NIC hashes the 5-tuple; so does this.
+    await router.sh('sysctl -qw net.ipv4.ip_forward=1 net.ipv4.fib_multipath_hash_policy=3 net.ipv4.fib_multipath_hash_fields=0x0037 net.ipv4.conf.all.send_redirects=0');
     // DR: the real servers answer from the VIP through the router, which must not drop that as a spoofed source.
     if (ipvs) {
       await topo.link('router', 'eth2', 'back', ['10.72.0.254/24']);
@@ -245,7 +251,7 @@ export async function createEcmpLab(tag: string, opts: EcmpLabOptions = {}): Pro
       d.bird = bird.child;
       if (!(o.lvsd ?? opts.lvsd ?? true)) return;
       const cfg = join(dir, `${d.name}-lvsd.yaml`);
-      writeFileSync(cfg, lvsdConf(d, { dir, rs, ipvs, ports: opts.ports ?? [80] }, bird.socket, fragment));
+      writeFileSync(cfg, lvsdConf(d, { dir, rs, ipvs, sync: opts.ipvsSync ?? true, ports: opts.ports ?? [80] }, bird.socket, fragment));
       d.lvsd = startRun(['--config', cfg, '--state', join(dir, `${d.name}-state.json`)], ['ip', 'netns', 'exec', d.ns.name], opts.lvsdBin);
       // Generous: on a loaded 2-core machine three lvsd starting at once took up to ~30 s. In the TCG guest the
       // API's start takes minutes more: there the director is ready once it has told BIRD what to announce.
