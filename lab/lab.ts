@@ -7,7 +7,6 @@
 //                        └ back 10.77.1.0/24, gateway VIP 10.77.1.254 ── rs1 .11, rs2 .12, rs3 .13
 import type { ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer, type Server } from 'node:net';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Topology, type Netns } from '../test/support/netns.js';
@@ -16,10 +15,10 @@ import { crashTree } from '../test/support/crash.js';
 import { addUser, openStore } from '../daemon/state/store.js';
 import { pidFile } from './banner.js';
 import { labPeering, type Peering } from './peering.js';
+import { relayPanel, type PanelRelay } from './panel-relay.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const CLI = join(ROOT, 'dist', 'daemon', 'cli', 'main.js');
-const RELAY = join(ROOT, 'dist', 'lab', 'relay.js');
 
 export const LAB = {
   vip: '10.77.0.100',
@@ -103,7 +102,7 @@ export class Lab {
   readonly realServers: { name: string; ns: Netns; nginx: NginxHandle | null }[] = [];
   client!: Netns;
   adminPassword = randomBytes(9).toString('base64url');
-  private readonly relays: { child: ChildProcess; server: Server }[] = [];
+  private readonly relays: PanelRelay[] = [];
 
   private constructor(
     readonly topo: Topology,
@@ -211,20 +210,8 @@ export class Lab {
 
   /** The host side of a director's panel: 127.0.0.1:PORT → unix socket → its API in the namespace (TLS when peered). */
   private async relay(d: LabDirector): Promise<void> {
-    const sock = join(d.dir, 'api-relay.sock');
     const to = d.peering === null ? ['127.0.0.1:9180'] : [d.peering.target, d.peering.ca];
-    const child = d.ns.spawn('node', [RELAY, sock, ...to], { stdio: 'ignore' });
-    const server = createServer((c) => {
-      const up = connect(sock);
-      c.pipe(up).pipe(c);
-      c.on('error', () => up.destroy());
-      up.on('error', () => c.destroy());
-    });
-    await new Promise<void>((res, rej) => {
-      server.once('error', rej);
-      server.listen(d.apiPort, '127.0.0.1', () => { res(); });
-    });
-    this.relays.push({ child, server });
+    this.relays.push(await relayPanel(d.ns, join(d.dir, 'api-relay.sock'), d.apiPort, to));
   }
 
   /** Which director holds the VIP right now (by looking at the interfaces). */

@@ -4,6 +4,9 @@ import { Lab, LAB } from './lab.js';
 import { existsSync } from 'node:fs';
 import { dataplaneLine, labBanner } from './banner.js';
 
+// LVSD_LAB=ecmp: the active-active lab (lab/ecmp.ts) instead; it runs until Ctrl-C and exits from there.
+if (process.env.LVSD_LAB === 'ecmp') await (await import('./ecmp.js')).runEcmpLab();
+
 const ports: [number, number] = [Number(process.env.LVSD_LAB_PORT1 ?? 9181), Number(process.env.LVSD_LAB_PORT2 ?? 9182)];
 const dataplane = process.env.LVSD_LAB_DATAPLANE === 'userspace' ? 'userspace' : 'nftables';
 

@@ -1,13 +1,19 @@
 // The active-active lab (issue #14): directors behind an ECMP router, each running lvsd (nftables
 // dataplane, scheduler mh) and its own BIRD, announcing one VIP over BGP. Everything is real: BIRD 2 on
 // the router (kernel protocol with `merge paths`, so one next hop per director that announces), the
-// kernel's L4 multipath hash (fib_multipath_hash_policy=1), nft on the directors, nginx real servers.
+// kernel's L4 multipath hash (policy 3 on the 5-tuple), nft on the directors, nginx real servers.
 //
 //   client 10.70.0.1 ─ front ─ router 10.70.0.254 / 10.71.0.254 ─ core ─ dN 10.71.0.N ─ back ─ rsK 10.72.0.1K
 //                                      (BIRD AS 65000)                  (lvsd + BIRD AS 6500N; 10.72.0.N)
 //
 // The directors masquerade (nftables' default), so a real server answers the director that chose it; nginx
 // says who it is and which director it saw at /who ("rs2 10.72.0.3"). Reusable by a demo (`npm start`).
+//
+// dataplane: 'ipvs' (the QEMU guest) makes it the IPVS picture instead: DR, the VIP on the real servers' lo
+// (arp_ignore/arp_announce), the router on the back segment too (10.72.0.254) as the real servers' gateway, so
+// replies go straight to the client; every director runs the sync daemon in both roles on eth1 (master with its
+// own sync id, backup with id 0: it takes every director's connections). /who then names the client, not the
+// director.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +32,16 @@ export interface EcmpLabOptions {
   bfd?: boolean;
   /** Start lvsd on the directors (default true; a benchmark of BGP alone may leave it out). */
   lvsd?: boolean;
+  /** nftables (masquerade; the host) or ipvs (DR + the sync daemon in both roles; the QEMU guest). */
+  dataplane?: 'nftables' | 'ipvs';
+  /** ipvs: the sync daemon in both roles on every director (default true; false: a benchmark's control). */
+  ipvsSync?: boolean;
+  /** The lvsd CLI to run (the guest runs the one-file bundle, test/vm/bundle.ts). */
+  lvsdBin?: string;
+  /** The virtual servers' ports on the VIP (default [80]), each with every real server on the same port. */
+  ports?: number[];
+  /** Starts a real server's program instead of nginx on 80 (the guest runs a light echo server). */
+  startRealServer?: (host: Netns, name: string) => Promise<{ stop: () => Promise<unknown> }>;
 }
 
 export interface EcmpDirector {
@@ -103,38 +119,53 @@ protocol bgp upstream { local ${d.core} as ${String(65000 + d.index)}; neighbor 
 `;
 }
 
-function lvsdConf(d: EcmpDirector, lab: { dir: string; rs: string[] }, socket: string, fragment: string): string {
+interface LabShape { dir: string; rs: string[]; ipvs: boolean; sync: boolean; ports: number[] }
+
+function virtualServer(port: number, lab: LabShape): string {
+  return `  - name: web${port === 80 ? '' : String(port)}
+    address: ${ECMP_VIP}
+    port: ${String(port)}
+    protocol: tcp
+    scheduler: mh
+    method: ${lab.ipvs ? 'dr' : 'nat'}
+    quorum: 1
+    healthCheck: { type: tcp, interval: ${lab.ipvs ? '1s' : '500ms'}, timeout: 400ms, rise: 1, fall: 1 }
+    realServers:
+${lab.rs.map((a) => `      - { address: ${a}, port: ${String(port)} }`).join('\n')}
+`;
+}
+
+function lvsdConf(d: EcmpDirector, lab: LabShape, socket: string, fragment: string): string {
+  const sync = `ipvs:
+  syncDaemon: { interface: eth1, syncId: ${String(d.index)}, role: both }
+`;
   return `
 node: { name: ${d.name} }
 api: { listen: 127.0.0.1:9180, socket: ${join(lab.dir, `${d.name}-lvsd.sock`)} }
 stateFile: ${join(lab.dir, `${d.name}-state.json`)}
-dataplane: nftables
-bgp:
+dataplane: ${lab.ipvs ? 'ipvs' : 'nftables'}
+${lab.ipvs && lab.sync ? sync : ''}bgp:
   socket: ${socket}
   configFile: ${fragment}
   drainOnStop: 2s
   announce:
     - prefix: ${ECMP_VIP}/32
 virtualServers:
-  - name: web
-    address: ${ECMP_VIP}
-    port: 80
-    protocol: tcp
-    scheduler: mh
-    method: nat
-    quorum: 1
-    healthCheck: { type: tcp, interval: 500ms, timeout: 400ms, rise: 1, fall: 1 }
-    realServers:
-${lab.rs.map((a) => `      - { address: ${a}, port: 80 }`).join('\n')}
-`;
+${lab.ports.map((p) => virtualServer(p, lab)).join('')}`;
+}
+
+/** nginx saying who it is and whom it saw at /who ("rs2 10.72.0.3"). */
+function whoNginx(host: Netns, name: string): Promise<NginxHandle> {
+  return startNginx(host, { body: name, extraServerConfig: `location = /who { default_type text/plain; return 200 "${name} $remote_addr\\n"; }` });
 }
 
 export async function createEcmpLab(tag: string, opts: EcmpLabOptions = {}): Promise<EcmpLab> {
   const n = opts.directors ?? 3;
   const bfd = opts.bfd ?? false;
+  const ipvs = opts.dataplane === 'ipvs';
   const dir = mkdtempSync(join(tmpdir(), 'lvsd-ecmp-'));
   const topo = await Topology.create(tag);
-  const nginx: NginxHandle[] = [];
+  const servers: { stop: () => Promise<unknown> }[] = [];
   const directors: EcmpDirector[] = [];
   const routerBirds: ChildProcess[] = [];
 
@@ -156,7 +187,7 @@ export async function createEcmpLab(tag: string, opts: EcmpLabOptions = {}): Pro
       d.bird?.kill('SIGKILL');
     }
     for (const b of routerBirds) b.kill('SIGKILL');
-    await Promise.all(nginx.map((h) => h.stop().catch(() => undefined)));
+    await Promise.all(servers.map((h) => h.stop().catch(() => undefined)));
     topo.destroy();
     rmSync(dir, { recursive: true, force: true });
   };
@@ -164,16 +195,33 @@ export async function createEcmpLab(tag: string, opts: EcmpLabOptions = {}): Pro
   try {
     const router = await topo.addHost({ name: 'router', segment: 'core', addresses: [`${ROUTER_CORE}/24`] });
     await topo.link('router', 'eth1', 'front', ['10.70.0.254/24']);
-    // L4 multipath hash: flows (not just client addresses) spread over the next hops.
-    await router.sh('sysctl -qw net.ipv4.ip_forward=1 net.ipv4.fib_multipath_hash_policy=1 net.ipv4.conf.all.send_redirects=0');
+    // L4 multipath hash: flows (not just client addresses) spread over the next hops. Policy 3 with the five
+    // tuple fields (0x37), not policy 1: policy 1 takes a packet's own L4 hash when it has one, and a packet a
+    // local TCP socket sent over veth carries the socket's random hash, which TCP changes at every
+    // retransmission timeout, so a flow would hop between directors mid-stream (measured in the guest: the
+    // router's `ip route get` and the directors' IPVS counters disagreed). A NIC hashes the 5-tuple; so does this.
+    await router.sh('sysctl -qw net.ipv4.ip_forward=1 net.ipv4.fib_multipath_hash_policy=3 net.ipv4.fib_multipath_hash_fields=0x0037 net.ipv4.conf.all.send_redirects=0');
+    // DR: the real servers answer from the VIP through the router, which must not drop that as a spoofed source.
+    if (ipvs) {
+      await topo.link('router', 'eth2', 'back', ['10.72.0.254/24']);
+      await router.sh('sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.eth2.rp_filter=0');
+    }
     const client = await topo.addHost({ name: 'client', segment: 'front', addresses: ['10.70.0.1/24'], gateway: '10.70.0.254' });
     const rsNames: string[] = [];
     const rs: string[] = [];
+    // Started side by side: each is a process start, slow in the TCG guest.
+    const starting: Promise<void>[] = [];
     for (let k = 1; k <= (opts.realServers ?? 3); k++) {
       const name = `rs${String(k)}`;
       const address = `10.72.0.${String(10 + k)}`;
-      const host = await topo.addHost({ name, segment: 'back', addresses: [`${address}/24`] });
-      nginx.push(await startNginx(host, { body: name, extraServerConfig: `location = /who { default_type text/plain; return 200 "${name} $remote_addr\\n"; }` }));
+      const host = await topo.addHost({ name, segment: 'back', addresses: [`${address}/24`], ...(ipvs ? { gateway: '10.72.0.254' } : {}) });
+      if (ipvs) {
+        await host.addAddress('lo', `${ECMP_VIP}/32`);
+        await host.sh('sysctl -qw net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2 net.ipv4.conf.eth0.arp_ignore=1 net.ipv4.conf.eth0.arp_announce=2');
+      }
+      const started = (opts.startRealServer ?? whoNginx)(host, name).then((h) => { servers.push(h); });
+      started.catch(() => undefined); // handled below, by Promise.all
+      starting.push(started);
       rsNames.push(name);
       rs.push(address);
     }
@@ -185,6 +233,7 @@ export async function createEcmpLab(tag: string, opts: EcmpLabOptions = {}): Pro
       await ns.sh('sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.send_redirects=0');
       directors.push({ index: i, name, ns, core: `10.71.0.${String(i)}`, back: `10.72.0.${String(i)}`, bird: null, lvsd: null });
     }
+    await Promise.all(starting);
     routerBirds.push((await spawnBird(router, 'router', routerConf(n, bfd))).child);
 
     const nexthops = async (): Promise<string[]> => {
@@ -202,10 +251,11 @@ export async function createEcmpLab(tag: string, opts: EcmpLabOptions = {}): Pro
       d.bird = bird.child;
       if (!(o.lvsd ?? opts.lvsd ?? true)) return;
       const cfg = join(dir, `${d.name}-lvsd.yaml`);
-      writeFileSync(cfg, lvsdConf(d, { dir, rs }, bird.socket, fragment));
-      d.lvsd = startRun(['--config', cfg, '--state', join(dir, `${d.name}-state.json`)], ['ip', 'netns', 'exec', d.ns.name]);
-      // Generous: on a loaded 2-core machine three lvsd starting at once took up to ~30 s.
-      await d.lvsd.waitFor(/^running$/, 120_000);
+      writeFileSync(cfg, lvsdConf(d, { dir, rs, ipvs, sync: opts.ipvsSync ?? true, ports: opts.ports ?? [80] }, bird.socket, fragment));
+      d.lvsd = startRun(['--config', cfg, '--state', join(dir, `${d.name}-state.json`)], ['ip', 'netns', 'exec', d.ns.name], opts.lvsdBin);
+      // Generous: on a loaded 2-core machine three lvsd starting at once took up to ~30 s. In the TCG guest the
+      // API's start takes minutes more: there the director is ready once it has told BIRD what to announce.
+      await d.lvsd.waitFor(ipvs ? /^bgp: announcing/ : /^running$/, ipvs ? 300_000 : 120_000);
     };
 
     const killed = async (c: ChildProcess | null): Promise<void> => {

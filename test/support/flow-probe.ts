@@ -1,6 +1,7 @@
 // Replays fixed flows INSIDE a namespace (`ip netns exec NS node flow-probe.js HOST PORT FROM TO [PATH]`):
 // one HTTP request per client port FROM…TO, each from that exact source port, so a test can send the same
 // 5-tuples through two directors and compare which real server answered (nginx names itself in the body).
+// PATH `echo` speaks to a line echo server instead (test/vm/guest/echo-server.ts): one line out, its answer in.
 // Each connection ends with a reset once the answer is read: no TIME_WAIT at either end, so the same tuple
 // can be sent again at once. Prints one JSON line: { "<port>": "<body>" | "error: …" }.
 import { connect } from 'node:net';
@@ -18,9 +19,13 @@ function once(localPort: number): Promise<string> {
     };
     const timer = setTimeout(() => { done('error: timeout'); }, 5_000);
     sock.setEncoding('utf8');
-    sock.on('connect', () => sock.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\n\r\n`));
+    sock.on('connect', () => sock.write(path === 'echo' ? 'probe\n' : `GET ${path} HTTP/1.1\r\nHost: ${host}\r\n\r\n`));
     sock.on('data', (d: string) => {
       buf += d;
+      if (path === 'echo') {
+        if (buf.includes('\n')) done(buf.trim());
+        return;
+      }
       const head = buf.indexOf('\r\n\r\n');
       const len = /content-length: *(\d+)/i.exec(buf);
       if (head >= 0 && len !== null && buf.length >= head + 4 + Number(len[1])) done(buf.slice(head + 4).trim());
