@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { bundleLvsd } from './bundle.js';
 import { guestChecks } from './harness.js';
 
-test('DR director pair failover keeps established connections (QEMU guest)', { timeout: 1_300_000 }, (t) => {
+test('director pair (DR, TUN, NAT) failover keeps established connections (QEMU guest)', { timeout: 1_800_000 }, (t) => {
   bundleLvsd();
-  return guestChecks(t, 'test/vm/guest/failover.js', 1_200_000, { cpus: 2, memoryMb: 1536 });
+  return guestChecks(t, 'test/vm/guest/failover.js', 1_750_000, { cpus: 2, memoryMb: 1536 });
 });

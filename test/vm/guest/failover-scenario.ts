@@ -404,9 +404,13 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
     let stderr = '';
     run.child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
     try {
-      await run.waitFor(/IPVS sync daemon: (backup|master)/, 300_000);
+      // A start takes minutes in a loaded TCG guest (see above); a process that exits says so at once.
+      await Promise.race([
+        run.waitFor(/IPVS sync daemon: (backup|master)/, 600_000),
+        run.exit.then((code) => { throw new Error(`lvsd exited (${String(code)}) before its sync daemon ran; its log: ${director.timeline()}`); }),
+      ]);
     } catch (e) {
-      throw new Error(`d${i + 1}: ${e instanceof Error ? e.message : String(e)}\nexit ${String(run.child.exitCode)}; stderr:\n${stderr.slice(-2000)}`, { cause: e });
+      throw new Error(`d${i + 1}: ${e instanceof Error ? e.message : String(e)}\nexit ${String(run.child.exitCode)}; its log: ${director.timeline()}\nstderr:\n${stderr.slice(-2000)}`, { cause: e });
     }
     return director;
   };
@@ -456,15 +460,15 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
     for (const r of started) if (r.status === 'rejected') throw r.reason;
     const [d1, d2] = ds as [Netns, Netns];
     const settled = async (what: string): Promise<void> => {
-      await waitUntil(`the VIP on d1 only (${what})`, async () => (await hasVip(d1)) && !(await hasVip(d2)), 60_000);
+      await waitUntil(`the VIP on d1 only (${what})`, async () => (await hasVip(d1)) && !(await hasVip(d2)), 120_000);
       await waitUntil('each virtual server with three real servers on d2', async () => {
         const { stdout } = await ipvsadm(d2, ['-Ln']);
         return methods.every((m) => (stdout.match(new RegExp(`-> 10\\.1\\.[01]\\.1[123]:${METHODS[m].rsPort}\\s+${METHODS[m].fwd}\\s`, 'g')) ?? []).length === 3);
-      }, 60_000);
+      }, 120_000);
       await waitUntil('the backup sync daemon on d2 and the master one on d1', async () => {
         const [a, b] = [(await ipvsadm(d1, ['-L', '--daemon'])).stdout, (await ipvsadm(d2, ['-L', '--daemon'])).stdout];
         return /master sync daemon/.test(a) && /backup sync daemon/.test(b);
-      }, 120_000);
+      }, 300_000);
     };
     await settled('start');
     log(`d1's log: ${(directors[0] as Director).timeline()}`);
@@ -520,7 +524,7 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
       phase = `d1's ${programOf(0)} starting again`;
       const startAt = Date.now();
       directors[0] = await startDirector(d1, 0);
-      const backAt = await waitUntil('the VIP back on d1 only', async () => (await hasVip(d1)) && !(await hasVip(d2)), 120_000);
+      const backAt = await waitUntil('the VIP back on d1 only', async () => (await hasVip(d1)) && !(await hasVip(d2)), 300_000);
       await settled('after the restart');
       await sleep(Math.max(settle, 3000));
       const readAt = Date.now();
