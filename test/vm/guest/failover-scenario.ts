@@ -587,7 +587,9 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
 
     const ended = new Promise<void>((r) => clientProc.once('exit', () => { r(); }));
     clientProc.kill('SIGTERM');
-    await Promise.race([ended, sleep(20_000)]);
+    // Its report is a few hundred KB after a long run: in a loaded guest, writing it has outlasted 20 s (the
+    // line was read cut short). It exits once it is written.
+    await Promise.race([ended, sleep(180_000)]);
     const line = out.trim().split('\n').pop() ?? '';
     const result = JSON.parse(line) as {
       conns: { port: number; alive: boolean; dead: string | null; deadAt: number | null; maxGapMs: number; servers: string[] }[];

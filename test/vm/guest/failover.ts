@@ -55,6 +55,8 @@ function assertCrash(c: CrashFigures | undefined, detail: string): string {
   for (const p of c.withSysctls) assert.ok(p.ok && p.server !== 'r1', `with expire_nodest_conn/expire_quiescent_template 1, a new connection failed or went to r1: ${detail}`);
   // The kernel's 0 0 (keepalived's): the persistent client is kept on the dead r1 — the control that shows
   // the sysctl, not luck, made the difference.
+  // And a SYN from one of r1's dead connections' source ports still goes to r1 (measured: 5 of 5 refused).
+  assert.ok(reused(c.withoutSysctls).length > 0 && reused(c.withoutSysctls).every((p) => !p.ok), `with expire_nodest_conn 0, a reused source port was not sent to the dead r1: ${detail}`);
   const kept = persistent(c.withoutSysctls);
   assert.ok(kept !== undefined && !kept.ok, `with expire_quiescent_template 0 the persistent client was not sent to the dead r1: ${detail}`);
   return `r1 crash: quiesced in ${c.quiesceMs} ms, lost ${c.lostAfterCrash} (all ${c.onCrashed} on r1, ${c.lostOthers} others), new after quiesce ${c.newAfterQuiesce} (${c.newFailedAfterQuiesce} failed, ${c.newToCrashed} to r1); ` +
