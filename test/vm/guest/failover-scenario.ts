@@ -617,7 +617,7 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
         newTotal: fresh.length,
         newFailed: fresh.filter((f) => !f.ok).length,
         ...w.extra,
-        ...(w.counted === undefined ? {} : { newCountedSinceBack: result.fresh.filter((f) => f.ok && f.at >= (w.counted?.[0] ?? 0) && f.at < (w.counted?.[1] ?? 0)).length }),
+        ...(w.counted === undefined ? {} : { newCountedSinceBack: result.fresh.filter((f) => f.ok && f.port === PORT && f.at >= (w.counted?.[0] ?? 0) && f.at < (w.counted?.[1] ?? 0)).length }),
       };
     });
     // The new master's sync daemon: polled rather than read once, since every process in this guest is slow.
