@@ -1,6 +1,6 @@
 // Boots the QEMU guest of test/vm/harness.ts (a real IPVS kernel) and runs bench/failover-pair.js in it: a
-// keepalived DR pair (the anchor), an lvsd DR pair and a mixed pair (keepalived master, lvsd backup) in the same
-// boot. Under long-lived connections the master is stopped gracefully, restarted, then SIGKILLed (the mixed pair:
+// keepalived pair (the anchor), an lvsd pair and a mixed pair (keepalived master, lvsd backup) in the same boot,
+// each with a DR, a TUN and a NAT virtual server. Under long-lived connections the master is stopped gracefully, restarted, then SIGKILLed (the mixed pair:
 // SIGKILL only). Prints connections lost and kept, the longest gaps, failed new connections, whether the restart
 // adopted the table, and lvsd's figures as ratios to keepalived's. Never fails on a figure.
 //   node dist/bench/failover-guest.js [--connections 30] [--interval 300] [--rounds 1]

@@ -1,10 +1,11 @@
-// Runs INSIDE the QEMU guest (bench/failover-guest.ts boots it): the same DR scenario with a keepalived pair
+// Runs INSIDE the QEMU guest (bench/failover-guest.ts boots it): the same scenario (one virtual server per
+// forwarding method, DR, TUN and NAT, on the same directors) with a keepalived pair
 // (lvs_sync_daemon … inst VI_1, the anchor), an lvsd pair and a mixed pair (keepalived master, lvsd backup: the
 // migration case), one after the other on the same kernel and CPU. Under the same long-lived connections the
 // keepalived and lvsd masters are stopped gracefully (SIGTERM), started again, then SIGKILLed; the mixed pair's
 // keepalived master is SIGKILLed. Prints every figure and lvsd's beside keepalived's.
 //   node dist/bench/failover-pair.js [--connections 30] [--interval 300] [--rounds 1]
-import { runFailover, type FailoverFigures, type PhaseFigures } from '../test/vm/guest/failover-scenario.js';
+import { runFailover, type FailoverFigures, type Method, type PhaseFigures } from '../test/vm/guest/failover-scenario.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -15,8 +16,10 @@ const intervalMs = arg('interval', 300);
 const rounds = arg('rounds', 1);
 const log = (l: string): void => { process.stderr.write(`[failover] ${l}\n`); };
 
+const perMethod = (f: FailoverFigures): string =>
+  (Object.entries(f.methods) as [Method, NonNullable<FailoverFigures['methods'][Method]>][]).map(([m, x]) => `${m.toUpperCase()} ${x.kept}/${x.total}`).join(' ');
 const row = (f: FailoverFigures): string =>
-  `${`${f.kind} kill`.padEnd(16)} kept ${String(f.kept).padStart(3)}/${f.total}  synced before kill ${String(f.syncedBeforeKill).padStart(3)}  longest gap ${String(f.longestGapMs).padStart(6)} ms  ` +
+  `${`${f.kind} kill`.padEnd(16)} kept ${String(f.kept).padStart(3)}/${f.total} (${perMethod(f)})  synced before kill ${String(f.syncedBeforeKill).padStart(3)}  longest gap ${String(f.longestGapMs).padStart(6)} ms  ` +
   `takeover ${String(f.takeoverMs).padStart(6)} ms  master sync daemon +${f.syncMasterAfterMs} ms  new after takeover ${f.newAfterTakeover} (${f.newFailedAfterTakeover} failed)  during the gap ${f.newDuringGap} (${f.newFailedDuringGap} failed)` +
   (Object.keys(f.deadReasons).length > 0 ? `  lost: ${JSON.stringify(f.deadReasons)}` : '');
 const phaseRow = (kind: string, p: PhaseFigures): string =>
@@ -29,7 +32,7 @@ for (let r = 0; r < rounds; r++) {
   const anchor = await runFailover('keepalived', { connections, intervalMs, log, steps: ['restart'] });
   const lvsd = await runFailover('lvsd', { connections, intervalMs, log, steps: ['restart'] });
   const mixed = await runFailover('mixed', { connections, intervalMs, log });
-  process.stdout.write(`round ${r + 1}: ${connections} connections, a line every ${intervalMs} ms; graceful stop, restart, then SIGKILL of the master\n`);
+  process.stdout.write(`round ${r + 1}: ${connections} connections per method (DR, TUN, NAT), a line every ${intervalMs} ms; graceful stop, restart, then SIGKILL of the master\n`);
   for (const f of [anchor, lvsd]) for (const p of f.phases) process.stdout.write(`  ${phaseRow(f.kind, p)}\n`);
   process.stdout.write(`  ${row(anchor)}\n  ${row(lvsd)}\n  ${row(mixed)}\n`);
   const [aStop, aRestart] = anchor.phases;

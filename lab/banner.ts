@@ -1,6 +1,8 @@
 // What `npm start` prints once the lab is up, and the one command it offers to fail the master over. Pure, so
 // a unit test can read the hint and run it against stand-in processes.
 import { join } from 'node:path';
+import type { FailoverFigures, LiveStatus } from '../test/vm/guest/failover-scenario.js';
+import { GUEST_COMMAND } from './options.js';
 
 /** Where the lab records a director's lvsd pid (only while it runs), so a hint can name that one process. */
 export const pidFile = (d: { dir: string }): string => join(d.dir, 'lvsd.pid');
@@ -37,12 +39,26 @@ Ctrl-C tears it all down.
 }
 
 /**
- * Which dataplane the lab forwards with, and why, for `npm start` to say. The lab runs lvsd in network
- * namespaces on this host; an IPVS director pair needs a kernel with ip_vs, which the QEMU guest of test/vm has.
+ * Which dataplane the lab forwards with, and why, for `npm start` to say; on a kernel without IPVS, where the
+ * IPVS director pair can be watched instead.
  */
-export function dataplaneLine(chosen: string, ipvs: { available: boolean; reason: string }): string {
-  const guest = 'an LVS DR pair on IPVS failing over with connections kept runs in the QEMU guest: node dist/bench/failover-guest.js';
-  return ipvs.available
-    ? `dataplane ${chosen} (this kernel has IPVS, but the lab's namespaces use ${chosen}; ${guest})`
-    : `dataplane ${chosen} (this kernel has no IPVS: ${ipvs.reason}; ${guest})`;
+export function dataplaneLine(choice: { dataplane: string; why: string; ipvs: { available: boolean } }): string {
+  return `dataplane ${choice.dataplane} (${choice.why})${choice.ipvs.available ? '' : `; to watch an LVS DR pair on IPVS fail over with its connections kept: ${GUEST_COMMAND}`}`;
+}
+
+/** One line a second of the guest demo (lab/guest-demo.ts): seconds since the traffic began, then the status. */
+export function liveLine(s: LiveStatus, seconds: number): string {
+  const vip = s.vip === 'both' ? 'VIP on BOTH' : s.vip === 'none' ? 'VIP on nobody' : `VIP on ${s.vip}`;
+  return `${String(seconds).padStart(4)} s  ${vip.padEnd(13)} connections ${String(s.alive).padStart(3)}/${s.total} alive  answers ${String(s.answers).padStart(4)}/s  new ${s.newOk} ok${s.newFailed > 0 ? ` ${s.newFailed} FAILED` : ''}  ${s.phase}`;
+}
+
+/** What the guest demo prints at the end: the failover's figures, in words. */
+export function figuresLines(f: Pick<FailoverFigures, 'kept' | 'total' | 'longestGapMs' | 'takeoverMs' | 'newAfterTakeover' | 'newFailedAfterTakeover' | 'newDuringGap' | 'newFailedDuringGap' | 'syncedBeforeKill' | 'syncMasterAfterMs'>): string {
+  return [
+    `long-lived connections kept across the master's SIGKILL: ${f.kept} of ${f.total}${f.kept === f.total ? '' : ' (some were lost)'}`,
+    `the backup held ${f.syncedBeforeKill} synced connections before the kill; it took the VIP ${f.takeoverMs} ms after it`,
+    `longest silence on a connection: ${f.longestGapMs} ms`,
+    `new connections after the takeover: ${f.newAfterTakeover}, ${f.newFailedAfterTakeover} failed (during the takeover: ${f.newDuringGap}, ${f.newFailedDuringGap} failed)`,
+    `the new master sends sync messages ${f.syncMasterAfterMs < 0 ? 'not within 60 s' : `${f.syncMasterAfterMs} ms after the takeover`}`,
+  ].map((l) => `  ${l}\n`).join('');
 }

@@ -30,7 +30,8 @@ export const LAB = {
 } as const;
 
 export interface LabOptions {
-  dataplane?: 'nftables' | 'userspace';
+  /** ipvs needs a kernel with ip_vs (lab/options.ts decides for `npm start`). */
+  dataplane?: 'ipvs' | 'nftables' | 'userspace';
   /** VRRP v3 advert interval, e.g. "100ms" or "1s". */
   advertInterval?: string;
   /** Host ports on 127.0.0.1 for the two directors' panels (0 = none). */

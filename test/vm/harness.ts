@@ -59,6 +59,11 @@ export interface GuestRunOptions {
   cpus?: number;
   /** Extra environment for the command. */
   env?: Record<string, string>;
+  /** The command's stdout as it grows (polled every 250 ms), for a live display; the result still has all of it. */
+  onStdout?: (text: string) => void;
+  /** Called once the guest runs, with `poke(name)`: it creates /run/lvsd-ctl/NAME in the guest (the control
+   * share has no cache), the one way for the host to tell a running guest something. */
+  onRunning?: (poke: (name: string) => void) => void;
 }
 
 export interface GuestResult {
@@ -341,17 +346,26 @@ export async function runInGuest(opts: GuestRunOptions): Promise<GuestResult> {
       child.kill('SIGKILL');
     };
     process.once('exit', onExit);
+    opts.onRunning?.((name) => { writeFileSync(join(ctl, name.replace(/[^a-z0-9-]/gi, '')), ''); });
+    let shown = 0;
+    const follow = opts.onStdout === undefined ? undefined : setInterval(() => {
+      const text = existsSync(join(ctl, 'stdout')) ? readFileSync(join(ctl, 'stdout'), 'utf8') : '';
+      if (text.length > shown) opts.onStdout?.(text.slice(shown));
+      shown = Math.max(shown, text.length);
+    }, 250);
     await new Promise<void>((res) => {
       child.once('exit', () => {
         res();
       });
     });
     clearTimeout(timer);
+    clearInterval(follow);
     process.removeListener('exit', onExit);
     const read = (f: string): string => (existsSync(join(ctl, f)) ? readFileSync(join(ctl, f), 'utf8') : '');
     const statusText = read('status').trim();
     const status = statusText === '' ? -1 : Number(statusText);
     const consoleText = read('console.log') + (qemuErr === '' ? '' : `\n[qemu] ${qemuErr}`);
+    if (opts.onStdout !== undefined && read('stdout').length > shown) opts.onStdout(read('stdout').slice(shown));
     const result: GuestResult = { status, stdout: read('stdout'), stderr: read('stderr'), console: consoleText, timedOut, durationMs: Date.now() - t0 };
     const modErr = read('modprobe.err').trim();
     if (modErr !== '') result.stderr = `[modprobe] ${modErr}\n${result.stderr}`;

@@ -25,7 +25,9 @@ export class Checks {
     } catch (e) {
       this.results.push({ name, ok: false, ms: Date.now() - t0, detail: e instanceof Error ? (e.stack ?? e.message) : String(e) });
     }
-    process.stderr.write(`[guest] ${this.results.at(-1)?.ok === true ? 'ok  ' : 'FAIL'} ${name} (${Date.now() - t0} ms)\n`);
+    const last = this.results.at(-1);
+    // A failure's reason at once too (the report comes only at the end of a long guest run).
+    process.stderr.write(`[guest] ${last?.ok === true ? 'ok  ' : 'FAIL'} ${name} (${Date.now() - t0} ms)${last?.ok === false ? `\n${(last.detail ?? '').slice(0, 2000)}` : ''}\n`);
   }
 
   /** Prints the report and exits 0 when every check passed. */

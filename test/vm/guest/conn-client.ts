@@ -1,15 +1,19 @@
-// Runs INSIDE the guest, in the client namespace: N long-lived TCP connections through the VIP, each sending a
+// Runs INSIDE the guest, in the client namespace: N long-lived TCP connections to each of the VIP's PORTS (one
+// per forwarding method in the failover scenario), each sending a
 // numbered line every INTERVAL ms and waiting for its echo; and, beside them, one new short connection every
-// NEW ms (connect, one line, its echo, close). On SIGTERM it prints one JSON line: per connection whether it is
+// NEW ms, to the ports in turn (connect, one line, its echo, close). On SIGTERM it prints one JSON line: per connection whether it is
 // still alive (no error, no close, its last line answered), the longest gap between answers, and every new
 // connection with its start time and outcome; when each lost connection died, and every gap of more than
 // two intervals with the time it ended, so a caller running several failovers can tell them apart. Wall-clock times (Date.now()) so the caller can line them up with
-// a director's log.
-//   node conn-client.js HOST PORT N INTERVAL_MS NEW_MS
+// a director's log. Each long-lived connection that dies is also announced at once on its own line,
+// `dead ID LOCAL_PORT PORT`, so a caller can reconnect from that source port (the kube-proxy #81775 case), and
+// once a second `status ALIVE ANSWERS NEW_OK NEW_FAILED` (connections alive, answers and new connections in that
+// second) for a live display (lab/guest-demo.ts).
+//   node conn-client.js HOST PORT[,PORT…] N INTERVAL_MS NEW_MS
 import { connect, type Socket } from 'node:net';
 
 const [host = '10.1.0.100', portText = '7000', nText = '30', intervalText = '300', newText = '250'] = process.argv.slice(2);
-const port = Number(portText);
+const ports = portText.split(',').map(Number);
 const N = Number(nText);
 const INTERVAL = Number(intervalText);
 const NEW = Number(newText);
@@ -18,8 +22,10 @@ const NEW_TIMEOUT_MS = 3000;
 
 interface Long {
   id: number;
+  port: number;
   sock: Socket;
   opened: boolean;
+  localPort: number | undefined;
   dead: string | null;
   deadAt: number | null;
   sent: number;
@@ -29,7 +35,7 @@ interface Long {
   servers: Set<string>;
 }
 /** A new short connection; `server` is the real server that answered (the echo's first word). */
-interface Fresh { at: number; ok: boolean; ms: number; error?: string; server?: string }
+interface Fresh { at: number; port: number; ok: boolean; ms: number; error?: string; server?: string }
 /** A gap between two answers on one connection longer than two intervals; `at` is when it ended. */
 interface Gap { at: number; ms: number }
 
@@ -38,13 +44,14 @@ const fresh: Fresh[] = [];
 const gaps: Gap[] = [];
 let stopping = false;
 
-function openLong(id: number): Long {
+function openLong(id: number, port: number): Long {
   const sock = connect({ host, port });
   sock.setNoDelay(true);
-  const c: Long = { id, sock, opened: false, dead: null, deadAt: null, sent: 0, answered: 0, lastAnswer: Date.now(), maxGapMs: 0, servers: new Set() };
+  const c: Long = { id, port, sock, opened: false, localPort: undefined, dead: null, deadAt: null, sent: 0, answered: 0, lastAnswer: Date.now(), maxGapMs: 0, servers: new Set() };
   let buf = '';
   sock.on('connect', () => {
     c.opened = true;
+    c.localPort = sock.localPort;
     c.lastAnswer = Date.now();
   });
   sock.on('data', (d: Buffer) => {
@@ -65,6 +72,7 @@ function openLong(id: number): Long {
     if (c.dead !== null) return;
     c.dead = why;
     c.deadAt = Date.now();
+    if (!stopping) process.stdout.write(`dead ${c.id} ${String(c.localPort)} ${c.port}\n`);
   };
   sock.on('error', (e: NodeJS.ErrnoException) => { die(e.code ?? e.message); });
   sock.on('close', () => {
@@ -82,15 +90,17 @@ function tick(): void {
   }
 }
 
+let nextPort = 0;
 function newConnection(): void {
   const at = Date.now();
+  const port = ports[nextPort++ % ports.length] ?? 0;
   const sock = connect({ host, port });
   let done = false;
   const finish = (ok: boolean, error?: string, server?: string): void => {
     if (done) return;
     done = true;
     clearTimeout(timer);
-    fresh.push({ at, ok, ms: Date.now() - at, ...(error === undefined ? {} : { error }), ...(server === undefined ? {} : { server }) });
+    fresh.push({ at, port, ok, ms: Date.now() - at, ...(error === undefined ? {} : { error }), ...(server === undefined ? {} : { server }) });
     sock.destroy();
   };
   const timer = setTimeout(() => { finish(false, 'timeout'); }, NEW_TIMEOUT_MS);
@@ -99,22 +109,31 @@ function newConnection(): void {
   sock.on('error', (e: NodeJS.ErrnoException) => { finish(false, e.code ?? e.message); });
 }
 
-for (let i = 0; i < N; i++) longs.push(openLong(i));
+for (const port of ports) for (let i = 0; i < N; i++) longs.push(openLong(longs.length, port));
 const t1 = setInterval(tick, INTERVAL);
 const t2 = setInterval(newConnection, NEW);
+let counted = { answers: 0, fresh: 0 };
+const t3 = setInterval(() => {
+  const answers = longs.reduce((n, c) => n + c.answered, 0);
+  const recent = fresh.slice(counted.fresh);
+  const alive = longs.filter((c) => c.opened && c.dead === null).length;
+  process.stdout.write(`status ${alive} ${answers - counted.answers} ${recent.filter((f) => f.ok).length} ${recent.filter((f) => !f.ok).length}\n`);
+  counted = { answers, fresh: fresh.length };
+}, 1000);
 process.stdout.write('started\n');
 
 process.on('SIGTERM', () => {
   stopping = true;
   clearInterval(t1);
   clearInterval(t2);
+  clearInterval(t3);
   // The last line sent deserves its answer: wait one round trip's worth before judging.
   setTimeout(() => {
     const now = Date.now();
     const conns = longs.map((c) => {
       // Alive: never failed, and answered within a few intervals of the end (not silently stuck).
       const stuck = now - c.lastAnswer > Math.max(5 * INTERVAL, 2000);
-      return { id: c.id, alive: c.opened && c.dead === null && !stuck, dead: c.dead ?? (stuck ? 'no answer' : null), deadAt: c.deadAt ?? (stuck ? c.lastAnswer : null), sent: c.sent, answered: c.answered, maxGapMs: c.maxGapMs, servers: [...c.servers] };
+      return { id: c.id, port: c.port, localPort: c.localPort, alive: c.opened && c.dead === null && !stuck, dead: c.dead ?? (stuck ? 'no answer' : null), deadAt: c.deadAt ?? (stuck ? c.lastAnswer : null), sent: c.sent, answered: c.answered, maxGapMs: c.maxGapMs, servers: [...c.servers] };
     });
     for (const c of longs) c.sock.destroy();
     process.stdout.write(`${JSON.stringify({ conns, fresh, gaps })}\n`);

@@ -1,10 +1,11 @@
 // Runs INSIDE the guest, in a real server's namespace: a TCP echo server (one line in, the same line out,
-// prefixed with this server's name) for the failover scenario's long-lived connections.
-//   node echo-server.js NAME PORT
-import { createServer } from 'node:net';
+// prefixed with this server's name) for the failover scenario's long-lived connections, on one or more ports.
+//   node echo-server.js NAME PORT[,PORT…]
+import { createServer, type Socket } from 'node:net';
 
-const [name = 'rs', port = '7000'] = process.argv.slice(2);
-const server = createServer((sock) => {
+const [name = 'rs', ports = '7000'] = process.argv.slice(2);
+
+function echo(sock: Socket): void {
   sock.setNoDelay(true);
   let buf = '';
   sock.on('data', (d: Buffer) => {
@@ -16,7 +17,7 @@ const server = createServer((sock) => {
     }
   });
   sock.on('error', () => undefined);
-});
-server.listen(Number(port), '0.0.0.0', () => {
-  process.stdout.write('listening\n');
-});
+}
+
+await Promise.all(ports.split(',').map((p) => new Promise<void>((resolve) => createServer(echo).listen(Number(p), '0.0.0.0', resolve))));
+process.stdout.write('listening\n');

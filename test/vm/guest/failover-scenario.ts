@@ -1,14 +1,19 @@
-// Runs INSIDE the guest: an LVS DR director pair (lvsd ⇄ lvsd, keepalived ⇄ keepalived as the anchor, or
+// Runs INSIDE the guest: an LVS director pair (lvsd ⇄ lvsd, keepalived ⇄ keepalived as the anchor, or
 // keepalived master ⇄ lvsd backup: the migration case) with the IPVS connection sync daemon, three real
-// servers, a client holding long-lived connections through the VIP. Under the same connections the master is
+// servers, a client holding long-lived connections through the VIP — to one virtual server per forwarding
+// method (DR, TUN, NAT: the same directors and real servers, so every step is measured for each at once). Under the same connections the master is
 // optionally restarted first (SIGTERM: a graceful stop, the backup takes over; then started again: it adopts
 // its kernel table and preempts), then its processes are SIGKILLed; the figures of what survived each step are
 // returned. Shared by the guest test (test/vm/guest/failover.ts) and the benchmark (bench/failover-guest.ts).
 //
 //   client 10.1.0.2 ─┐
-//   d1 10.1.0.1 ─────┼── lan 10.1.0.0/24 (VIP 10.1.0.100 on the VRRP master; DR to the real servers' MACs)
-//   d2 10.1.0.3 ─────┤   d1/d2 eth1 192.168.77.1/.2 on "sync": the sync daemon's multicast
-//   r1..r3 10.1.0.11-13 (VIP on lo, arp_ignore=1, arp_announce=2: what an operator sets up for DR)
+//   d1 10.1.0.1 ─────┼── lan 10.1.0.0/24 (VIP 10.1.0.100 on the VRRP master; DR to the real servers' MACs,
+//   d2 10.1.0.3 ─────┤   TUN in IPIP to their addresses)
+//   r1..r3 10.1.0.11-13  what an operator sets up there: DR: VIP on lo; TUN: VIP on tunl0, rp_filter 0 (ipip
+//                        loaded); both: arp_ignore=1, arp_announce=2
+//   d1/d2 eth1 192.168.77.1/.2 on "sync": the sync daemon's multicast
+//   d1/d2 eth2 10.1.1.1/.3 on "back", gateway VIP 10.1.1.254 on the master (NAT: the directors are the way back)
+//   r1..r3 eth1 10.1.1.11-13: the NAT addresses; what leaves from them goes back by the gateway VIP (a rule)
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,9 +22,19 @@ import type { ChildProcess } from 'node:child_process';
 import { Topology, type Netns } from '../../support/netns.js';
 import { startRun, type LvsdRun } from '../../support/lvsd-run.js';
 import { LVSD_BUNDLE } from '../bundle-path.js';
+import type { Probe, ProbeResult } from './reuse-probe.js';
 
 /** mixed: d1 (the master) runs keepalived with lvs_sync_daemon, d2 (the backup) runs lvsd. */
 export type PairKind = 'lvsd' | 'keepalived' | 'mixed';
+/** A forwarding method, with its own virtual server on the VIP. */
+export type Method = 'dr' | 'tun' | 'nat';
+/** What ipvsadm calls each method, the virtual port, and where its real servers are (r1 = n 0). */
+export const METHODS: Record<Method, { port: number; fwd: string; rs: (n: number) => string; rsPort: number; lbKind: string }> = {
+  dr: { port: 7000, fwd: 'Route', rs: (n) => `10.1.0.${11 + n}`, rsPort: 7000, lbKind: 'DR' },
+  tun: { port: 7002, fwd: 'Tunnel', rs: (n) => `10.1.0.${11 + n}`, rsPort: 7002, lbKind: 'TUN' },
+  nat: { port: 7003, fwd: 'Masq', rs: (n) => `10.1.1.${11 + n}`, rsPort: 7000, lbKind: 'NAT' },
+};
+
 /** What is done to the master, in order, under the same connections. restart = a graceful stop, then a start. */
 export type Step = 'restart' | 'kill';
 
@@ -45,9 +60,14 @@ export interface PhaseFigures {
   newCountedSinceBack?: number;
 }
 
+/** One method's long-lived connections at the end, and its new connections after the takeover. */
+export interface MethodFigures { total: number; kept: number; newAfterTakeover: number; newFailedAfterTakeover: number }
+
 export interface FailoverFigures {
   kind: PairKind;
+  /** Every method's connections together; `methods` splits them. */
   total: number;
+  methods: Partial<Record<Method, MethodFigures>>;
   /** Long-lived connections still alive (no reset, still answered) at the end. */
   kept: number;
   /** Established connections the backup held (synced) just before the kill. */
@@ -76,22 +96,50 @@ export interface FailoverFigures {
 }
 
 export interface CrashFigures {
-  /** The crash → r1 at weight 0 (or gone) in the new master's table. */
+  /** The crash → r1 at weight 0 in both services of the new master's table. */
   quiesceMs: number;
   /** Long-lived connections that died after the crash (those on r1: its kernel resets them). */
   lostAfterCrash: number;
+  /** Long-lived connections r1 answered before its crash, and those on another server that died after it. */
+  onCrashed: number;
+  lostOthers: number;
   /** New connections started once r1 was quiesced: how many, how many failed, how many r1 answered. */
   newAfterQuiesce: number;
   newFailedAfterQuiesce: number;
   newToCrashed: number;
+  /** The persistent service (port 7001, scheduler fo: r1 first) before the crash: who answered the client. */
+  persistentBefore: ProbeResult | undefined;
+  /** The new master's connection entries for r1's dead connections when the probes start (state counts). */
+  entryStates: Record<string, number>;
+  /** With expire_nodest_conn and expire_quiescent_template at 0 (the kernel's default, keepalived's): new
+   * connections from the source ports of some of r1's dead connections, and one to the persistent service. */
+  withoutSysctls: ProbeResult[];
+  /** The same with both at 1 (lvsd's): the other dead connections' source ports, and the persistent service. */
+  withSysctls: ProbeResult[];
 }
 
 const VIP = '10.1.0.100';
-const PORT = 7000;
+const BACK_VIP = '10.1.1.254';
+const PORT = METHODS.dr.port;
+/** The crash step's persistent service: fo sends a new client to r1 (the highest weight) and keeps it there. */
+const PERSISTENT_PORT = 7001;
 const here = new URL('.', import.meta.url).pathname;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function lvsdConfig(i: number, dir: string, vrrpVersion: 2 | 3): string {
+function lvsdService(m: Method): string {
+  const { port, rs, rsPort } = METHODS[m];
+  return `  - address: ${VIP}
+    port: ${port}
+    protocol: tcp
+    scheduler: rr
+    method: ${m}
+    healthCheck: { type: tcp, interval: 2s, timeout: 1s }
+    realServers:
+${[0, 1, 2].map((n) => `      - { address: ${rs(n)}${m === 'nat' ? `, port: ${rsPort}` : ''} }`).join('\n')}
+`;
+}
+
+function lvsdConfig(i: number, dir: string, vrrpVersion: 2 | 3, methods: Method[], persistent: boolean): string {
   return `node: { name: d${i + 1} }
 api: { listen: 127.0.0.1:9180, socket: ${join(dir, 'lvsd.sock')} }
 stateFile: ${join(dir, 'state.json')}
@@ -106,23 +154,37 @@ vrrp:
       priority: ${i === 0 ? 150 : 100}
       version: ${vrrpVersion}
       advertInterval: 1s
-      virtualIpaddresses: [${VIP}/24]
+      virtualIpaddresses: [${VIP}/24${methods.includes('nat') ? `, { address: ${BACK_VIP}/24, dev: eth2 }` : ''}]
 virtualServers:
-  - address: ${VIP}
-    port: ${PORT}
+${methods.map(lvsdService).join('')}${persistent ? `  - address: ${VIP}
+    port: ${PERSISTENT_PORT}
     protocol: tcp
-    scheduler: rr
+    scheduler: fo
     method: dr
+    persistence: { timeout: 300s }
+    inhibitOnFailure: true
     healthCheck: { type: tcp, interval: 2s, timeout: 1s }
     realServers:
-      - { address: 10.1.0.11 }
-      - { address: 10.1.0.12 }
-      - { address: 10.1.0.13 }
+      - { address: 10.1.0.11, weight: 3 }
+      - { address: 10.1.0.12, weight: 2 }
+      - { address: 10.1.0.13, weight: 1 }
+` : ''}`;
+}
+
+function keepalivedService(m: Method): string {
+  const { port, rs, rsPort, lbKind } = METHODS[m];
+  const servers = [0, 1, 2].map((n) => `  real_server ${rs(n)} ${rsPort} {\n    weight 1\n    TCP_CHECK {\n      connect_timeout 1\n    }\n  }`).join('\n');
+  return `virtual_server ${VIP} ${port} {
+  delay_loop 2
+  lb_algo rr
+  lb_kind ${lbKind}
+  protocol TCP
+${servers}
+}
 `;
 }
 
-function keepalivedConfig(i: number): string {
-  const rs = [11, 12, 13].map((n) => `  real_server 10.1.0.${n} ${PORT} {\n    weight 1\n    TCP_CHECK {\n      connect_timeout 1\n    }\n  }`).join('\n');
+function keepalivedConfig(i: number, methods: Method[]): string {
   return `global_defs {
   router_id kd${i + 1}
   lvs_sync_daemon eth1 inst VI_1 id 51
@@ -134,27 +196,23 @@ vrrp_instance VI_1 {
   priority ${i === 0 ? 150 : 100}
   advert_int 1
   virtual_ipaddress {
-    ${VIP}/24
+    ${VIP}/24${methods.includes('nat') ? `\n    ${BACK_VIP}/24 dev eth2` : ''}
   }
 }
-virtual_server ${VIP} ${PORT} {
-  delay_loop 2
-  lb_algo rr
-  lb_kind DR
-  protocol TCP
-${rs}
-}
-`;
+${methods.map(keepalivedService).join('')}`;
 }
 
 interface Director {
   ns: Netns;
   /** Log lines worth showing when something is off (lvsd: sync, VRRP transitions, errors). */
   notable: () => string[];
+  /** Every log line with its time since the process was started (lvsd only): where a slow start spends it. */
+  timeline: () => string;
   pid: () => number | undefined;
   /** SIGKILL to the director's processes (the main one and its children: the VRRP engine, keepalived's checker). */
   kill: () => Promise<void>;
-  stop: () => Promise<void>;
+  /** SIGTERM, then SIGKILL to what is left after graceMs (default 15 s: the clean-up's). */
+  stop: (graceMs?: number) => Promise<void>;
 }
 
 async function childrenOf(pid: number): Promise<number[]> {
@@ -175,29 +233,31 @@ async function killTree(pid: number): Promise<void> {
   }
 }
 
-function startLvsd(ns: Netns, i: number, dir: string, vrrpVersion: 2 | 3): { director: Director; run: LvsdRun } {
+function startLvsd(ns: Netns, i: number, dir: string, vrrpVersion: 2 | 3, methods: Method[], persistent: boolean): { director: Director; run: LvsdRun } {
   const conf = join(dir, 'lvsd.yaml');
-  writeFileSync(conf, lvsdConfig(i, dir, vrrpVersion));
+  writeFileSync(conf, lvsdConfig(i, dir, vrrpVersion, methods, persistent));
   // The one-file bundle: the project share has no page cache in the guest, and lvsd's module graph read file by
   // file from it took minutes under TCG (`lvsd version`: 3 min 24 s).
+  const spawnedAt = Date.now();
   const run = startRun(['--config', conf], ['ip', 'netns', 'exec', ns.name], LVSD_BUNDLE);
   const director: Director = {
     ns,
+    timeline: () => run.lines.map((l) => `+${(typeof l.time === 'number' ? l.time : Date.parse(String(l.time))) - spawnedAt} ${l.msg}`).join(' | '),
     notable: () => run.lines.filter((l) => /sync|Entering|MASTER/i.test(l.msg) || l.level === 'error').map((l) => `${String(l.time)} ${l.level} ${l.msg}${l.err === undefined ? '' : ` ${JSON.stringify(l.err).slice(0, 300)}`}`),
     pid: () => run.child.pid,
     kill: async () => { if (run.child.pid !== undefined) await killTree(run.child.pid); },
-    stop: async () => {
+    stop: async (graceMs = 15_000) => {
       run.child.kill('SIGTERM');
-      await Promise.race([run.exit, sleep(15_000)]);
+      await Promise.race([run.exit, sleep(graceMs)]);
       if (run.child.exitCode === null && run.child.pid !== undefined) await killTree(run.child.pid);
     },
   };
   return { director, run };
 }
 
-function startKeepalived(ns: Netns, i: number, dir: string): Director {
+function startKeepalived(ns: Netns, i: number, dir: string, methods: Method[]): Director {
   const conf = join(dir, 'keepalived.conf');
-  writeFileSync(conf, keepalivedConfig(i));
+  writeFileSync(conf, keepalivedConfig(i, methods));
   const child: ChildProcess = ns.spawn('keepalived', ['-n', '-l', '-D', '-f', conf, '-p', join(dir, 'k.pid'), '-r', join(dir, 'v.pid'), '-c', join(dir, 'c.pid')]);
   child.stdout?.resume();
   child.stderr?.resume();
@@ -205,11 +265,12 @@ function startKeepalived(ns: Netns, i: number, dir: string): Director {
   return {
     ns,
     notable: () => [],
+    timeline: () => '',
     pid: () => child.pid,
     kill: async () => { if (child.pid !== undefined) await killTree(child.pid); },
-    stop: async () => {
+    stop: async (graceMs = 15_000) => {
       child.kill('SIGTERM');
-      await Promise.race([exit, sleep(15_000)]);
+      await Promise.race([exit, sleep(graceMs)]);
     },
   };
 }
@@ -218,24 +279,34 @@ async function hasVip(ns: Netns): Promise<boolean> {
   return (await ns.addresses('eth0')).some((a) => a.startsWith(`${VIP}/`));
 }
 
+/** Polls cond until it holds. A poll that fails (an ipvsadm that ran out of time: in a starved TCG guest one has
+ * taken over 30 s, blocked in the kernel while a sync daemon stopped) counts as "not yet", not as the end. */
 async function waitUntil(what: string, cond: () => Promise<boolean>, timeoutMs: number): Promise<number> {
   const start = Date.now();
+  let lastError = '';
   while (Date.now() - start < timeoutMs) {
-    if (await cond()) return Date.now();
+    try {
+      if (await cond()) return Date.now();
+    } catch (e) {
+      lastError = e instanceof Error ? e.message.split('\n')[0] ?? '' : String(e);
+    }
     await sleep(100);
   }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError === '' ? '' : ` (last poll failed: ${lastError})`}`);
 }
 
-/** Established connections to the VIP in a director's IPVS connection table. */
+/** ipvsadm in a director's namespace, with time to spare: a starved guest has taken over 30 s for one. */
+const ipvsadm = (ns: Netns, args: string[]): Promise<{ stdout: string }> => ns.exec('ipvsadm', args, { timeoutMs: 120_000 });
+
+/** Established connections to the VIP (any port) in a director's IPVS connection table. */
 async function establishedTo(ns: Netns): Promise<number> {
-  const { stdout } = await ns.exec('ipvsadm', ['-Lnc']);
-  return stdout.split('\n').filter((l) => l.includes('ESTABLISHED') && l.includes(`${VIP}:${PORT}`)).length;
+  const { stdout } = await ipvsadm(ns, ['-Lnc']);
+  return stdout.split('\n').filter((l) => l.includes('ESTABLISHED') && l.includes(` ${VIP}:`)).length;
 }
 
 /** The virtual server's Conns counter (ipvsadm --stats): it lives and dies with the kernel's service. */
 async function serviceConns(ns: Netns): Promise<number> {
-  const { stdout } = await ns.exec('ipvsadm', ['-Ln', '--stats', '-t', `${VIP}:${PORT}`]);
+  const { stdout } = await ipvsadm(ns, ['-Ln', '--stats', '-t', `${VIP}:${PORT}`]);
   const line = stdout.split('\n').find((l) => l.startsWith('TCP'));
   const n = Number(line?.trim().split(/\s+/)[2]);
   if (!Number.isFinite(n)) throw new Error(`no Conns counter for ${VIP}:${PORT} in:\n${stdout}`);
@@ -243,13 +314,15 @@ async function serviceConns(ns: Netns): Promise<number> {
 }
 
 export interface ScenarioOptions {
+  /** The forwarding methods, one virtual server each (default: all three). */
+  methods?: Method[];
   /** Before the kill (default: none). */
   steps?: Step[];
-  /** After the kill: crash real server r1 (see CrashFigures). Not passing yet: in its one guest run r1 was not
-   * seen at weight 0 on the new master within 60 s of its crash (docs/ipvs.md); no test uses it. */
+  /** After the kill: crash real server r1 (see CrashFigures); lvsd pairs only (it adds the persistent service). */
   crashRealServer?: boolean;
   /** How long each step before the kill lets the connections run once the VIP has moved. */
   settleMs?: number;
+  /** Long-lived connections per method (default 30). */
   connections?: number;
   intervalMs?: number;
   /** How long the connections run before the kill, and after the takeover. */
@@ -258,23 +331,59 @@ export interface ScenarioOptions {
   log?: (line: string) => void;
   /** Runs on the directors (namespaces, config files) after the figures, before the topology goes. */
   afterwards?: (directors: { ns: Netns; config: string }[]) => Promise<void>;
+  /** Once a second while the client runs: who holds the VIP and what the client saw (lab/guest-demo.ts). */
+  live?: (status: LiveStatus) => void;
+  /** When given, the steps and the kill wait for it instead of beforeMs (a key pressed in the lab's demo). */
+  killWhen?: Promise<void>;
 }
 
-function crashFigures(result: { conns: { alive: boolean; deadAt: number | null }[]; fresh: { at: number; ok: boolean; server?: string }[] }, crashAt: number, quiescedAt: number): CrashFigures {
+export interface LiveStatus {
+  /** Which director holds the VIP. */
+  vip: 'd1' | 'd2' | 'both' | 'none';
+  /** Long-lived connections alive, of total. */
+  alive: number;
+  total: number;
+  /** In the last second: answers on the long-lived connections, new connections that worked and failed. */
+  answers: number;
+  newOk: number;
+  newFailed: number;
+  /** What the scenario is doing. */
+  phase: string;
+}
+
+type CrashProbes = Pick<CrashFigures, 'persistentBefore' | 'entryStates' | 'withoutSysctls' | 'withSysctls'>;
+
+function crashFigures(result: { conns: { alive: boolean; deadAt: number | null; servers: string[] }[]; fresh: { at: number; ok: boolean; server?: string }[] }, crashAt: number, quiescedAt: number, probes: CrashProbes): CrashFigures {
   const after = result.fresh.filter((f) => f.at >= quiescedAt);
+  const lost = result.conns.filter((c) => !c.alive && c.deadAt !== null && c.deadAt >= crashAt);
   return {
     quiesceMs: quiescedAt - crashAt,
-    lostAfterCrash: result.conns.filter((c) => !c.alive && c.deadAt !== null && c.deadAt >= crashAt).length,
+    lostAfterCrash: lost.length,
+    onCrashed: result.conns.filter((c) => c.servers.includes('r1')).length,
+    lostOthers: lost.filter((c) => !c.servers.includes('r1')).length,
     newAfterQuiesce: after.length,
     newFailedAfterQuiesce: after.filter((f) => !f.ok).length,
     newToCrashed: after.filter((f) => f.server === 'r1').length,
+    ...probes,
   };
 }
+
+/** Runs reuse-probe.js in the client namespace: short connections, some from a given source port. */
+async function probe(client: Netns, probes: Probe[]): Promise<ProbeResult[]> {
+  const { stdout } = await client.exec('node', [join(here, 'reuse-probe.js'), VIP, JSON.stringify(probes)], { timeoutMs: 120_000 });
+  return JSON.parse(stdout.trim().split('\n').pop() ?? '[]') as ProbeResult[];
+}
+
+const setRemovalSysctls = (ns: Netns, value: 0 | 1): Promise<unknown> =>
+  ns.exec('sysctl', ['-qw', `net.ipv4.vs.expire_nodest_conn=${value}`, `net.ipv4.vs.expire_quiescent_template=${value}`]);
+
 
 interface Window { name: PhaseFigures['name']; start: number; moved: number; end: number; extra: Partial<PhaseFigures>; counted?: [number, number] }
 
 export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): Promise<FailoverFigures> {
   const n = opts.connections ?? 30;
+  const methods = opts.methods ?? ['dr', 'tun', 'nat'];
+  const nat = methods.includes('nat');
   const interval = opts.intervalMs ?? 300;
   const settle = opts.settleMs ?? 6000;
   const log = opts.log ?? ((): void => undefined);
@@ -284,19 +393,25 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
   const dirs: string[] = [];
   const configs: string[] = [];
   const windows: Window[] = [];
+  let phase = 'starting';
+  let liveTimer: NodeJS.Timeout | undefined;
   // Which program each director runs; the mixed pair speaks VRRP v2 (keepalived's default) on both sides.
   const programOf = (i: number): 'lvsd' | 'keepalived' => (kind === 'mixed' ? (i === 0 ? 'keepalived' : 'lvsd') : kind);
   const vrrpVersion = kind === 'mixed' ? 2 : 3;
   const startDirector = async (ns: Netns, i: number): Promise<Director> => {
     const dir = dirs[i] ?? '';
-    if (programOf(i) === 'keepalived') return startKeepalived(ns, i, dir);
-    const { director, run } = startLvsd(ns, i, dir, vrrpVersion);
+    if (programOf(i) === 'keepalived') return startKeepalived(ns, i, dir, methods);
+    const { director, run } = startLvsd(ns, i, dir, vrrpVersion, methods, opts.crashRealServer === true);
     let stderr = '';
     run.child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
     try {
-      await run.waitFor(/IPVS sync daemon: (backup|master)/, 300_000);
+      // A start takes minutes in a loaded TCG guest (see above); a process that exits says so at once.
+      await Promise.race([
+        run.waitFor(/IPVS sync daemon: (backup|master)/, 600_000),
+        run.exit.then((code) => { throw new Error(`lvsd exited (${String(code)}) before its sync daemon ran; its log: ${director.timeline()}`); }),
+      ]);
     } catch (e) {
-      throw new Error(`d${i + 1}: ${e instanceof Error ? e.message : String(e)}\nexit ${String(run.child.exitCode)}; stderr:\n${stderr.slice(-2000)}`, { cause: e });
+      throw new Error(`d${i + 1}: ${e instanceof Error ? e.message : String(e)}\nexit ${String(run.child.exitCode)}; its log: ${director.timeline()}\nstderr:\n${stderr.slice(-2000)}`, { cause: e });
     }
     return director;
   };
@@ -306,14 +421,25 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
     for (const [i, addr] of ['10.1.0.1', '10.1.0.3'].entries()) {
       const ns = await topo.addHost({ name: `d${i + 1}`, addresses: [`${addr}/24`] });
       await topo.link(`d${i + 1}`, 'eth1', 'sync', [`192.168.77.${i + 1}/24`]);
+      if (nat) {
+        await topo.link(`d${i + 1}`, 'eth2', 'back', [`10.1.1.${2 * i + 1}/24`]);
+        await ns.sh('sysctl -qw net.ipv4.ip_forward=1');
+      }
       ds.push(ns);
     }
     for (const [i, name] of ['r1', 'r2', 'r3'].entries()) {
       const ns = await topo.addHost({ name, addresses: [`10.1.0.${11 + i}/24`] });
-      await ns.sh(
-        `ip addr add ${VIP}/32 dev lo && sysctl -qw net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2 net.ipv4.conf.eth0.arp_ignore=1 net.ipv4.conf.eth0.arp_announce=2`,
-      );
-      const echo = ns.spawn('node', [join(here, 'echo-server.js'), name, String(PORT)]);
+      // What an operator does on a real server; lvsd doctor prints the DR and TUN part.
+      const setup = ['sysctl -qw net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2 net.ipv4.conf.eth0.arp_ignore=1 net.ipv4.conf.eth0.arp_announce=2'];
+      if (methods.includes('dr')) setup.push(`ip addr add ${VIP}/32 dev lo`);
+      if (methods.includes('tun')) setup.push(`ip link set tunl0 up && ip addr add ${VIP}/32 dev tunl0 && sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.tunl0.rp_filter=0`);
+      if (nat) {
+        await topo.link(name, 'eth1', 'back', [`${METHODS.nat.rs(i)}/24`]);
+        setup.push(`ip rule add from 10.1.1.0/24 table 100 && ip route add 10.1.1.0/24 dev eth1 table 100 && ip route add default via ${BACK_VIP} table 100`);
+      }
+      await ns.sh(setup.join(' && '));
+      const listen = [...new Set([...methods.map((m) => METHODS[m].rsPort), PERSISTENT_PORT])].join(',');
+      const echo = ns.spawn('node', [join(here, 'echo-server.js'), name, listen]);
       procs.push(echo);
       await new Promise<void>((resolve, reject) => {
         const t = setTimeout(() => { reject(new Error(`${name}: echo server did not start`)); }, 120_000);
@@ -322,90 +448,152 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
     }
     log('topology and real servers up');
 
-    // d1 first, so it is the master when d2 arrives (priority 150 vs 100 would get there anyway).
-    for (const [i, ns] of ds.entries()) {
+    // Both at once: an lvsd start is minutes of CPU in a loaded TCG guest (measured: its first log line after
+    // 56 s, the API up after 250 s), and the guest has two vCPUs. d1's priority 150 makes it the master whichever
+    // comes up first; settled() waits for that.
+    for (const i of ds.keys()) {
       const dir = mkdtempSync(join(tmpdir(), `fo-${kind}-d${i + 1}-`));
       dirs.push(dir);
       configs.push(join(dir, programOf(i) === 'lvsd' ? 'lvsd.yaml' : 'keepalived.conf'));
-      directors.push(await startDirector(ns, i));
     }
+    const started = await Promise.allSettled(ds.map((ns, i) => startDirector(ns, i)));
+    for (const r of started) if (r.status === 'fulfilled') directors.push(r.value);
+    for (const r of started) if (r.status === 'rejected') throw r.reason;
     const [d1, d2] = ds as [Netns, Netns];
     const settled = async (what: string): Promise<void> => {
-      await waitUntil(`the VIP on d1 only (${what})`, async () => (await hasVip(d1)) && !(await hasVip(d2)), 60_000);
-      await waitUntil('the virtual server with three real servers on d2', async () => {
-        const { stdout } = await d2.exec('ipvsadm', ['-Ln']);
-        return (stdout.match(/-> 10\.1\.0\.1[123]:7000\s+Route/g) ?? []).length === 3;
-      }, 60_000);
-      await waitUntil('the backup sync daemon on d2 and the master one on d1', async () => {
-        const [a, b] = [(await d1.exec('ipvsadm', ['-L', '--daemon'])).stdout, (await d2.exec('ipvsadm', ['-L', '--daemon'])).stdout];
-        return /master sync daemon/.test(a) && /backup sync daemon/.test(b);
+      await waitUntil(`the VIP on d1 only (${what})`, async () => (await hasVip(d1)) && !(await hasVip(d2)), 120_000);
+      await waitUntil('each virtual server with three real servers on d2', async () => {
+        const { stdout } = await ipvsadm(d2, ['-Ln']);
+        return methods.every((m) => (stdout.match(new RegExp(`-> 10\\.1\\.[01]\\.1[123]:${METHODS[m].rsPort}\\s+${METHODS[m].fwd}\\s`, 'g')) ?? []).length === 3);
       }, 120_000);
+      await waitUntil('the backup sync daemon on d2 and the master one on d1', async () => {
+        const [a, b] = [(await ipvsadm(d1, ['-L', '--daemon'])).stdout, (await ipvsadm(d2, ['-L', '--daemon'])).stdout];
+        return /master sync daemon/.test(a) && /backup sync daemon/.test(b);
+      }, 300_000);
     };
     await settled('start');
+    log(`d1's log: ${(directors[0] as Director).timeline()}`);
     log(`directors up: d1 ${programOf(0)} master, d2 ${programOf(1)} backup`);
 
-    const clientProc = client.spawn('node', [join(here, 'conn-client.js'), VIP, String(PORT), String(n), String(interval), '250']);
+    const clientProc = client.spawn('node', [join(here, 'conn-client.js'), VIP, methods.map((m) => METHODS[m].port).join(','), String(n), String(interval), '250']);
     procs.push(clientProc);
     let out = '';
-    clientProc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    let pending = '';
+    let status: Omit<LiveStatus, 'vip' | 'total' | 'phase'> = { alive: 0, answers: 0, newOk: 0, newFailed: 0 };
+    /** The client's `dead ID LOCAL_PORT PORT` lines, with when they arrived. */
+    const deaths: { at: number; localPort: number; port: number }[] = [];
+    clientProc.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      pending += d.toString();
+      let nl;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        const m = /^dead \d+ (\d+) (\d+)$/.exec(line);
+        if (m !== null) deaths.push({ at: Date.now(), localPort: Number(m[1]), port: Number(m[2]) });
+        const st = /^status (\d+) (\d+) (\d+) (\d+)$/.exec(line);
+        if (st !== null) status = { alive: Number(st[1]), answers: Number(st[2]), newOk: Number(st[3]), newFailed: Number(st[4]) };
+      }
+    });
     // Generous: a cold node start in a TCG guest on a loaded host has taken more than 30 s.
     await waitUntil('the client', () => Promise.resolve(out.includes('started')), 120_000);
-    await sleep(opts.beforeMs ?? 8000);
+    if (opts.live !== undefined) {
+      const live = opts.live;
+      liveTimer = setInterval(() => {
+        void Promise.all([hasVip(d1).catch(() => false), hasVip(d2).catch(() => false)]).then(([a, b]) => {
+          live({ ...status, total: n * methods.length, vip: a && b ? 'both' : a ? 'd1' : b ? 'd2' : 'none', phase });
+        });
+      }, 1000);
+    }
+    phase = 'under traffic';
+    await (opts.killWhen ?? sleep(opts.beforeMs ?? 8000));
 
     for (const step of opts.steps ?? []) {
       if (step !== 'restart') continue;
       // A graceful stop of the master: the backup takes the VIP at the priority-0 advert.
       const connsBefore = await serviceConns(d1);
       log(`graceful stop of d1's ${programOf(0)}`);
+      phase = `graceful stop of d1's ${programOf(0)}`;
       const stopAt = Date.now();
-      const stopped = (directors[0] as Director).stop();
-      const movedAt = await waitUntil('the VIP on d2 only after the graceful stop', async () => (await hasVip(d2)) && !(await hasVip(d1)), 60_000);
+      // Minutes of grace: a shutdown cut short by SIGKILL leaves the VIP on d1 (a crash, not this step). In a
+      // loaded guest lvsd's shutdown has taken longer than 15 s.
+      const stopped = (directors[0] as Director).stop(300_000);
+      const movedAt = await waitUntil('the VIP on d2 only after the graceful stop', async () => (await hasVip(d2)) && !(await hasVip(d1)), 300_000);
       await stopped;
       await sleep(settle);
       windows.push({ name: 'graceful stop', start: stopAt, moved: movedAt, end: Date.now(), extra: {} });
       // The same director started again over the same state: it adopts its kernel table and takes the VIP back.
       log(`starting d1's ${programOf(0)} again`);
+      phase = `d1's ${programOf(0)} starting again`;
       const startAt = Date.now();
       directors[0] = await startDirector(d1, 0);
-      const backAt = await waitUntil('the VIP back on d1 only', async () => (await hasVip(d1)) && !(await hasVip(d2)), 120_000);
+      const backAt = await waitUntil('the VIP back on d1 only', async () => (await hasVip(d1)) && !(await hasVip(d2)), 300_000);
       await settled('after the restart');
       await sleep(Math.max(settle, 3000));
       const readAt = Date.now();
       const connsAfter = await serviceConns(d1);
       windows.push({ name: 'restart', start: startAt, moved: backAt, end: Date.now(), extra: { serviceConnsBefore: connsBefore, serviceConnsAfter: connsAfter }, counted: [backAt, readAt - 3000] });
-      log(`d1 back as master ${backAt - startAt} ms after its start`);
+      log(`d1 back as master ${backAt - startAt} ms after its start; its log: ${directors[0].timeline()}`);
     }
 
     const syncedBeforeKill = await establishedTo(d2);
     log(`backup holds ${syncedBeforeKill} established connections; killing d1's ${programOf(0)}`);
     const killAt = Date.now();
+    phase = `d1's ${programOf(0)} SIGKILLed`;
     await (directors[0] as Director).kill();
     const takeoverAt = await waitUntil('the VIP on d2', () => hasVip(d2), 60_000);
     log(`d2 took the VIP after ${takeoverAt - killAt} ms`);
+    phase = `d2 took over after ${takeoverAt - killAt} ms`;
     await sleep(opts.afterMs ?? 8000);
 
     let crashAt = Infinity;
     let quiescedAt = Infinity;
+    let probes: CrashProbes | undefined;
     if (opts.crashRealServer === true) {
+      // The client's persistence template, made on the new master: fo puts it on r1.
+      const [persistentBefore] = await probe(client, [{ port: PERSISTENT_PORT }]);
       // r1's echo server dies (the process, not the host: its kernel resets its connections and refuses new ones).
-      log('real server r1 crashes');
+      log(`real server r1 crashes (the persistent service answered from ${String(persistentBefore?.server ?? persistentBefore?.error)})`);
       crashAt = Date.now();
       procs[0]?.kill('SIGKILL');
-      quiescedAt = await waitUntil('r1 at weight 0 or gone on d2', async () => {
-        const dest = (await d2.exec('ipvsadm', ['-Ln'])).stdout.split('\n').find((l) => l.includes('-> 10.1.0.11:7000'));
-        return dest === undefined || /Route\s+0\s/.test(dest);
-      }, 60_000);
+      // Every service at once: a new connection to any of them must not find r1 at its old weight.
+      quiescedAt = await waitUntil('r1 at weight 0 in every service on d2 (or drained and gone; not the inhibited persistent one)', async () => {
+        const lines = (await ipvsadm(d2, ['-Ln'])).stdout.split('\n').filter((l) => /-> 10\.1\.[01]\.11:/.test(l));
+        return lines.some((l) => l.includes(`:${PERSISTENT_PORT} `)) && lines.every((l) => /\s(Route|Tunnel|Masq)\s+0\s/.test(l));
+      }, 60_000).catch(async (e: unknown) => {
+        throw new Error(`${e instanceof Error ? e.message : String(e)}; d2 has:\n${(await ipvsadm(d2, ['-Ln'])).stdout}\nd2's log:\n${(directors[1] as Director).notable().slice(-20).join('\n')}`);
+      });
       log(`r1 quiesced on d2 ${quiescedAt - crashAt} ms after its crash`);
-      await sleep(Math.max(settle, 3000));
+      // r1's long-lived connections are gone by now (its kernel answered their next line); their source ports
+      // still have entries on d2, pointing at r1 at weight 0.
+      await sleep(1000);
+      const ports = deaths.filter((x) => x.at >= crashAt && x.port === PORT).map((x) => x.localPort);
+      const entries = (await ipvsadm(d2, ['-Lnc'])).stdout.split('\n').filter((l) => ports.some((p) => l.includes(`:${p} `)) && l.includes(`10.1.0.11:${PORT}`));
+      const entryStates: Record<string, number> = {};
+      for (const l of entries) {
+        const state = l.trim().split(/\s+/)[2] ?? '?';
+        entryStates[state] = (entryStates[state] ?? 0) + 1;
+      }
+      const half = Math.ceil(ports.length / 2);
+      const reuse = (ps: number[]): Probe[] => [...ps.map((localPort) => ({ port: PORT, localPort })), { port: PERSISTENT_PORT }];
+      await setRemovalSysctls(d2, 0);
+      const withoutSysctls = await probe(client, reuse(ports.slice(0, half)));
+      await setRemovalSysctls(d2, 1);
+      const withSysctls = await probe(client, reuse(ports.slice(half)));
+      probes = { persistentBefore, entryStates, withoutSysctls, withSysctls };
+      log(`reuse probes: sysctls 0 ${JSON.stringify(withoutSysctls)}; sysctls 1 ${JSON.stringify(withSysctls)}; entries ${JSON.stringify(entryStates)}`);
+      await sleep(3000);
     }
 
     const ended = new Promise<void>((r) => clientProc.once('exit', () => { r(); }));
     clientProc.kill('SIGTERM');
-    await Promise.race([ended, sleep(20_000)]);
+    // Its report is a few hundred KB after a long run: in a loaded guest, writing it has outlasted 20 s (the
+    // line was read cut short). It exits once it is written.
+    await Promise.race([ended, sleep(180_000)]);
     const line = out.trim().split('\n').pop() ?? '';
     const result = JSON.parse(line) as {
-      conns: { alive: boolean; dead: string | null; deadAt: number | null; maxGapMs: number }[];
-      fresh: { at: number; ok: boolean; server?: string }[];
+      conns: { port: number; alive: boolean; dead: string | null; deadAt: number | null; maxGapMs: number; servers: string[] }[];
+      fresh: { at: number; port: number; ok: boolean; server?: string }[];
       gaps: { at: number; ms: number }[];
     };
     // What the crash of r1 did is its own figure: up to the crash, a connection counts as kept.
@@ -429,17 +617,24 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
         newTotal: fresh.length,
         newFailed: fresh.filter((f) => !f.ok).length,
         ...w.extra,
-        ...(w.counted === undefined ? {} : { newCountedSinceBack: result.fresh.filter((f) => f.ok && f.at >= (w.counted?.[0] ?? 0) && f.at < (w.counted?.[1] ?? 0)).length }),
+        ...(w.counted === undefined ? {} : { newCountedSinceBack: result.fresh.filter((f) => f.ok && f.port === PORT && f.at >= (w.counted?.[0] ?? 0) && f.at < (w.counted?.[1] ?? 0)).length }),
       };
     });
     // The new master's sync daemon: polled rather than read once, since every process in this guest is slow.
-    const masterAt = await waitUntil('the master sync daemon on d2', async () => /master sync daemon/.test((await d2.exec('ipvsadm', ['-L', '--daemon'])).stdout), 60_000).catch(() => -1);
+    const masterAt = await waitUntil('the master sync daemon on d2', async () => /master sync daemon/.test((await ipvsadm(d2, ['-L', '--daemon'])).stdout), 60_000).catch(() => -1);
     const daemons: Record<string, string> = {};
-    for (const [i, ns] of ds.entries()) daemons[`d${i + 1}`] = (await ns.exec('ipvsadm', ['-L', '--daemon'])).stdout.trim();
+    for (const [i, ns] of ds.entries()) daemons[`d${i + 1}`] = (await ipvsadm(ns, ['-L', '--daemon'])).stdout.trim();
     await opts.afterwards?.(ds.map((ns, i) => ({ ns, config: configs[i] ?? '' })));
+    const byMethod: FailoverFigures['methods'] = {};
+    for (const m of methods) {
+      const port = METHODS[m].port;
+      const fresh = after.filter((f) => f.port === port);
+      byMethod[m] = { total: result.conns.filter((c) => c.port === port).length, kept: kept.filter((c) => c.port === port).length, newAfterTakeover: fresh.length, newFailedAfterTakeover: fresh.filter((f) => !f.ok).length };
+    }
     return {
       kind,
       total: result.conns.length,
+      methods: byMethod,
       kept: kept.length,
       syncedBeforeKill,
       longestGapMs: Math.max(0, ...result.gaps.filter((g) => g.at >= killAt && g.at < crashAt).map((g) => g.ms)),
@@ -453,9 +648,10 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
       deadReasons: reasons(result.conns.filter((c) => c.deadAt === null || c.deadAt < crashAt)),
       backupLog: (directors[1] as Director).notable(),
       phases,
-      ...(crashAt === Infinity ? {} : { crash: crashFigures(result, crashAt, quiescedAt) }),
+      ...(probes === undefined ? {} : { crash: crashFigures(result, crashAt, quiescedAt, probes) }),
     };
   } finally {
+    clearInterval(liveTimer);
     for (const d of directors) await d.stop().catch(() => undefined);
     for (const p of procs) p.kill('SIGKILL');
     // Each director namespace has its own IPVS: it goes with the namespace.
