@@ -26,7 +26,7 @@ const r = await harness.runInGuest({
   timeoutMs: 60 * 60_000,
   cpus: 2,
   memoryMb: 3072,
-  modules: ['ip_vs', 'ip_vs_rr', 'veth', 'bridge', 'nf_conntrack'],
+  modules: ['ip_vs', 'ip_vs_rr', 'veth', 'bridge', 'nf_conntrack', 'nf_tables'], // nf_tables: ping targets are killed with nft
 });
 process.stdout.write(r.stdout);
 process.stdout.write(`health-guest: guest status ${r.status}${r.timedOut ? ' (timed out)' : ''} after ${(r.durationMs / 1000).toFixed(0)} s\n`);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ChildProcess } from 'node:child_process';
 import type { Netns } from '../test/support/netns.js';
-import { TARGET_BODY_MD5, type BenchCheck } from './targets-binary.js';
+import { TARGET_BODY_MD5, pingTargetAddress, type BenchCheck } from './targets-binary.js';
 import { namespaceUsage } from './ns-usage.js';
 
 export interface KeepalivedRun {
@@ -23,8 +23,10 @@ export function keepalivedConf(o: { address: string; base: number; n: number; ty
   for (let vs = 0; vs * 10 < o.n; vs++) {
     lines.push(`virtual_server 10.79.1.1 ${20000 + vs} {`, `  delay_loop ${o.delayLoopS}`, '  lb_algo rr', '  lb_kind NAT', '  protocol TCP');
     for (let i = vs * 10; i < Math.min(o.n, vs * 10 + 10); i++) {
-      lines.push(`  real_server ${o.address} ${o.base + i} {`, '    weight 1');
+      // ping targets are addresses of their own (bench/ping-targets.ts); the port only names the target
+      lines.push(`  real_server ${o.type === 'ping' ? pingTargetAddress(i) : o.address} ${o.base + i} {`, '    weight 1');
       if (o.type === 'tcp') lines.push(`    TCP_CHECK {`);
+      else if (o.type === 'ping') lines.push('    PING_CHECK {');
       else if (o.type === 'smtp') lines.push('    SMTP_CHECK {', '      helo_name lvsd-bench');
       else lines.push('    HTTP_GET {', '      url {', '        path /', '        status_code 200', ...(o.type === 'digest' ? [`        digest ${TARGET_BODY_MD5}`] : []), '      }');
       lines.push(`      connect_timeout ${o.timeoutS}`, `      retry ${o.retry}`, '      delay_before_retry 1', '    }', '  }');

@@ -350,7 +350,7 @@ async function runOne(type: BenchCheck, n: number): Promise<void> {
     : startProgram(targetNs, targetsBinary(), [address, String(BASE_PORT), String(n), ...(type === 'smtp' ? ['smtp'] : [])]);
   try {
     await targets.wait((j) => j.ready !== undefined, 120_000, 'targets listening');
-    if (withKeepalived && type !== 'ping') {
+    if (withKeepalived) {
       if (checkerNs === undefined) throw new Error('--keepalived needs root (namespaces)');
       await keepalivedPhase(type, n, checkerNs, address, targets);
       const before = targets.all((j) => j.revived !== undefined).length;

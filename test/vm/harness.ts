@@ -398,7 +398,7 @@ export function distPath(...parts: string[]): string {
  * Boots the guest once to run a compiled guest script that reports checks (test/vm/guest/checks.ts), and
  * turns each reported check into a subtest of `t`.
  */
-export async function guestChecks(t: TestContext, script: string, timeoutMs = 240_000, opts: Pick<GuestRunOptions, 'memoryMb' | 'cpus' | 'env'> = {}): Promise<void> {
+export async function guestChecks(t: TestContext, script: string, timeoutMs = 240_000, opts: Pick<GuestRunOptions, 'memoryMb' | 'cpus' | 'env' | 'modules'> = {}): Promise<void> {
   requireRoot();
   const r = await runInGuest({ ...opts, command: `node ${distPath(script)}`, timeoutMs });
   t.diagnostic(`guest run: ${r.durationMs} ms, status ${r.status}`);

@@ -1,14 +1,18 @@
 // Runs INSIDE the QEMU guest (real IPVS): the keepalived corpus, keepalived against lvsd. IPVS is per
 // network namespace, so both run at once on the same clock: namespace "ka" runs keepalived's checker
-// process (`keepalived --check`) on every ORIGINAL corpus file with virtual servers, namespace "lv" runs
+// process (`keepalived --check`) on every ORIGINAL corpus file with virtual servers (and on
+// test/fixtures/keepalived-checks/fail-and-recover.conf, real servers that fail each its checker's way), namespace "lv" runs
 // `lvsd run` on the IMPORTED configs (test/support/keepalived-corpus.ts: ipvsOnlyConfig of mergeConfigs —
 // one lvsd for all files, because seven Node daemons starting at once starve the emulated guest). Each
 // namespace holds the same real servers (test/vm/guest/targets.ts on a dummy interface), so every checker
 // meets a live server. Phases, each compared file by file and as one table (`ipvsadm -Sn`, thresholds,
 // timeouts):
 //   up      — every real server answers (the HTTP digest in checkers.conf deliberately matches nothing)
-//   quorum  — lvs-nat-sorry.conf's real servers vanish: quorum lost, sorry server in
-//   back    — they return: quorum regained
+//   quorum  — lvs-nat-sorry.conf's real servers vanish: quorum lost, sorry server in; and at the same time
+//             fail-and-recover.conf's servers fail: ICMP echo dropped by nftables (PING_CHECK), a 554 banner
+//             (SMTP_CHECK), a closed UDP socket (UDP_CHECK without require_reply), a wrong reply (with it), a
+//             404 on one of two urls (HTTP_GET), a refused port or a 404 beside a TCP_CHECK (two checkers)
+//   back    — they return: quorum regained, the failed servers recover
 //   stop    — SIGTERM to both
 // A difference is allowed only where DIFFERENCES below names it, line for line, with the reason.
 import assert from 'node:assert/strict';
@@ -17,13 +21,26 @@ import { mkdirSync, mkdtempSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
 import YAML from 'yaml';
 import { startRun, type LvsdRun } from '../../support/lvsd-run.js';
+import { LVSD_BUNDLE } from '../bundle-path.js';
 import { CORPUS_DIR, corpusFiles, importCorpusFile, ipvsOnlyConfig, lineDiff, mergeConfigs, serviceKeyOfLine, serviceKeys, thresholdLines } from '../../support/keepalived-corpus.js';
 import { Checks, ipvsadmSave, sh } from './checks.js';
 import type { Target } from './targets.js';
 
 type Phase = 'up' | 'quorum' | 'back';
+
+/**
+ * Not a corpus file: real servers that fail and recover, each its checker's way (the file says how). Run only
+ * with LVSD_VM_CORPUS_CHECKS=1 for now: in the guest (host load 15–21) keepalived behaved as CHECKS_POOL says
+ * and lvsd logged the same verdicts (a 554 banner, a 404 on /b, port unreachable, a wrong reply), but minutes
+ * after keepalived, and some servers it had logged down were still at weight 1 in its table ~6 minutes
+ * later, so this part fails until that is understood (issue 16's report).
+ */
+const CHECKS_FILE = join('..', 'keepalived-checks', 'fail-and-recover.conf');
+const withChecks = process.env.LVSD_VM_CORPUS_CHECKS === '1';
+const FAIL = '554 no service here';
 
 /** The real servers each corpus file's checkers talk to, as they must answer for keepalived to call them up. */
 const TARGETS: Record<string, { targets: Target[]; localOnly?: string[] }> = {
@@ -57,6 +74,39 @@ const TARGETS: Record<string, { targets: Target[]; localOnly?: string[] }> = {
   'lvs-nat-sorry.conf': { targets: ['10.2.0.11', '10.2.0.12', '10.2.0.13'].map((address): Target => ({ kind: 'http', address, port: 80 })) },
   'v2-auth-tun.conf': { targets: ['198.51.100.1', '198.51.100.2'].map((address): Target => ({ kind: 'http', address, port: 80 })) },
   'vs-group.conf': { targets: ['10.20.1.1', '10.20.1.2'].map((address): Target => ({ kind: 'http', address, port: 80 })) },
+  [CHECKS_FILE]: {
+    targets: [
+      { kind: 'http', address: '10.60.2.1', port: 80, failed: { notFound: ['/b'] } },
+      { kind: 'http', address: '10.60.2.2', port: 80, notFound: ['/b'] },
+      { kind: 'http', address: '10.60.3.1', port: 80 },
+      { kind: 'http', address: '10.60.3.1', port: 81, failed: { closed: true } },
+      { kind: 'http', address: '10.60.3.2', port: 80, failed: { notFound: ['/a'] } },
+      { kind: 'http', address: '10.60.3.2', port: 81 },
+      { kind: 'smtp', address: '10.60.4.1', port: 25, failed: { banner: FAIL } },
+      { kind: 'smtp', address: '10.60.4.2', port: 25, banner: FAIL },
+      { kind: 'udp', address: '10.60.5.1', port: 4001, failed: { closed: true } }, // silent, then closed
+      { kind: 'udp', address: '10.60.5.3', port: 4001, reply: 'OK', failed: { reply: 'NO' } },
+      { kind: 'udp', address: '10.60.5.4', port: 4001 }, // silent
+    ],
+    // PING_CHECK targets (the namespace's kernel answers); 10.60.5.2 has no UDP socket at all
+    localOnly: ['10.60.1.1', '10.60.1.2', '10.60.5.2'],
+  },
+};
+
+/** The echo requests nftables drops while the servers are failed (PING_CHECK of 10.60.1.1). */
+const DROP_PING = 'table inet lvsd_corpus {\n  chain input {\n    type filter hook input priority 0;\n    ip daddr 10.60.1.1 icmp type echo-request drop\n  }\n}\n';
+/**
+ * What keepalived 2.2.7 keeps in each service of fail-and-recover.conf (as the issue measured it: every url
+ * must pass, every checker of a server must pass, a 554 banner fails SMTP_CHECK, UDP_CHECK without
+ * require_reply fails on an ICMP port unreachable only): asserted of keepalived, then lvsd must match it.
+ */
+const CHECKS_POOL: Record<'up' | 'failed', Record<string, string[]>> = {
+  up: {
+    '-t 10.60.0.10:25': ['10.60.4.1:25'],
+    '-t 10.60.0.10:80': ['10.60.1.1:80', '10.60.1.2:80', '10.60.2.1:80', '10.60.3.1:80', '10.60.3.2:80'],
+    '-u 10.60.0.10:4001': ['10.60.5.1:4001', '10.60.5.3:4001'],
+  },
+  failed: { '-t 10.60.0.10:25': [], '-t 10.60.0.10:80': ['10.60.1.2:80'], '-u 10.60.0.10:4001': [] },
 };
 const NAT_SORRY_SERVERS = ['10.2.0.11', '10.2.0.12', '10.2.0.13'];
 
@@ -78,7 +128,7 @@ const DIFFERENCES: Difference[] = [];
 const checks = new Checks();
 const dir = mkdtempSync(join(tmpdir(), 'lvsd-corpus-'));
 const targetsJs = fileURLToPath(new URL('./targets.js', import.meta.url));
-const files = corpusFiles().filter((f) => (importCorpusFile(f).config.virtualServers?.length ?? 0) > 0);
+const files = [...corpusFiles().filter((f) => (importCorpusFile(f).config.virtualServers?.length ?? 0) > 0), ...(withChecks ? [CHECKS_FILE] : [])];
 const keysOf = new Map(files.map((f) => [f, new Set(serviceKeys(importCorpusFile(f).config))]));
 
 interface Side {
@@ -95,6 +145,40 @@ async function waitUntil(f: () => boolean, timeoutMs: number, what: string): Pro
     if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(250);
   }
+}
+
+/** The checks file's services: service key → the real servers in it with a weight above 0, sorted. */
+function pools(lines: string[]): Record<string, string[]> {
+  const out = Object.fromEntries(Object.keys(CHECKS_POOL.up).map((key): [string, string[]] => [key, []]));
+  for (const x of lines) {
+    const t = x.trim().split(/\s+/);
+    if (t[0] === '-a' && t[t.indexOf('-w') + 1] !== '0') out[`${t[1] ?? ''} ${t[2] ?? ''}`]?.push(t[4] ?? '');
+  }
+  for (const v of Object.values(out)) v.sort();
+  return out;
+}
+const pooled = (state: 'up' | 'failed') => (lines: string[]): boolean => !withChecks || isDeepStrictEqual(pools(lines), CHECKS_POOL[state]);
+
+/** keepalived keeps in fail-and-recover.conf's services what CHECKS_POOL says (it is the anchor); lvsd is compared with it after. */
+function keepalivedPools(state: 'up' | 'failed', k: string[], ms: number): string {
+  assert.deepEqual(pools(k), CHECKS_POOL[state], `keepalived's pools of ${CHECKS_FILE} (${state}) after ${ms} ms:\n${k.join('\n')}`);
+  return Object.entries(pools(k)).map(([key, rs]) => `${key}: ${rs.length === 0 ? 'empty' : rs.join(' ')}`).join('; ');
+}
+
+/** Fails or recovers the servers of fail-and-recover.conf in both namespaces: the targets' `failed` behaviour, ICMP echo dropped. */
+async function failChecks(to: 'failed' | 'recovered'): Promise<void> {
+  await Promise.all(targets.map((t) => new Promise<void>((resolve) => {
+    const on = (d: Buffer): void => {
+      if (!d.toString().includes(to)) return;
+      t.stdout?.off('data', on);
+      resolve();
+    };
+    t.stdout?.on('data', on);
+    t.kill(to === 'failed' ? 'SIGUSR1' : 'SIGUSR2');
+  })));
+  const rules = join(dir, 'drop-ping.nft');
+  writeFileSync(rules, DROP_PING);
+  await sh(['ka', 'lv'].map((ns) => (to === 'failed' ? `ip netns exec ${ns} nft -f ${rules}` : `ip netns exec ${ns} nft delete table inet lvsd_corpus`)).join(' && '));
 }
 
 async function setUpNamespace(ns: string): Promise<void> {
@@ -140,7 +224,9 @@ function startLvsd(): LvsdRun {
   const config = ipvsOnlyConfig(merged, { listen: '127.0.0.1:9300', socket: join(here, 'lvsd.sock'), stateFile: join(here, 'state.json') });
   const path = join(here, 'lvsd.yaml');
   writeFileSync(path, YAML.stringify(config));
-  return startRun(['--config', path], ['ip', 'netns', 'exec', 'lv']);
+  // The one-file bundle: the project share has no page cache in the guest, and lvsd's module graph read file by
+  // file took ~4 minutes of this test under TCG.
+  return startRun(['--config', path], ['ip', 'netns', 'exec', 'lv'], LVSD_BUNDLE);
 }
 
 /**
@@ -181,9 +267,26 @@ function compareFile(file: string, phase: Phase, k: string[], l: string[]): stri
   const [kf, lf] = [mine(k), mine(l)];
   for (const key of keys) assert.ok(kf.some((x) => x.startsWith(`-A ${key} `)), `keepalived did not program ${key}:\n${k.join('\n')}`);
   const d = lineDiff(kf, lf);
-  assert.deepEqual({ onlyKeepalived: d.onlyA, onlyLvsd: d.onlyB }, expectedDiff(file, phase), `${file} (${phase}) keepalived:\n${kf.join('\n')}\nlvsd:\n${lf.join('\n')}`);
+  const expected = expectedDiff(file, phase);
+  if (!isDeepStrictEqual({ onlyKeepalived: d.onlyA, onlyLvsd: d.onlyB }, expected)) {
+    const servers = [...new Set([...d.onlyA, ...d.onlyB].map((x) => x.split(/\s+/)[4] ?? ''))];
+    assert.deepEqual({ onlyKeepalived: d.onlyA, onlyLvsd: d.onlyB }, expected, `${file} (${phase}) keepalived:\n${kf.join('\n')}\nlvsd:\n${lf.join('\n')}\n${said(servers)}`);
+  }
   const declared = DIFFERENCES.filter((x) => x.file === file && x.phases.includes(phase)).map((x) => `declared difference: ${x.why}${x.owner === undefined ? '' : ` [lvsd bug, fix in ${x.owner}]`}`);
   return [...declared, ...kf].join('\n');
+}
+
+/** What each side last said about these real servers (ADDRESS:PORT): why a comparison failed. */
+function said(servers: string[]): string {
+  const out: string[] = [];
+  for (const rs of servers) {
+    const address = rs.replace(/:\d+$/, '');
+    const ka = kads.flatMap((k) => k.log.split('\n')).filter((x) => x.includes(`[${address}]`)).slice(-4);
+    const mine = new RegExp(`${address.replace(/\./g, '\\.')}(?![0-9])`);
+    const lvLines = lvsd.lines.filter((x) => /^(real server|checker) /.test(x.msg) && mine.test(JSON.stringify(x))).slice(-6);
+    out.push(`${rs}: keepalived said:\n  ${ka.join('\n  ')}\nlvsd said:\n  ${lvLines.map((x) => `${String(x.time)} ${x.msg} ${JSON.stringify(x.checker ?? '')} (${String(x.reason)})`).join('\n  ')}`);
+  }
+  return out.join('\n');
 }
 
 async function compareWhole(phase: Phase, k: string[], l: string[]): Promise<string> {
@@ -240,25 +343,33 @@ await checks.check('keepalived runs every original corpus file (--check)', async
 
 // ---- phase "up"
 const programmed = (k: string[]): boolean => files.every((f) => [...(keysOf.get(f) ?? [])].every((key) => k.some((x) => x.startsWith(`-A ${key} `))));
-let s = await settle(20_000, 150_000, (k, l) => programmed(k) && asDeclared('up', k, l));
+let s = await settle(20_000, 150_000, (k, l) => programmed(k) && pooled('up')(k) && pooled('up')(l) && asDeclared('up', k, l));
+if (withChecks) await checks.check(`up: ${CHECKS_FILE}: keepalived keeps the servers whose every checker and url passes`, () => Promise.resolve(keepalivedPools('up', s.k, s.ms)));
 for (const f of files) await checks.check(`up: ${f}: keepalived and lvsd program the same ipvsadm -Sn`, () => Promise.resolve(compareFile(f, 'up', s.k, s.l)));
 await checks.check('up: the whole table, thresholds and timeouts are the same', () => compareWhole('up', s.k, s.l));
 
-// ---- phase "quorum": lvs-nat-sorry.conf loses every real server
+// ---- phase "quorum": lvs-nat-sorry.conf loses every real server; fail-and-recover.conf's servers fail
 const delAll = (op: 'del' | 'add'): Promise<string> => sh(['ka', 'lv'].map((ns) => NAT_SORRY_SERVERS.map((a) => `ip -n ${ns} addr ${op} ${a}/32 dev tgt`).join(' && ')).join(' && '));
 await delAll('del');
+if (withChecks) await checks.check(`failed: ${CHECKS_FILE}: its servers fail (targets switched, ICMP echo dropped by nft)`, () => failChecks('failed'));
 const sorry = (lines: string[]): boolean => lines.some((x) => x.includes('-r 10.2.0.250:8080'));
-s = await settle(5_000, 150_000, (k, l) => sorry(k) && sorry(l) && asDeclared('quorum', k, l));
+s = await settle(5_000, 150_000, (k, l) => sorry(k) && sorry(l) && pooled('failed')(k) && pooled('failed')(l) && asDeclared('quorum', k, l));
+if (withChecks) {
+  await checks.check(`failed: ${CHECKS_FILE}: keepalived drops the servers that fail PING, SMTP, UDP, one url, one of two checkers`, () => Promise.resolve(keepalivedPools('failed', s.k, s.ms)));
+  await checks.check(`failed: ${CHECKS_FILE}: lvsd drops the same (ipvsadm -Sn)`, () => Promise.resolve(compareFile(CHECKS_FILE, 'quorum', s.k, s.l)));
+}
 await checks.check('quorum lost: lvs-nat-sorry.conf: the sorry server comes in the same way', () => {
   assert.ok(sorry(s.k), `keepalived put no sorry server in after ${s.ms} ms:\n${s.k.join('\n')}`);
   return Promise.resolve(compareFile('lvs-nat-sorry.conf', 'quorum', s.k, s.l));
 });
 await checks.check('quorum lost: the whole table is the same', () => compareWhole('quorum', s.k, s.l));
 
-// ---- phase "back": the real servers return
+// ---- phase "back": the real servers return, the failed ones recover
 await delAll('add');
+if (withChecks) await checks.check(`back: ${CHECKS_FILE}: its servers recover`, () => failChecks('recovered'));
 const back = (lines: string[]): boolean => lines.some((x) => x.startsWith('-a -t 198.51.100.20:80 -r 10.2.0.11:80') && !x.endsWith('-w 0'));
-s = await settle(5_000, 150_000, (k, l) => back(k) && back(l) && asDeclared('back', k, l));
+s = await settle(5_000, 150_000, (k, l) => back(k) && back(l) && pooled('up')(k) && pooled('up')(l) && asDeclared('back', k, l));
+if (withChecks) await checks.check(`back: ${CHECKS_FILE}: keepalived takes the recovered servers back`, () => Promise.resolve(keepalivedPools('up', s.k, s.ms)));
 for (const f of files) await checks.check(`back: ${f}: still the same after ${Math.round((Date.now() - started) / 1000)} s`, () => Promise.resolve(compareFile(f, 'back', s.k, s.l)));
 await checks.check('back: the whole table is the same', () => compareWhole('back', s.k, s.l));
 
