@@ -17,7 +17,7 @@ packages=(
   chromium                             # the panel's browser tests
   systemd                              # systemd-analyze verify / systemd-sysusers for the unit's tests
   python3                              # a $NOTIFY_SOCKET listener (unix datagrams) for the sd_notify test
-  libfaketime                          # wall-clock jumps under a running lvsd (lab chaos test); monotonic time left alone
+  libfaketime faketime                 # wall-clock jumps under a running lvsd (lab chaos test); monotonic time left alone
   prometheus                           # the graphs drawn from a real Prometheus (api.prometheus)
   build-essential                      # node-gyp builds the net addon (daemon/net/native) in npm ci
 )
