@@ -30,7 +30,7 @@ export function labChoice(env: Readonly<Record<string, string | undefined>>, ipv
     if (!/^\d+$/.test(text) || after < 5 || after > 600) throw new Error(`LVSD_LAB_FAILOVER_AFTER=${text}: expected whole seconds from 5 to 600`);
     return { mode: 'guest', ipvs, failoverAfterS: after, why: 'LVSD_LAB=guest: an LVS DR pair of two lvsd on IPVS, in a QEMU guest with Debian\'s kernel' };
   }
-  if (mode !== '' && mode !== 'namespaces') throw new Error(`LVSD_LAB=${mode}: expected guest (the LVS DR pair on IPVS in a QEMU guest) or namespaces (the lab on this host)`);
+  if (mode !== '' && mode !== 'namespaces') throw new Error(`LVSD_LAB=${mode}: expected guest (the LVS DR pair on IPVS in a QEMU guest), ecmp (the active-active lab) or namespaces (the lab on this host)`);
   const asked = env.LVSD_LAB_DATAPLANE ?? '';
   if (asked !== '') {
     if (!(DATAPLANES as readonly string[]).includes(asked)) throw new Error(`LVSD_LAB_DATAPLANE=${asked}: expected one of ${DATAPLANES.join(', ')}`);
