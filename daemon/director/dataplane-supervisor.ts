@@ -20,6 +20,8 @@ export interface DataplaneSupervisorOptions {
 export class DataplaneSupervisor {
   private readonly loop: ApplyLoop | null;
   private statsTimer: NodeJS.Timeout | null = null;
+  /** A counters read is in flight: the next tick skips (see pollStats). */
+  private polling = false;
   private observedTable: ObservedTable = { services: [] };
   /** What the latest apply refused: a reload fails only on refusals it caused. */
   private refusals: readonly string[] = [];
@@ -81,11 +83,20 @@ export class DataplaneSupervisor {
     return this.observedTable;
   }
 
+  /**
+   * One read at a time: a read slower than the period (a big table, a starved guest) that let the next one start
+   * beside it would pile reads on the dump sockets without bound, and an apply's own dump would wait behind
+   * all of them (issue 16: the guest's table lagged its verdicts by minutes).
+   */
   private async pollStats(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
     try {
       this.observedTable = (await this.opened.dataplane?.observe()) ?? this.observedTable;
     } catch (e) {
       this.opts.logger.warn({ err: e }, 'reading dataplane counters failed');
+    } finally {
+      this.polling = false;
     }
   }
 

@@ -68,6 +68,8 @@ export class IpvsDataplane implements Dataplane {
   private queue: Promise<unknown> = Promise.resolve();
   private recheck: NodeJS.Timeout | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
+  /** The timer's resync is queued or running: the next tick skips it rather than queue another behind it. */
+  private resyncing = false;
   /** lvsd's view of the kernel table (undefined: read it in full on the next apply). */
   private cache: ObservedTable | undefined;
   /** Per desired service (raw id): its spec at the last apply and its canonical form — to find what changed. */
@@ -342,11 +344,18 @@ export class IpvsDataplane implements Dataplane {
     }
     const every = this.opts.resyncIntervalMs ?? 30_000;
     if (this.resyncTimer === undefined && every > 0) {
+      // One at a time: a full read slower than the period (a starved guest) would otherwise queue resyncs
+      // without bound, and every apply behind them (issue 16).
       this.resyncTimer = setInterval(() => {
-        if (this.closed) return;
-        this.resync().catch((e: unknown) => {
-          this.log.error({ err: e }, 'IPVS resync failed');
-        });
+        if (this.closed || this.resyncing) return;
+        this.resyncing = true;
+        this.resync()
+          .catch((e: unknown) => {
+            this.log.error({ err: e }, 'IPVS resync failed');
+          })
+          .finally(() => {
+            this.resyncing = false;
+          });
       }, every);
       this.resyncTimer.unref();
     }
