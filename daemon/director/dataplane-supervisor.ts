@@ -64,6 +64,11 @@ export class DataplaneSupervisor {
     return this.loop?.request() ?? Promise.resolve();
   }
 
+  /** Waits for the passes in flight or asked for. */
+  idle(): Promise<void> {
+    return this.loop?.idle() ?? Promise.resolve();
+  }
+
   /** Refusals the backend holds now (before a reload: those it must not be blamed for). */
   get currentRefusals(): ReadonlySet<string> {
     return new Set(this.refusals);

@@ -353,6 +353,7 @@ export class Director implements DirectorPort {
     await this.queue;
     await this.bgp.stop(); // withdrawn first (after the drain), while the table still serves
     this.mail.stop();
+    await this.dataplane.idle(); // a pass asked for before the stop reads health before the monitor forgets it
     this.health.close();
     await this.vrrp.stop();
     await this.dataplane.close();

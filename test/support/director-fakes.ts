@@ -90,12 +90,15 @@ export class FakeEngine extends EventEmitter implements VrrpEngine {
 export class FakeDataplane implements Dataplane {
   readonly kind = 'nftables' as const;
   readonly applied: DesiredTable[] = [];
-  apply(desired: DesiredTable): Promise<ApplyReport> {
+  /** How long an apply takes (a slow kernel, a starved guest). */
+  applyMs = 0;
+  async apply(desired: DesiredTable): Promise<ApplyReport> {
     for (const s of desired.services) {
-      for (const rs of s.realServers) if (rs.method !== 'nat') return Promise.reject(new UnsupportedByDataplane('nftables', `${s.id} → ${rs.id}`, 'DR forwarding needs the IPVS dataplane'));
+      for (const rs of s.realServers) if (rs.method !== 'nat') throw new UnsupportedByDataplane('nftables', `${s.id} → ${rs.id}`, 'DR forwarding needs the IPVS dataplane');
     }
+    if (this.applyMs > 0) await new Promise((r) => setTimeout(r, this.applyMs));
     this.applied.push(desired);
-    return Promise.resolve({ operations: 1, drift: [], durationMs: 0 });
+    return { operations: 1, drift: [], durationMs: 0 };
   }
   observe() {
     return Promise.resolve({ services: [] });

@@ -120,3 +120,39 @@ virtualServers:
     up.server.close();
   }
 });
+
+test('director: an apply still in flight when the stop begins lands while health is still known (a failed server stays out)', async () => {
+  const up = await listening();
+  const gone = await listening();
+  await new Promise((r) => gone.server.close(r));
+  const t = await startFakeDirector(`
+vrrp: { instances: [] }
+virtualServers:
+  - name: web
+    address: 192.0.2.10
+    port: 80
+    alpha: true
+    healthCheck: { type: tcp, interval: 100ms, timeout: 500ms }
+    realServers: [{ address: 127.0.0.1, port: ${up.port} }, { address: 127.0.0.1, port: ${gone.port} }]
+`);
+  try {
+    const deadline = Date.now() + 10_000;
+    while (!t.dataplane.applied.some((a) => ports(a).includes(up.port))) {
+      assert.ok(Date.now() < deadline, 'the live server never entered the table');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // A slow dataplane (the starved guest): one pass in flight, another asked for behind it, then the stop.
+    // The monitor forgets its servers when it closes, and a server it does not know is an unchecked one, up:
+    // the pass behind must not run after that, or it puts the failed server back on the way out.
+    t.dataplane.applyMs = 300;
+    const target = { service: 'tcp:192.0.2.10:80', realServer: `127.0.0.1:${up.port}` };
+    const first = t.d.setOverride(target, { weight: 5 }, 'test');
+    const second = t.d.setOverride(target, { weight: 6 }, 'test');
+    await t.d.stop();
+    await Promise.all([first, second]);
+    assert.deepEqual(t.dataplane.applied.at(-1)?.services[0]?.realServers.map((rs) => [rs.port, rs.weight]), [[up.port, 6]]);
+  } finally {
+    await t.cleanup();
+    up.server.close();
+  }
+});
