@@ -51,6 +51,10 @@ export interface PhaseFigures {
   /** New connections started in the window, and how many of them failed. */
   newTotal: number;
   newFailed: number;
+  /** The failed ones by the client's error (timeout: no echo in 3 s), and each one's start relative to the
+   * move (ms; negative: before the VIP moved) with its port: where in the step they fail tells why. */
+  newFailedReasons: Record<string, number>;
+  newFailedAt: { ms: number; port: number }[];
   /** restart only: the virtual server's Conns counter on d1 before the stop and after the restart, and the new
    * connections d1 has surely counted since it took the VIP back (the counter lags up to 2 s: the kernel's
    * estimator). Adopted: after ≥ before + counted. A flushed and re-created service starts again from 0, and
@@ -593,7 +597,7 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
     const line = out.trim().split('\n').pop() ?? '';
     const result = JSON.parse(line) as {
       conns: { port: number; alive: boolean; dead: string | null; deadAt: number | null; maxGapMs: number; servers: string[] }[];
-      fresh: { at: number; port: number; ok: boolean; server?: string }[];
+      fresh: { at: number; port: number; ok: boolean; error?: string; server?: string }[];
       gaps: { at: number; ms: number }[];
     };
     // What the crash of r1 did is its own figure: up to the crash, a connection counts as kept.
@@ -616,6 +620,8 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
         moveMs: w.moved - w.start,
         newTotal: fresh.length,
         newFailed: fresh.filter((f) => !f.ok).length,
+        newFailedReasons: fresh.filter((f) => !f.ok).reduce<Record<string, number>>((r, f) => ({ ...r, [f.error ?? '?']: (r[f.error ?? '?'] ?? 0) + 1 }), {}),
+        newFailedAt: fresh.filter((f) => !f.ok).map((f) => ({ ms: f.at - w.moved, port: f.port })),
         ...w.extra,
         ...(w.counted === undefined ? {} : { newCountedSinceBack: result.fresh.filter((f) => f.ok && f.port === PORT && f.at >= (w.counted?.[0] ?? 0) && f.at < (w.counted?.[1] ?? 0)).length }),
       };
