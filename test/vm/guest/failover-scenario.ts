@@ -589,10 +589,10 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
       await sleep(3000);
     }
 
-    const ended = new Promise<void>((r) => clientProc.once('exit', () => { r(); }));
+    // 'close', not 'exit': the process can have exited while the end of its report still waits in the pipe
+    // (the report is a few hundred KB after a long run; read at 'exit', it was cut short: a JSON error).
+    const ended = new Promise<void>((r) => clientProc.once('close', () => { r(); }));
     clientProc.kill('SIGTERM');
-    // Its report is a few hundred KB after a long run: in a loaded guest, writing it has outlasted 20 s (the
-    // line was read cut short). It exits once it is written.
     await Promise.race([ended, sleep(180_000)]);
     const line = out.trim().split('\n').pop() ?? '';
     const result = JSON.parse(line) as {
