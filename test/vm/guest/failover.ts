@@ -96,7 +96,7 @@ await checks.check('director pair, DR + TUN + NAT, under 30 long-lived connectio
     },
   });
   const detail = JSON.stringify(f);
-  const phase = (p: PhaseFigures): string => `${p.name}: lost ${p.lost}, longest gap ${p.longestGapMs} ms, VIP moved in ${p.moveMs} ms, new ${p.newTotal} (${p.newFailed} failed${p.newFailed > 0 ? `: ${JSON.stringify(p.newFailedReasons)} at ${p.newFailedAt.map((f) => `${f.ms}ms:${f.port}`).join(' ')} from the VIP's move` : ''})`;
+  const phase = (p: PhaseFigures): string => `${p.name}: lost ${p.lost}, longest gap ${p.longestGapMs} ms, VIP moved in ${p.moveMs} ms, new ${p.newTotal} (${p.newFailed} failed${p.newFailed > 0 ? `: ${JSON.stringify(p.newFailedReasons)} at ${p.newFailedAt.map((f) => `${f.ms}ms:${f.port}`).join(' ')} from the VIP's move` : ''})${p.clientStallMs > 0 ? `, the client itself stalled up to ${p.clientStallMs} ms` : ''}`;
   const [stop, restart] = f.phases;
   assert.ok(stop?.name === 'graceful stop' && restart?.name === 'restart', detail);
   assert.equal(stop.lost, 0, `connections lost at the graceful stop: ${detail}`);
