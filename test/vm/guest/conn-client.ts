@@ -149,7 +149,8 @@ process.on('SIGTERM', () => {
       return { id: c.id, port: c.port, localPort: c.localPort, alive: c.opened && c.dead === null && !stuck, dead: c.dead ?? (stuck ? 'no answer' : null), deadAt: c.deadAt ?? (stuck ? c.lastAnswer : null), sent: c.sent, answered: c.answered, maxGapMs: c.maxGapMs, servers: [...c.servers] };
     });
     for (const c of longs) c.sock.destroy();
-    process.stdout.write(`${JSON.stringify({ conns, fresh, gaps, stalls })}\n`);
-    process.exit(0);
+    // Exit once the report is handed over: stdout is a pipe, and process.exit() right after a write of a few
+    // hundred KB cut the report short (the reader got invalid JSON).
+    process.stdout.write(`${JSON.stringify({ conns, fresh, gaps, stalls })}\n`, () => { process.exit(0); });
   }, Math.max(2 * INTERVAL, 500));
 });
