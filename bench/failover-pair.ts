@@ -25,7 +25,9 @@ const row = (f: FailoverFigures): string =>
 const phaseRow = (kind: string, p: PhaseFigures): string =>
   `${`${kind} ${p.name}`.padEnd(16)} lost ${String(p.lost).padStart(3)}  longest gap ${String(p.longestGapMs).padStart(6)} ms  VIP moved in ${String(p.moveMs).padStart(6)} ms  new ${p.newTotal} (${p.newFailed} failed)` +
   (p.serviceConnsBefore === undefined ? '' : `  service Conns ${p.serviceConnsBefore} → ${String(p.serviceConnsAfter)} (${String(p.newCountedSinceBack)} new since back: ${(p.serviceConnsAfter ?? 0) >= p.serviceConnsBefore + (p.newCountedSinceBack ?? 0) ? 'adopted' : 're-created'})`) +
-  (p.lost > 0 ? `  lost: ${JSON.stringify(p.lostReasons)}` : '');
+  (p.lost > 0 ? `  lost: ${JSON.stringify(p.lostReasons)}` : '') +
+  (p.clientStallMs > 0 ? `  the client itself stalled up to ${p.clientStallMs} ms` : '') +
+  (p.newFailed > 0 ? `  failed: ${JSON.stringify(p.newFailedReasons)} at ${p.newFailedAt.map((f) => `${f.ms}ms:${f.port}`).join(' ')} (from the VIP's move)` : '');
 const ratio = (a: number, b: number): string => (b === 0 ? (a === 0 ? '1.00' : '∞') : (a / b).toFixed(2));
 
 for (let r = 0; r < rounds; r++) {

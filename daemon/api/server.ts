@@ -28,6 +28,7 @@ import { History } from './history.js';
 import { EventLog } from './event-log.js';
 import { SessionTable } from './sessions.js';
 import { createMetrics } from './metrics.js';
+import { lazyCompilersFactory } from './lazy-compilers.js';
 import type { DirectorPort } from '../director/port.js';
 import type { StateStore } from '../state/store.js';
 import type { Api } from './types.js';
@@ -90,6 +91,8 @@ export async function buildApi(opts: ApiOptions): Promise<Api> {
     // {"weight":"5"}, {"drain":"true"}, {"drain":null} and [5] for 5 are 400 naming the field (fastify's
     // default coerceTypes: 'array' would accept them all; query strings are typed by plugins/query-types)
     ajv: { customOptions: { allErrors: true, removeAdditional: false as const, coerceTypes: false as const } },
+    // each route's validators and serializers are compiled on first use, not at ready (lazy-compilers.ts)
+    schemaController: { compilersFactory: lazyCompilersFactory },
     // A URL the router cannot take (bad percent-encoding, a path parameter over 100 characters) gets lvsd's
     // error shape too; fastify's own answer quotes the whole path back.
     frameworkErrors: (err: FastifyError, _req: FastifyRequest, reply: FastifyReply) => {

@@ -4,7 +4,8 @@
 // NEW ms, to the ports in turn (connect, one line, its echo, close). On SIGTERM it prints one JSON line: per connection whether it is
 // still alive (no error, no close, its last line answered), the longest gap between answers, and every new
 // connection with its start time and outcome; when each lost connection died, and every gap of more than
-// two intervals with the time it ended, so a caller running several failovers can tell them apart. Wall-clock times (Date.now()) so the caller can line them up with
+// two intervals with the time it ended, so a caller running several failovers can tell them apart; and the
+// times the client itself was starved of CPU for over a second (its own gaps and timeouts, not the directors'). Wall-clock times (Date.now()) so the caller can line them up with
 // a director's log. Each long-lived connection that dies is also announced at once on its own line,
 // `dead ID LOCAL_PORT PORT`, so a caller can reconnect from that source port (the kube-proxy #81775 case), and
 // once a second `status ALIVE ANSWERS NEW_OK NEW_FAILED` (connections alive, answers and new connections in that
@@ -42,6 +43,15 @@ interface Gap { at: number; ms: number }
 const longs: Long[] = [];
 const fresh: Fresh[] = [];
 const gaps: Gap[] = [];
+/** Times this process itself did not run for over a second (a timer 100 ms apart fired late): in a loaded
+ * guest the client can be starved, and its gaps and timeouts then say nothing about the directors. */
+const stalls: Gap[] = [];
+let lastBeat = Date.now();
+const beat = setInterval(() => {
+  const now = Date.now();
+  if (now - lastBeat > 1100 && stalls.length < 10_000) stalls.push({ at: now, ms: now - lastBeat - 100 });
+  lastBeat = now;
+}, 100);
 let stopping = false;
 
 function openLong(id: number, port: number): Long {
@@ -103,7 +113,9 @@ function newConnection(): void {
     fresh.push({ at, port, ok, ms: Date.now() - at, ...(error === undefined ? {} : { error }), ...(server === undefined ? {} : { server }) });
     sock.destroy();
   };
-  const timer = setTimeout(() => { finish(false, 'timeout'); }, NEW_TIMEOUT_MS);
+  // Judged after this loop turn's I/O (setImmediate runs after the poll phase): a client starved of CPU wakes
+  // with the timer due and the echo already in the socket buffer, and must not call that a timeout.
+  const timer = setTimeout(() => { setImmediate(() => { finish(false, 'timeout'); }); }, NEW_TIMEOUT_MS);
   sock.on('connect', () => sock.write('new 0\n'));
   sock.on('data', (d: Buffer) => { finish(true, undefined, d.toString().split(' ')[0]); });
   sock.on('error', (e: NodeJS.ErrnoException) => { finish(false, e.code ?? e.message); });
@@ -127,6 +139,7 @@ process.on('SIGTERM', () => {
   clearInterval(t1);
   clearInterval(t2);
   clearInterval(t3);
+  clearInterval(beat);
   // The last line sent deserves its answer: wait one round trip's worth before judging.
   setTimeout(() => {
     const now = Date.now();
@@ -136,7 +149,8 @@ process.on('SIGTERM', () => {
       return { id: c.id, port: c.port, localPort: c.localPort, alive: c.opened && c.dead === null && !stuck, dead: c.dead ?? (stuck ? 'no answer' : null), deadAt: c.deadAt ?? (stuck ? c.lastAnswer : null), sent: c.sent, answered: c.answered, maxGapMs: c.maxGapMs, servers: [...c.servers] };
     });
     for (const c of longs) c.sock.destroy();
-    process.stdout.write(`${JSON.stringify({ conns, fresh, gaps })}\n`);
-    process.exit(0);
+    // Exit once the report is handed over: stdout is a pipe, and process.exit() right after a write of a few
+    // hundred KB cut the report short (the reader got invalid JSON).
+    process.stdout.write(`${JSON.stringify({ conns, fresh, gaps, stalls })}\n`, () => { process.exit(0); });
   }, Math.max(2 * INTERVAL, 500));
 });

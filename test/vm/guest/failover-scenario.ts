@@ -51,6 +51,13 @@ export interface PhaseFigures {
   /** New connections started in the window, and how many of them failed. */
   newTotal: number;
   newFailed: number;
+  /** The failed ones by the client's error (timeout: no echo in 3 s), and each one's start relative to the
+   * move (ms; negative: before the VIP moved) with its port: where in the step they fail tells why. */
+  newFailedReasons: Record<string, number>;
+  newFailedAt: { ms: number; port: number }[];
+  /** The longest time the client process itself did not run in the window (ms; over 1 s counted): a
+   * starved client sees gaps and timeouts that are not the directors'. */
+  clientStallMs: number;
   /** restart only: the virtual server's Conns counter on d1 before the stop and after the restart, and the new
    * connections d1 has surely counted since it took the VIP back (the counter lags up to 2 s: the kernel's
    * estimator). Adopted: after ≥ before + counted. A flushed and re-created service starts again from 0, and
@@ -585,16 +592,17 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
       await sleep(3000);
     }
 
-    const ended = new Promise<void>((r) => clientProc.once('exit', () => { r(); }));
+    // 'close', not 'exit': the process can have exited while the end of its report still waits in the pipe
+    // (the report is a few hundred KB after a long run; read at 'exit', it was cut short: a JSON error).
+    const ended = new Promise<void>((r) => clientProc.once('close', () => { r(); }));
     clientProc.kill('SIGTERM');
-    // Its report is a few hundred KB after a long run: in a loaded guest, writing it has outlasted 20 s (the
-    // line was read cut short). It exits once it is written.
     await Promise.race([ended, sleep(180_000)]);
     const line = out.trim().split('\n').pop() ?? '';
     const result = JSON.parse(line) as {
       conns: { port: number; alive: boolean; dead: string | null; deadAt: number | null; maxGapMs: number; servers: string[] }[];
-      fresh: { at: number; port: number; ok: boolean; server?: string }[];
+      fresh: { at: number; port: number; ok: boolean; error?: string; server?: string }[];
       gaps: { at: number; ms: number }[];
+      stalls?: { at: number; ms: number }[];
     };
     // What the crash of r1 did is its own figure: up to the crash, a connection counts as kept.
     const kept = result.conns.filter((c) => c.alive || (c.deadAt !== null && c.deadAt >= crashAt));
@@ -616,6 +624,9 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
         moveMs: w.moved - w.start,
         newTotal: fresh.length,
         newFailed: fresh.filter((f) => !f.ok).length,
+        newFailedReasons: fresh.filter((f) => !f.ok).reduce<Record<string, number>>((r, f) => ({ ...r, [f.error ?? '?']: (r[f.error ?? '?'] ?? 0) + 1 }), {}),
+        newFailedAt: fresh.filter((f) => !f.ok).map((f) => ({ ms: f.at - w.moved, port: f.port })),
+        clientStallMs: Math.max(0, ...(result.stalls ?? []).filter((g) => g.at >= w.start && g.at < w.end).map((g) => g.ms)),
         ...w.extra,
         ...(w.counted === undefined ? {} : { newCountedSinceBack: result.fresh.filter((f) => f.ok && f.port === PORT && f.at >= (w.counted?.[0] ?? 0) && f.at < (w.counted?.[1] ?? 0)).length }),
       };

@@ -96,14 +96,16 @@ await checks.check('director pair, DR + TUN + NAT, under 30 long-lived connectio
     },
   });
   const detail = JSON.stringify(f);
-  const phase = (p: PhaseFigures): string => `${p.name}: lost ${p.lost}, longest gap ${p.longestGapMs} ms, VIP moved in ${p.moveMs} ms, new ${p.newTotal} (${p.newFailed} failed)`;
+  const phase = (p: PhaseFigures): string => `${p.name}: lost ${p.lost}, longest gap ${p.longestGapMs} ms, VIP moved in ${p.moveMs} ms, new ${p.newTotal} (${p.newFailed} failed${p.newFailed > 0 ? `: ${JSON.stringify(p.newFailedReasons)} at ${p.newFailedAt.map((f) => `${f.ms}ms:${f.port}`).join(' ')} from the VIP's move` : ''})${p.clientStallMs > 0 ? `, the client itself stalled up to ${p.clientStallMs} ms` : ''}`;
   const [stop, restart] = f.phases;
   assert.ok(stop?.name === 'graceful stop' && restart?.name === 'restart', detail);
   assert.equal(stop.lost, 0, `connections lost at the graceful stop: ${detail}`);
   assert.equal(restart.lost, 0, `connections lost across the restart: ${detail}`);
   assert.ok(restart.newTotal > 0, `no new connection was tried across the restart: ${detail}`);
-  // Not asserted yet: in the last guest run some new connections failed across the restart (docs/ipvs.md);
-  // reported in the check's line until that is understood and fixed.
+  // New connections failed across the stop and the restart are reported (reason, when, the client's own
+  // stalls), not asserted: one opened in the ~2 s before a handover can reach the new master before the
+  // kernel's batched sync message about it and be reset — the kernel's sync protocol, keepalived alike
+  // (docs/ipvs.md, "What the new connections that fail at a handover are").
   // Adopted, not flushed: a re-created service's counter would start again from 0 (see PhaseFigures).
   assert.ok(restart.serviceConnsBefore !== undefined && restart.serviceConnsBefore >= 30, detail);
   assert.ok((restart.serviceConnsAfter ?? 0) >= restart.serviceConnsBefore + (restart.newCountedSinceBack ?? 0), `the virtual server was re-created: ${detail}`);
