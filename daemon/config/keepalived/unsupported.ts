@@ -68,8 +68,6 @@ const REASONS: Record<string, string> = {
   old_unicast_checksum: 'the pre-1.3.6 keepalived VRRPv3 checksum is not supported',
   check_unicast_src: 'lvsd always checks that unicast adverts come from a listed peer',
   vrrp_check_unicast_src: 'lvsd always checks that unicast adverts come from a listed peer',
-  down_timer_adverts: 'lvsd uses the RFC master-down interval (3 adverts + skew)',
-  vrrp_down_timer_adverts: 'lvsd uses the RFC master-down interval (3 adverts + skew)',
   garp_extra_if: 'periodic GARPs on other interfaces are not supported; set garp.masterRefresh',
   vrrp_garp_extra_if: 'periodic GARPs on other interfaces are not supported; set vrrp.garp.masterRefresh',
   promote_secondaries: 'set net.ipv4.conf.IF.promote_secondaries with sysctl instead',
