@@ -246,6 +246,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       unicastSrcIp: inst.unicastSrcIp,
       unicastPeers: [...(inst.unicastPeers ?? [])],
       unicastTtl: inst.unicastTtl,
+      downTimerAdverts: inst.downTimerAdverts,
       dontTrackPrimary: inst.dontTrackPrimary ?? false,
       trackSrcIp: inst.trackSrcIp ?? false,
       virtualIpaddresses: vips,

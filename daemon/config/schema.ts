@@ -278,6 +278,7 @@ export const VrrpInstance = Obj(
     ),
     unicastSrcIp: opt(Ip('Source address of the adverts, unicast or multicast (keepalived unicast_src_ip, mcast_src_ip). Default: the interface\'s primary address (IPv6: its link-local one).')),
     unicastPeers: opt(Type.Array(Ip('A peer address.'), { description: 'Send adverts to these peers by unicast; empty/absent = multicast.' })),
+    downTimerAdverts: opt(Int(1, 100, 'Adverts a backup misses before it takes over: Master_Down_Interval = downTimerAdverts × the master\'s advert interval + skew (keepalived down_timer_adverts; vrrp_down_timer_adverts in global_defs is imported onto every instance). Not the RFC\'s unless 3; every router of the instance must use the same. Default 3.')),
     unicastTtl: opt(Int(1, 255, 'TTL (IPv6: hop limit) of unicast adverts, for peers behind routers (keepalived unicast_ttl). Needs unicastPeers. Default: 255 for IPv4, the system\'s hop limit for IPv6 (keepalived alike).')),
     trackSrcIp: opt(Type.Boolean({ description: 'FAULT while unicastSrcIp is not on the interface: missing at start or removed later (keepalived track_src_ip). Needs unicastSrcIp. Default false: the adverts go out from it whether the interface has it or not.' })),
     dontTrackPrimary: opt(Type.Boolean({ description: 'The instance\'s own interface going down does not put it in FAULT; only its trackInterfaces do (keepalived dont_track_primary). Default false.' })),

@@ -191,6 +191,8 @@ export interface VrrpInstance {
   unicastPeers: string[];
   /** keepalived unicast_ttl: TTL / hop limit of unicast adverts (absent: 255 for IPv4, the system's for IPv6). */
   unicastTtl?: number;
+  /** keepalived down_timer_adverts: adverts missed before a backup takes over (absent: 3, the RFC's). */
+  downTimerAdverts?: number;
   /** keepalived dont_track_primary: the own interface going down is no FAULT. */
   dontTrackPrimary: boolean;
   /** keepalived track_src_ip: FAULT while unicastSrcIp is not on the interface. */

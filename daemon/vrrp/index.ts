@@ -16,6 +16,7 @@ import { FileTracker, ScriptTracker, unrunnable } from './track.js';
 import { ProcessMonitor } from './process-monitor.js';
 import { gateScript } from './script-security.js';
 import { NotifyFifo, fifoLine } from './notify-fifo.js';
+import { coalesced } from './coalesce.js';
 import type { FromWorker, ReconfigureSummary, ToWorker, TransitionEvent, VrrpSnapshot } from './protocol.js';
 import type { VrrpState } from './machine.js';
 
@@ -387,7 +388,13 @@ class Engine extends EventEmitter implements VrrpEngine {
   }
 
   refresh(): Promise<VrrpSnapshot> {
-    if (this.exited) return Promise.resolve(this.latest);
+    return this.exited ? Promise.resolve(this.latest) : this.coalescedRefresh();
+  }
+
+  /** Snapshot requests, coalesced (coalesce.ts): a burst of transitions asks for one or two, not one each. */
+  private readonly coalescedRefresh = coalesced(() => this.request());
+
+  private request(): Promise<VrrpSnapshot> {
     const id = ++this.seq;
     return new Promise((resolve) => {
       this.pending.set(id, resolve);

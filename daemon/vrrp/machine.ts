@@ -29,6 +29,8 @@ export interface MachineConfig {
   lowerPrioNoAdvert?: boolean;
   /** keepalived's higher_prio_send_advert: a master that hears a better advert sends one of its own before it steps down. Default false. */
   higherPrioSendAdvert?: boolean;
+  /** keepalived's down_timer_adverts: adverts missed before Master_Down (default 3, the RFC's). */
+  downTimerAdverts?: number;
 }
 
 export interface Machine {
@@ -105,9 +107,9 @@ export function skewTimeMs(priority: number, masterAdverIntervalCs: number): num
   return ((256 - priority) * masterAdverIntervalCs * 10) / 256;
 }
 
-/** Master_Down_Interval = 3 × Master_Adver_Interval + Skew_Time, in ms. */
-export function masterDownIntervalMs(priority: number, masterAdverIntervalCs: number): number {
-  return 3 * masterAdverIntervalCs * 10 + skewTimeMs(priority, masterAdverIntervalCs);
+/** Master_Down_Interval = 3 × Master_Adver_Interval + Skew_Time, in ms (keepalived's down_timer_adverts replaces the 3). */
+export function masterDownIntervalMs(priority: number, masterAdverIntervalCs: number, adverts = 3): number {
+  return adverts * masterAdverIntervalCs * 10 + skewTimeMs(priority, masterAdverIntervalCs);
 }
 
 /** The earliest running deadline, or null: the runtime sleeps until then. */
@@ -136,7 +138,7 @@ class Step {
     return this.m.config.intervalCs * 10;
   }
   mdi(): number {
-    return masterDownIntervalMs(this.m.priority, this.m.masterAdverIntervalCs);
+    return masterDownIntervalMs(this.m.priority, this.m.masterAdverIntervalCs, this.m.config.downTimerAdverts);
   }
   /** A Master_Down_Timer deadline `ms` from now, or from the end of the start-up delay while it runs (keepalived). */
   downAt(ms: number): number {

@@ -83,6 +83,8 @@ export interface VrrpInstanceOptions {
   unicastPeers?: string[];
   /** keepalived unicast_ttl: TTL / hop limit of unicast adverts. Default: 255 (IPv4), the system's (IPv6). */
   unicastTtl?: number;
+  /** keepalived down_timer_adverts: Master_Down_Interval = this × Master_Adver_Interval + Skew_Time (1..100). Default 3 (RFC 5798). */
+  downTimerAdverts?: number;
   /** keepalived dont_track_primary: the own interface going down is no FAULT (tracked interfaces still are). */
   dontTrackPrimary?: boolean;
   /** keepalived track_src_ip: FAULT while unicastSrcIp is not on the interface (missing at start, or removed). Needs unicastSrcIp. */
@@ -206,6 +208,7 @@ export interface NormalizedInstance {
   /** Where multicast adverts go (and what the socket joins): vrrp_mcast_group4/6 of the instance's family. */
   multicastGroup: string;
   unicastTtl?: number;
+  downTimerAdverts: number;
   dontTrackPrimary: boolean;
   trackSrcIp: boolean;
   vips: NormalizedVip[];
@@ -347,6 +350,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
       accept: i.accept ?? false,
       unicastPeers: i.unicastPeers ?? [],
       multicastGroup: groups[family],
+      downTimerAdverts: i.downTimerAdverts ?? 3,
       dontTrackPrimary: i.dontTrackPrimary ?? false,
       trackSrcIp: i.trackSrcIp ?? false,
       vips,
@@ -366,6 +370,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     }
     if (i.authPass !== undefined) n.authPass = i.authPass;
     if (i.unicastSrcIp !== undefined) n.unicastSrcIp = i.unicastSrcIp;
+    if (!Number.isInteger(n.downTimerAdverts) || n.downTimerAdverts < 1 || n.downTimerAdverts > 100) err('downTimerAdverts', `${n.downTimerAdverts} not in 1..100`);
     if (i.unicastTtl !== undefined) {
       if (!Number.isInteger(i.unicastTtl) || i.unicastTtl < 1 || i.unicastTtl > 255) err('unicastTtl', `${i.unicastTtl} not in 1..255`);
       else if (n.unicastPeers.length === 0) err('unicastTtl', 'needs unicastPeers');

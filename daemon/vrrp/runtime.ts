@@ -191,6 +191,7 @@ export class VrrpRuntime {
           primaryAddress: src ?? Buffer.alloc(o.family === 4 ? 4 : 16),
           lowerPrioNoAdvert: o.lowerPrioNoAdvert,
           higherPrioSendAdvert: o.higherPrioSendAdvert,
+          downTimerAdverts: o.downTimerAdverts,
         },
         o.priority,
       ),

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { VrrpRuntime, type RuntimeIo } from '../../daemon/vrrp/runtime.js';
 import { normalizeOptions, type VrrpInstanceOptions, type VrrpOptions } from '../../daemon/vrrp/options.js';
 import { encodeAdvert } from '../../daemon/vrrp/packet.js';
+import { createMachine, nextDeadline, step } from '../../daemon/vrrp/machine.js';
 import { NotifyRunner } from '../../daemon/vrrp/notify.js';
 import { fifoLine } from '../../daemon/vrrp/notify-fifo.js';
 import { formatIP, parseIP } from '../../daemon/net/addr.js';
@@ -202,4 +203,31 @@ test('notify FIFO: keepalived\'s line format, and vrrp_notify_fifo (+ _script) i
   const r2 = importText('global_defs {\n notify_fifo /run/all.fifo\n}\n');
   assert.deepEqual(r2.config.vrrp?.notifyFifo, { path: '/run/all.fifo' });
   assert.deepEqual(diag(r2), []);
+});
+
+test('down_timer_adverts: imported per instance and from global_defs, to the engine; the backup\'s Master_Down_Interval follows it', () => {
+  const r = importText(
+    'global_defs {\n vrrp_down_timer_adverts 2\n}\n' +
+      'vrrp_instance VI_1 {\n interface eth0\n virtual_router_id 51\n priority 100\n down_timer_adverts 1\n virtual_ipaddress {\n  10.0.0.100/24\n }\n}\n' +
+      'vrrp_instance VI_2 {\n interface eth0\n virtual_router_id 52\n priority 100\n virtual_ipaddress {\n  10.0.0.101/24\n }\n}\n' +
+      'vrrp_instance VI_3 {\n interface eth0\n virtual_router_id 53\n priority 100\n down_timer_adverts 101\n virtual_ipaddress {\n  10.0.0.102/24\n }\n}\n',
+  );
+  const [a, b, c] = r.config.vrrp?.instances ?? [];
+  assert.equal(a?.downTimerAdverts, 1);
+  assert.equal(b?.downTimerAdverts, 2, 'global_defs vrrp_down_timer_adverts is every instance\'s default');
+  assert.equal(c?.downTimerAdverts, 2, 'an out-of-range value is reported and the global default stays');
+  assert.deepEqual(diag(r), ['25 down_timer_adverts']);
+  const loaded = loadConfigText(r.yaml, 'imported.yaml');
+  assert.ok(loaded.ok, JSON.stringify(loaded));
+  const n = normalizeOptions(vrrpOptions(loaded.config));
+  assert.deepEqual(n.instances.map((i) => i.downTimerAdverts), [1, 2, 2]);
+  // A backup (priority 100, 1 s adverts) arms Master_Down_Timer = N × 1000 + (256 − 100) × 1000 / 256 ms, keepalived's VRRP_MS_DOWN_TIMER.
+  const mdt = (adverts: number | undefined): number | null => {
+    const m = createMachine({ version: 3, intervalCs: 100, preempt: true, preemptDelayMs: 0, primaryAddress: parseIP('10.0.0.1'), ...(adverts === undefined ? {} : { downTimerAdverts: adverts }) }, 100);
+    return nextDeadline(step(m, { type: 'startup' }, 0).machine);
+  };
+  assert.equal(mdt(undefined), 3609.375);
+  assert.equal(mdt(1), 1609.375);
+  assert.equal(mdt(2), 2609.375);
+  assert.throws(() => normalizeOptions({ instances: [{ name: 'X', interface: 'eth0', vrid: 1, priority: 100, vips: ['10.0.0.1/32'], downTimerAdverts: 0 }] }), /downTimerAdverts: 0 not in 1\.\.100/);
 });

@@ -80,6 +80,7 @@ export interface InstanceOut {
   garp?: GarpOut;
   lowerPrioNoAdvert?: boolean;
   higherPrioSendAdvert?: boolean;
+  downTimerAdverts?: number;
   vmac?: { name?: string; xmitBase?: boolean };
   ipvlan?: { name?: string; address?: string; type?: 'bridge' | 'private' | 'vepa' };
   virtualRoutes?: VirtualRouteOut[];

@@ -20,6 +20,8 @@ export interface GlobalResult {
   realtimePriority?: number;
   /** vrrp_lower_prio_no_advert, vrrp_higher_prio_send_advert. */
   lowerPrioNoAdvert?: boolean;
+  /** vrrp_down_timer_adverts: the default of every instance's down_timer_adverts. */
+  downTimerAdverts?: { value: number; d: Directive };
   higherPrioSendAdvert?: boolean;
   /** vrrp_startup_delay, vrrp_delay_after_boot, with their directives (for the source comments). */
   startupDelay?: { value: string; d: Directive };
@@ -123,6 +125,9 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
   const afterBootD = r.last('vrrp_delay_after_boot');
   const afterBoot = r.timer(afterBootD);
   if (afterBootD && afterBoot !== undefined) out.delayAfterBoot = { value: afterBoot, d: afterBootD };
+  const downD = r.last('vrrp_down_timer_adverts');
+  const down = r.int(downD, 1, 100);
+  if (downD && down !== undefined) out.downTimerAdverts = { value: down, d: downD };
   const noAdvert = r.bool(r.last('vrrp_lower_prio_no_advert'));
   if (noAdvert !== undefined) out.lowerPrioNoAdvert = noAdvert;
   const sendAdvert = r.bool(r.last('vrrp_higher_prio_send_advert'));

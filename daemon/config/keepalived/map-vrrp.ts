@@ -259,6 +259,16 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
     }
   }
   if (peers.length > 0) inst.unicastPeers = peers;
+  // keepalived 2.2.7: down_timer_adverts [1..100] per instance, else global_defs' vrrp_down_timer_adverts.
+  const downD = r.last('down_timer_adverts');
+  const down = r.int(downD, 1, 100);
+  if (downD && down !== undefined && down !== 3) {
+    inst.downTimerAdverts = down;
+    ctx.source.at(inst, 'downTimerAdverts', downD.pos);
+  } else if (down === undefined && env.global.downTimerAdverts !== undefined && env.global.downTimerAdverts.value !== 3) {
+    inst.downTimerAdverts = env.global.downTimerAdverts.value;
+    ctx.source.at(inst, 'downTimerAdverts', env.global.downTimerAdverts.d.pos);
+  }
   const ttlD = r.last('unicast_ttl');
   const ttl = r.int(ttlD, 0, 255);
   if (ttlD && ttl !== undefined) {
