@@ -91,9 +91,10 @@ export class IpvsClient {
 
   // ---- services ----
 
-  async listServices(): Promise<IpvsService[]> {
+  /** `stats: false` leaves the counters out (see decodeService). */
+  async listServices(stats = true): Promise<IpvsService[]> {
     const replies = await this.call(Cmd.GET_SERVICE, Buffer.alloc(0), 'all services', true);
-    return replies.map((p) => decodeService(replyNest(p, CmdAttr.SERVICE, 'GET_SERVICE')));
+    return replies.map((p) => decodeService(replyNest(p, CmdAttr.SERVICE, 'GET_SERVICE'), stats));
   }
 
   /** One service, or undefined if the kernel has none with that key. */
@@ -119,9 +120,9 @@ export class IpvsClient {
 
   // ---- destinations ----
 
-  async listDests(key: ServiceKey): Promise<IpvsDest[]> {
+  async listDests(key: ServiceKey, stats = true): Promise<IpvsDest[]> {
     const replies = await this.call(Cmd.GET_DEST, serviceKeyPayload(key), serviceKeyText(key), true);
-    return replies.map((p) => decodeDest(replyNest(p, CmdAttr.DEST, 'GET_DEST'), key.family));
+    return replies.map((p) => decodeDest(replyNest(p, CmdAttr.DEST, 'GET_DEST'), key.family, stats));
   }
   async addDest(key: ServiceKey, d: IpvsDest): Promise<void> {
     await this.call(Cmd.NEW_DEST, destPayload(key, d), `${serviceKeyText(key)} → ${destText(d)}`);
@@ -133,15 +134,18 @@ export class IpvsClient {
     await this.call(Cmd.DEL_DEST, destPayload(key, d, false), `${serviceKeyText(key)} → ${destText(d)}`);
   }
 
-  /** Every service with its destinations (one dump, then one dest dump per service, pipelined). */
-  async listTable(): Promise<IpvsServiceWithDests[]> {
-    const services = await this.listServices();
+  /**
+   * Every service with its destinations (one dump, then one dest dump per service, pipelined: the kernel
+   * has no dump of every destination at once). `stats: false` leaves the counters out.
+   */
+  async listTable(stats = true): Promise<IpvsServiceWithDests[]> {
+    const services = await this.listServices(stats);
     const out: IpvsServiceWithDests[] = [];
     for (let i = 0; i < services.length; i += this.window) {
       const chunk = services.slice(i, i + this.window);
       const dests = await Promise.all(
         chunk.map((s) =>
-          this.listDests(s.key).catch((e: unknown) => {
+          this.listDests(s.key, stats).catch((e: unknown) => {
             // Deleted between the two dumps: report it empty rather than fail the whole read.
             if (e instanceof IpvsError && e.code === 'ESRCH') return [];
             throw e;

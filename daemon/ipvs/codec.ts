@@ -190,7 +190,8 @@ export function encodeService(s: IpvsService): Buffer[] {
   return out;
 }
 
-export function decodeService(buf: Buffer): IpvsService {
+/** `stats: false` skips the counters (a reconcile reads only configuration: most of a reply is counters). */
+export function decodeService(buf: Buffer, stats = true): IpvsService {
   const w = 'service';
   const a = Attrs.parse(buf, w);
   const af = a.u16(SvcAttr.AF, w);
@@ -220,6 +221,7 @@ export function decodeService(buf: Buffer): IpvsService {
   };
   const pe = a.str(SvcAttr.PE_NAME);
   if (pe !== undefined) s.peName = pe;
+  if (!stats) return s;
   const st = a.nested(SvcAttr.STATS, 'service stats');
   if (st !== undefined) s.stats = decodeStats(st, false);
   const st64 = a.nested(SvcAttr.STATS64, 'service stats64');
@@ -250,8 +252,8 @@ export function encodeDest(d: IpvsDest, full = true): Buffer[] {
   return out;
 }
 
-/** `serviceFamily` is used when the reply has no ADDR_FAMILY (kernels before 4.x). */
-export function decodeDest(buf: Buffer, serviceFamily: Family): IpvsDest {
+/** `serviceFamily` is used when the reply has no ADDR_FAMILY (kernels before 4.x); `stats: false` as decodeService. */
+export function decodeDest(buf: Buffer, serviceFamily: Family, stats = true): IpvsDest {
   const w = 'destination';
   const a = Attrs.parse(buf, w);
   const af = a.u16(DestAttr.ADDR_FAMILY, w);
@@ -287,6 +289,7 @@ export function decodeDest(buf: Buffer, serviceFamily: Family): IpvsDest {
   if (ic !== undefined) d.inactiveConns = ic;
   const pc = a.u32(DestAttr.PERSIST_CONNS, w);
   if (pc !== undefined) d.persistConns = pc;
+  if (!stats) return d;
   const st = a.nested(DestAttr.STATS, 'destination stats');
   if (st !== undefined) d.stats = decodeStats(st, false);
   const st64 = a.nested(DestAttr.STATS64, 'destination stats64');

@@ -45,61 +45,88 @@ export function str(type: number, v: string): Buffer {
   return attr(type, Buffer.concat([Buffer.from(v, 'utf8'), Buffer.from([0])]));
 }
 
-/** A parsed attribute set: type → value (the last one wins, as in the kernel's nla_parse). */
+/**
+ * A parsed attribute set: type → value (the last one wins, as in the kernel's nla_parse). It keeps offsets
+ * into the buffer it was given, not a Buffer per attribute: decoding a dump of a large IPVS table is
+ * mostly this class, and a subarray per attribute was most of that (and of its garbage).
+ */
 export class Attrs {
-  private constructor(private readonly map: Map<number, Buffer>) {}
+  private constructor(
+    private readonly buf: Buffer,
+    /** type → offset of the attribute × 65536 + its length (header included); holes for absent types. */
+    private readonly pos: number[],
+  ) {}
 
   /** Parses a run of attributes; throws a clear error on truncation (what, offset, lengths). */
   static parse(buf: Buffer, what: string): Attrs {
-    const map = new Map<number, Buffer>();
-    let off = 0;
-    while (off + 4 <= buf.length) {
+    return Attrs.parseRange(buf, 0, buf.length, what);
+  }
+
+  private static parseRange(buf: Buffer, start: number, end: number, what: string): Attrs {
+    const pos: number[] = [];
+    let off = start;
+    while (off + 4 <= end) {
       const len = buf.readUInt16LE(off);
       const type = buf.readUInt16LE(off + 2) & NLA_TYPE_MASK;
-      if (len < 4 || off + len > buf.length) {
-        throw new Error(`${what}: attribute ${type} at offset ${off} has length ${len}, only ${buf.length - off} bytes left`);
+      if (len < 4 || off + len > end) {
+        throw new Error(`${what}: attribute ${type} at offset ${off - start} has length ${len}, only ${end - off} bytes left`);
       }
-      map.set(type, buf.subarray(off + 4, off + len));
+      pos[type] = off * 65536 + len;
       off += align4(len);
     }
-    return new Attrs(map);
+    return new Attrs(buf, pos);
   }
 
   has(type: number): boolean {
-    return this.map.has(type);
+    return this.pos[type] !== undefined;
   }
   raw(type: number): Buffer | undefined {
-    return this.map.get(type);
+    const p = this.pos[type];
+    if (p === undefined) return undefined;
+    const off = Math.floor(p / 65536);
+    return this.buf.subarray(off + 4, off + (p % 65536));
   }
-  private sized(type: number, n: number, what: string): Buffer | undefined {
-    const v = this.map.get(type);
-    if (v !== undefined && v.length < n) throw new Error(`${what}: attribute ${type} is ${v.length} bytes, expected ${n}`);
-    return v;
+  /** The offset of the value of `type` (-1 if absent), checked to hold at least n bytes. */
+  private sized(type: number, n: number, what: string): number {
+    const p = this.pos[type];
+    if (p === undefined) return -1;
+    const len = (p % 65536) - 4;
+    if (len < n) throw new Error(`${what}: attribute ${type} is ${len} bytes, expected ${n}`);
+    return Math.floor(p / 65536) + 4;
   }
   u8(type: number, what: string): number | undefined {
-    return this.sized(type, 1, what)?.readUInt8(0);
+    const o = this.sized(type, 1, what);
+    return o < 0 ? undefined : this.buf[o];
   }
   u16(type: number, what: string): number | undefined {
-    return this.sized(type, 2, what)?.readUInt16LE(0);
+    const o = this.sized(type, 2, what);
+    return o < 0 ? undefined : this.buf.readUInt16LE(o);
   }
   be16(type: number, what: string): number | undefined {
-    return this.sized(type, 2, what)?.readUInt16BE(0);
+    const o = this.sized(type, 2, what);
+    return o < 0 ? undefined : this.buf.readUInt16BE(o);
   }
   u32(type: number, what: string): number | undefined {
-    return this.sized(type, 4, what)?.readUInt32LE(0);
+    const o = this.sized(type, 4, what);
+    return o < 0 ? undefined : this.buf.readUInt32LE(o);
   }
+  /** As a Number (exact below 2^53, as Number(bigint) was). */
   u64(type: number, what: string): number | undefined {
-    const v = this.sized(type, 8, what);
-    return v === undefined ? undefined : Number(v.readBigUInt64LE(0));
+    const o = this.sized(type, 8, what);
+    return o < 0 ? undefined : this.buf.readUInt32LE(o) + this.buf.readUInt32LE(o + 4) * 0x1_0000_0000;
   }
   str(type: number): string | undefined {
-    const v = this.map.get(type);
-    if (v === undefined) return undefined;
-    const nul = v.indexOf(0);
-    return v.subarray(0, nul < 0 ? v.length : nul).toString('utf8');
+    const p = this.pos[type];
+    if (p === undefined) return undefined;
+    const off = Math.floor(p / 65536) + 4;
+    const end = off - 4 + (p % 65536);
+    const nul = this.buf.indexOf(0, off);
+    return this.buf.toString('utf8', off, nul < 0 || nul > end ? end : nul);
   }
   nested(type: number, what: string): Attrs | undefined {
-    const v = this.map.get(type);
-    return v === undefined ? undefined : Attrs.parse(v, what);
+    const p = this.pos[type];
+    if (p === undefined) return undefined;
+    const off = Math.floor(p / 65536);
+    return Attrs.parseRange(this.buf, off + 4, off + (p % 65536), what);
   }
 }

@@ -6,6 +6,7 @@ import {
   encodeInfo, encodeService, encodeStats, encodeTimeouts, replyNest, serviceKeyText, servicePayload,
   type IpvsDaemon, type IpvsDest, type IpvsService, type ServiceKey, type Stats,
 } from '../../daemon/ipvs/codec.js';
+import { isIPv4 } from 'node:net';
 import { bytesToIp, canonicalIp, ipToBytes } from '../../daemon/ipvs/addr.js';
 import { Attrs } from '../../daemon/net/nlattr.js';
 import { CmdAttr, SvcFlag } from '../../daemon/ipvs/constants.js';
@@ -94,6 +95,24 @@ test('addresses: bytes round-trip, IPv6 canonical', () => {
   assert.equal(canonicalIp('FD00:0:0::0001'), 'fd00::1');
   assert.equal(hex(ipToBytes('::ffff:10.1.2.3')), '00000000000000000000ffff0a010203');
   assert.throws(() => ipToBytes('10.0.0'), /not an IP address: "10\.0\.0"/);
+  // The one-pass dotted quad accepts exactly what isIPv4 accepts: no leading zeros, no 256, four parts.
+  for (const bad of ['010.0.0.1', '10.0.0.256', '10.0.0.1.', '.10.0.0.1', '10..0.1', '10.0.0.1 ', '1.2.3.4.5', '1.2.3']) {
+    assert.throws(() => ipToBytes(bad), /not an IP address/, bad);
+  }
+  assert.equal(hex(ipToBytes('0.0.0.0')), '00000000');
+  assert.equal(hex(ipToBytes('255.255.255.255')), 'ffffffff');
+  const digitsAndDots = fc.stringMatching(/^[0-9.]{1,16}$/);
+  fc.assert(fc.property(digitsAndDots, (a) => {
+    let want: string | undefined;
+    if (isIPv4(a)) want = hex(Buffer.from(a.split('.').map(Number)));
+    let got: string | undefined;
+    try {
+      got = hex(ipToBytes(a));
+    } catch {
+      got = undefined;
+    }
+    return got === want;
+  }), { numRuns: 2000 });
 });
 
 test('service: decode ∘ encode = id (IPv4/IPv6, tcp/udp/sctp/fwmark, every scheduler, stats)', () => {

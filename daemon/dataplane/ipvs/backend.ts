@@ -130,8 +130,9 @@ export class IpvsDataplane implements Dataplane {
     return job;
   }
 
+  /** The kernel's table, configuration and connection counts only (the traffic counters are observe()'s). */
   private async readKernel(): Promise<ObservedTable> {
-    return { services: (await this.client.listTable()).map(fromIpvs) };
+    return { services: (await this.client.listTable(false)).map(fromIpvs) };
   }
 
   /** Fresh connection counts for the owned services that are losing (or draining) real servers. */
@@ -143,7 +144,7 @@ export class IpvsDataplane implements Dataplane {
     });
     await Promise.all(
       stale.map(async (s) => {
-        s.realServers = (await this.client.listDests(serviceKeyOf(s))).map(observedDest);
+        s.realServers = (await this.client.listDests(serviceKeyOf(s), false)).map(observedDest);
       }),
     );
   }
@@ -312,7 +313,8 @@ export class IpvsDataplane implements Dataplane {
       this.owned = owned;
       this.ownership.save(owned);
     }
-    const after = withCounts(applyPlan(cache, okOps), cache);
+    // Nothing sent (a restart adopting its table, a resync finding no drift): the kernel holds what was read.
+    const after = okOps.length === 0 ? cache : withCounts(applyPlan(cache, okOps), cache);
     return { refused, operations: p.ops.length, drift, failures, conflicts: p.conflicts, effective: drain.effective, after };
   }
 

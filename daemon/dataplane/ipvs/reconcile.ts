@@ -88,6 +88,16 @@ function duplicates(ids: string[]): string[] {
   return ids.filter((id) => (seen.has(id) ? true : (seen.add(id), false)));
 }
 
+/** The ids of a service's real servers; throws if one is listed twice. */
+function checkRealServerIds(want: ServiceSpec): Set<string> {
+  const ids = new Set<string>();
+  for (const r of want.realServers) ids.add(r.id);
+  if (ids.size < want.realServers.length) {
+    throw new Error(`service ${want.id} lists real server ${duplicates(want.realServers.map((r) => r.id)).join(', ')} more than once`);
+  }
+  return ids;
+}
+
 export function plan(desired: TableLike, actual: TableLike, owned: ReadonlySet<string>): Plan {
   const dupes = duplicates(desired.services.map((s) => s.id));
   if (dupes.length > 0) throw new Error(`desired table lists service ${dupes.join(', ')} more than once`);
@@ -98,31 +108,34 @@ export function plan(desired: TableLike, actual: TableLike, owned: ReadonlySet<s
   const conflicts: string[] = [];
 
   for (const want of desired.services) {
-    const rsDupes = duplicates(want.realServers.map((r) => r.id));
-    if (rsDupes.length > 0) throw new Error(`service ${want.id} lists real server ${rsDupes.join(', ')} more than once`);
-    const svc = specOf(want);
+    // The configuration-only copy, made once an operation needs it: a service already right (every service
+    // of a restart adopting its table) costs no copy.
+    let spec: ServiceSpec | undefined;
+    const svc = (): ServiceSpec => (spec ??= specOf(want));
     const have = actualById.get(want.id);
     if (have === undefined) {
-      ops.push({ kind: 'add-service', service: svc });
-      for (const r of want.realServers) ops.push({ kind: 'add-real-server', service: svc, realServer: rsOf(r) });
+      checkRealServerIds(want);
+      const s = svc();
+      ops.push({ kind: 'add-service', service: s });
+      for (const r of want.realServers) ops.push({ kind: 'add-real-server', service: s, realServer: rsOf(r) });
       nextOwned.add(want.id);
       continue;
     }
+    const wantIds = checkRealServerIds(want);
     if (!owned.has(want.id) && want.takeOver !== true) {
       conflicts.push(want.id);
       continue;
     }
     nextOwned.add(want.id);
-    if (!sameServiceConfig(want, have)) ops.push({ kind: 'update-service', service: svc, before: specOf(have) });
+    if (!sameServiceConfig(want, have)) ops.push({ kind: 'update-service', service: svc(), before: specOf(have) });
     const haveRs = new Map(have.realServers.map((r) => [r.id, r]));
-    const wantIds = new Set(want.realServers.map((r) => r.id));
     for (const r of have.realServers) {
-      if (!wantIds.has(r.id)) ops.push({ kind: 'delete-real-server', service: svc, realServer: rsOf(r) });
+      if (!wantIds.has(r.id)) ops.push({ kind: 'delete-real-server', service: svc(), realServer: rsOf(r) });
     }
     for (const r of want.realServers) {
       const cur = haveRs.get(r.id);
-      if (cur === undefined) ops.push({ kind: 'add-real-server', service: svc, realServer: rsOf(r) });
-      else if (!sameRealServerConfig(r, cur)) ops.push({ kind: 'update-real-server', service: svc, realServer: rsOf(r), before: rsOf(cur) });
+      if (cur === undefined) ops.push({ kind: 'add-real-server', service: svc(), realServer: rsOf(r) });
+      else if (!sameRealServerConfig(r, cur)) ops.push({ kind: 'update-real-server', service: svc(), realServer: rsOf(r), before: rsOf(cur) });
     }
   }
   for (const have of actual.services) {
