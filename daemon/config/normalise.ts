@@ -55,7 +55,7 @@ function garp(g: GarpFile | undefined, base: Garp, global = false): Garp {
 const GARP_DEFAULTS: Garp = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0, naIntervalMs: 0, lowerPrioRepeat: 5, lowerPrioDelayMs: 5000 };
 
 function notify(n: Notify | undefined): Notify {
-  return compact({ master: n?.master, backup: n?.backup, fault: n?.fault, stop: n?.stop, any: n?.any, masterRxLowerPri: n?.masterRxLowerPri, users: n?.users === undefined ? undefined : { ...n.users } });
+  return compact({ master: n?.master, backup: n?.backup, fault: n?.fault, stop: n?.stop, deleted: n?.deleted, any: n?.any, masterRxLowerPri: n?.masterRxLowerPri, users: n?.users === undefined ? undefined : { ...n.users } });
 }
 
 function statusRanges(list: (number | string)[] | undefined): { min: number; max: number }[] {
@@ -247,6 +247,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       unicastPeers: [...(inst.unicastPeers ?? [])],
       unicastTtl: inst.unicastTtl,
       downTimerAdverts: inst.downTimerAdverts,
+      notifyDeleted: (inst.notifyDeleted ?? false) || inst.notify?.deleted !== undefined,
       dontTrackPrimary: inst.dontTrackPrimary ?? false,
       trackSrcIp: inst.trackSrcIp ?? false,
       virtualIpaddresses: vips,

@@ -182,11 +182,12 @@ const InstanceNotify = Obj(
     backup: opt(Command('Run on becoming BACKUP.')),
     fault: opt(Command('Run on entering FAULT.')),
     stop: opt(Command('Run when the instance stops.')),
+    deleted: opt(Command('Run when a reload removes the instance; implies notifyDeleted (keepalived notify_deleted SCRIPT). Instances only.')),
     any: opt(Command('Run on every change with arguments: GROUP|INSTANCE name state priority (keepalived notify).')),
     masterRxLowerPri: opt(Command('Run (without arguments) each time a MASTER hears an advert of lower priority, as after a healed split brain (keepalived notify_master_rx_lower_pri). Instances only.')),
     users: opt(
       Obj(
-        Object.fromEntries(['master', 'backup', 'fault', 'stop', 'any', 'masterRxLowerPri'].map((k) => [k, opt(ScriptUser(`Runs the ${k} hook.`))])),
+        Object.fromEntries(['master', 'backup', 'fault', 'stop', 'deleted', 'any', 'masterRxLowerPri'].map((k) => [k, opt(ScriptUser(`Runs the ${k} hook.`))])),
         'Who runs each hook, "user" or "user:group" (keepalived notify_master "/x" user group). Default: vrrp.scriptUser.',
       ),
     ),
@@ -321,6 +322,7 @@ export const VrrpInstance = Obj(
       ),
     ),
     notify: opt(InstanceNotify),
+    notifyDeleted: opt(Type.Boolean({ description: 'A reload that removes this instance tells its notify hooks and the notify FIFO DELETED (keepalived notify_deleted). Default false: it tells them FAULT, or nothing when the instance was in FAULT already, as keepalived 2.2.7 does without the directive.' })),
     garp: opt(GarpSettings),
     lowerPrioNoAdvert: opt(
       Type.Boolean({ description: 'A master that hears a lower-priority master does not answer with an advert of its own (lower_prio_no_advert); it still sends the lowerPrioRepeat GARPs. Default: vrrp.lowerPrioNoAdvert, else false (it answers at once, so the other side steps down).' }),

@@ -153,11 +153,13 @@ export interface Notify {
   backup?: string;
   fault?: string;
   stop?: string;
+  /** keepalived notify_deleted's script: run when a reload removes the instance (instances only). */
+  deleted?: string;
   any?: string;
   /** keepalived notify_master_rx_lower_pri: run, without arguments, when a MASTER hears a lower-priority advert. */
   masterRxLowerPri?: string;
   /** Who runs each hook ("user" or "user:group"); absent: vrrp.scriptUser. */
-  users?: Partial<Record<'master' | 'backup' | 'fault' | 'stop' | 'any' | 'masterRxLowerPri', string>>;
+  users?: Partial<Record<'master' | 'backup' | 'fault' | 'stop' | 'deleted' | 'any' | 'masterRxLowerPri', string>>;
 }
 
 /** keepalived's virtual_ipaddress options (label, broadcast, peer, …) are daemon/net/addr-request.ts's, which applies them. */
@@ -193,6 +195,8 @@ export interface VrrpInstance {
   unicastTtl?: number;
   /** keepalived down_timer_adverts: adverts missed before a backup takes over (absent: 3, the RFC's). */
   downTimerAdverts?: number;
+  /** keepalived notify_deleted: a reload that removes the instance says DELETED, not FAULT (implied by notify.deleted). */
+  notifyDeleted: boolean;
   /** keepalived dont_track_primary: the own interface going down is no FAULT. */
   dontTrackPrimary: boolean;
   /** keepalived track_src_ip: FAULT while unicastSrcIp is not on the interface. */

@@ -199,6 +199,7 @@ export function vrrpOptions(config: Config): VrrpOptions {
       if (i.virtualRules.length > 0) o.virtualRules = i.virtualRules.map((r) => ({ ...r }));
       if (i.unicastTtl !== undefined) o.unicastTtl = i.unicastTtl;
       if (i.downTimerAdverts !== undefined) o.downTimerAdverts = i.downTimerAdverts;
+      if (i.notifyDeleted) o.notifyDeleted = true;
       if (i.dontTrackPrimary) o.dontTrackPrimary = true;
       if (i.trackSrcIp) o.trackSrcIp = true;
       return o;

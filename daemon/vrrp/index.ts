@@ -11,7 +11,7 @@
 import { EventEmitter } from 'node:events';
 import { forkEngine, type EngineChannel } from './channel.js';
 import { normalizeOptions, type NormalizedOptions, type VrrpOptions } from './options.js';
-import { NotifyRunner, splitCommand, type NotifyResult, type NotifyState } from './notify.js';
+import { NotifyRunner, removalNotify, splitCommand, type NotifyResult, type NotifyState } from './notify.js';
 import { FileTracker, ScriptTracker, unrunnable } from './track.js';
 import { ProcessMonitor } from './process-monitor.js';
 import { gateScript } from './script-security.js';
@@ -364,6 +364,12 @@ class Engine extends EventEmitter implements VrrpEngine {
   }
 
   private onTransition(e: TransitionEvent): void {
+    const removed = e.to === 'INIT' && this.previous !== null && !this.opts.instances.some((i) => i.name === e.instance);
+    const gone = removed ? this.previous?.instances.find((i) => i.name === e.instance) : undefined;
+    if (gone !== undefined) {
+      this.onRemoved(e, gone);
+      return;
+    }
     this.memberState.set(e.instance, e.to);
     const inst = this.opts.instances.find((i) => i.name === e.instance) ?? this.previous?.instances.find((i) => i.name === e.instance);
     // A group changes state when all of its members agree on the new one.
@@ -378,6 +384,18 @@ class Engine extends EventEmitter implements VrrpEngine {
       this.fifo?.write(fifoLine('GROUP', g.name, toNotify(e.to), 0));
       if (e.from === 'INIT') this.fifo?.write(instanceLine);
       this.notify.run('GROUP', g.name, toNotify(e.to), 0, g.notify ?? {});
+    }
+    this.emit('transition', e);
+    void this.refresh().catch(() => undefined);
+  }
+
+  /** An instance a reload removed: FAULT or DELETED (removalNotify), and no group notify, as keepalived. */
+  private onRemoved(e: TransitionEvent, inst: NormalizedOptions['instances'][number]): void {
+    this.memberState.set(e.instance, e.to);
+    const said = removalNotify(e.from, inst.notifyDeleted, inst.notify);
+    if (said !== null) {
+      this.fifo?.write(fifoLine('INSTANCE', e.instance, said.state, e.priority));
+      this.notify.run('INSTANCE', e.instance, said.state, e.priority, said.hooks);
     }
     this.emit('transition', e);
     void this.refresh().catch(() => undefined);

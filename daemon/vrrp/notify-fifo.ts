@@ -9,7 +9,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { closeSync, constants, lstatSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { splitCommand } from './notify.js';
 
-export type FifoEvent = 'MASTER' | 'BACKUP' | 'FAULT' | 'STOP' | 'MASTER_RX_LOWER_PRI';
+export type FifoEvent = 'MASTER' | 'BACKUP' | 'FAULT' | 'STOP' | 'DELETED' | 'MASTER_RX_LOWER_PRI';
 
 /** One event line, newline included (pure). Groups always carry priority 0, as in keepalived. */
 export function fifoLine(kind: 'INSTANCE' | 'GROUP', name: string, event: FifoEvent, priority: number): string {

@@ -5,7 +5,21 @@
 import { execFile } from 'node:child_process';
 import type { NotifyOptions } from './options.js';
 
-export type NotifyState = 'MASTER' | 'BACKUP' | 'FAULT' | 'STOP';
+export type NotifyState = 'MASTER' | 'BACKUP' | 'FAULT' | 'STOP' | 'DELETED';
+
+/**
+ * What a reload that removes an instance tells its hooks and the FIFO, as keepalived 2.2.7 does (vrrp.c
+ * clear_diff_vrrp, vrrp_notify.c send_instance_notifies; test/netns/vrrp-notify-deleted.test.ts): FAULT by
+ * default — nothing when the instance was in FAULT already — and DELETED with notify_deleted, whatever its state
+ * was. keepalived picks the specific hook while the state still reads DELETED, so a FAULT said this way runs
+ * `any` but not the fault hook (measured). null: nothing is said.
+ */
+export function removalNotify(from: string, notifyDeleted: boolean, n: NotifyOptions): { state: NotifyState; hooks: NotifyOptions } | null {
+  if (notifyDeleted) return { state: 'DELETED', hooks: n };
+  if (from === 'FAULT') return null;
+  const users = n.users?.any === undefined ? {} : { users: { any: n.users.any } };
+  return { state: 'FAULT', hooks: n.any === undefined ? {} : { any: n.any, ...users } };
+}
 
 export interface NotifyResult {
   command: string;
@@ -21,8 +35,8 @@ export interface NotifyResult {
 export type ScriptGate = (program: string, user: string | undefined) => { uid: number; gid: number; unsafe?: string } | { refused: string };
 
 /** The notify option key of a state's specific hook. */
-export type HookKey = 'master' | 'backup' | 'fault' | 'stop' | 'any' | 'masterRxLowerPri';
-const HOOK_OF: Record<NotifyState, HookKey> = { MASTER: 'master', BACKUP: 'backup', FAULT: 'fault', STOP: 'stop' };
+export type HookKey = 'master' | 'backup' | 'fault' | 'stop' | 'deleted' | 'any' | 'masterRxLowerPri';
+const HOOK_OF: Record<NotifyState, HookKey> = { MASTER: 'master', BACKUP: 'backup', FAULT: 'fault', STOP: 'stop', DELETED: 'deleted' };
 
 /** Splits a hook line into program and arguments: whitespace separated, "double" or 'single' quotes group. */
 export function splitCommand(line: string): string[] {
@@ -35,7 +49,7 @@ export function splitCommand(line: string): string[] {
 /** The hook invocations for one transition, in order (pure, for tests). */
 export function notifyCalls(kind: 'INSTANCE' | 'GROUP', name: string, state: NotifyState, priority: number, n: NotifyOptions): string[][] {
   const calls: string[][] = [];
-  const specific = { MASTER: n.master, BACKUP: n.backup, FAULT: n.fault, STOP: n.stop }[state];
+  const specific = n[HOOK_OF[state]];
   if (specific !== undefined && specific.trim() !== '') calls.push(splitCommand(specific));
   if (n.any !== undefined && n.any.trim() !== '') calls.push([...splitCommand(n.any), kind, name, state, String(priority)]);
   return calls;

@@ -38,12 +38,14 @@ export interface NotifyOptions {
   backup?: string;
   fault?: string;
   stop?: string;
+  /** keepalived notify_deleted's script: run when a reload removes the instance (instances only; see InstanceOptions.notifyDeleted). */
+  deleted?: string;
   /** Run after the specific one, with `INSTANCE|GROUP name STATE priority` appended (keepalived `notify`). */
   any?: string;
   /** keepalived notify_master_rx_lower_pri: run (no arguments) each time a MASTER hears a lower-priority advert. */
   masterRxLowerPri?: string;
   /** Who runs each hook, "user" or "user:group" (keepalived `notify_master "/x" user group`). Default: VrrpOptions.scriptUser. */
-  users?: Partial<Record<'master' | 'backup' | 'fault' | 'stop' | 'any' | 'masterRxLowerPri', string>>;
+  users?: Partial<Record<'master' | 'backup' | 'fault' | 'stop' | 'deleted' | 'any' | 'masterRxLowerPri', string>>;
 }
 
 /** A VIP with keepalived's virtual_ipaddress options (label, scope, brd, peer, home, -nodad, noprefixroute, preferred_lft). */
@@ -102,6 +104,12 @@ export interface VrrpInstanceOptions {
   /** keepalived track_process: trackers of VrrpOptions.processes; weight and reverse default to the tracker's. */
   trackProcesses?: ({ name: string; reverse?: boolean } & TrackWeight)[];
   notify?: NotifyOptions;
+  /**
+   * keepalived notify_deleted: a reload that removes the instance says DELETED to its hooks and the FIFO.
+   * Default false: it says FAULT, as keepalived did before the directive (nothing when it was in FAULT already).
+   * Implied by notify.deleted.
+   */
+  notifyDeleted?: boolean;
   garp?: GarpOptions;
   /** keepalived `state`: only a hint, as in keepalived 2.x (everyone starts in BACKUP unless priority 255). */
   initialState?: 'MASTER' | 'BACKUP';
@@ -218,6 +226,7 @@ export interface NormalizedInstance {
   trackFiles: { path: string; weight: number }[];
   trackProcesses: { name: string; weight: number; reverse: boolean }[];
   notify: NotifyOptions;
+  notifyDeleted: boolean;
   garp: Required<GarpOptions>;
   lowerPrioNoAdvert: boolean;
   higherPrioSendAdvert: boolean;
@@ -360,6 +369,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
       trackFiles: (i.trackFiles ?? []).map((t) => ({ path: t.path, weight: t.weight ?? 1 })),
       trackProcesses: (i.trackProcesses ?? []).map((t) => ({ name: t.name, weight: t.weight ?? o.processes?.[t.name]?.weight ?? 1, reverse: t.reverse ?? o.processes?.[t.name]?.reverse ?? false })),
       notify: i.notify ?? {},
+      notifyDeleted: (i.notifyDeleted ?? false) || i.notify?.deleted !== undefined,
       garp: resolveGarp(o.garp, i.garp),
       lowerPrioNoAdvert: i.lowerPrioNoAdvert ?? o.lowerPrioNoAdvert ?? false,
       higherPrioSendAdvert: i.higherPrioSendAdvert ?? o.higherPrioSendAdvert ?? false,

@@ -64,6 +64,8 @@ export interface Keepalived {
   log(): string;
   /** Resolves when a log line matches (rejects after timeoutMs). */
   waitForLog(re: RegExp, timeoutMs?: number): Promise<void>;
+  /** keepalived's reload: writes `conf` over its config file (text configs only) and sends the parent SIGHUP. */
+  reload(conf: string): void;
   /** Graceful: SIGTERM to the parent; resolves when it has exited. */
   stop(): Promise<void>;
   /** Crash: SIGKILL to the VRRP child and the parent together. */
@@ -128,6 +130,11 @@ export async function startKeepalived(ns: Netns, conf: string | { file: string }
     child,
     log: () => out,
     waitForLog,
+    reload: (next) => {
+      if (typeof conf !== 'string') throw new Error('reload() rewrites a config keepalived was started with as text');
+      writeFileSync(confPath, next);
+      signal(pidOf('k.pid'), 'SIGHUP');
+    },
     stop: async () => {
       if (gone) return;
       signal(pidOf('k.pid'), 'SIGTERM');

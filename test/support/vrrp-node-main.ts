@@ -1,7 +1,7 @@
 // A process that runs lvsd's VRRP engine with options from argv[2] (JSON), for tests and benchmarks
 // that need it inside a network namespace. Prints JSON lines on stdout ({kind: 'transition' | 'log' |
 // 'snapshot' | 'ready' | 'stopped'}); reads commands on stdin ("snapshot", "offset NAME N",
-// "fault NAME 0|1", "block MS" to busy-wait the main thread); SIGTERM = graceful stop, SIGKILL = crash.
+// "fault NAME 0|1", "block MS" to busy-wait the main thread, "reconfigure JSON" as a reload does); SIGTERM = graceful stop, SIGKILL = crash.
 import { createInterface } from 'node:readline';
 import { startVrrp, type VrrpLogger } from '../../daemon/vrrp/index.js';
 import type { VrrpOptions } from '../../daemon/vrrp/options.js';
@@ -42,7 +42,13 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   if (cmd === 'snapshot') void vrrp.refresh().then((s) => { out({ kind: 'snapshot', snapshot: s }); });
   else if (cmd === 'offset' && a !== undefined) vrrp.setPriorityOffset(a, Number(b));
   else if (cmd === 'fault' && a !== undefined) vrrp.forceFault(a, b === '1');
-  else if (cmd === 'block') {
+  else if (cmd === 'reconfigure') {
+    const next = JSON.parse(line.trim().slice('reconfigure'.length)) as VrrpOptions;
+    vrrp.reconfigure(next).then(
+      (summary) => { out({ kind: 'reconfigured', summary }); },
+      (e: unknown) => { out({ kind: 'reconfigured', error: String(e) }); },
+    );
+  } else if (cmd === 'block') {
     // Simulates a busy main thread (a slow request, a GC pause, 10,000 health checks): the VRRP
     // worker must not notice.
     const end = performance.now() + Number(a);

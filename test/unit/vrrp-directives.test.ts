@@ -11,7 +11,7 @@ import { VrrpRuntime, type RuntimeIo } from '../../daemon/vrrp/runtime.js';
 import { normalizeOptions, type VrrpInstanceOptions, type VrrpOptions } from '../../daemon/vrrp/options.js';
 import { encodeAdvert } from '../../daemon/vrrp/packet.js';
 import { createMachine, nextDeadline, step } from '../../daemon/vrrp/machine.js';
-import { NotifyRunner } from '../../daemon/vrrp/notify.js';
+import { NotifyRunner, notifyCalls, removalNotify } from '../../daemon/vrrp/notify.js';
 import { fifoLine } from '../../daemon/vrrp/notify-fifo.js';
 import { formatIP, parseIP } from '../../daemon/net/addr.js';
 import type { ReceivedPacket, VrrpSocketOptions } from '../../daemon/net/vrrp-socket.js';
@@ -230,4 +230,34 @@ test('down_timer_adverts: imported per instance and from global_defs, to the eng
   assert.equal(mdt(1), 1609.375);
   assert.equal(mdt(2), 2609.375);
   assert.throws(() => normalizeOptions({ instances: [{ name: 'X', interface: 'eth0', vrid: 1, priority: 100, vips: ['10.0.0.1/32'], downTimerAdverts: 0 }] }), /downTimerAdverts: 0 not in 1\.\.100/);
+});
+
+test('notify_deleted: imported with and without its script, to the engine; a removal says FAULT, DELETED with it (keepalived 2.2.7)', () => {
+  const r = importText(
+    'vrrp_instance VI_1 {\n interface eth0\n virtual_router_id 51\n priority 100\n notify_deleted "/usr/local/bin/gone VI_1" nobody\n virtual_ipaddress {\n  10.0.0.100/24\n }\n}\n' +
+      'vrrp_instance VI_2 {\n interface eth0\n virtual_router_id 52\n priority 100\n notify_deleted\n virtual_ipaddress {\n  10.0.0.101/24\n }\n}\n' +
+      'vrrp_instance VI_3 {\n interface eth0\n virtual_router_id 53\n priority 100\n virtual_ipaddress {\n  10.0.0.102/24\n }\n}\n',
+  );
+  assert.deepEqual(diag(r), [], 'notify_deleted is carried, not reported');
+  const [a, b, c] = r.config.vrrp?.instances ?? [];
+  assert.deepEqual([a?.notifyDeleted, a?.notify?.deleted, a?.notify?.users?.deleted], [true, '/usr/local/bin/gone VI_1', 'nobody']);
+  assert.deepEqual([b?.notifyDeleted, b?.notify], [true, undefined]);
+  assert.equal(c?.notifyDeleted, undefined);
+  const loaded = loadConfigText(r.yaml, 'imported.yaml');
+  assert.ok(loaded.ok, JSON.stringify(loaded));
+  const n = normalizeOptions(vrrpOptions(loaded.config));
+  assert.deepEqual(n.instances.map((i) => i.notifyDeleted), [true, true, false]);
+  // A script alone implies the directive, as keepalived's notify_deleted SCRIPT does.
+  assert.equal(normalizeOptions({ instances: [{ name: 'X', interface: 'eth0', vrid: 1, priority: 100, vips: ['10.0.0.1/32'], notify: { deleted: '/bin/true' } }] }).instances[0]?.notifyDeleted, true);
+  // keepalived's clear_diff_vrrp + send_instance_notifies: FAULT, or nothing from FAULT; DELETED from any state with
+  // the directive. A FAULT said this way runs `any` only, not the fault hook (measured in the netns test).
+  const hooks = { deleted: '/x a', fault: '/f', any: '/n', users: { fault: 'f', any: 'n' } };
+  const said = (from: string, deleted: boolean): string[][] | null => {
+    const r = removalNotify(from, deleted, hooks);
+    return r === null ? null : notifyCalls('INSTANCE', 'VI_1', r.state, 100, r.hooks);
+  };
+  assert.deepEqual(['MASTER', 'BACKUP', 'FAULT'].map((s) => said(s, false)), [[['/n', 'INSTANCE', 'VI_1', 'FAULT', '100']], [['/n', 'INSTANCE', 'VI_1', 'FAULT', '100']], null]);
+  assert.deepEqual(['MASTER', 'BACKUP', 'FAULT'].map((s) => said(s, true)), Array(3).fill([['/x', 'a'], ['/n', 'INSTANCE', 'VI_1', 'DELETED', '100']]));
+  assert.deepEqual(removalNotify('MASTER', false, hooks)?.hooks.users, { any: 'n' });
+  assert.equal(fifoLine('INSTANCE', 'VI_1', 'DELETED', 100), 'INSTANCE "VI_1" DELETED 100\n');
 });

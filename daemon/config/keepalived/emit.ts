@@ -33,7 +33,7 @@ const ORDER: Partial<Record<Kind, string[]>> = {
   instance: [
     'name', 'interface', 'state', 'virtualRouterId', 'priority', 'version', 'advertInterval', 'preempt', 'preemptDelay', 'accept',
     'authentication', 'unicastSrcIp', 'unicastPeers', 'unicastTtl', 'downTimerAdverts', 'trackSrcIp', 'dontTrackPrimary', 'virtualIpaddresses', 'virtualIpaddressesExcluded', 'trackInterfaces', 'trackScripts', 'trackFiles', 'trackProcesses',
-    'notify', 'garp', 'lowerPrioNoAdvert', 'higherPrioSendAdvert',
+    'notify', 'notifyDeleted', 'garp', 'lowerPrioNoAdvert', 'higherPrioSendAdvert',
   ],
   script: ['command', 'interval', 'timeout', 'rise', 'fall', 'weight', 'user'],
   vs: [

@@ -44,9 +44,10 @@ export interface NotifyOut {
   backup?: string;
   fault?: string;
   stop?: string;
+  deleted?: string;
   any?: string;
   masterRxLowerPri?: string;
-  users?: Partial<Record<'master' | 'backup' | 'fault' | 'stop' | 'any' | 'masterRxLowerPri', string>>;
+  users?: Partial<Record<'master' | 'backup' | 'fault' | 'stop' | 'deleted' | 'any' | 'masterRxLowerPri', string>>;
 }
 
 export type VipOut =
@@ -81,6 +82,7 @@ export interface InstanceOut {
   lowerPrioNoAdvert?: boolean;
   higherPrioSendAdvert?: boolean;
   downTimerAdverts?: number;
+  notifyDeleted?: boolean;
   vmac?: { name?: string; xmitBase?: boolean };
   ipvlan?: { name?: string; address?: string; type?: 'bridge' | 'private' | 'vepa' };
   virtualRoutes?: VirtualRouteOut[];

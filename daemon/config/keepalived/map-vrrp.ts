@@ -300,6 +300,12 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
 
   const notify = mapNotify(ctx, r);
   if (notify) inst.notify = notify;
+  // keepalived notify_deleted [SCRIPT]: a removal at reload says DELETED (the script, if any, is notify.deleted).
+  const deletedD = r.last('notify_deleted');
+  if (deletedD) {
+    inst.notifyDeleted = true;
+    ctx.source.at(inst, 'notifyDeleted', deletedD.pos);
+  }
 
   const garp: GarpOut = {};
   mapGarp(r, garp, '');
@@ -531,11 +537,13 @@ export function mapNotify(ctx: Context, r: BlockReader, instance = true): Notify
     ['notify_stop', 'stop'],
     ['notify', 'any'],
     // An instance's event only (keepalived has no group variant).
-    ...(instance ? [['notify_master_rx_lower_pri', 'masterRxLowerPri'] as [string, Hook]] : []),
+    ...(instance ? [['notify_master_rx_lower_pri', 'masterRxLowerPri'], ['notify_deleted', 'deleted']] as [string, Hook][] : []),
   ];
   const out: NotifyOut = {};
   for (const [kw, key] of keys) {
     const d = r.last(kw);
+    // notify_deleted's script is optional (without one it only turns FAULT into DELETED: mapVrrpInstance).
+    if (kw === 'notify_deleted' && d?.args.length === 0) continue;
     const cmd = r.str(d);
     if (!d || cmd === undefined) continue;
     out[key] = cmd;

@@ -44,7 +44,6 @@ const REASONS: Record<string, string> = {
   static_rules: 'lvsd does not configure static rules; use the system\'s network configuration',
   track_bfd: 'lvsd has no BFD daemon (keepalived runs one as a process of its own); follow a BFD session from a track_script (e.g. BIRD\'s `birdc show bfd sessions`) instead',
   bfd_instance: 'lvsd has no BFD daemon (keepalived runs one as a process of its own); run BFD in BIRD or FRR and track it with a track_script',
-  notify_deleted: 'not carried yet: for an instance a reload removes, lvsd runs the STOP notifies (notify_stop, notify … STOP, the FIFO); keepalived 2.2.7 runs the FAULT ones (none if it was in FAULT already), and with notify_deleted DELETED ones and this script (its vrrp.c clear_diff_vrrp)',
   notify_priority_changes: 'priority changes are not written to the notify FIFO (vrrp.notifyFifo carries the state changes); they are in the REST API\'s event stream and the instance snapshot',
   lvs_notify_fifo: 'checker events are not written to a FIFO (VRRP events are: vrrp.notifyFifo); use the event stream of the REST API',
   garp_group: 'not carried yet: per-interface GARP/NA intervals (garp_interval, gna_interval for a list of interfaces); set them per instance (vrrp.instances[].garp.interval / naInterval) or for all (vrrp.garp)',
