@@ -247,6 +247,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       unicastPeers: [...(inst.unicastPeers ?? [])],
       unicastTtl: inst.unicastTtl,
       downTimerAdverts: inst.downTimerAdverts,
+      oldUnicastChecksum: inst.oldUnicastChecksum,
       notifyDeleted: (inst.notifyDeleted ?? false) || inst.notify?.deleted !== undefined,
       dontTrackPrimary: inst.dontTrackPrimary ?? false,
       trackSrcIp: inst.trackSrcIp ?? false,

@@ -195,6 +195,8 @@ export interface VrrpInstance {
   unicastTtl?: number;
   /** keepalived down_timer_adverts: adverts missed before a backup takes over (absent: 3, the RFC's). */
   downTimerAdverts?: number;
+  /** keepalived old_unicast_checksum (absent: auto, keepalived's default). */
+  oldUnicastChecksum?: 'auto' | 'always' | 'never';
   /** keepalived notify_deleted: a reload that removes the instance says DELETED, not FAULT (implied by notify.deleted). */
   notifyDeleted: boolean;
   /** keepalived dont_track_primary: the own interface going down is no FAULT. */

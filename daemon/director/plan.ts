@@ -200,6 +200,7 @@ export function vrrpOptions(config: Config): VrrpOptions {
       if (i.unicastTtl !== undefined) o.unicastTtl = i.unicastTtl;
       if (i.downTimerAdverts !== undefined) o.downTimerAdverts = i.downTimerAdverts;
       if (i.notifyDeleted) o.notifyDeleted = true;
+      if (i.oldUnicastChecksum !== undefined) o.oldUnicastChecksum = i.oldUnicastChecksum;
       if (i.dontTrackPrimary) o.dontTrackPrimary = true;
       if (i.trackSrcIp) o.trackSrcIp = true;
       return o;

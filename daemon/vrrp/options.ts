@@ -87,6 +87,12 @@ export interface VrrpInstanceOptions {
   unicastTtl?: number;
   /** keepalived down_timer_adverts: Master_Down_Interval = this × Master_Adver_Interval + Skew_Time (1..100). Default 3 (RFC 5798). */
   downTimerAdverts?: number;
+  /**
+   * keepalived old_unicast_checksum, for IPv4 VRRPv3 unicast peers running keepalived ≤ 1.3.6 (whose checksum covers
+   * the multicast group, not the peer): 'always' sends and expects that checksum; 'never' only the RFC's. Absent
+   * ('auto'): the RFC's until a peer's advert verifies only the old way, then the old one — keepalived 2.2.7's default.
+   */
+  oldUnicastChecksum?: 'auto' | 'always' | 'never';
   /** keepalived dont_track_primary: the own interface going down is no FAULT (tracked interfaces still are). */
   dontTrackPrimary?: boolean;
   /** keepalived track_src_ip: FAULT while unicastSrcIp is not on the interface (missing at start, or removed). Needs unicastSrcIp. */
@@ -217,6 +223,7 @@ export interface NormalizedInstance {
   multicastGroup: string;
   unicastTtl?: number;
   downTimerAdverts: number;
+  oldUnicastChecksum: 'auto' | 'always' | 'never';
   dontTrackPrimary: boolean;
   trackSrcIp: boolean;
   vips: NormalizedVip[];
@@ -360,6 +367,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
       unicastPeers: i.unicastPeers ?? [],
       multicastGroup: groups[family],
       downTimerAdverts: i.downTimerAdverts ?? 3,
+      oldUnicastChecksum: i.oldUnicastChecksum ?? 'auto',
       dontTrackPrimary: i.dontTrackPrimary ?? false,
       trackSrcIp: i.trackSrcIp ?? false,
       vips,
@@ -381,6 +389,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     if (i.authPass !== undefined) n.authPass = i.authPass;
     if (i.unicastSrcIp !== undefined) n.unicastSrcIp = i.unicastSrcIp;
     if (!Number.isInteger(n.downTimerAdverts) || n.downTimerAdverts < 1 || n.downTimerAdverts > 100) err('downTimerAdverts', `${n.downTimerAdverts} not in 1..100`);
+    if (!['auto', 'always', 'never'].includes(n.oldUnicastChecksum)) err('oldUnicastChecksum', `${n.oldUnicastChecksum} is not auto, always or never`);
     if (i.unicastTtl !== undefined) {
       if (!Number.isInteger(i.unicastTtl) || i.unicastTtl < 1 || i.unicastTtl > 255) err('unicastTtl', `${i.unicastTtl} not in 1..255`);
       else if (n.unicastPeers.length === 0) err('unicastTtl', 'needs unicastPeers');

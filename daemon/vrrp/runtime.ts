@@ -179,6 +179,9 @@ export class VrrpRuntime {
       vips: vipBytes,
     };
     if (o.authPass !== undefined) view.authPass = o.authPass;
+    if (o.version === 3 && o.family === 4 && peers.length > 0 && o.oldUnicastChecksum !== 'never') {
+      view.oldChecksum = { group: parseIP(o.multicastGroup), mode: o.oldUnicastChecksum === 'always' ? 'old' : 'either' };
+    }
     if (src !== null && !view.ownAddresses.some((a) => Buffer.compare(a, src) === 0)) view.ownAddresses.push(src);
     const inst: Inst = {
       o,
@@ -471,7 +474,11 @@ export class VrrpRuntime {
     inst.rx++;
     for (const w of v.warnings) {
       if (w === 'interval-differs') this.logLimited('info', inst, `advertisement interval differs: ${v.advert.intervalCs * 10} ms, ours ${inst.o.intervalCs * 10} ms (learned, RFC 5798)`, w, p.src);
-      else if (v.advert.priority !== 0) this.logLimited('warn', inst, `advert's address list differs from ours (${v.advert.addresses.map(formatIP).join(', ')})`, w, p.src);
+      else if (w === 'old-checksum' && inst.view.oldChecksum !== undefined) {
+        // keepalived 2.2.7 alike: from now on the old checksum both ways, till a restart of the instance.
+        inst.view.oldChecksum = { ...inst.view.oldChecksum, mode: 'old' };
+        this.log('info', inst, 'Setting unicast VRRPv3 checksum to old version', { peer: formatIP(p.src) });
+      } else if (w === 'address-list' && v.advert.priority !== 0) this.logLimited('warn', inst, `advert's address list differs from ours (${v.advert.addresses.map(formatIP).join(', ')})`, w, p.src);
     }
     this.feed(inst, { type: 'advert', from: p.src, priority: v.advert.priority, intervalCs: v.advert.intervalCs });
   }
@@ -555,7 +562,9 @@ export class VrrpRuntime {
     }
     for (const dst of inst.dsts) {
       try {
-        inst.socket.send(encodeAdvert(advert, { family: inst.o.family, src: inst.src, dst }), dst, inst.src);
+        // The old checksum (old_unicast_checksum) covers the multicast group, though the advert goes to the peer.
+        const sumDst = inst.view.oldChecksum?.mode === 'old' ? inst.view.oldChecksum.group : dst;
+        inst.socket.send(encodeAdvert(advert, { family: inst.o.family, src: inst.src, dst: sumDst }), dst, inst.src);
         inst.tx++;
       } catch (e) {
         inst.txErrors++;

@@ -25,6 +25,12 @@ export interface InstanceView {
   unicastPeers: Uint8Array[];
   /** Our VIPs as bytes, to compare with the advert's list. */
   vips: Uint8Array[];
+  /**
+   * keepalived's old_unicast_checksum (IPv4 VRRPv3 unicast only): keepalived ≤ 1.3.6 put the multicast `group` in
+   * the checksum's pseudo-header instead of the peer's address. 'old': that is the checksum sent and expected;
+   * 'either': the RFC's until an advert verifies only the old way (keepalived 2.2.7's default, which then switches).
+   */
+  oldChecksum?: { group: Uint8Array; mode: 'old' | 'either' };
 }
 
 export interface Received {
@@ -35,7 +41,7 @@ export interface Received {
 }
 
 export type Verdict =
-  | { ok: true; advert: Advert; /** accepted, but worth a log line */ warnings: ('interval-differs' | 'address-list')[] }
+  | { ok: true; advert: Advert; /** accepted, but worth a log line; 'old-checksum': it verified only the old way */ warnings: ('interval-differs' | 'address-list' | 'old-checksum')[] }
   | { ok: false; reason: DropReason; detail: string };
 
 const eq = (a: Uint8Array, b: Uint8Array): boolean => Buffer.compare(a, b) === 0;
@@ -45,7 +51,13 @@ export function validateAdvert(inst: InstanceView, r: Received): Verdict {
   // RFC 5798 §7.1 asks for TTL 255 to prove the sender is on the link; unicast adverts may be routed, and
   // keepalived neither checks it on them nor sends IPv6 unicast with hop limit 255 (it sends 64): multicast only.
   if (inst.unicastPeers.length === 0 && r.ttl !== 255) return { ok: false, reason: 'ttl', detail: `invalid TTL/hop limit ${r.ttl}, expect 255` };
-  const d = decodeAdvert(r.payload, { family: inst.family, src: r.src, dst: r.dst });
+  const old = inst.oldChecksum;
+  let d = decodeAdvert(r.payload, { family: inst.family, src: r.src, dst: old?.mode === 'old' ? old.group : r.dst });
+  let oldWay = false;
+  if (!d.ok && d.error.reason === 'checksum' && old?.mode === 'either') {
+    const retry = decodeAdvert(r.payload, { family: inst.family, src: r.src, dst: old.group });
+    if (retry.ok) [d, oldWay] = [retry, true];
+  }
   if (!d.ok) return { ok: false, reason: d.error.reason, detail: d.error.message };
   const a = d.advert;
   if (a.vrid !== inst.vrid) return { ok: false, reason: 'other-vrid', detail: `VRID ${a.vrid}` };
@@ -62,7 +74,7 @@ export function validateAdvert(inst: InstanceView, r: Received): Verdict {
       return { ok: false, reason: 'interval-mismatch', detail: `advertisement interval mismatch: received ${a.intervalCs / 100} s, ours ${inst.intervalCs / 100} s` };
     }
   }
-  const warnings: ('interval-differs' | 'address-list')[] = [];
+  const warnings: ('interval-differs' | 'address-list' | 'old-checksum')[] = oldWay ? ['old-checksum'] : [];
   // v3 learns the master's interval instead (§6.4.2); say so once in the log.
   if (a.version === 3 && a.intervalCs !== inst.intervalCs) warnings.push('interval-differs');
   const sameList = a.addresses.length === inst.vips.length && a.addresses.every((x) => inst.vips.some((v) => eq(v, x)));

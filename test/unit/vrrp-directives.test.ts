@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { VrrpRuntime, type RuntimeIo } from '../../daemon/vrrp/runtime.js';
 import { normalizeOptions, type VrrpInstanceOptions, type VrrpOptions } from '../../daemon/vrrp/options.js';
 import { encodeAdvert } from '../../daemon/vrrp/packet.js';
+import { validateAdvert, type InstanceView } from '../../daemon/vrrp/validate.js';
 import { createMachine, nextDeadline, step } from '../../daemon/vrrp/machine.js';
 import { NotifyRunner, notifyCalls, removalNotify } from '../../daemon/vrrp/notify.js';
 import { fifoLine } from '../../daemon/vrrp/notify-fifo.js';
@@ -260,4 +261,35 @@ test('notify_deleted: imported with and without its script, to the engine; a rem
   assert.deepEqual(['MASTER', 'BACKUP', 'FAULT'].map((s) => said(s, true)), Array(3).fill([['/x', 'a'], ['/n', 'INSTANCE', 'VI_1', 'DELETED', '100']]));
   assert.deepEqual(removalNotify('MASTER', false, hooks)?.hooks.users, { any: 'n' });
   assert.equal(fifoLine('INSTANCE', 'VI_1', 'DELETED', 100), 'INSTANCE "VI_1" DELETED 100\n');
+});
+
+test('old_unicast_checksum: imported (bare = always, never); an advert checksummed over the group is taken as keepalived 2.2.7 takes it', () => {
+  const r = importText(
+    'vrrp_instance VI_1 {\n interface eth0\n virtual_router_id 51\n priority 100\n old_unicast_checksum\n unicast_peer {\n  10.0.0.2\n }\n virtual_ipaddress {\n  10.0.0.100/24\n }\n}\n' +
+      'vrrp_instance VI_2 {\n interface eth0\n virtual_router_id 52\n priority 100\n old_unicast_checksum never\n unicast_peer {\n  10.0.0.2\n }\n virtual_ipaddress {\n  10.0.0.101/24\n }\n}\n' +
+      'vrrp_instance VI_3 {\n interface eth0\n virtual_router_id 53\n priority 100\n old_unicast_checksum sometimes\n unicast_peer {\n  10.0.0.2\n }\n virtual_ipaddress {\n  10.0.0.102/24\n }\n}\n',
+  );
+  assert.deepEqual(r.config.vrrp?.instances?.map((i) => i.oldUnicastChecksum), ['always', 'never', undefined]);
+  assert.deepEqual(diag(r), ['29 old_unicast_checksum']);
+  const loaded = loadConfigText(r.yaml, 'imported.yaml');
+  assert.ok(loaded.ok, JSON.stringify(loaded));
+  assert.deepEqual(normalizeOptions(vrrpOptions(loaded.config)).instances.map((i) => i.oldUnicastChecksum), ['always', 'never', 'auto']);
+
+  const group = parseIP('224.0.0.18');
+  const peer = parseIP('10.0.0.2');
+  const me = parseIP('10.0.0.1');
+  const advert = { version: 3 as const, vrid: 51, priority: 200, intervalCs: 100, addresses: [parseIP('10.0.0.100')] };
+  const oldWay = encodeAdvert(advert, { family: 4, src: peer, dst: group });
+  const rfcWay = encodeAdvert(advert, { family: 4, src: peer, dst: me });
+  const view = (mode?: 'old' | 'either'): InstanceView => ({
+    family: 4, version: 3, vrid: 51, intervalCs: 100, ownAddresses: [me], unicastPeers: [peer], vips: [parseIP('10.0.0.100')],
+    ...(mode === undefined ? {} : { oldChecksum: { group, mode } }),
+  });
+  const rx = (payload: Buffer) => ({ src: peer, dst: me, ttl: 255, payload });
+  const verdict = (v: ReturnType<typeof validateAdvert>): string => (v.ok ? `ok ${v.warnings.join(',')}`.trim() : v.reason);
+  // auto ('either'): the RFC's as before, and the old one with a warning that makes the runtime switch.
+  assert.deepEqual([verdict(validateAdvert(view('either'), rx(rfcWay))), verdict(validateAdvert(view('either'), rx(oldWay)))], ['ok', 'ok old-checksum']);
+  // always ('old'): only the old one; never (no oldChecksum): only the RFC's.
+  assert.deepEqual([verdict(validateAdvert(view('old'), rx(rfcWay))), verdict(validateAdvert(view('old'), rx(oldWay)))], ['checksum', 'ok']);
+  assert.deepEqual([verdict(validateAdvert(view(), rx(rfcWay))), verdict(validateAdvert(view(), rx(oldWay)))], ['ok', 'checksum']);
 });

@@ -83,6 +83,7 @@ export interface InstanceOut {
   higherPrioSendAdvert?: boolean;
   downTimerAdverts?: number;
   notifyDeleted?: boolean;
+  oldUnicastChecksum?: 'always' | 'never';
   vmac?: { name?: string; xmitBase?: boolean };
   ipvlan?: { name?: string; address?: string; type?: 'bridge' | 'private' | 'vepa' };
   virtualRoutes?: VirtualRouteOut[];

@@ -269,6 +269,15 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
     inst.downTimerAdverts = env.global.downTimerAdverts.value;
     ctx.source.at(inst, 'downTimerAdverts', env.global.downTimerAdverts.d.pos);
   }
+  // keepalived old_unicast_checksum [never]: bare = always the old checksum; `never` = never switch to it.
+  const oldSumD = r.last('old_unicast_checksum');
+  if (oldSumD) {
+    const arg = oldSumD.args[0];
+    if (arg === undefined || arg === 'never') {
+      inst.oldUnicastChecksum = arg === undefined ? 'always' : 'never';
+      ctx.source.at(inst, 'oldUnicastChecksum', oldSumD.pos);
+    } else ctx.reportDirective(oldSumD, `unknown old_unicast_checksum mode ${arg} (keepalived ignores it too); not carried over`);
+  }
   const ttlD = r.last('unicast_ttl');
   const ttl = r.int(ttlD, 0, 255);
   if (ttlD && ttl !== undefined) {

@@ -64,7 +64,6 @@ const REASONS: Record<string, string> = {
   debug: 'use lvsd\'s log level instead',
   kernel_rx_buf_size: 'lvsd gives every VRRP socket a 1 MiB receive buffer (SO_RCVBUFFORCE, room for ~1000 adverts), above keepalived\'s defaults; not configurable',
   unicast_fault_no_peer: 'lvsd never falls back to multicast when unicastPeers is set',
-  old_unicast_checksum: 'not carried yet: keepalived ≤ 1.3.6 checksummed unicast VRRPv3 IPv4 adverts over the multicast group instead of the peer\'s address (keepalived 2.2.7: this directive, or on its own when a peer\'s advert verifies only that way); lvsd sends and accepts the RFC checksum only, so peer it with keepalived ≥ 1.3.6',
   check_unicast_src: 'lvsd always checks that unicast adverts come from a listed peer',
   vrrp_check_unicast_src: 'lvsd always checks that unicast adverts come from a listed peer',
   garp_extra_if: 'periodic GARPs on other interfaces are not supported; set garp.masterRefresh',
