@@ -253,8 +253,10 @@ test('runtime: excluded VIPs are added, announced and removed with the state but
   const ra = runtime(a, { priority: 150, excludedVips: ['10.0.0.200/24', 'fd00::200/64'] });
   const rb = runtime(b, { priority: 100 });
   await ra.start();
-  await rb.start();
+  // B starts once A is master: started together on a loaded machine, B's Master_Down timer (only the skew
+  // longer than A's) could fire first, and A's answer to that lower-priority master adds a GARP burst.
   await until('A master', () => stateOf(a) === 'MASTER');
+  await rb.start();
   await until('B heard A', () => (rb.snapshot().instances[0]?.counters.advertsReceived ?? 0) >= 3);
   // Start-up clears stale copies of all three; MASTER adds all three and announces all three, twice.
   assert.deepEqual(a.calls, ['del 10.0.0.100/24', 'del 10.0.0.200/24', 'del fd00::200/64', 'add 10.0.0.100/24', 'add 10.0.0.200/24', 'add fd00::200/64',
