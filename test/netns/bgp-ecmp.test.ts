@@ -14,6 +14,8 @@ import { BIN } from '../support/lvsd-run.js';
 const FLOW_PROBE = join(import.meta.dirname, '..', 'support', 'flow-probe.js');
 const FIRST_PORT = 42_000;
 const FLOWS = 600;
+/** The graceful-stop test's own flows follow the first FLOWS ports (its load runs meanwhile, on ephemeral ports). */
+const STOP_FLOWS = 200;
 
 let lab: EcmpLab;
 
@@ -65,9 +67,9 @@ before(async () => {
   requireRoot();
   requireCommands('ip', 'nft', 'bird', 'birdc', 'nginx', 'node');
   lab = await createEcmpLab('ecmp');
-  // The fixed flow ports are never handed out as ephemeral ports: the load generator's connections (in
-  // TIME_WAIT after the stop test) once held one, and its replay failed with EADDRINUSE.
-  await lab.client.sh(`sysctl -qw net.ipv4.ip_local_reserved_ports=${FIRST_PORT}-${FIRST_PORT + FLOWS - 1}`);
+  // The fixed flow ports (the stop test's too) are never handed out as ephemeral ports: the load generator's
+  // connections (in TIME_WAIT after the stop test, or running during it) held some, and replays failed with EADDRINUSE.
+  await lab.client.sh(`sysctl -qw net.ipv4.ip_local_reserved_ports=${FIRST_PORT}-${FIRST_PORT + FLOWS + STOP_FLOWS - 1}`);
   await Promise.all(lab.directors.map((d) => lab.startDirector(d)));
 });
 
@@ -108,7 +110,7 @@ test('a graceful stop under load: the route leaves during the drain, new connect
   const stopping = lab.stopGracefully(d2);
   // The graceful-shutdown community makes the router drop d2's path from the ECMP set before the withdraw.
   await lab.waitNexthops(core('d3'), 30_000);
-  const during = await replay(200, FIRST_PORT + FLOWS);
+  const during = await replay(STOP_FLOWS, FIRST_PORT + FLOWS);
   assert.deepEqual(Object.keys(perDirector(during)), ['d3']);
   assert.equal(await stopping, 0);
   const r = await load.stop();
