@@ -248,7 +248,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       unicastTtl: inst.unicastTtl,
       downTimerAdverts: inst.downTimerAdverts,
       oldUnicastChecksum: inst.oldUnicastChecksum,
-      notifyDeleted: (inst.notifyDeleted ?? false) || inst.notify?.deleted !== undefined,
+      notifyDeleted: inst.notifyDeleted ?? false,
       dontTrackPrimary: inst.dontTrackPrimary ?? false,
       trackSrcIp: inst.trackSrcIp ?? false,
       virtualIpaddresses: vips,

@@ -197,7 +197,7 @@ export interface VrrpInstance {
   downTimerAdverts?: number;
   /** keepalived old_unicast_checksum (absent: auto, keepalived's default). */
   oldUnicastChecksum?: 'auto' | 'always' | 'never';
-  /** keepalived notify_deleted: a reload that removes the instance says DELETED, not FAULT (implied by notify.deleted). */
+  /** keepalived notify_deleted: a reload that removes the instance says DELETED, not FAULT (notify.deleted implies it: vrrp/options.ts). */
   notifyDeleted: boolean;
   /** keepalived dont_track_primary: the own interface going down is no FAULT. */
   dontTrackPrimary: boolean;

@@ -364,8 +364,8 @@ class Engine extends EventEmitter implements VrrpEngine {
   }
 
   private onTransition(e: TransitionEvent): void {
-    const removed = e.to === 'INIT' && this.previous !== null && !this.opts.instances.some((i) => i.name === e.instance);
-    const gone = removed ? this.previous?.instances.find((i) => i.name === e.instance) : undefined;
+    const removedByReload = e.to === 'INIT' && !this.opts.instances.some((i) => i.name === e.instance);
+    const gone = removedByReload ? this.previous?.instances.find((i) => i.name === e.instance) : undefined;
     if (gone !== undefined) {
       this.onRemoved(e, gone);
       return;
