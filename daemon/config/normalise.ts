@@ -376,6 +376,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       multicastGroup6: file.vrrp?.multicastGroup6 ?? 'ff02::12',
       startupDelayMs: ms(file.vrrp?.startupDelay, 0),
       delayAfterBootMs: ms(file.vrrp?.delayAfterBoot, 0),
+      interfaceUpDownDelays: Object.fromEntries(Object.entries(file.vrrp?.interfaceUpDownDelays ?? {}).map(([name, d]) => [name, { downMs: ms(d.down, 0), upMs: ms(d.up, 0) }])),
       disableLocalIgmp: file.vrrp?.disableLocalIgmp ?? false,
       nftables: { ...DEFAULT_VMAC_NFT, ...file.vrrp?.nftables },
       scripts,

@@ -396,6 +396,19 @@ export const VrrpSection = Obj(
     delayAfterBoot: opt(
       Duration('The same delay, but until this long after the system booted: a restart later starts at once (keepalived vrrp_delay_after_boot). The longer of the two applies. Default 0s.'),
     ),
+    interfaceUpDownDelays: opt(
+      Type.Record(
+        Type.String({ pattern: '^[^\\s/:]{1,15}$' }),
+        Obj(
+          {
+            down: Duration('How long the link must stay down before its instances (and trackers) see it down. 0..255s.'),
+            up: opt(Duration('How long it must stay up before they see it up again. 0..255s; default 0s.')),
+          },
+          'One interface\'s delays.',
+        ),
+        { additionalProperties: false, description: 'Debounce link changes, by interface name (keepalived interface_up_down_delays): a link that goes down and comes back within its down delay never puts its instances in FAULT; a change reverted within its delay is forgotten. Like keepalived, each delay is capped below (downTimerAdverts − 1) adverts of every instance on the interface (a longer one would leave a dead link\'s master holding the VIPs after its backups took over), and a VMAC interface takes its parent\'s delays.' },
+      ),
+    ),
     disableLocalIgmp: opt(
       Type.Boolean({ description: 'Set net.ipv4.igmp_link_local_mcast_reports to 0 while lvsd runs (keepalived disable_local_igmp): no IGMP reports for 224.0.0.0/24, so a snooping switch does not learn a VMAC interface\'s virtual MAC from a backup. Put back to 1 on stop if lvsd changed it. Default false.' }),
     ),

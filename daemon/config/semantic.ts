@@ -68,6 +68,13 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
   for (const [name, p] of Object.entries(cfg.vrrp?.processes ?? {})) {
     if (p.quorumMax !== undefined && p.quorumMax < (p.quorum ?? 1)) err(['vrrp', 'processes', name, 'quorumMax'], `${p.quorumMax} is below quorum (${p.quorum ?? 1}): the tracker could never be OK`);
   }
+  for (const [name, d] of Object.entries(cfg.vrrp?.interfaceUpDownDelays ?? {})) {
+    for (const k of ['down', 'up'] as const) {
+      const v = d[k];
+      // keepalived reads each as a timer of at most 255 s.
+      if (v !== undefined && (parseDuration(v) ?? 0) > 255_000) err(['vrrp', 'interfaceUpDownDelays', name, k], 'must be at most 255s');
+    }
+  }
   for (const [name, s] of Object.entries(scripts)) {
     const iv = parseDuration(s.interval ?? 1) ?? 0;
     if (iv === 0) err(['vrrp', 'scripts', name, 'interval'], 'must be more than 0');

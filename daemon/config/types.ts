@@ -252,6 +252,8 @@ export interface VrrpConfig {
   /** keepalived vrrp_startup_delay / vrrp_delay_after_boot; 0 = none. */
   startupDelayMs: number;
   delayAfterBootMs: number;
+  /** keepalived interface_up_down_delays, by interface name. */
+  interfaceUpDownDelays: Record<string, { downMs: number; upMs: number }>;
   /** keepalived disable_local_igmp. */
   disableLocalIgmp: boolean;
   /** keepalived nftables NAME, nftables_priority, nftables_counters: the VMAC IGMP/MLD table (vrrp/vmac-igmp.ts). */

@@ -163,6 +163,7 @@ export function vrrpOptions(config: Config): VrrpOptions {
     multicastGroup4: config.vrrp.multicastGroup4,
     multicastGroup6: config.vrrp.multicastGroup6,
     delayAfterBootMs: config.vrrp.delayAfterBootMs,
+    interfaceUpDownDelays: config.vrrp.interfaceUpDownDelays,
     disableLocalIgmp: config.vrrp.disableLocalIgmp,
     nftables: { ...config.vrrp.nftables },
     ...(config.vrrp.realtimePriority !== undefined ? { realtimePriority: config.vrrp.realtimePriority } : {}),

@@ -180,6 +180,11 @@ export interface VrrpOptions {
   startupDelayMs?: number;
   /** keepalived vrrp_delay_after_boot (2.4+): the same delay, but until this long after the system booted. Default 0. */
   delayAfterBootMs?: number;
+  /**
+   * keepalived interface_up_down_delays, by interface name: a link's down (up) counts only once it has
+   * lasted downMs (upMs) (link-debounce.ts). 0..255 s each; upMs default 0.
+   */
+  interfaceUpDownDelays?: Record<string, { downMs: number; upMs?: number }>;
   /** keepalived disable_local_igmp: igmp_link_local_mcast_reports 0 while the engine runs (local-igmp.ts). */
   disableLocalIgmp?: boolean;
   /**
@@ -245,6 +250,12 @@ export interface NormalizedInstance {
   virtualRules?: NormalizedRule[];
 }
 
+/** One interface's interface_up_down_delays, ms (keepalived: `IF DOWN [UP]`, seconds). */
+export interface UpDownDelays {
+  downMs: number;
+  upMs: number;
+}
+
 export interface NormalizedOptions {
   instances: NormalizedInstance[];
   syncGroups: SyncGroupOptions[];
@@ -257,6 +268,7 @@ export interface NormalizedOptions {
   realtimePriority?: number;
   startupDelayMs: number;
   delayAfterBootMs: number;
+  interfaceUpDownDelays: Record<string, UpDownDelays>;
   disableLocalIgmp: boolean;
   nftables: VmacNftSettings;
 }
@@ -446,6 +458,14 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     const v = o[k];
     if (v !== undefined && !(Number.isFinite(v) && v >= 0)) errors.push(`${k}: ${v} is not a duration ≥ 0`);
   }
+  const interfaceUpDownDelays: Record<string, UpDownDelays> = {};
+  for (const [name, d] of Object.entries(o.interfaceUpDownDelays ?? {})) {
+    const delays = { downMs: d.downMs, upMs: d.upMs ?? 0 };
+    for (const k of ['downMs', 'upMs'] as const) {
+      if (!(Number.isFinite(delays[k]) && delays[k] >= 0 && delays[k] <= 255_000)) errors.push(`interfaceUpDownDelays.${name}.${k}: ${delays[k]} is not a delay of 0..255 s`);
+    }
+    interfaceUpDownDelays[name] = delays;
+  }
   const nftables: VmacNftSettings = { ...DEFAULT_VMAC_NFT, ...o.nftables };
   // nft's own grammar for a table name (keepalived allows 255 characters); a chain priority is an int32.
   if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,254}$/.test(nftables.table)) errors.push(`nftables.table: ${JSON.stringify(nftables.table)} is not an nftables table name (a letter or _, then letters, digits, _ . -)`);
@@ -459,7 +479,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     }
     if (p.quorumMax !== undefined && p.quorumMax < (p.quorum ?? 1)) errors.push(`processes.${name}.quorumMax: ${p.quorumMax} is below quorum ${p.quorum ?? 1}`);
   }
-  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, processes: o.processes ?? {}, scriptSecurity: o.scriptSecurity ?? false, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0, disableLocalIgmp: o.disableLocalIgmp ?? false, nftables };
+  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, processes: o.processes ?? {}, scriptSecurity: o.scriptSecurity ?? false, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0, interfaceUpDownDelays, disableLocalIgmp: o.disableLocalIgmp ?? false, nftables };
   if (o.scriptUser !== undefined) out.scriptUser = o.scriptUser;
   if (o.notifyFifo !== undefined) out.notifyFifo = o.notifyFifo;
   if (o.realtimePriority !== undefined) out.realtimePriority = o.realtimePriority;

@@ -14,6 +14,7 @@ import type { AddressOptions } from '../net/addr-request.js';
 import type { ReceivedPacket, VrrpSocketOptions, VrrpTransport } from '../net/vrrp-socket.js';
 import { applyRoutes, type RouteIo } from './route-apply.js';
 import { LocalIgmpReports, type LocalIgmpIo } from './local-igmp.js';
+import { capDelays, LinkDebouncer } from './link-debounce.js';
 
 /** The I/O the runtime needs, so tests and other hosts can provide their own (routes: virtual_routes/rules). */
 export interface RuntimeIo extends RouteIo {
@@ -122,6 +123,20 @@ export class VrrpRuntime {
   /** disableLocalIgmp's switch (set up by start()). */
   private igmp: LocalIgmpReports | null = null;
 
+  /** interface_up_down_delays: what `links` says of a link's state is its debounced state. */
+  private readonly debounce = new LinkDebouncer({}, (index, up) => { this.linkSettled(index, up); }, () => this.now(), {
+    set: (ms, fire) => setTimeout(fire, ms),
+    clear: (t) => { clearTimeout(t as NodeJS.Timeout); },
+  });
+
+  private setDelays(o: NormalizedOptions): void {
+    const { delays, capped } = capDelays(o.interfaceUpDownDelays, o.instances);
+    for (const c of capped) {
+      this.hooks.log('warn', `interface ${c.interface} up/down delays not less than ${c.capMs === 0 ? 'what down_timer_adverts 1 allows' : '(down_timer_adverts - 1) adverts'}: capped to ${c.capMs} ms, as keepalived does`, { instance: c.instance, capMs: c.capMs });
+    }
+    this.debounce.setDelays(delays);
+  }
+
   async start(): Promise<void> {
     this.loopDelay.enable();
     const delay = startupDelayFor(this.opts, this.io.uptimeMs?.() ?? null);
@@ -132,7 +147,8 @@ export class VrrpRuntime {
     const igmp = this.io.localIgmpReports;
     this.igmp = igmp === undefined ? null : new LocalIgmpReports(igmp, (msg) => { this.hooks.log('warn', msg, {}); });
     this.igmp?.want(this.opts.disableLocalIgmp);
-    for (const l of await this.io.links()) this.links.set(l.index, l);
+    this.setDelays(this.opts);
+    for (const l of await this.io.links()) this.links.set(l.index, { ...l, up: this.debounce.report(l.index, l.name, l.up) });
     for (const o of this.opts.instances) await this.addInstance(o);
     this.io.watchLinks((l, deleted) => {
       this.onLink(l, deleted);
@@ -321,7 +337,8 @@ export class VrrpRuntime {
   async reconfigure(next: NormalizedOptions): Promise<ReconfigureSummary> {
     if (this.stopping) throw new Error('the VRRP runtime is stopping');
     // Links made just before (a new virtual MAC interface) may not have come as events yet.
-    for (const l of await this.io.links()) if (!this.links.has(l.index)) this.links.set(l.index, l);
+    for (const l of await this.io.links()) if (!this.links.has(l.index)) this.links.set(l.index, { ...l, up: this.debounce.report(l.index, l.name, l.up) });
+    this.setDelays(next);
     const summary: ReconfigureSummary = { unchanged: [], updated: [], restarted: [], added: [], removed: [] };
     const wanted = new Map(next.instances.map((o) => [o.name, o]));
     const toStop: Inst[] = [];
@@ -419,16 +436,30 @@ export class VrrpRuntime {
 
   private onLink(l: LinkInfo, deleted: boolean): void {
     const before = this.links.get(l.index);
-    if (deleted) this.links.delete(l.index);
-    else this.links.set(l.index, l);
-    const up = !deleted && l.up;
+    if (deleted) {
+      this.links.delete(l.index);
+      this.debounce.forget(l.index);
+    } else this.links.set(l.index, { ...l, up: this.debounce.report(l.index, l.name, l.up) });
+    const up = !deleted && this.links.get(l.index)?.up === true;
     if (before?.up === up && !deleted) return;
+    this.linkChanged(l.name, up);
+  }
+
+  /** A link's change that waited out its interface_up_down_delays. */
+  private linkSettled(index: number, up: boolean): void {
+    const l = this.links.get(index);
+    if (l === undefined || this.stopping) return;
+    this.links.set(index, { ...l, up });
+    this.linkChanged(l.name, up);
+  }
+
+  private linkChanged(name: string, up: boolean): void {
     for (const inst of this.insts.values()) {
-      const t = inst.tracked.get(`interface:${l.name}`);
-      const own = l.name === inst.o.interface;
+      const t = inst.tracked.get(`interface:${name}`);
+      const own = name === inst.o.interface;
       if (t !== undefined) t.ok = up;
       if (t !== undefined || own) {
-        this.log(up ? 'info' : 'warn', inst, `interface ${l.name} is ${up ? 'up' : 'down'}`, {});
+        this.log(up ? 'info' : 'warn', inst, `interface ${name} is ${up ? 'up' : 'down'}`, {});
         this.retrack(inst);
       }
     }
@@ -690,6 +721,7 @@ export class VrrpRuntime {
       inst.socket?.close();
       inst.socket = null;
     }
+    this.debounce.stop();
     this.loopDelay.disable();
     this.igmp?.want(false);
     this.io.close();

@@ -186,3 +186,30 @@ test('disable_local_igmp: igmp_link_local_mcast_reports 0 while running, 1 again
   assert.equal(await reports(2), '1');
   await plain.stop();
 });
+
+test('interface_up_down_delays: keepalived and lvsd ride out a link blip shorter than the down delay, and enter FAULT once an outage lasts it', { timeout: 120_000 }, async () => {
+  await cleanup();
+  // advert_int 1: the delays must stay under 2 adverts (keepalived caps them there).
+  const conf = keepalivedConf([{ name: 'VI_1', interface: 'eth0', vrid: 51, version: 3, interval: 1, priority: 150, vips: [`${VIP4}/24`] }], 'kad1') + 'interface_up_down_delays {\n  eth0 1\n}\n';
+  const k = own(await startKeepalived(host(1), conf));
+  const l = await lvsd(2, { priority: 150, vrid: 52, advertIntervalMs: 1000, vips: ['10.77.0.102/24'] }, { interfaceUpDownDelays: { eth0: { downMs: 1000 } } });
+  await k.waitForLog(/Entering MASTER STATE/, 10_000);
+  await l.waitState('VI_1', 'MASTER', 10_000);
+  const both = (cmd: string): Promise<unknown> => Promise.all([host(1).sh(cmd), host(2).sh(cmd)]);
+  await both('ip link set eth0 down');
+  await sleep(300);
+  await both('ip link set eth0 up');
+  await sleep(1500);
+  assert.doesNotMatch(k.log(), /Entering FAULT STATE/, 'keepalived (the reference) rode out the blip');
+  assert.equal(l.state('VI_1'), 'MASTER', 'lvsd rode out the blip');
+  const since = l.transitions.length;
+  const down = Date.now();
+  await both('ip link set eth0 down');
+  await sleep(500);
+  assert.doesNotMatch(k.log(), /Entering FAULT STATE/, 'keepalived waits out its delay');
+  assert.equal(l.state('VI_1'), 'MASTER', 'lvsd waits out its delay');
+  await Promise.all([k.waitForLog(/Entering FAULT STATE/, 10_000), l.waitState('VI_1', 'FAULT', 10_000, since)]);
+  // A lower bound only: a loaded machine may be late, never early.
+  assert.ok(Date.now() - down >= 1000, `FAULT after ${Date.now() - down} ms`);
+  await cleanup();
+});

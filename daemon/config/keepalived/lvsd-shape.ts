@@ -212,6 +212,7 @@ export interface ConfigOut {
     multicastGroup6?: string;
     startupDelay?: Duration;
     delayAfterBoot?: Duration;
+    interfaceUpDownDelays?: Record<string, { down: Duration; up?: Duration }>;
     disableLocalIgmp?: boolean;
     nftables?: { table?: string; priority?: number; counters?: boolean };
     scripts?: Record<string, ScriptOut>;

@@ -13,6 +13,7 @@ import { mapSslBlocks, sslOf } from './map-ssl.js';
 import { expandGroup, mapVirtualServer, virtualServerKeys, type GroupMember } from './map-lvs.js';
 import { safeName } from './names.js';
 import { unsupportedReason } from './unsupported.js';
+import { mapInterfaceUpDownDelays } from './map-link-delays.js';
 
 export interface MapResult {
   config: ConfigOut;
@@ -24,7 +25,10 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
   const config: ConfigOut = {};
 
   for (const [d, why] of ast.invalid) ctx.reportDirective(d, `${why}; not carried over`);
-  for (const d of ast.other) ctx.reportDirective(d, unsupportedReason('the top level', d.keyword));
+  const linkDelays = mapInterfaceUpDownDelays(ctx, ast.other.filter((d) => d.keyword === 'interface_up_down_delays' && d.block));
+  for (const d of ast.other) {
+    if (d.keyword !== 'interface_up_down_delays' || !d.block) ctx.reportDirective(d, unsupportedReason('the top level', d.keyword));
+  }
 
   const global = mapGlobalDefs(ctx, ast.globalDefs);
   if (global.node) config.node = global.node;
@@ -103,6 +107,7 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
     // Measured: keepalived 2.2.7 says "Unknown keyword 'vrrp_delay_after_boot'" and ignores it; it came in 2.4.
     ctx.note(vrrp, 'vrrp_delay_after_boot is keepalived 2.4\'s (2.2.7 ignores it as an unknown keyword); lvsd applies it');
   }
+  if (linkDelays !== undefined) vrrp.interfaceUpDownDelays = linkDelays;
   if (Object.keys(scripts).length > 0) vrrp.scripts = scripts;
   if (Object.keys(processes).length > 0) vrrp.processes = processes;
   if (instances.length > 0) vrrp.instances = instances;
