@@ -13,7 +13,7 @@ export interface DataplaneSupervisorOptions {
   emit(e: DirectorEventInput): void;
   /** The desired table as of now (recomputed on every pass). */
   desired(): DesiredTable;
-  /** What the table desired() just returned changed (a hint the backend may plan from). */
+  /** The changed services of the table desired() just returned (types.ts, ChangedServices). */
   changed?(): ChangedServices | undefined;
   /** How often connection counts and rates are read (default 2 s). */
   statsIntervalMs?: number;

@@ -113,7 +113,8 @@ export class IpvsDataplane implements Dataplane {
   /**
    * Makes the kernel hold `desired` for what lvsd owns. Works from lvsd's cached view of the kernel
    * table (read in full on the first apply, after a refused operation, and by resync()), so a reload
-   * that changes one weight costs one netlink message, whatever the table size.
+   * that changes one weight costs one netlink message, whatever the table size. Handed the changed
+   * services counted from the table it last applied (types.ts, ChangedServices), it looks at those alone.
    */
   apply(desired: DesiredTable, changed?: ChangedServices): Promise<ApplyReport> {
     return this.enqueue(() => this.applyNow(desired, false, changed));
@@ -160,16 +161,16 @@ export class IpvsDataplane implements Dataplane {
    * a new object is compared field by field with the one it replaces. With the changed services of the
    * table last applied (types.ts, ChangedServices), only those are looked at.
    */
-  private changedScope(desiredIn: DesiredTable, hint: ChangedServices | undefined): { desired: DesiredTable; scope: Set<string>; changed: ServiceSpec[]; removed: string[] } {
+  private changedScope(desiredIn: DesiredTable, named: ChangedServices | undefined): { desired: DesiredTable; scope: Set<string>; changed: ServiceSpec[]; removed: string[] } {
     const isNew = (s: ServiceSpec): boolean => {
       const seen = this.lastSeen.get(s.id);
       return seen === undefined || (seen.spec !== s && !sameSpec(s, seen.spec));
     };
     let changed: ServiceSpec[];
     const removed: string[] = [];
-    if (hint !== undefined && hint.since === this.lastDesired) {
+    if (named !== undefined && named.since === this.lastDesired) {
       changed = [];
-      for (const [id, s] of hint.services) {
+      for (const [id, s] of named.services) {
         if (s !== undefined) {
           if (isNew(s)) changed.push(s);
         } else if (this.lastSeen.has(id)) {
@@ -196,7 +197,7 @@ export class IpvsDataplane implements Dataplane {
     return { desired: { services: sub }, scope, changed, removed };
   }
 
-  /** The whole table's walk (no usable hint): the services new or changed; `removed` gets those gone. */
+  /** The whole table's walk (no changed services counted from the last table): the services new or changed; `removed` gets those gone. */
   private walkChanged(desiredIn: DesiredTable, removed: string[]): ServiceSpec[] {
     const pass = ++this.passes;
     let held = 0;
@@ -234,7 +235,7 @@ export class IpvsDataplane implements Dataplane {
     }
   }
 
-  private async applyNow(desiredIn: DesiredTable, fullRead: boolean, hint?: ChangedServices): Promise<ApplyReport> {
+  private async applyNow(desiredIn: DesiredTable, fullRead: boolean, named?: ChangedServices): Promise<ApplyReport> {
     const t0 = performance.now();
     let fresh = fullRead || this.cache === undefined;
     let full: DesiredTable | undefined;
@@ -246,7 +247,7 @@ export class IpvsDataplane implements Dataplane {
       full = canonicalizeDesired(desiredIn);
       desired = full;
     } else {
-      ({ desired, scope, changed, removed } = this.changedScope(desiredIn, hint));
+      ({ desired, scope, changed, removed } = this.changedScope(desiredIn, named));
     }
     let cache = fresh || this.cache === undefined ? await this.readKernel() : scoped(this.cache, scope ?? new Set());
     if (!fresh) {

@@ -6,7 +6,8 @@
 // Drift: apply() compares the kernel's table with what lvsd last wrote when a check is due (every
 // `driftCheckIntervalMs`, on the first apply, and after any failed transaction); differences are put back
 // and listed in ApplyReport.drift. Between checks apply() diffs against its own record (delta.ts: one
-// walk by identity, then only the changed services are looked at), and a change of an
+// walk by identity, then only the changed services are looked at; handed the changed services counted from
+// the table it last applied, types.ts, not even that walk: changed.ts), and a change of an
 // existing service's real servers (added, removed, weighted, drained) is one netlink transaction that
 // rewrites its slot map in place (fast-path.ts); a structural change (a new or removed service, another
 // scheduler or match) goes to nft as three small transactions (stage, switch, retire: render.ts says why).
