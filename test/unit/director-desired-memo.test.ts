@@ -168,6 +168,11 @@ virtualServers:
     await t.d.setOverride({ service: quiet.id, realServer: quiet.realServers[0]?.id ?? '' }, { weight: 7 }, 'test');
     assert.equal(last().services[1]?.realServers[0]?.weight, 7);
     assert.equal(last().services[0], before.services[0], 'an override on the quiet service rebuilt the checked one');
+    // Handed to the dataplane beside the table: the changed services, the quiet one alone, counted from the table before.
+    const changed = t.dataplane.changed[t.dataplane.changed.length - 1] ?? assert.fail('no changed services handed');
+    assert.equal(changed.since, before);
+    assert.deepEqual([...changed.services.keys()], [quiet.id]);
+    assert.equal(changed.services.get(quiet.id), last().services[1]);
     await t.d.clearOverride({ service: quiet.id, realServer: quiet.realServers[0]?.id ?? '' }, 'test');
     assert.equal(last().services[1]?.realServers[0]?.weight, 1);
     // a reload that changes the quiet service only: the checked one is decided again, and kept
