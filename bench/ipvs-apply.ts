@@ -1,12 +1,15 @@
 // Benchmark (host, no kernel): the CPU lvsd spends in apply() for one weight change, at several table
 // sizes, with a transport that answers instantly — the part of a change that is lvsd's own, apart
-// from the netlink round trip. Anchor: a full apply of the same table in the same run.
+// from the netlink round trip. Each change twice, alternated: with the changed services the director hands
+// beside the table (types.ts, ChangedServices: the backend looks at that service alone) and without them
+// (the backend walks the table to find it). Anchors: a full apply of the same table, and the change at 100
+// services, in the same run.
 //   node dist/bench/ipvs-apply.js
 import { IpvsClient } from '../daemon/ipvs/client.js';
 import type { IpvsRequest, IpvsTransport } from '../daemon/ipvs/transport.js';
 import { createIpvsDataplane } from '../daemon/dataplane/ipvs/backend.js';
 import { memoryOwnership } from '../daemon/dataplane/ipvs/ownership.js';
-import type { DesiredTable } from '../daemon/dataplane/types.js';
+import type { ChangedServices, DesiredTable } from '../daemon/dataplane/types.js';
 
 // The kernel's side is free here: every change is acked at once, every dump is empty.
 const instant: IpvsTransport = {
@@ -26,28 +29,38 @@ function table(n: number): DesiredTable {
 }
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
-process.stdout.write('lvsd apply() CPU per one weight change (instant transport, median of 101)\n');
+const ROUNDS = 201;
+process.stdout.write(`lvsd apply() CPU per one weight change (instant transport, median of ${String(ROUNDS >> 1)} each, alternated)\n`);
+const rows: { n: number; hinted: number; walk: number }[] = [];
 for (const n of [100, 1000, 5000]) {
-  const desired = table(n);
+  let desired = table(n);
   const dp = await createIpvsDataplane({ client: new IpvsClient(instant), ownership: memoryOwnership(), resyncIntervalMs: 0 });
   let t0 = performance.now();
   await dp.apply(desired);
   const full = performance.now() - t0;
-  const times: number[] = [];
-  for (let k = 0; k < 101; k++) {
-    // As the director hands a change (types.ts, Dataplane.apply): the changed service a new object, every
-    // other one the very object handed before.
+  const hinted: number[] = [];
+  const walk: number[] = [];
+  for (let k = 0; k < ROUNDS; k++) {
+    // As the director hands a change (types.ts, Dataplane.apply): a new table whose changed service is a new
+    // object, every other one the very object handed before.
     const i = (k * 37) % n;
     const svc = desired.services[i];
     if (svc === undefined) throw new Error('bench table shape');
     const j = k % 10;
-    desired.services[i] = { ...svc, realServers: svc.realServers.map((rs, x) => (x === j ? { ...rs, weight: rs.weight === 1 ? 5 : 1 } : rs)) };
+    const next = { ...svc, realServers: svc.realServers.map((rs, x) => (x === j ? { ...rs, weight: rs.weight === 1 ? 5 : 1 } : rs)) };
+    const services = desired.services.slice();
+    services[i] = next;
+    const changed: ChangedServices | undefined = k % 2 === 0 ? { since: desired, services: new Map([[next.id, next]]) } : undefined;
+    desired = { services };
     t0 = performance.now();
-    const r = await dp.apply(desired);
-    times.push(performance.now() - t0);
+    const r = await dp.apply(desired, changed);
+    (changed === undefined ? walk : hinted).push(performance.now() - t0);
     if (r.operations !== 1) throw new Error(`one change took ${r.operations} operations`);
   }
   await dp.close();
-  const one = median(times);
-  process.stdout.write(`  ${String(n).padStart(5)} services × 10: one change ${one.toFixed(2)} ms; full apply ${full.toFixed(0)} ms; one/full = ${(one / full).toFixed(4)}\n`);
+  const row = { n, hinted: median(hinted), walk: median(walk) };
+  rows.push(row);
+  const base = rows[0] ?? row;
+  process.stdout.write(`  ${String(n).padStart(5)} services × 10: one change ${row.hinted.toFixed(3)} ms with the changed services, ${row.walk.toFixed(3)} ms walking the table; ` +
+    `full apply ${full.toFixed(0)} ms; one/full = ${(row.hinted / full).toFixed(5)}; / at ${String(base.n)} services: ${(row.hinted / base.hinted).toFixed(2)}× (walking ${(row.walk / base.walk).toFixed(2)}×)\n`);
 }

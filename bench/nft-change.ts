@@ -1,10 +1,12 @@
 // nftables reprogramming at 100, 1,000 and 5,000 virtual servers × 10 real servers (issue #19, goal 2), in
 // a namespace of its own: the full program of the table in one transaction, an unchanged re-apply, and one
-// service change through the dataplane (median: a weight changed, which is one netlink transaction; the
-// unchanged services handed as the same objects, as the dataplane contract allows, and again with every spec
-// a new equal object; then the whole of what the daemon pays, the director's pass with its memo and the apply,
-// beside the same pass decided afresh), that transaction alone, and the same change through nft (the
-// structural path: three transactions), beside
+// service change through the dataplane (median: a weight changed, which is one netlink transaction; handed
+// with the changed services (types.ts, ChangedServices: the backend looks at that service alone), alternated
+// with the same change handed without them (the unchanged services as the same objects: the backend walks the
+// table to find it), and again with every spec a new equal object; then the whole of what the daemon pays,
+// the director's pass with its memo and the apply, with and without the changed services, beside the same
+// pass decided afresh), that transaction alone, and the same change through nft (the structural path: three
+// transactions), beside
 // four anchors measured at the same size:
 //   nft -f           the full program's own transaction, written to a file and loaded by `nft -f` (what the
 //                    full program costs with lvsd's modelling and rendering left out); alternated with it
@@ -28,7 +30,7 @@ import { fullCommands, planPhases, planUpdate } from '../daemon/dataplane/nftabl
 import { nftText } from '../daemon/dataplane/nftables/nft-text.js';
 import { fastChanges } from '../daemon/dataplane/nftables/fast-path.js';
 import { netfilterWriter } from '../daemon/dataplane/nftables/nl-writer.js';
-import type { DesiredTable } from '../daemon/dataplane/types.js';
+import type { ChangedServices, DesiredTable } from '../daemon/dataplane/types.js';
 import { loadConfigText } from '../daemon/config/load.js';
 import type { VirtualServer } from '../daemon/config/types.js';
 import { DesiredMemo } from '../daemon/director/desired-memo.js';
@@ -87,10 +89,14 @@ interface Row {
   full: number;
   nftFile: number;
   changeCpu: number;
+  walk: number;
+  walkCpu: number;
   changeFresh: number;
   changeFreshCpu: number;
   director: number;
   directorCpu: number;
+  directorWalk: number;
+  directorWalkCpu: number;
   directorFresh: number;
   directorFreshCpu: number;
   again: number;
@@ -132,20 +138,26 @@ async function measure(ns: string, exec: (cmd: string, args: string[]) => Promis
   // what a change costs when only it is new), and every spec a new equal object (a director that builds the
   // whole table afresh: the dataplane then compares each spec field by field).
   const kept = bigTable(size, 10);
-  const rounds = async (tableOf: (i: number) => DesiredTable): Promise<[number, number]> => {
-    const changes: number[] = [];
-    const cpus: number[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
+  let last: DesiredTable | undefined;
+  /** Medians of wall and CPU: [with the changed services, without] when `hinted` alternates, else [without]. */
+  const rounds = async (tableOf: (i: number) => DesiredTable, hinted: (i: number) => boolean): Promise<[number, number, number, number]> => {
+    const changes: [number[], number[]] = [[], []];
+    const cpus: [number[], number[]] = [[], []];
+    for (let i = 0; i < 2 * ROUNDS; i++) {
       const table = tableOf(i);
+      const first = table.services[0];
+      const changed: ChangedServices | undefined = hinted(i) && last !== undefined && first !== undefined ? { since: last, services: new Map([[first.id, first]]) } : undefined;
+      const hint = changed !== undefined;
       const c0 = process.cpuUsage();
-      changes.push((await dp.apply(table)).durationMs);
+      changes[hint ? 0 : 1].push((await dp.apply(table, changed)).durationMs);
       const c = process.cpuUsage(c0);
-      cpus.push((c.user + c.system) / 1000);
+      cpus[hint ? 0 : 1].push((c.user + c.system) / 1000);
+      last = table;
     }
-    return [median(changes), median(cpus)];
+    return [median(changes[0]), median(cpus[0]), median(changes[1]), median(cpus[1])];
   };
-  const [change, changeCpu] = await rounds((i) => ({ services: [...bigTable(1, 10, i).services, ...kept.services.slice(1)] }));
-  const [changeFresh, changeFreshCpu] = await rounds((i) => bigTable(size, 10, i));
+  const [change, changeCpu, walk, walkCpu] = await rounds((i) => ({ services: [...bigTable(1, 10, i).services, ...kept.services.slice(1)] }), (i) => i % 2 === 0);
+  const [, , changeFresh, changeFreshCpu] = await rounds((i) => bigTable(size, 10, i), () => false);
   // The whole of what the daemon pays for one change: the director's pass (an override on service 0's first
   // real server, the service touched) and the apply, wall and CPU. Beside it, the same pass as the director
   // made it before its memo: every plan and spec decided afresh.
@@ -155,25 +167,29 @@ async function measure(ns: string, exec: (cmd: string, args: string[]) => Promis
   const inputs = { health: new Map(), overrides, quorumLost: new Set<string>() };
   const memo = new DesiredMemo();
   await dp.apply(memo.table(config, inputs));
-  const passes = async (pass: () => DesiredTable): Promise<[number, number]> => {
-    const walls: number[] = [];
-    const cpus: number[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
+  /** Medians of wall and CPU, by the key `pass` files each round under. */
+  const passes = async (n: number, pass: (i: number) => [DesiredTable, ChangedServices | undefined, number]): Promise<[number, number][]> => {
+    const walls: number[][] = [[], []];
+    const cpus: number[][] = [[], []];
+    for (let i = 0; i < n; i++) {
       overrides.set(target, { weight: 2 + (i % 2) });
       const c0 = process.cpuUsage();
       const t0 = performance.now();
-      await dp.apply(pass());
-      walls.push(performance.now() - t0);
+      const [table, changed, key] = pass(i);
+      await dp.apply(table, changed);
+      walls[key]?.push(performance.now() - t0);
       const c = process.cpuUsage(c0);
-      cpus.push((c.user + c.system) / 1000);
+      cpus[key]?.push((c.user + c.system) / 1000);
     }
-    return [median(walls), median(cpus)];
+    return walls.map((w, k) => [median(w), median(cpus[k] ?? [])]);
   };
-  const [director, directorCpu] = await passes(() => {
+  // The memo's pass handed with its changed services, alternated with the same pass handed without them.
+  const [[director, directorCpu] = [NaN, NaN], [directorWalk, directorWalkCpu] = [NaN, NaN]] = await passes(2 * ROUNDS, (i) => {
     memo.touch(config[0]?.id ?? '');
-    return memo.table(config, inputs);
+    const table = memo.table(config, inputs);
+    return i % 2 === 0 ? [table, memo.changed, 0] : [table, undefined, 1];
   });
-  const [directorFresh, directorFreshCpu] = await passes(() => desiredTable({ services: config.map(servicePlan), ...inputs }));
+  const [[directorFresh, directorFreshCpu] = [NaN, NaN]] = await passes(ROUNDS, () => [desiredTable({ services: config.map(servicePlan), ...inputs }), undefined, 0]);
   await dp.close();
 
   const shell = new NftShell({ netns: ns });
@@ -206,7 +222,7 @@ async function measure(ns: string, exec: (cmd: string, args: string[]) => Promis
   await exec('nft', ['add', 'map', 'inet', TABLE, 'probe4', '{ type mark : ipv4_addr; }']);
   const dataFloor = JSON.parse(await exec('node', [join(here, 'nft-netlink-floor.js'), TABLE, chain, String(ROUNDS), 'data'])) as { medianMs: number };
   await exec('nft', ['delete', 'table', 'inet', TABLE]);
-  return { size, full, nftFile, changeCpu, changeFresh, changeFreshCpu, director, directorCpu, directorFresh, directorFreshCpu, again, change, raw, batch, batchOps: fastThere.length, roundTrip, oneElement, netlink: floor.medianMs, netlinkData: dataFloor.medianMs };
+  return { size, full, nftFile, changeCpu, walk, walkCpu, changeFresh, changeFreshCpu, director, directorCpu, directorWalk, directorWalkCpu, directorFresh, directorFreshCpu, again, change, raw, batch, batchOps: fastThere.length, roundTrip, oneElement, netlink: floor.medianMs, netlinkData: dataFloor.medianMs };
 }
 
 async function main(): Promise<void> {
@@ -220,13 +236,13 @@ async function main(): Promise<void> {
     for (const size of SIZES) {
       const r = await measure(host.name, exec, size);
       rows.push(r);
-      console.log(`S=${String(size).padStart(5)}  full program ${r.full.toFixed(0).padStart(6)} ms (nft -f of its transaction ${r.nftFile.toFixed(0)} ms)  unchanged ${r.again.toFixed(1).padStart(6)} ms  one change ${r.change.toFixed(1).padStart(6)} ms (lvsd CPU ${r.changeCpu.toFixed(2)} ms; every spec a new object ${r.changeFresh.toFixed(1)} ms, CPU ${r.changeFreshCpu.toFixed(2)} ms) ` +
-        `(with the director's pass: ${r.director.toFixed(1)} ms, CPU ${r.directorCpu.toFixed(2)} ms; the pass decided afresh ${r.directorFresh.toFixed(1)} ms, CPU ${r.directorFreshCpu.toFixed(2)} ms) ` +
+      console.log(`S=${String(size).padStart(5)}  full program ${r.full.toFixed(0).padStart(6)} ms (nft -f of its transaction ${r.nftFile.toFixed(0)} ms)  unchanged ${r.again.toFixed(1).padStart(6)} ms  one change ${r.change.toFixed(2).padStart(6)} ms (lvsd CPU ${r.changeCpu.toFixed(2)} ms; without the changed services ${r.walk.toFixed(2)} ms, CPU ${r.walkCpu.toFixed(2)} ms; every spec a new object ${r.changeFresh.toFixed(1)} ms, CPU ${r.changeFreshCpu.toFixed(2)} ms) ` +
+        `(with the director's pass: ${r.director.toFixed(2)} ms, CPU ${r.directorCpu.toFixed(2)} ms; without the changed services ${r.directorWalk.toFixed(2)} ms, CPU ${r.directorWalkCpu.toFixed(2)} ms; the pass decided afresh ${r.directorFresh.toFixed(1)} ms, CPU ${r.directorFreshCpu.toFixed(2)} ms) ` +
         `(its netlink transaction of ${r.batchOps} messages ${r.batch.toFixed(2)} ms; the same change through nft, three transactions, ${r.raw.toFixed(1)} ms)  |  nft round trip ${r.roundTrip.toFixed(2)} ms  nft 1 element ${r.oneElement.toFixed(1)} ms  netlink 1 vmap element ${r.netlink.toFixed(3)} ms, 1 data-map element ${r.netlinkData.toFixed(3)} ms`);
     }
     const base = rows[0];
     for (const r of rows) {
-      console.log(`S=${r.size}: full program / (nft -f) ${(r.full / r.nftFile).toFixed(2)}×; change / (nft 1 element) ${(r.change / r.oneElement).toFixed(2)}×; change / change at S=${base?.size ?? '?'} ${base === undefined ? '?' : (r.change / base.change).toFixed(1)}× (CPU ${base === undefined ? '?' : (r.changeCpu / base.changeCpu).toFixed(1)}×; every spec new ${base === undefined ? '?' : (r.changeFresh / base.changeFresh).toFixed(1)}×; with the director's pass ${base === undefined ? '?' : (r.director / base.director).toFixed(1)}×); ` +
+      console.log(`S=${r.size}: full program / (nft -f) ${(r.full / r.nftFile).toFixed(2)}×; change / (nft 1 element) ${(r.change / r.oneElement).toFixed(2)}×; change / change at S=${base?.size ?? '?'} ${base === undefined ? '?' : (r.change / base.change).toFixed(1)}× (CPU ${base === undefined ? '?' : (r.changeCpu / base.changeCpu).toFixed(1)}×; without the changed services ${base === undefined ? '?' : (r.walk / base.walk).toFixed(1)}×; every spec new ${base === undefined ? '?' : (r.changeFresh / base.changeFresh).toFixed(1)}×; with the director's pass ${base === undefined ? '?' : (r.director / base.director).toFixed(1)}×, without the changed services ${base === undefined ? '?' : (r.directorWalk / base.directorWalk).toFixed(1)}×); ` +
         `director's pass with its memo / afresh ${(r.director / r.directorFresh).toFixed(2)}×; ` +
         `netlink transaction / (nft 1 element) ${(r.batch / r.oneElement).toFixed(3)}×; ` +
         `nft 1 element / netlink 1 element ${(r.oneElement / r.netlink).toFixed(0)}×`);

@@ -111,6 +111,19 @@ export interface ApplyReport {
   failures?: string[];
 }
 
+/**
+ * The changed services: which services of a desired table may differ from `since`, the table handed to
+ * the previous apply() — by id, with the new spec (undefined: the service left). Every service not named
+ * is in both tables as the very same ServiceSpec object. A backend whose last apply was of `since` may plan
+ * from these services alone instead of walking the table; without it, or when `since` is not the table the
+ * backend last applied (a failed apply, a resync, a caller that does not know), it walks the whole table.
+ * Either way the dataplane ends up the same: this says where to look, never what to hold.
+ */
+export interface ChangedServices {
+  since: DesiredTable;
+  services: ReadonlyMap<string, ServiceSpec | undefined>;
+}
+
 export type DataplaneKind = 'ipvs' | 'nftables' | 'userspace';
 
 export interface Dataplane {
@@ -122,7 +135,7 @@ export interface Dataplane {
    * comparing it. A changed service is a new object; handing the unchanged ones again as the very same
    * objects is what makes a change cost what it changes rather than what the table holds.
    */
-  apply(desired: DesiredTable): Promise<ApplyReport>;
+  apply(desired: DesiredTable, changed?: ChangedServices): Promise<ApplyReport>;
   /** What the dataplane holds now, with connection counts and counters where it has them. */
   observe(): Promise<ObservedTable>;
   /** Releases sockets and processes; leaves the programmed state in place (reconcile, never flush). */

@@ -2,11 +2,13 @@
 // flight, exactly one more apply follows it, with the newest desired table. (Graceful removal is the
 // backend's business: IPVS drains to weight 0 first; nftables and userspace keep established
 // connections by their nature.)
-import type { ApplyReport, Dataplane, DesiredTable } from '../dataplane/types.js';
+import type { ApplyReport, ChangedServices, Dataplane, DesiredTable } from '../dataplane/types.js';
 
 export interface ApplyLoopHooks {
   /** The desired table as of now (recomputed on every pass). */
   desired(): DesiredTable;
+  /** What the table desired() just returned changed against the one before it (types.ts, ChangedServices). */
+  changed?(): ChangedServices | undefined;
   applied(report: ApplyReport): void;
   failed(error: Error): void;
 }
@@ -52,7 +54,8 @@ export class ApplyLoop {
     while (this.dirty) {
       this.dirty = false;
       try {
-        const report = await this.dataplane.apply(this.hooks.desired());
+        const desired = this.hooks.desired();
+        const report = await this.dataplane.apply(desired, this.hooks.changed?.());
         this.last = { ok: true, report };
         this.hooks.applied(report);
       } catch (e) {

@@ -3,7 +3,7 @@
 // here once), a reload's dataplane part, and the counters polled for the snapshot.
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
-import type { DesiredTable, ObservedTable } from '../dataplane/types.js';
+import type { ChangedServices, DesiredTable, ObservedTable } from '../dataplane/types.js';
 import { ApplyLoop } from './apply-loop.js';
 import type { OpenedDataplane } from './open-dataplane.js';
 import type { DirectorEventInput } from './snapshot.js';
@@ -13,6 +13,8 @@ export interface DataplaneSupervisorOptions {
   emit(e: DirectorEventInput): void;
   /** The desired table as of now (recomputed on every pass). */
   desired(): DesiredTable;
+  /** The changed services of the table desired() just returned (types.ts, ChangedServices). */
+  changed?(): ChangedServices | undefined;
   /** How often connection counts and rates are read (default 2 s). */
   statsIntervalMs?: number;
 }
@@ -34,6 +36,7 @@ export class DataplaneSupervisor {
     const dp = opened.dataplane;
     this.loop = dp === null ? null : new ApplyLoop(dp, {
       desired: () => opts.desired(),
+      changed: () => opts.changed?.(),
       applied: (report) => {
         this.refusals = report.failures ?? [];
         if (report.drift.length > 0) log.warn({ drift: report.drift }, 'dataplane drift repaired: entries changed behind lvsd’s back were put back');

@@ -105,6 +105,7 @@ export class Director implements DirectorPort {
       logger: this.log,
       emit: (e) => { this.emit(e); },
       desired: () => this.desired(),
+      changed: () => this.desiredMemo.changed,
       ...(this.opts.statsIntervalMs === undefined ? {} : { statsIntervalMs: this.opts.statsIntervalMs }),
     });
     this.dataplaneOpen = true;

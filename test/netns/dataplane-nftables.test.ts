@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { requireCommands, requireRoot } from '../support/prereq.js';
 import { createDataplaneLab, holdConnection, probe, startLoad, UDP_PORT, VIP4, VIP6, type DataplaneLab } from '../support/dataplane-lab.js';
 import { createNftablesDataplane, type NftablesDataplane } from '../../daemon/dataplane/nftables/backend.js';
-import type { DesiredTable, RealServerSpec, ServiceSpec } from '../../daemon/dataplane/types.js';
+import type { ChangedServices, DesiredTable, RealServerSpec, ServiceSpec } from '../../daemon/dataplane/types.js';
 
 let lab: DataplaneLab;
 let dp: NftablesDataplane;
@@ -226,6 +226,68 @@ test('masquerade: real servers without a route back through the director still a
     for (const host of lab.rs) await host.sh('ip route add default via 10.10.0.1');
     await lab.director.exec('nft', ['delete', 'table', 'inet', 'lvsdmasq']).catch(() => undefined);
     await masq.close();
+  }
+});
+
+test('changed services: the table an apply from them leaves is a full program\'s; one they leave out waits for the drift check', async () => {
+  let clock = 0;
+  const dp2 = createNftablesDataplane({ netns: lab.director.name, driftCheckIntervalMs: 1000, now: () => clock });
+  const ref = 'lvsdref';
+  // The listing's blocks sorted (their order is the order they were created in), the table's name left out,
+  // and a slot chain's side too (a drift check's rewrite through nft moves a service to its other side).
+  const list = (name: string): string[] =>
+    execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', 'list', 'table', 'inet', name]).toString()
+      .replace(/counter packets \d+ bytes \d+/g, 'counter').replace(/(svc-\S+?)-b(?=[\s{]|$)/gm, '$1-a').replace(new RegExp(`table inet ${name} `), 'table ').trim().replace(/\n}$/, '').split('\n\n').map((b) => b.trim()).sort();
+  const drop = (name: string): void => {
+    try {
+      execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', 'delete', 'table', 'inet', name], { stdio: 'ignore' });
+    } catch {
+      // not there
+    }
+  };
+  /** What a full program of `t` lists (written into a table of its own). */
+  const full = async (t: DesiredTable): Promise<string[]> => {
+    const w = createNftablesDataplane({ netns: lab.director.name, table: ref, driftCheckIntervalMs: 0 });
+    drop(ref);
+    await w.apply(t);
+    await w.close();
+    return list(ref);
+  };
+  const changedSince = (since: DesiredTable, t: DesiredTable, ...ids: string[]): ChangedServices =>
+    ({ since, services: new Map(ids.map((id) => [id, t.services.find((x) => x.id === id)])) });
+  const sh = (w: number[]): ServiceSpec => ({ ...http4(w, 'sh'), id: `tcp:${VIP4}:81`, port: 81 });
+  const v6 = (w: number[]): ServiceSpec => ({ id: `tcp:[${VIP6}]:80`, family: 6, protocol: 'tcp', address: VIP6, port: 80, scheduler: 'wrr', realServers: lab.rs6.map((a, i) => rs(a, 8080, w[i] ?? 1)) });
+  try {
+    drop('lvsd');
+    const t0 = table(http4([1, 1, 1]), sh([1, 1, 1]), v6([1, 1, 1]));
+    await dp2.apply(t0);
+    // A weight (netlink), a service removed and one added back (nft): each from the changed services alone.
+    const t1 = table(http4([3, 1, 0]), ...t0.services.slice(1));
+    assert.ok((await dp2.apply(t1, changedSince(t0, t1, http4([]).id))).operations > 0);
+    assert.deepEqual(list('lvsd'), await full(t1));
+    const t2 = table(t1.services[0] ?? assert.fail(), t1.services[2] ?? assert.fail());
+    await dp2.apply(t2, changedSince(t1, t2, sh([]).id));
+    assert.deepEqual(list('lvsd'), await full(t2));
+    const t3 = table(...t2.services, sh([2, 1, 1]));
+    await dp2.apply(t3, changedSince(t2, t3, sh([]).id));
+    assert.deepEqual(list('lvsd'), await full(t3));
+    // They leave out the IPv6 service's change: the apply takes them at their word...
+    const t4 = table(http4([1, 1, 1]), v6([0, 1, 1]), ...t3.services.slice(2));
+    await dp2.apply(t4, changedSince(t3, t4, http4([]).id));
+    assert.deepEqual(list('lvsd'), await full(table(http4([1, 1, 1]), ...t3.services.slice(1))), 'the hint was not used: the table was walked');
+    // ...and the next apply after the drift check's interval walks the table and writes it.
+    clock += 1000;
+    await dp2.apply(t4, changedSince(t4, t4));
+    assert.deepEqual(list('lvsd'), await full(t4));
+    // Counted from a table this dataplane did not last apply: ignored, the table walked at once.
+    const t5 = table(http4([2, 2, 1]), v6([1, 1, 1]), ...t4.services.slice(2));
+    await dp2.apply(t5, changedSince(t3, t5, http4([]).id));
+    assert.deepEqual(list('lvsd'), await full(t5));
+    const r = await probe(lab.client, `http://${VIP4}/`, ['--count', '20']);
+    assert.equal(r.failed, 0);
+  } finally {
+    await dp2.close();
+    drop(ref);
   }
 });
 

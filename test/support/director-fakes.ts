@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { loadConfigText } from '../../daemon/config/load.js';
 import type { Config } from '../../daemon/config/types.js';
-import { UnsupportedByDataplane, type ApplyReport, type Dataplane, type DesiredTable } from '../../daemon/dataplane/types.js';
+import { UnsupportedByDataplane, type ApplyReport, type ChangedServices, type Dataplane, type DesiredTable } from '../../daemon/dataplane/types.js';
 import { Director, type DirectorOptions } from '../../daemon/director/director.js';
 import { openStore } from '../../daemon/state/store.js';
 import type { SyncDaemonPort } from '../../daemon/director/vrrp-supervisor.js';
@@ -90,14 +90,17 @@ export class FakeEngine extends EventEmitter implements VrrpEngine {
 export class FakeDataplane implements Dataplane {
   readonly kind = 'nftables' as const;
   readonly applied: DesiredTable[] = [];
+  /** The changed services each apply was handed beside its table (same index as `applied`). */
+  readonly changed: (ChangedServices | undefined)[] = [];
   /** How long an apply takes (a slow kernel, a starved guest). */
   applyMs = 0;
-  async apply(desired: DesiredTable): Promise<ApplyReport> {
+  async apply(desired: DesiredTable, changed?: ChangedServices): Promise<ApplyReport> {
     for (const s of desired.services) {
       for (const rs of s.realServers) if (rs.method !== 'nat') throw new UnsupportedByDataplane('nftables', `${s.id} → ${rs.id}`, 'DR forwarding needs the IPVS dataplane');
     }
     if (this.applyMs > 0) await new Promise((r) => setTimeout(r, this.applyMs));
     this.applied.push(desired);
+    this.changed.push(changed);
     return { operations: 1, drift: [], durationMs: 0 };
   }
   observe() {

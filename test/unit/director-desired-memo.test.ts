@@ -1,7 +1,8 @@
 // The director's memo of the desired table (director/desired-memo.ts): over random runs of the events the
 // director sees (health flips, dynamic weights, overrides, quorum, a reload), its table always equals the one
 // desired.ts decides from scratch, and a service whose spec did not change is handed over as the very same
-// object — the one the dataplane's identity fast path needs (dataplane/types.ts, Dataplane.apply).
+// object — the one the dataplane's identity fast path needs (dataplane/types.ts, Dataplane.apply) — and the
+// changed services it names beside each table are exactly the services whose object is new.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -88,6 +89,11 @@ test('the memo decides what desired.ts decides, and keeps every unchanged spec a
         const after = memo.table(vs, inputs());
         const fresh = desiredTable({ services: vs.map(servicePlan), ...inputs() });
         assert.deepEqual(after, fresh, `after ${JSON.stringify(e)}`);
+        // The changed services name exactly the services whose object is new, counted from the table before.
+        const changed = memo.changed ?? assert.fail('no changed services after the first table');
+        assert.equal(changed.since, before);
+        assert.deepEqual([...changed.services].sort(), after.services.filter((s, i) => s !== before.services[i]).map((s) => [s.id, s]).sort());
+        if (changed.services.size === 0) assert.equal(after, before, 'nothing changed, yet a new table');
         after.services.forEach((spec, i) => {
           const old = before.services[i];
           const equal = JSON.stringify(old) === JSON.stringify(spec);
@@ -162,6 +168,11 @@ virtualServers:
     await t.d.setOverride({ service: quiet.id, realServer: quiet.realServers[0]?.id ?? '' }, { weight: 7 }, 'test');
     assert.equal(last().services[1]?.realServers[0]?.weight, 7);
     assert.equal(last().services[0], before.services[0], 'an override on the quiet service rebuilt the checked one');
+    // Handed to the dataplane beside the table: the changed services, the quiet one alone, counted from the table before.
+    const changed = t.dataplane.changed[t.dataplane.changed.length - 1] ?? assert.fail('no changed services handed');
+    assert.equal(changed.since, before);
+    assert.deepEqual([...changed.services.keys()], [quiet.id]);
+    assert.equal(changed.services.get(quiet.id), last().services[1]);
     await t.d.clearOverride({ service: quiet.id, realServer: quiet.realServers[0]?.id ?? '' }, 'test');
     assert.equal(last().services[1]?.realServers[0]?.weight, 1);
     // a reload that changes the quiet service only: the checked one is decided again, and kept

@@ -15,7 +15,7 @@ import { IpvsError } from '../../ipvs/errors.js';
 import { applyDrain, DEFAULT_DRAIN_POLICY, REMOVAL_SYSCTLS, type DrainEntry, type DrainPolicy } from './drain.js';
 import { applyPlan, opText, plan, type PlanOp } from './reconcile.js';
 import { fileOwnership, type OwnershipStore } from './ownership.js';
-import type { ApplyReport, Dataplane, DesiredTable, ObservedTable, RealServerSpec, ServiceSpec } from '../types.js';
+import type { ApplyReport, ChangedServices, Dataplane, DesiredTable, ObservedService, ObservedTable, RealServerSpec, ServiceSpec } from '../types.js';
 
 export { probeIpvs };
 
@@ -64,16 +64,19 @@ export class IpvsDataplane implements Dataplane {
   private owned: Set<string>;
   private drainState = new Map<string, DrainEntry>();
   private lastDesired: DesiredTable | undefined;
-  private lastEffective: DesiredTable | undefined;
+  /** The effective specs (drain applied) of the last applies, by canonical id. */
+  private lastEffective: Map<string, ServiceSpec> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private recheck: NodeJS.Timeout | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
   /** The timer's resync is queued or running: the next tick skips it rather than queue another behind it. */
   private resyncing = false;
-  /** lvsd's view of the kernel table (undefined: read it in full on the next apply). */
-  private cache: ObservedTable | undefined;
+  /** lvsd's view of the kernel table by service id (undefined: read it in full on the next apply). */
+  private cache: Map<string, ObservedService> | undefined;
   /** Per desired service (raw id): its spec at the last apply and its canonical form — to find what changed. */
   private lastSeen = new Map<string, { spec: ServiceSpec; canonical: ServiceSpec; pass: number }>();
+  /** lastSeen's canonical forms by canonical id (what a draining real server's service is looked up by). */
+  private canonicalSeen = new Map<string, ServiceSpec>();
   /** Counts changedScope's walks: an entry stamped with the current one has been counted as held. */
   private passes = 0;
   private conflicts = new Set<string>();
@@ -110,10 +113,11 @@ export class IpvsDataplane implements Dataplane {
   /**
    * Makes the kernel hold `desired` for what lvsd owns. Works from lvsd's cached view of the kernel
    * table (read in full on the first apply, after a refused operation, and by resync()), so a reload
-   * that changes one weight costs one netlink message, whatever the table size.
+   * that changes one weight costs one netlink message, whatever the table size. Handed the changed
+   * services counted from the table it last applied (types.ts, ChangedServices), it looks at those alone.
    */
-  apply(desired: DesiredTable): Promise<ApplyReport> {
-    return this.enqueue(() => this.applyNow(desired, false));
+  apply(desired: DesiredTable, changed?: ChangedServices): Promise<ApplyReport> {
+    return this.enqueue(() => this.applyNow(desired, false, changed));
   }
 
   /**
@@ -154,9 +158,47 @@ export class IpvsDataplane implements Dataplane {
    * the last apply, those removed, and those with real servers draining. Everything else already
    * matches (resync() catches what changed behind lvsd's back). A spec handed before is the same service
    * (specs are immutable once handed: types.ts, Dataplane.apply), so an unchanged service costs one lookup;
-   * a new object is compared field by field with the one it replaces.
+   * a new object is compared field by field with the one it replaces. With the changed services of the
+   * table last applied (types.ts, ChangedServices), only those are looked at.
    */
-  private changedScope(desiredIn: DesiredTable): { desired: DesiredTable; scope: Set<string>; changed: ServiceSpec[]; removed: string[] } {
+  private changedScope(desiredIn: DesiredTable, named: ChangedServices | undefined): { desired: DesiredTable; scope: Set<string>; changed: ServiceSpec[]; removed: string[] } {
+    const isNew = (s: ServiceSpec): boolean => {
+      const seen = this.lastSeen.get(s.id);
+      return seen === undefined || (seen.spec !== s && !sameSpec(s, seen.spec));
+    };
+    let changed: ServiceSpec[];
+    const removed: string[] = [];
+    if (named !== undefined && named.since === this.lastDesired) {
+      changed = [];
+      for (const [id, s] of named.services) {
+        if (s !== undefined) {
+          if (isNew(s)) changed.push(s);
+        } else if (this.lastSeen.has(id)) {
+          removed.push(id);
+        }
+      }
+    } else {
+      changed = this.walkChanged(desiredIn, removed);
+    }
+    const sub = canonicalizeDesired({ services: changed }).services;
+    const scope = new Set(sub.map((s) => s.id));
+    for (const raw of removed) {
+      const seen = this.lastSeen.get(raw);
+      if (seen !== undefined) scope.add(seen.canonical.id);
+    }
+    if (this.drainState.size > 0) {
+      for (const e of this.drainState.values()) {
+        const spec = this.canonicalSeen.get(e.serviceId);
+        if (scope.has(e.serviceId) || spec === undefined) continue;
+        scope.add(spec.id);
+        sub.push(spec);
+      }
+    }
+    return { desired: { services: sub }, scope, changed, removed };
+  }
+
+  /** The whole table's walk (no changed services counted from the last table): the services new or changed; `removed` gets those gone. */
+  private walkChanged(desiredIn: DesiredTable, removed: string[]): ServiceSpec[] {
     const pass = ++this.passes;
     let held = 0;
     const changed = desiredIn.services.filter((s) => {
@@ -168,40 +210,32 @@ export class IpvsDataplane implements Dataplane {
       }
       return seen.spec !== s && !sameSpec(s, seen.spec);
     });
-    const sub = canonicalizeDesired({ services: changed }).services;
-    const scope = new Set(sub.map((s) => s.id));
-    const removed: string[] = [];
     // Every service held is in the table: nothing was removed, and there is no need to look.
     if (held < this.lastSeen.size) {
       const ids = new Set(desiredIn.services.map((s) => s.id));
-      for (const [raw, seen] of this.lastSeen) {
-        if (ids.has(raw)) continue;
-        removed.push(raw);
-        scope.add(seen.canonical.id);
-      }
+      for (const raw of this.lastSeen.keys()) if (!ids.has(raw)) removed.push(raw);
     }
-    if (this.drainState.size > 0) {
-      const byCanonical = new Map([...this.lastSeen.values()].map((v) => [v.canonical.id, v.canonical]));
-      for (const e of this.drainState.values()) {
-        const spec = byCanonical.get(e.serviceId);
-        if (scope.has(e.serviceId) || spec === undefined) continue;
-        scope.add(spec.id);
-        sub.push(spec);
-      }
-    }
-    return { desired: { services: sub }, scope, changed, removed };
+    return changed;
   }
 
   /** Remembers each service's spec as handed, and its canonical form. */
   private remember(services: readonly ServiceSpec[], canonical: readonly ServiceSpec[] | undefined, removed: readonly string[]): void {
     services.forEach((s, i) => {
       const c = canonical?.[i] ?? canonicalizeDesired({ services: [s] }).services[0];
-      if (c !== undefined) this.lastSeen.set(s.id, { spec: s, canonical: c, pass: 0 });
+      if (c === undefined) return;
+      const had = this.lastSeen.get(s.id);
+      if (had !== undefined) this.canonicalSeen.delete(had.canonical.id);
+      this.lastSeen.set(s.id, { spec: s, canonical: c, pass: 0 });
+      this.canonicalSeen.set(c.id, c);
     });
-    for (const id of removed) this.lastSeen.delete(id);
+    for (const id of removed) {
+      const had = this.lastSeen.get(id);
+      if (had !== undefined) this.canonicalSeen.delete(had.canonical.id);
+      this.lastSeen.delete(id);
+    }
   }
 
-  private async applyNow(desiredIn: DesiredTable, fullRead: boolean): Promise<ApplyReport> {
+  private async applyNow(desiredIn: DesiredTable, fullRead: boolean, named?: ChangedServices): Promise<ApplyReport> {
     const t0 = performance.now();
     let fresh = fullRead || this.cache === undefined;
     let full: DesiredTable | undefined;
@@ -213,9 +247,9 @@ export class IpvsDataplane implements Dataplane {
       full = canonicalizeDesired(desiredIn);
       desired = full;
     } else {
-      ({ desired, scope, changed, removed } = this.changedScope(desiredIn));
+      ({ desired, scope, changed, removed } = this.changedScope(desiredIn, named));
     }
-    let cache = fresh || this.cache === undefined ? await this.readKernel() : scoped(this.cache, scope);
+    let cache = fresh || this.cache === undefined ? await this.readKernel() : scoped(this.cache, scope ?? new Set());
     if (!fresh) {
       try {
         await this.refreshDrainCandidates(desired, cache);
@@ -238,8 +272,8 @@ export class IpvsDataplane implements Dataplane {
     if (round.refused) {
       this.cache = undefined;
     } else if (scope === undefined) {
-      this.cache = round.after;
-      this.lastEffective = round.effective;
+      this.cache = byId(round.after.services);
+      this.lastEffective = byId(round.effective.services);
       this.conflicts = new Set(round.conflicts);
     } else {
       this.cache = merge(this.cache, round.after, scope);
@@ -249,6 +283,7 @@ export class IpvsDataplane implements Dataplane {
     }
     if (scope === undefined) {
       this.lastSeen.clear();
+      this.canonicalSeen.clear();
       this.remember(desiredIn.services, full?.services, []);
     } else {
       this.remember(changed, undefined, removed);
@@ -268,7 +303,7 @@ export class IpvsDataplane implements Dataplane {
     // Drift: on a fresh read, operations that would not be needed had the kernel still held what lvsd last applied.
     const drift: string[] = [];
     if (fresh && this.lastEffective !== undefined) {
-      const expected = new Set(plan(drain.effective, this.lastEffective, p.owned).ops.map(opText));
+      const expected = new Set(plan(drain.effective, { services: [...this.lastEffective.values()] }, p.owned).ops.map(opText));
       for (const op of p.ops) if (!expected.has(opText(op))) drift.push(opText(op));
     }
     let results;
@@ -488,13 +523,26 @@ function sameSpec(a: ServiceSpec, b: ServiceSpec): boolean {
   return true;
 }
 
-function scoped(t: ObservedTable, scope: Set<string> | undefined): ObservedTable {
-  return scope === undefined ? t : { services: t.services.filter((s) => scope.has(s.id)) };
+/** The services of `t` in `scope`, looked up one by one (the table is not walked). */
+function scoped(t: ReadonlyMap<string, ObservedService>, scope: Set<string>): ObservedTable {
+  const services: ObservedService[] = [];
+  for (const id of scope) {
+    const s = t.get(id);
+    if (s !== undefined) services.push(s);
+  }
+  return { services };
 }
 
-/** `base` with the services in `scope` replaced by those of `part`. */
-function merge<T extends { id: string }>(base: { services: T[] } | undefined, part: { services: T[] }, scope: Set<string>): { services: T[] } {
-  return { services: (base?.services ?? []).filter((s) => !scope.has(s.id)).concat(part.services) };
+function byId<T extends { id: string }>(services: readonly T[]): Map<string, T> {
+  return new Map(services.map((s) => [s.id, s]));
+}
+
+/** `base` with the services in `scope` replaced by those of `part`, in place (only the scope is touched). */
+function merge<T extends { id: string }>(base: Map<string, T> | undefined, part: { services: T[] }, scope: Set<string>): Map<string, T> {
+  const out = base ?? new Map<string, T>();
+  for (const id of scope) out.delete(id);
+  for (const s of part.services) out.set(s.id, s);
+  return out;
 }
 
 /** A planned table as an observed one: connection counts carried over from what was read. */

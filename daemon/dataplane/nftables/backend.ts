@@ -6,15 +6,17 @@
 // Drift: apply() compares the kernel's table with what lvsd last wrote when a check is due (every
 // `driftCheckIntervalMs`, on the first apply, and after any failed transaction); differences are put back
 // and listed in ApplyReport.drift. Between checks apply() diffs against its own record (delta.ts: one
-// walk by identity, then only the changed services are looked at), and a change of an
+// walk by identity, then only the changed services are looked at; handed the changed services counted from
+// the table it last applied, types.ts, not even that walk: changed.ts), and a change of an
 // existing service's real servers (added, removed, weighted, drained) is one netlink transaction that
 // rewrites its slot map in place (fast-path.ts); a structural change (a new or removed service, another
 // scheduler or match) goes to nft as three small transactions (stage, switch, retire: render.ts says why).
 import type { Logger } from 'pino';
-import type { ApplyReport, Dataplane, DesiredTable, ObservedRealServer, ObservedService, ObservedTable, ServiceSpec } from '../types.js';
+import type { ApplyReport, ChangedServices, Dataplane, DesiredTable, ObservedRealServer, ObservedService, ObservedTable, ServiceSpec } from '../types.js';
 import { sameService, tableModel, DEFAULT_TABLE, ModelCache, type NftService, type NftTableModel } from './model.js';
 import { fullLive, planPhases, planUpdate, slotMapsIn, type UpdatePlan } from './render.js';
 import { tableDelta } from './delta.js';
+import { changedStep, landStep } from './changed.js';
 import { fullText, nftText } from './nft-text.js';
 import { fastChanges } from './fast-path.js';
 import { netfilterWriter } from './nl-writer.js';
@@ -124,8 +126,59 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
     return n;
   }
 
-  async function applyNow(desired: DesiredTable): Promise<ApplyReport> {
+  /**
+   * An apply from the changed services alone (changed.ts): the same netlink and nft steps as below, over
+   * the two small tables of those services; the record is then changed in place. Returns how many
+   * operations went out, or undefined when the table must be walked instead (then nothing went out, or
+   * what did is read back: the next step is a check against the kernel).
+   */
+  async function applyChanged(record: NftTableModel, changed: ChangedServices): Promise<number | undefined> {
+    let step;
+    try {
+      step = changedStep(record, changed, cache);
+    } finally {
+      if (step === undefined) cache.discard();
+    }
+    if (step === undefined) return undefined;
+    const { from, to, delta } = step;
+    let fastOps = 0;
+    let rest = delta;
+    const fast = fastChanges(from, to, delta.changed);
+    if (fast.ops.length > 0) {
+      try {
+        await netlink.send(fast.ops);
+        fastOps = fast.ops.length;
+        const written = new Set(fast.chains);
+        rest = { changed: delta.changed.filter((chain) => !written.has(chain)), removed: delta.removed };
+      } catch (e) {
+        log?.info({ err: e }, 'nftables: netlink change refused (a table from an older lvsd?); writing it through nft');
+      }
+    }
+    const p = planUpdate(from, to, sameService, [], slotMapsIn(record), rest);
+    let operations: number;
+    try {
+      operations = fastOps + (await run(p));
+    } catch {
+      // As below: a stale record or a plan stopped between its transactions; the walk reads the kernel.
+      cache.discard();
+      lastVerified = -Infinity;
+      return undefined;
+    }
+    landStep(record, step, p.live);
+    await forgetClosed(goneTargets(from.services, to, [...delta.changed, ...delta.removed]));
+    cache.commitChanged([...changed.services].filter(([, spec]) => spec === undefined).map(([id]) => id));
+    return operations;
+  }
+
+  async function applyNow(desired: DesiredTable, changed?: ChangedServices): Promise<ApplyReport> {
     const t0 = now();
+    if (changed !== undefined && changed.since === lastDesired && expected !== undefined && now() - lastVerified < interval) {
+      const operations = await applyChanged(expected, changed);
+      if (operations !== undefined) {
+        lastDesired = desired;
+        return { operations, drift: [], durationMs: now() - t0 };
+      }
+    }
     // Throws UnsupportedByDataplane before anything reaches the kernel.
     let next: NftTableModel;
     try {
@@ -267,7 +320,7 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
 
   return {
     kind: 'nftables',
-    apply: (desired) => serialize(() => applyNow(desired)),
+    apply: (desired, changed) => serialize(() => applyNow(desired, changed)),
     observe: () => serialize(observe),
     checkDrift: () =>
       serialize(async () => {

@@ -249,6 +249,15 @@ export class ModelCache {
     }
     this.next();
   }
+  /** The model of service `id` as the last committed build made it. */
+  held(id: string): NftService | undefined {
+    return this.entries.get(id)?.svc;
+  }
+  /** Called after a build that modelled only the changed services (changed.ts): the others stay, `gone` go. */
+  commitChanged(gone: Iterable<string>): void {
+    for (const id of gone) this.entries.delete(id);
+    this.next();
+  }
   /** Forget this build (it failed). */
   discard(): void {
     for (let i = this.undo.length - 1; i >= 0; i--) {
