@@ -218,6 +218,7 @@ export function createUserspaceDataplane(opts: UserspaceOptions = {}): Userspace
     };
     const out: ObservedService[] = [];
     for (const svc of services.values()) {
+      if (svc instanceof HandleTcpService) svc.refreshCounts();
       const { realServers: _r, ...base } = svc.spec;
       let conns = 0;
       let inBytes = 0;

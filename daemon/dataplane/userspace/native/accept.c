@@ -1,0 +1,555 @@
+// The services of the native relay: the relay thread accepts on each service's listening socket,
+// picks a real server with the service's scheduler and builds the PROXY header, so a new connection
+// costs JavaScript nothing. JavaScript owns the configuration and sends it whole on each change:
+//
+//   service(relay) → svc
+//   servers(relay, svc, nids, hosts, ports, weights, mode, proxy, connectMs, idleMs, mhSlots|null)
+//       the pool in order (a server keeps its counters across changes by its nid); weight 0 drains: no new
+//       connection picks it, established ones run on; a server left out is gone for new connections and
+//       freed once its last connection ends
+//   listen(relay, svc, fd) → 0 or -errno   accepts on a duplicate of fd (bound; listen(2) is called here)
+//   unlisten(relay, svc)                    stops accepting; connections run on
+//   closeService(relay, svc, drop)          the end of svc (drop: its connections too); svc is gone after
+//   counts(relay, svc) → Float64Array       [nid, active, conns, inBytes, outBytes, refused] per server
+//
+// The schedulers are schedulers.ts's, step for step (rr, smooth wrr, lc/wlc with the rotating tie-break,
+// sh over weighted slots, mh over the Maglev table JavaScript builds, fo), with the same "never one already
+// tried" rule for the retry after a refusal. Their state is per process, as it was in JavaScript.
+#include "relay.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+
+// Connections taken per readiness of a listening socket before the thread turns to the others.
+#define ACCEPT_BATCH 64
+
+// ——— the schedulers ———
+
+static int tried(const conn_t* c, double nid) {
+  for (int32_t i = 0; i < c->ntried; i++)
+    if (c->tried[i] == nid) return 1;
+  return 0;
+}
+
+static int usable(const conn_t* c, const server_t* b) { return b->weight > 0 && !tried(c, b->nid); }
+
+// FNV-1a over the source address text (schedulers.ts hashSource).
+static uint32_t hash_source(const char* s) {
+  uint32_t h = 0x811c9dc5u;
+  for (; *s != 0; s++) {
+    h ^= (uint8_t)*s;
+    h *= 0x01000193u;
+  }
+  return h;
+}
+
+server_t* pick(service_t* s, conn_t* c) {
+  int32_t n = s->nservers;
+  server_t** v = s->servers;
+  if (n == 0) return NULL;
+  server_t* best = NULL;
+  switch (s->mode) {
+    case PICK_RR:
+      for (int32_t i = 0; i < n; i++) {
+        server_t* b = v[(s->rr_next + (uint32_t)i) % (uint32_t)n];
+        if (usable(c, b)) {
+          s->rr_next = (s->rr_next + (uint32_t)i + 1) % (uint32_t)n;
+          return b;
+        }
+      }
+      return NULL;
+    case PICK_WRR: {
+      double total = 0;
+      for (int32_t i = 0; i < n; i++) {
+        server_t* b = v[i];
+        if (!usable(c, b)) continue;
+        b->credit += b->weight;
+        total += b->weight;
+        if (best == NULL || b->credit > best->credit) best = b;
+      }
+      if (best != NULL) best->credit -= total;
+      return best;
+    }
+    case PICK_LC:
+    case PICK_WLC: {
+      double best_load = 0;
+      s->lc_rot = (s->lc_rot + 1) % (uint32_t)n;
+      for (int32_t i = 0; i < n; i++) {
+        server_t* b = v[(s->lc_rot + (uint32_t)i) % (uint32_t)n];
+        if (!usable(c, b)) continue;
+        double load = s->mode == PICK_WLC ? b->active / b->weight : b->active;
+        if (best == NULL || load < best_load) {
+          best = b;
+          best_load = load;
+        }
+      }
+      return best;
+    }
+    case PICK_SH: {
+      uint64_t total = 0;
+      for (int32_t i = 0; i < n; i++)
+        if (v[i]->weight > 0) total += (uint64_t)v[i]->weight;
+      if (total == 0) return NULL;
+      uint64_t slot = hash_source(c->src) % total;
+      int32_t start = 0;
+      for (int32_t i = 0; i < n; i++) {
+        if (v[i]->weight <= 0) continue;
+        if (slot < (uint64_t)v[i]->weight) {
+          start = i;
+          break;
+        }
+        slot -= (uint64_t)v[i]->weight;
+      }
+      for (int32_t i = 0; i < n; i++)
+        if (usable(c, v[(start + i) % n])) return v[(start + i) % n];
+      return NULL;
+    }
+    case PICK_MH: {
+      if (s->nmh == 0) return NULL;
+      int32_t start = (int32_t)(hash_source(c->src) % (uint32_t)s->nmh), last = -1;
+      for (int32_t i = 0; i < s->nmh; i++) {
+        int32_t idx = s->mh[(start + i) % s->nmh];
+        if (idx == last) continue;  // a run of one server: it was refused already
+        last = idx;
+        if (idx >= 0 && idx < n && usable(c, v[idx])) return v[idx];
+        if (c->ntried == 0) return NULL;
+      }
+      return NULL;
+    }
+    default:  // PICK_FO: the highest weight; ties keep list order
+      for (int32_t i = 0; i < n; i++)
+        if (usable(c, v[i]) && (best == NULL || v[i]->weight > best->weight)) best = v[i];
+      return best;
+  }
+}
+
+// ——— the PROXY header (proxy-protocol.ts) ———
+
+// An IPv4 client of a dual-stack socket is written in its plain form, as proxy-protocol.ts's unmapped().
+static int is_v4(const struct sockaddr_storage* a) {
+  return a->ss_family == AF_INET ||
+         (a->ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6*)a)->sin6_addr));
+}
+
+static void addr_bytes(const struct sockaddr_storage* a, int v4, uint8_t* out) {
+  const struct sockaddr_in6* a6 = (const struct sockaddr_in6*)a;
+  if (a->ss_family == AF_INET) {
+    const uint8_t* p = (const uint8_t*)&((const struct sockaddr_in*)a)->sin_addr;
+    if (v4) {
+      memcpy(out, p, 4);
+    } else {  // ::ffff:a.b.c.d
+      memset(out, 0, 10);
+      out[10] = out[11] = 0xff;
+      memcpy(out + 12, p, 4);
+    }
+  } else if (v4) {
+    memcpy(out, a6->sin6_addr.s6_addr + 12, 4);
+  } else {
+    memcpy(out, a6->sin6_addr.s6_addr, 16);
+  }
+}
+
+static uint16_t port_of(const struct sockaddr_storage* a) {
+  return ntohs(a->ss_family == AF_INET ? ((const struct sockaddr_in*)a)->sin_port : ((const struct sockaddr_in6*)a)->sin6_port);
+}
+
+static void text_of(const struct sockaddr_storage* a, int plain_v4, char* out, size_t len) {
+  uint8_t b[16];
+  if (plain_v4 && is_v4(a)) {
+    addr_bytes(a, 1, b);
+    inet_ntop(AF_INET, b, out, (socklen_t)len);
+  } else if (a->ss_family == AF_INET) {
+    inet_ntop(AF_INET, &((const struct sockaddr_in*)a)->sin_addr, out, (socklen_t)len);
+  } else {
+    inet_ntop(AF_INET6, &((const struct sockaddr_in6*)a)->sin6_addr, out, (socklen_t)len);
+  }
+}
+
+static void build_head(conn_t* c, int version, const struct sockaddr_storage* src, const struct sockaddr_storage* dst) {
+  int v4 = is_v4(src) && is_v4(dst);
+  if (version == 1) {
+    char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
+    text_of(src, 1, s, sizeof s);
+    text_of(dst, 1, d, sizeof d);
+    int n = snprintf(c->head, HEAD_MAX, "PROXY %s %s %s %u %u\r\n", v4 ? "TCP4" : "TCP6", s, d, port_of(src), port_of(dst));
+    c->headlen = n > 0 && n < HEAD_MAX ? (uint32_t)n : 0;
+    return;
+  }
+  static const uint8_t sig[12] = {0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a};
+  uint8_t* h = (uint8_t*)c->head;
+  int alen = v4 ? 4 : 16;
+  int len = 2 * alen + 4;
+  memcpy(h, sig, 12);
+  h[12] = 0x21;                     // version 2, command PROXY
+  h[13] = v4 ? 0x11 : 0x21;         // AF_INET / AF_INET6, STREAM
+  h[14] = (uint8_t)(len >> 8);
+  h[15] = (uint8_t)len;
+  addr_bytes(src, v4, h + 16);
+  addr_bytes(dst, v4, h + 16 + alen);
+  uint16_t sp = port_of(src), dp = port_of(dst);
+  h[16 + 2 * alen] = (uint8_t)(sp >> 8);
+  h[17 + 2 * alen] = (uint8_t)sp;
+  h[18 + 2 * alen] = (uint8_t)(dp >> 8);
+  h[19 + 2 * alen] = (uint8_t)dp;
+  c->headlen = (uint32_t)(16 + len);
+}
+
+// ——— accepting ———
+
+static void pause_listener(relay_t* r, service_t* s) {
+  if (s->paused || s->lend.fd < 0) return;
+  epoll_ctl(r->epfd, EPOLL_CTL_DEL, s->lend.fd, NULL);
+  s->paused = 1;
+  s->paused_next = r->paused;
+  r->paused = s;
+}
+
+static void add_listener(relay_t* r, service_t* s) {
+  // EPOLLEXCLUSIVE: with helper processes on the same socket, one relay thread wakes per connection.
+  struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = &s->lend};
+  epoll_ctl(r->epfd, EPOLL_CTL_ADD, s->lend.fd, &ev);
+}
+
+// Called by the sweep: listeners paused by an error (out of descriptors) try again.
+void resume_listeners(relay_t* r) {
+  while (r->paused != NULL) {
+    service_t* s = r->paused;
+    r->paused = s->paused_next;
+    s->paused = 0;
+    if (s->lend.fd >= 0) add_listener(r, s);
+    service_release(r, s);  // the hold taken by the pause
+  }
+}
+
+void accept_ready(relay_t* r, service_t* s) {
+  for (int i = 0; i < ACCEPT_BATCH && s->lend.fd >= 0; i++) {
+    struct sockaddr_storage peer;
+    socklen_t plen = sizeof peer;
+    int fd = accept4(s->lend.fd, (struct sockaddr*)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      // EMFILE, ENFILE, ENOBUFS...: level-triggered, the socket would wake the thread at once again.
+      if (errno != EAGAIN) {
+        s->refs++;  // held until resumed
+        pause_listener(r, s);
+      }
+      return;
+    }
+    conn_t* c = calloc(1, sizeof *c);
+    if (c == NULL) {
+      close(fd);
+      return;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    c->cl.fd = fd;
+    c->cl.c = c;
+    c->up.fd = -1;
+    c->up.up = 1;
+    c->up.c = c;
+    c->svc = s;
+    s->refs++;
+    c->connect_ms = s->connect_ms;
+    c->idle_ms = s->idle_ms;
+    __atomic_add_fetch(&r->count, 1, __ATOMIC_RELAXED);
+    if (s->mode == PICK_SH || s->mode == PICK_MH) text_of(&peer, 0, c->src, sizeof c->src);
+    if (s->proxy != 0) {
+      struct sockaddr_storage local;
+      socklen_t llen = sizeof local;
+      if (getsockname(fd, (struct sockaddr*)&local, &llen) == 0) build_head(c, s->proxy, &peer, &local);
+    }
+    // Not read before a real server is connected; errors and hang-ups are reported regardless.
+    struct epoll_event ev = {.events = 0, .data.ptr = &c->cl};
+    epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev);
+    start_connect(r, c);
+  }
+}
+
+// ——— services ———
+
+void server_release(server_t* srv) {
+  if (--srv->refs == 0 && srv->removed) free(srv);
+}
+
+void service_release(relay_t* r, service_t* s) {
+  if (--s->refs > 0 || !s->closed || s->lend.fd >= 0) return;
+  for (int32_t i = 0; i < s->nservers; i++) free(s->servers[i]);
+  free(s->servers);
+  free(s->mh);
+  free(s);
+}
+
+static void stop_listening(relay_t* r, service_t* s) {
+  if (s->lend.fd < 0) return;
+  if (!s->paused) epoll_ctl(r->epfd, EPOLL_CTL_DEL, s->lend.fd, NULL);
+  close(s->lend.fd);
+  s->lend.fd = -1;
+}
+
+static void set_servers(relay_t* r, service_t* s, cmd_t* k) {
+  server_t** next = k->servers;
+  for (int32_t j = 0; j < s->nservers; j++) s->servers[j]->kept = 0;
+  for (int32_t i = 0; i < k->nservers; i++) {
+    for (int32_t j = 0; j < s->nservers; j++) {
+      server_t* old = s->servers[j];
+      if (old->kept || old->nid != next[i]->nid) continue;
+      old->addr = next[i]->addr;
+      old->addrlen = next[i]->addrlen;
+      old->weight = next[i]->weight;
+      old->kept = 1;
+      free(next[i]);
+      next[i] = old;
+      break;
+    }
+  }
+  pthread_mutex_lock(&r->mu);
+  server_t** gone = s->servers;
+  int32_t ngone = s->nservers;
+  s->servers = next;
+  s->nservers = k->nservers;
+  free(s->mh);
+  s->mh = k->mh;
+  s->nmh = k->nmh;
+  pthread_mutex_unlock(&r->mu);
+  // Left out: no new connection picks it; it is freed with its last connection (drain).
+  for (int32_t j = 0; j < ngone; j++) {
+    if (gone[j]->kept) continue;
+    gone[j]->removed = 1;
+    if (gone[j]->refs == 0) free(gone[j]);
+  }
+  free(gone);
+  if (s->mode != k->mode) {  // a new scheduler starts afresh, as a new picker does in JavaScript
+    s->rr_next = s->lc_rot = 0;
+    for (int32_t i = 0; i < s->nservers; i++) s->servers[i]->credit = 0;
+  }
+  s->mode = k->mode;
+  s->proxy = k->proxy;
+  s->connect_ms = k->connect_ms;
+  s->idle_ms = k->idle_ms;
+}
+
+void run_service_command(relay_t* r, cmd_t* k) {
+  service_t* s = k->svc;
+  switch (k->op) {
+    case CMD_SERVERS:
+      set_servers(r, s, k);
+      break;
+    case CMD_LISTEN:
+      stop_listening(r, s);
+      s->lend.fd = k->fd;
+      if (!s->paused) add_listener(r, s);
+      break;
+    case CMD_UNLISTEN:
+      stop_listening(r, s);
+      break;
+    default:  // CMD_CLOSE
+      stop_listening(r, s);
+      s->closed = 1;
+      s->refs++;
+      if (k->drop) drop_service_conns(r, s);
+      service_release(r, s);
+  }
+}
+
+// ——— JavaScript side ———
+
+static service_t* service_arg(napi_env env, napi_value v) {
+  service_t* s = NULL;
+  if (napi_get_value_external(env, v, (void**)&s) != napi_ok || s == NULL) napi_throw_type_error(env, NULL, "not a service");
+  return s;
+}
+
+static int to_sockaddr(napi_env env, napi_value host, int32_t port, struct sockaddr_storage* ss, socklen_t* len) {
+  char s[64];
+  size_t n;
+  if (napi_get_value_string_utf8(env, host, s, sizeof s, &n) != napi_ok || n >= sizeof s - 1) return 0;
+  memset(ss, 0, sizeof *ss);
+  struct sockaddr_in* a4 = (struct sockaddr_in*)ss;
+  struct sockaddr_in6* a6 = (struct sockaddr_in6*)ss;
+  if (inet_pton(AF_INET, s, &a4->sin_addr) == 1) {
+    a4->sin_family = AF_INET;
+    a4->sin_port = htons((uint16_t)port);
+    *len = sizeof *a4;
+    return 1;
+  }
+  if (inet_pton(AF_INET6, s, &a6->sin6_addr) == 1) {
+    a6->sin6_family = AF_INET6;
+    a6->sin6_port = htons((uint16_t)port);
+    *len = sizeof *a6;
+    return 1;
+  }
+  return 0;
+}
+
+static napi_value svc_open(napi_env env, napi_callback_info info) {
+  napi_value argv[1], out;
+  if (!get_args(env, info, 1, argv)) return NULL;
+  relay_t* r = relay_arg(env, argv[0]);
+  if (r == NULL) return NULL;
+  service_t* s = calloc(1, sizeof *s);
+  if (s == NULL) {
+    napi_throw_error(env, NULL, "out of memory");
+    return NULL;
+  }
+  s->lend.fd = -1;
+  s->r = r;
+  s->connect_ms = 3000;
+  pthread_mutex_lock(&r->mu);
+  s->id = ++r->next_service;
+  pthread_mutex_unlock(&r->mu);
+  napi_create_external(env, s, NULL, NULL, &out);
+  return out;
+}
+
+static napi_value svc_id(napi_env env, napi_callback_info info) {
+  napi_value argv[1], out;
+  if (!get_args(env, info, 1, argv)) return NULL;
+  service_t* s = service_arg(env, argv[0]);
+  if (s == NULL) return NULL;
+  napi_create_int32(env, s->id, &out);
+  return out;
+}
+
+static int32_t int_at(napi_env env, napi_value arr, uint32_t i) {
+  napi_value v;
+  int32_t x = 0;
+  if (napi_get_element(env, arr, i, &v) == napi_ok) napi_get_value_int32(env, v, &x);
+  return x;
+}
+
+static napi_value svc_servers(napi_env env, napi_callback_info info) {
+  napi_value argv[11];
+  if (!get_args(env, info, 11, argv)) return NULL;
+  relay_t* r = relay_arg(env, argv[0]);
+  service_t* s = r == NULL ? NULL : service_arg(env, argv[1]);
+  if (s == NULL) return NULL;
+  uint32_t n = 0;
+  napi_get_array_length(env, argv[2], &n);
+  cmd_t k = {.op = CMD_SERVERS, .svc = s, .fd = -1, .nservers = (int32_t)n};
+  napi_get_value_int32(env, argv[6], &k.mode);
+  napi_get_value_int32(env, argv[7], &k.proxy);
+  napi_get_value_int32(env, argv[8], &k.connect_ms);
+  napi_get_value_int32(env, argv[9], &k.idle_ms);
+  k.servers = calloc(n + 1, sizeof *k.servers);
+  if (k.servers == NULL) abort();
+  for (uint32_t i = 0; i < n; i++) {
+    server_t* b = calloc(1, sizeof *b);
+    napi_value nid, host;
+    if (b == NULL) abort();
+    k.servers[i] = b;
+    napi_get_element(env, argv[2], i, &nid);
+    napi_get_value_double(env, nid, &b->nid);
+    napi_get_element(env, argv[3], i, &host);
+    b->weight = int_at(env, argv[5], i);
+    if (!to_sockaddr(env, host, int_at(env, argv[4], i), &b->addr, &b->addrlen)) {
+      for (uint32_t j = 0; j <= i; j++) free(k.servers[j]);
+      free(k.servers);
+      napi_throw_type_error(env, NULL, "a real server's address is not an IP address");
+      return NULL;
+    }
+  }
+  bool is_arr = false;
+  napi_is_typedarray(env, argv[10], &is_arr);
+  if (is_arr) {
+    napi_typedarray_type t;
+    size_t len;
+    void* data;
+    napi_get_typedarray_info(env, argv[10], &t, &len, &data, NULL, NULL);
+    if (t == napi_int32_array && len > 0) {
+      k.mh = malloc(len * sizeof *k.mh);
+      if (k.mh == NULL) abort();
+      memcpy(k.mh, data, len * sizeof *k.mh);
+      k.nmh = (int32_t)len;
+    }
+  }
+  push(r, &k);
+  return NULL;
+}
+
+static napi_value svc_listen(napi_env env, napi_callback_info info) {
+  napi_value argv[3], out;
+  if (!get_args(env, info, 3, argv)) return NULL;
+  relay_t* r = relay_arg(env, argv[0]);
+  service_t* s = r == NULL ? NULL : service_arg(env, argv[1]);
+  if (s == NULL) return NULL;
+  int32_t fd = -1, rc = 0;
+  napi_get_value_int32(env, argv[2], &fd);
+  int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (dup_fd < 0) rc = -errno;
+  else if (fcntl(dup_fd, F_SETFL, fcntl(dup_fd, F_GETFL) | O_NONBLOCK) != 0 || listen(dup_fd, 4096) != 0) {
+    rc = -errno;
+    close(dup_fd);
+  }
+  if (rc == 0) {
+    cmd_t k = {.op = CMD_LISTEN, .svc = s, .fd = dup_fd};
+    push(r, &k);
+  }
+  napi_create_int32(env, rc, &out);
+  return out;
+}
+
+static napi_value svc_command(napi_env env, napi_callback_info info, int op) {
+  napi_value argv[3];
+  size_t need = op == CMD_CLOSE ? 3 : 2;
+  if (!get_args(env, info, need, argv)) return NULL;
+  relay_t* r = relay_arg(env, argv[0]);
+  service_t* s = r == NULL ? NULL : service_arg(env, argv[1]);
+  if (s == NULL) return NULL;
+  cmd_t k = {.op = op, .svc = s, .fd = -1};
+  bool drop = false;
+  if (op == CMD_CLOSE) napi_get_value_bool(env, argv[2], &drop);
+  k.drop = drop;
+  push(r, &k);
+  return NULL;
+}
+
+static napi_value svc_unlisten(napi_env env, napi_callback_info info) { return svc_command(env, info, CMD_UNLISTEN); }
+static napi_value svc_close(napi_env env, napi_callback_info info) { return svc_command(env, info, CMD_CLOSE); }
+
+// The counters are doubles written by the relay thread alone: an aligned 8-byte read never tears on
+// the targets Node runs on; mu keeps the records from being freed while they are read.
+static napi_value svc_counts(napi_env env, napi_callback_info info) {
+  napi_value argv[2], ab, arr;
+  if (!get_args(env, info, 2, argv)) return NULL;
+  relay_t* r = relay_arg(env, argv[0]);
+  service_t* s = r == NULL ? NULL : service_arg(env, argv[1]);
+  if (s == NULL) return NULL;
+  pthread_mutex_lock(&r->mu);
+  size_t n = (size_t)s->nservers * 6;
+  double* out;
+  if (napi_create_arraybuffer(env, n * sizeof(double), (void**)&out, &ab) == napi_ok) {
+    for (int32_t i = 0; i < s->nservers; i++) {
+      server_t* b = s->servers[i];
+      double* x = out + i * 6;
+      x[0] = b->nid;
+      x[1] = b->active;
+      x[2] = b->conns;
+      x[3] = b->in_bytes;
+      x[4] = b->out_bytes;
+      x[5] = b->refused;
+    }
+  }
+  pthread_mutex_unlock(&r->mu);
+  napi_create_typedarray(env, napi_float64_array, n, ab, 0, &arr);
+  return arr;
+}
+
+void define_service_api(napi_env env, napi_value exports) {
+  napi_property_descriptor props[] = {
+      {"service", NULL, svc_open, NULL, NULL, NULL, napi_default, NULL},
+      {"serviceId", NULL, svc_id, NULL, NULL, NULL, napi_default, NULL},
+      {"servers", NULL, svc_servers, NULL, NULL, NULL, napi_default, NULL},
+      {"listen", NULL, svc_listen, NULL, NULL, NULL, napi_default, NULL},
+      {"unlisten", NULL, svc_unlisten, NULL, NULL, NULL, napi_default, NULL},
+      {"closeService", NULL, svc_close, NULL, NULL, NULL, napi_default, NULL},
+      {"counts", NULL, svc_counts, NULL, NULL, NULL, napi_default, NULL},
+  };
+  napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+}
