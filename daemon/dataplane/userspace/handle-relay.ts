@@ -172,7 +172,7 @@ export class HandleTcpService {
         done();
       },
       unbind: () => {
-        this.native?.unlisten();
+        if (this.server !== undefined) this.native?.unlisten(this.server.fd as number);
         this.server?.close();
         this.server = undefined;
       },

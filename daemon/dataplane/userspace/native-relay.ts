@@ -24,7 +24,7 @@ export interface RelayAddon {
   serviceId(svc: ServiceHandle): number;
   servers(relay: object, svc: ServiceHandle, nids: number[], hosts: string[], ports: number[], weights: number[], mode: number, proxy: number, connectTimeoutMs: number, idleTimeoutMs: number, mhSlots: Int32Array | null): void;
   listen(relay: object, svc: ServiceHandle, fd: number): number;
-  unlisten(relay: object, svc: ServiceHandle): void;
+  unlisten(relay: object, svc: ServiceHandle, fd: number): void;
   closeService(relay: object, svc: ServiceHandle, drop: boolean): void;
   counts(relay: object, svc: ServiceHandle): Float64Array;
 }

@@ -80,8 +80,9 @@ export class NativeService implements RelayListener {
     return this.relay.lib.listen(this.relay.handle, this.svc, fd);
   }
 
-  unlisten(): void {
-    if (!this.closed) this.relay.lib.unlisten(this.relay.handle, this.svc);
+  /** Stops accepting on fd (the caller's descriptor of the socket given to listen()). */
+  unlisten(fd: number): void {
+    if (!this.closed) this.relay.lib.unlisten(this.relay.handle, this.svc, fd);
   }
 
   /** The end of the service: connections run on (drop: they end too). */

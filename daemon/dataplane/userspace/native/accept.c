@@ -8,7 +8,7 @@
 //       connection picks it, established ones run on; a server left out is gone for new connections and
 //       freed once its last connection ends
 //   listen(relay, svc, fd) → 0 or -errno   accepts on a duplicate of fd (bound; listen(2) is called here)
-//   unlisten(relay, svc)                    stops accepting; connections run on
+//   unlisten(relay, svc, fd)                stops accepting (fd: the caller's descriptor); connections run on
 //   closeService(relay, svc, drop)          the end of svc (drop: its connections too); svc is gone after
 //   counts(relay, svc) → Float64Array       [nid, active, conns, inBytes, outBytes, refused] per server
 //
@@ -510,7 +510,17 @@ static napi_value svc_command(napi_env env, napi_callback_info info, int op) {
   return NULL;
 }
 
-static napi_value svc_unlisten(napi_env env, napi_callback_info info) { return svc_command(env, info, CMD_UNLISTEN); }
+// unlisten(relay, svc, fd): fd is the caller's own descriptor of the listening socket. shutdown(2) takes
+// the socket out of LISTEN at once, so the address is free to bind again when this returns, as it is
+// after libuv's close; the thread closes its duplicate when it gets to the command.
+static napi_value svc_unlisten(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  int32_t fd = -1;
+  if (!get_args(env, info, 3, argv)) return NULL;
+  napi_get_value_int32(env, argv[2], &fd);
+  if (fd >= 0) shutdown(fd, SHUT_RD);
+  return svc_command(env, info, CMD_UNLISTEN);
+}
 static napi_value svc_close(napi_env env, napi_callback_info info) { return svc_command(env, info, CMD_CLOSE); }
 
 // The counters are doubles written by the relay thread alone: an aligned 8-byte read never tears on
