@@ -282,7 +282,7 @@ describe('native accept: the thread schedules, retries, drains, writes PROXY and
   const names = ['a', 'b', 'c'];
   let ports: number[] = [];
   let named: Server[] = [];
-  /** Each real server sends its name (PROXY tests: also what arrived first), then ends; or holds. */
+  /** Each real server sends its name (PROXY tests: keeps what arrives), then ends; or holds. */
   let hold = false;
   let firstBytes: Buffer[] = [];
   let vip2: number;
@@ -293,7 +293,7 @@ describe('native accept: the thread schedules, retries, drains, writes PROXY and
     named = await Promise.all(ports.map((p, i) => new Promise<Server>((resolve) => {
       const s = createServer((sock) => {
         sock.on('error', () => undefined);
-        sock.once('data', (d: Buffer) => firstBytes.push(d));
+        sock.on('data', (d: Buffer) => firstBytes.push(d));
         if (!hold) sock.end(names[i] ?? '');
       });
       s.listen(p, HOST, () => {
@@ -450,11 +450,31 @@ describe('native accept: the thread schedules, retries, drains, writes PROXY and
         sock.write('GET');
         sock.resume();
         await new Promise<void>((r) => sock.on('close', () => { r(); }));
-        for (let k = 0; k < 100 && Buffer.concat(firstBytes).length < 3; k++) await new Promise((r) => setTimeout(r, 10));
         const head = proxyHeader(version, { protocol: 'tcp', srcAddress: HOST, srcPort: local, dstAddress: HOST, dstPort: vip2 });
+        for (let k = 0; k < 200 && Buffer.concat(firstBytes).length < head.length + 3; k++) await new Promise((r) => setTimeout(r, 10));
         assert.deepEqual(Buffer.concat(firstBytes).subarray(0, head.length), head, `v${version}`);
         assert.equal(Buffer.concat(firstBytes).subarray(head.length).toString(), 'GET');
       });
     }
   });
+});
+
+test('native: a VIP port taken by another socket waits (EADDRINUSE), never listens on a port of its own choosing', async () => {
+  const port = await freePort();
+  const other = createServer();
+  await new Promise<void>((r) => other.listen(port, HOST, r));
+  const d = createUserspaceDataplane({ engine: 'native', bindRetryMs: 50 });
+  try {
+    await d.apply({ services: [{ ...service([rsPort]), id: `tcp:${HOST}:${port}`, port }] });
+    assert.deepEqual(d.listeners(), [{ service: `tcp:${HOST}:${port}`, state: 'waiting-for-address', error: 'EADDRINUSE' }]);
+    // libuv's bind reports EADDRINUSE only at its own listen; listen(2) on the unbound socket would pick a port.
+    const mine = execFileSync('ss', ['-Htlnp'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(`pid=${process.pid},`));
+    assert.ok(mine.every((l) => !/0\.0\.0\.0:\d+/.test(l) || l.includes(`:${vipPort} `) || l.includes(`:${rsPort} `)), mine.join('\n'));
+    other.close();
+    for (let i = 0; i < 100 && d.listeners()[0]?.state !== 'listening'; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(d.listeners()[0]?.state, 'listening');
+  } finally {
+    other.close();
+    await d.close();
+  }
 });

@@ -207,6 +207,7 @@ static void build_head(conn_t* c, int version, const struct sockaddr_storage* sr
 static void pause_listener(relay_t* r, service_t* s) {
   if (s->paused || s->lend.fd < 0) return;
   epoll_ctl(r->epfd, EPOLL_CTL_DEL, s->lend.fd, NULL);
+  s->refs++;  // held until resumed
   s->paused = 1;
   s->paused_next = r->paused;
   r->paused = s;
@@ -239,10 +240,7 @@ void accept_ready(relay_t* r, service_t* s) {
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       // EMFILE, ENFILE, ENOBUFS...: level-triggered, the socket would wake the thread at once again.
-      if (errno != EAGAIN) {
-        s->refs++;  // held until resumed
-        pause_listener(r, s);
-      }
+      if (errno != EAGAIN) pause_listener(r, s);
       return;
     }
     conn_t* c = calloc(1, sizeof *c);
@@ -281,12 +279,22 @@ void server_release(server_t* srv) {
   if (--srv->refs == 0 && srv->removed) free(srv);
 }
 
+// Freed after the round (free_services): later events of the round may still point at its listener.
 void service_release(relay_t* r, service_t* s) {
   if (--s->refs > 0 || !s->closed || s->lend.fd >= 0) return;
-  for (int32_t i = 0; i < s->nservers; i++) free(s->servers[i]);
-  free(s->servers);
-  free(s->mh);
-  free(s);
+  s->paused_next = r->svc_to_free;
+  r->svc_to_free = s;
+}
+
+void free_services(relay_t* r) {
+  while (r->svc_to_free != NULL) {
+    service_t* s = r->svc_to_free;
+    r->svc_to_free = s->paused_next;
+    for (int32_t i = 0; i < s->nservers; i++) free(s->servers[i]);
+    free(s->servers);
+    free(s->mh);
+    free(s);
+  }
 }
 
 static void stop_listening(relay_t* r, service_t* s) {
@@ -484,9 +492,16 @@ static napi_value svc_listen(napi_env env, napi_callback_info info) {
   if (s == NULL) return NULL;
   int32_t fd = -1, rc = 0;
   napi_get_value_int32(env, argv[2], &fd);
-  int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (dup_fd < 0) rc = -errno;
-  else if (fcntl(dup_fd, F_SETFL, fcntl(dup_fd, F_GETFL) | O_NONBLOCK) != 0 || listen(dup_fd, 4096) != 0) {
+  // libuv keeps a bind's EADDRINUSE for its own listen (uv_tcp_bind returns 0): a socket left unbound
+  // would be given an ephemeral port on every address by listen(2).
+  struct sockaddr_storage a;
+  socklen_t alen = sizeof a;
+  if (getsockname(fd, (struct sockaddr*)&a, &alen) != 0) rc = -errno;
+  else if (port_of(&a) == 0) rc = -EADDRINUSE;
+  int dup_fd = -1;
+  if (rc == 0 && (dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+    rc = -errno;
+  } else if (rc == 0 && (fcntl(dup_fd, F_SETFL, fcntl(dup_fd, F_GETFL) | O_NONBLOCK) != 0 || listen(dup_fd, 4096) != 0)) {
     rc = -errno;
     close(dup_fd);
   }

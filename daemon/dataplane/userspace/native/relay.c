@@ -406,6 +406,7 @@ static void* relay_main(void* arg) {
       r->to_free = c->free_next;
       free(c);
     }
+    free_services(r);
     flush_events(r);
     pthread_mutex_lock(&r->mu);
     int stop = r->stopping;
@@ -455,6 +456,7 @@ static void stop_relay(relay_t* r) {
     r->to_free = c->free_next;
     free(c);
   }
+  free_services(r);
   // Commands never run: their descriptors and tables.
   for (size_t i = 0; i < r->ncmds; i++) {
     cmd_t* k = &r->cmds[i];

@@ -69,7 +69,7 @@ typedef struct service {
   int closed;
   int32_t refs;  // connections
   int paused;    // out of the epoll set after an accept error (EMFILE...) until the next sweep
-  struct service* paused_next;
+  struct service* paused_next;  // in r->paused, then r->svc_to_free
 } service_t;
 
 typedef struct conn {
@@ -124,6 +124,7 @@ typedef struct relay {
   conn_t* relaying;
   conn_t* to_free;
   service_t* paused;
+  service_t* svc_to_free;
   double* local;
   size_t nlocal, caplocal;
   int64_t now;
@@ -147,6 +148,7 @@ void run_service_command(relay_t* r, cmd_t* k);
 void server_release(server_t* srv);
 void resume_listeners(relay_t* r);
 void service_release(relay_t* r, service_t* s);
+void free_services(relay_t* r);
 void define_service_api(napi_env env, napi_value exports);
 
 #endif
