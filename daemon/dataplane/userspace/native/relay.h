@@ -1,5 +1,6 @@
-// What relay.c (the thread, the copy loop) and accept.c (listening sockets, the scheduler's pick, the
-// PROXY header) share. Everything here belongs to the relay thread unless a field says "guarded by mu".
+// What relay.c (the thread, the copy loop), accept.c (listening sockets, services), pick.c (the
+// schedulers) and proxy_header.c share. Everything here belongs to the relay thread unless a field
+// says "guarded by mu".
 #ifndef LVSD_RELAY_H
 #define LVSD_RELAY_H
 #define _GNU_SOURCE
@@ -141,8 +142,15 @@ relay_t* relay_arg(napi_env env, napi_value v);
 int get_args(napi_env env, napi_callback_info info, size_t n, napi_value* argv);
 void drop_service_conns(relay_t* r, service_t* s);
 
-// accept.c
+// pick.c
 server_t* pick(service_t* s, conn_t* c);
+
+// proxy_header.c
+void build_head(conn_t* c, int version, const struct sockaddr_storage* src, const struct sockaddr_storage* dst);
+uint16_t port_of(const struct sockaddr_storage* a);
+void text_of(const struct sockaddr_storage* a, int plain_v4, char* out, size_t len);
+
+// accept.c
 void accept_ready(relay_t* r, service_t* s);
 void run_service_command(relay_t* r, cmd_t* k);
 void server_release(server_t* srv);
