@@ -13,7 +13,7 @@
     },
     {
       "target_name": "lvsd_relay",
-      "sources": ["daemon/dataplane/userspace/native/relay.c"],
+      "sources": ["daemon/dataplane/userspace/native/relay.c", "daemon/dataplane/userspace/native/accept.c", "daemon/dataplane/userspace/native/pick.c", "daemon/dataplane/userspace/native/proxy_header.c"],
       "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
       "libraries": ["-lpthread"]
     }

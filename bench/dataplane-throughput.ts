@@ -37,6 +37,12 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)] ?? NaN;
 }
 
+/** min–max of the rounds that worked. */
+function range(rs: WrkResult[], f: (r: WrkResult) => number, digits: number): string {
+  const xs = rs.map(f);
+  return xs.length === 0 ? '—' : `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
+}
+
 /** One bounded round; undefined when it failed (said on stdout with the lab's counters). */
 async function wrk(lab: DataplaneLab, name: string, url: string, close: boolean): Promise<WrkResult | undefined> {
   // --timeout: a response slower than this counts as a timeout error instead of stretching the latency tail.
@@ -131,6 +137,7 @@ ${lab.rs4.map((a, i) => `  server rs${i + 1} ${a}:80`).join('\n')}
       rows.push({ name, keep, close });
       console.log(`${name.padEnd(17)} keepalive ${keep.rps.toFixed(0).padStart(7)} req/s p99 ${keep.p99ms.toFixed(2)} ms  |  new conn ${close.rps.toFixed(0).padStart(6)} conn/s p99 ${close.p99ms.toFixed(2)} ms  |  errors ${keep.errors + close.errors}` +
         (s.failed > 0 ? `  |  ${s.failed} of ${2 * REPEATS} rounds FAILED (median of the rest)` : ''));
+      console.log(`${''.padEnd(17)} rounds: keepalive ${range(s.keep, (r) => r.rps, 0)} req/s, p99 ${range(s.keep, (r) => r.p99ms, 1)} ms  |  new conn ${range(s.close, (r) => r.rps, 0)} conn/s, p99 ${range(s.close, (r) => r.p99ms, 1)} ms`);
     }
     const get = (n: string): { keep: WrkResult; close: WrkResult } | undefined => rows.find((r) => r.name === n);
     const ratio = (a: string, b: string): void => {

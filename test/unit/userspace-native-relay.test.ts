@@ -11,6 +11,9 @@ import { createUserspaceDataplane, type UserspaceDataplane } from '../../daemon/
 import { nativeRelay, relayAddon } from '../../daemon/dataplane/userspace/native-relay.js';
 import type { ObservedTable, ServiceSpec } from '../../daemon/dataplane/types.js';
 import { freePort } from '../support/loopback-servers.js';
+import type { Logger } from 'pino';
+import { pickerFor } from '../../daemon/dataplane/userspace/schedulers.js';
+import { proxyHeader } from '../../daemon/dataplane/userspace/proxy-protocol.js';
 
 const HOST = '127.0.0.1';
 let dp: UserspaceDataplane;
@@ -239,9 +242,10 @@ describe('native relay', { timeout: 120_000 }, () => {
       const c = client();
       c.sock.end(msg);
       const r = await c.done;
-      return r.error === undefined && Buffer.concat(r.data).equals(msg);
+      return r.error ?? (Buffer.concat(r.data).equals(msg) ? 'ok' : `${r.bytes} bytes back`);
     }));
-    assert.equal(results.filter((ok) => !ok).length, 0);
+    const failed = results.filter((x) => x !== 'ok');
+    assert.equal(failed.length, 0, `${failed.length} failed: ${[...new Set(failed)].join(', ')}`);
     const seen = await settle();
     assert.ok((seen.services[0]?.realServers[0]?.counters?.conns ?? 0) >= n);
   });
@@ -272,4 +276,206 @@ describe('native relay', { timeout: 120_000 }, () => {
     const on = execFileSync(process.execPath, ['-e', code], { env: { ...process.env, LVSD_USERSPACE_NATIVE: '1' } }).toString().trim();
     assert.deepEqual([off, on], ['handles', 'native']);
   });
+});
+
+// The relay thread accepts and schedules by itself: what it decides must be what schedulers.ts decides.
+describe('native accept: the thread schedules, retries, drains, writes PROXY and counts', { timeout: 120_000 }, () => {
+  const names = ['a', 'b', 'c'];
+  let ports: number[] = [];
+  let named: Server[] = [];
+  /** Each real server sends its name (PROXY tests: keeps what arrives), then ends; or holds. */
+  let hold = false;
+  let firstBytes: Buffer[] = [];
+  let vip2: number;
+
+  before(async () => {
+    vip2 = await freePort();
+    ports = [await freePort(), await freePort(), await freePort()];
+    named = await Promise.all(ports.map((p, i) => new Promise<Server>((resolve) => {
+      const s = createServer((sock) => {
+        sock.on('error', () => undefined);
+        sock.on('data', (d: Buffer) => firstBytes.push(d));
+        if (!hold) sock.end(names[i] ?? '');
+      });
+      s.listen(p, HOST, () => {
+        resolve(s);
+      });
+    })));
+  });
+
+  after(() => {
+    for (const s of named) s.close();
+  });
+
+  function svc(scheduler: ServiceSpec['scheduler'], weights: number[], servers = ports): ServiceSpec {
+    return {
+      id: `tcp:${HOST}:${vip2}`, family: 4, protocol: 'tcp', address: HOST, port: vip2, scheduler,
+      realServers: servers.map((port, i) => ({ id: `${HOST}:${port}`, address: HOST, port, weight: weights[i] ?? 1, method: 'nat' as const })),
+    };
+  }
+
+  /** One connection through the VIP: the name of the real server that answered ('' if none). */
+  async function who(payload?: Buffer): Promise<string> {
+    const sock = connect(vip2, HOST);
+    if (payload !== undefined) sock.write(payload);
+    const got: Buffer[] = [];
+    sock.on('data', (d: Buffer) => got.push(d));
+    await new Promise<void>((resolve) => {
+      sock.on('close', () => {
+        resolve();
+      });
+      sock.on('error', () => undefined);
+    });
+    return Buffer.concat(got).toString();
+  }
+
+  function tally(xs: string[]): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const x of xs) out[x] = (out[x] ?? 0) + 1;
+    return out;
+  }
+
+  async function withDp<T>(opts: Parameters<typeof createUserspaceDataplane>[0], body: (d: UserspaceDataplane) => Promise<T>): Promise<T> {
+    const d = createUserspaceDataplane({ engine: 'native', idleTimeoutMs: 60_000, ...opts });
+    try {
+      return await body(d);
+    } finally {
+      await d.close();
+    }
+  }
+
+  test('wrr 3:2:0 over 50 connections: exactly 30 and 20, none to weight 0; rr over the same: 25 and 25', async () => {
+    await withDp({}, async (d) => {
+      await d.apply({ services: [svc('wrr', [3, 2, 0])] });
+      const seen: string[] = [];
+      for (let i = 0; i < 50; i++) seen.push(await who());
+      assert.deepEqual(tally(seen), { a: 30, b: 20 });
+      await d.apply({ services: [svc('rr', [3, 2, 0])] });
+      const rr: string[] = [];
+      for (let i = 0; i < 50; i++) rr.push(await who());
+      assert.deepEqual(tally(rr), { a: 25, b: 25 });
+      const obs = await d.observe();
+      assert.deepEqual(obs.services[0]?.realServers.map((r) => r.counters?.conns), [55, 45, 0]);
+    });
+  });
+
+  test('sh and mh send a client where schedulers.ts would', async () => {
+    await withDp({}, async (d) => {
+      for (const scheduler of ['sh', 'mh'] as const) {
+        const spec = svc(scheduler, [1, 2, 3]);
+        await d.apply({ services: [spec] });
+        const pool = spec.realServers.map((r) => ({ id: r.id, weight: r.weight, active: 0 }));
+        const expected = pickerFor(scheduler).pick(pool, HOST);
+        const seen = new Set<string>();
+        for (let i = 0; i < 6; i++) seen.add(await who());
+        assert.deepEqual([...seen], [names[pool.findIndex((p) => p === expected)]], scheduler);
+      }
+    });
+  });
+
+  test('lc spreads held connections evenly; weight 0 drains (the open ones go on, new ones avoid it)', async () => {
+    hold = true;
+    const socks: Socket[] = [];
+    try {
+      await withDp({}, async (d) => {
+        await d.apply({ services: [svc('lc', [1, 1, 1])] });
+        const active = async (): Promise<(number | undefined)[]> => (await d.observe()).services[0]?.realServers.map((r) => r.activeConns) ?? [];
+        for (let i = 0; i < 6; i++) {
+          const s = connect(vip2, HOST);
+          s.on('error', () => undefined);
+          socks.push(s);
+          // Each connection reaches its server before the next is made, so lc sees it counted.
+          await new Promise<void>((r) => s.once('connect', () => { r(); }));
+          for (let k = 0; k < 100 && (await active()).reduce((n: number, x) => n + (x ?? 0), 0) < i + 1; k++) await new Promise((r) => setTimeout(r, 10));
+        }
+        assert.deepEqual(await active(), [2, 2, 2]);
+        await d.apply({ services: [svc('lc', [0, 1, 1])] });
+        for (let i = 0; i < 4; i++) {
+          const s = connect(vip2, HOST);
+          s.on('error', () => undefined);
+          socks.push(s);
+          await new Promise<void>((r) => s.once('connect', () => { r(); }));
+        }
+        for (let k = 0; k < 100 && (await active()).reduce((n: number, x) => n + (x ?? 0), 0) < 10; k++) await new Promise((r) => setTimeout(r, 10));
+        assert.deepEqual(await active(), [2, 4, 4]);
+        // The drained server's connections still carry bytes: their counters grow.
+        const before = (await d.observe()).services[0]?.realServers[0]?.counters?.inBytes ?? -1;
+        for (const s of socks.slice(0, 6)) s.write('still here');
+        let after = before;
+        for (let k = 0; k < 100 && after < before + 20; k++) {
+          await new Promise((r) => setTimeout(r, 10));
+          after = (await d.observe()).services[0]?.realServers[0]?.counters?.inBytes ?? -1;
+        }
+        assert.equal(after, before + 20);
+      });
+    } finally {
+      hold = false;
+      for (const s of socks) s.destroy();
+    }
+  });
+
+  test('a refused real server: the next one takes the client, the refusal is logged; none left: the client is closed and counted', async () => {
+    const logged: { msg: string; realServer?: string }[] = [];
+    const logger = {
+      info: (o: { realServer?: string }, msg: string) => logged.push({ msg, ...(o.realServer === undefined ? {} : { realServer: o.realServer }) }),
+      warn: (_o: unknown, msg: string) => logged.push({ msg }),
+      error: () => undefined,
+      debug: () => undefined,
+    } as unknown as Logger;
+    await withDp({ logger }, async (d) => {
+      // wrr 5:1: the refusing server is every first pick; its connections all land on b.
+      await d.apply({ services: [svc('wrr', [5, 1], [closedPort, ports[1] ?? 0])] });
+      const seen: string[] = [];
+      for (let i = 0; i < 6; i++) seen.push(await who());
+      assert.deepEqual(tally(seen), { b: 6 });
+      const obs = await d.observe();
+      assert.deepEqual(obs.services[0]?.realServers.map((r) => r.counters?.conns), [0, 6]);
+      for (let k = 0; k < 100 && logged.length < 5; k++) await new Promise((r) => setTimeout(r, 10));
+      const refusals = logged.filter((l) => l.msg.includes('did not take'));
+      assert.ok(refusals.length >= 5 && refusals.every((l) => l.realServer === `${HOST}:${closedPort}`), JSON.stringify(logged));
+      await d.apply({ services: [svc('rr', [1], [closedPort])] });
+      assert.equal(await who(), '');
+      for (let k = 0; k < 100 && !logged.some((l) => l.msg.includes('no real server')); k++) await new Promise((r) => setTimeout(r, 10));
+      assert.ok(logged.some((l) => l.msg.includes('no real server')), JSON.stringify(logged));
+    });
+  });
+
+  test('PROXY v1 and v2 headers are byte for byte those of proxy-protocol.ts', async () => {
+    for (const version of [1, 2] as const) {
+      await withDp({ proxyProtocol: version }, async (d) => {
+        await d.apply({ services: [svc('rr', [1], [ports[0] ?? 0])] });
+        firstBytes = [];
+        const sock = connect(vip2, HOST);
+        await new Promise<void>((r) => sock.once('connect', () => { r(); }));
+        const local = sock.localPort ?? 0;
+        sock.write('GET');
+        sock.resume();
+        await new Promise<void>((r) => sock.on('close', () => { r(); }));
+        const head = proxyHeader(version, { protocol: 'tcp', srcAddress: HOST, srcPort: local, dstAddress: HOST, dstPort: vip2 });
+        for (let k = 0; k < 200 && Buffer.concat(firstBytes).length < head.length + 3; k++) await new Promise((r) => setTimeout(r, 10));
+        assert.deepEqual(Buffer.concat(firstBytes).subarray(0, head.length), head, `v${version}`);
+        assert.equal(Buffer.concat(firstBytes).subarray(head.length).toString(), 'GET');
+      });
+    }
+  });
+});
+
+test('native: a VIP port taken by another socket waits (EADDRINUSE), never listens on a port of its own choosing', async () => {
+  const port = await freePort();
+  const other = createServer();
+  await new Promise<void>((r) => other.listen(port, HOST, r));
+  const d = createUserspaceDataplane({ engine: 'native', bindRetryMs: 50 });
+  try {
+    await d.apply({ services: [{ ...service([rsPort]), id: `tcp:${HOST}:${port}`, port }] });
+    assert.deepEqual(d.listeners(), [{ service: `tcp:${HOST}:${port}`, state: 'waiting-for-address', error: 'EADDRINUSE' }]);
+    // libuv's bind reports EADDRINUSE only at its own listen; listen(2) on the unbound socket would pick a port.
+    const mine = execFileSync('ss', ['-Htlnp'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(`pid=${process.pid},`));
+    assert.ok(mine.every((l) => !/0\.0\.0\.0:\d+/.test(l) || l.includes(`:${vipPort} `) || l.includes(`:${rsPort} `)), mine.join('\n'));
+    other.close();
+    for (let i = 0; i < 100 && d.listeners()[0]?.state !== 'listening'; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(d.listeners()[0]?.state, 'listening');
+  } finally {
+    other.close();
+    await d.close();
+  }
 });

@@ -3,7 +3,11 @@
 import type { RealServerSpec, ServiceSpec } from '../types.js';
 import { pickerFor, type Pickable, type Picker } from './schedulers.js';
 
+let nextNid = 1;
+
 export class RealServer implements Pickable {
+  /** A number for it that the native relay knows it by (ids are text). */
+  readonly nid = nextNid++;
   active = 0;
   /** Connections ever made (for counters.conns). */
   conns = 0;

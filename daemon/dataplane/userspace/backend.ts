@@ -36,7 +36,7 @@ export interface UserspaceOptions {
   /** Retry interval while a VIP is not on this host (default 250 ms). */
   bindRetryMs?: number;
   /**
-   * TCP engine: 'native' accepts in JavaScript and connects and copies in the native relay thread
+   * TCP engine: 'native' accepts, schedules, connects and copies in the native relay thread
    * (build/Release/lvsd_relay.node); 'handles' relays between libuv handles (about half the CPU per
    * connection of net.Socket; needs process.binding, present in Node 20–24); 'sockets' uses net.Socket.
    * Default: the first of them that is available.
@@ -218,6 +218,7 @@ export function createUserspaceDataplane(opts: UserspaceOptions = {}): Userspace
     };
     const out: ObservedService[] = [];
     for (const svc of services.values()) {
+      if (svc instanceof HandleTcpService) svc.refreshCounts();
       const { realServers: _r, ...base } = svc.spec;
       let conns = 0;
       let inBytes = 0;

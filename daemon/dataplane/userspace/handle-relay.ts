@@ -18,7 +18,7 @@ import type { ServiceSpec } from '../types.js';
 import { Pool, type RealServer } from './backend-pool.js';
 import { proxyHeader, type ProxyProtocolVersion } from './proxy-protocol.js';
 import { Listener, type Bindable } from './listener.js';
-import { NativeConns, type AcceptedHandle } from './native-conns.js';
+import { NativeService } from './native-service.js';
 import { nativeRelay } from './native-relay.js';
 
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-explicit-any */
@@ -76,7 +76,7 @@ export interface HandleServiceOptions {
   logger?: Logger;
   /** Called with the listening handle once bound (the backend passes it on to its helper processes). */
   onBound?: (serviceId: string, handle: unknown) => void;
-  /** Connect and copy in the native relay thread (engine 'native'); this class then only accepts. */
+  /** Accept, connect and copy in the native relay thread (engine 'native'); this class then only binds. */
   native?: boolean;
 }
 
@@ -129,14 +129,14 @@ class Conn {
 export class HandleTcpService {
   readonly pool: Pool;
   readonly listener: Listener;
-  dropped = 0;
+  private droppedHere = 0;
   private server: any;
   private readonly conns = new Set<Conn>();
   private readonly sweeper: NodeJS.Timeout;
   /** A coarse clock for idle checks, advanced by the sweeper: no clock read per packet. */
   private now = performance.now();
   private readonly b: Bindings;
-  private readonly native: NativeConns | undefined;
+  private readonly native: NativeService | undefined;
 
   constructor(
     public spec: ServiceSpec,
@@ -149,13 +149,14 @@ export class HandleTcpService {
     if (opts.native === true) {
       const relay = nativeRelay();
       if (relay === null) throw new Error('the native engine needs build/Release/lvsd_relay.node');
-      this.native = new NativeConns(relay, this.pool, spec, opts);
+      this.native = new NativeService(relay, this.pool, spec, opts);
     }
     const bindable: Bindable = {
       bind: (host, port, done) => {
         const server = new b.TCP(b.SERVER);
         let err: number = host.includes(':') ? server.bind6(host, port, 1 /* UV_TCP_IPV6ONLY */) : server.bind(host, port);
-        if (err === 0) err = server.listen(4096);
+        // The native engine's thread calls listen(2) and accepts itself; libuv never watches the socket.
+        if (err === 0) err = this.native !== undefined ? this.native.listen(server.fd as number) : server.listen(4096);
         if (err !== 0) {
           server.close();
           const e = new Error(errName(err)) as NodeJS.ErrnoException;
@@ -171,6 +172,7 @@ export class HandleTcpService {
         done();
       },
       unbind: () => {
+        if (this.server !== undefined) this.native?.unlisten(this.server.fd as number);
         this.server?.close();
         this.server = undefined;
       },
@@ -186,8 +188,19 @@ export class HandleTcpService {
   update(spec: ServiceSpec, opts: HandleServiceOptions): number {
     this.spec = spec;
     this.opts = opts;
+    const ops = this.pool.update(spec);
     this.native?.update(spec, opts);
-    return this.pool.update(spec);
+    return ops;
+  }
+
+  /** Connections that found no real server at all. */
+  get dropped(): number {
+    return this.native?.dropped ?? this.droppedHere;
+  }
+
+  /** Brings the pool's counters up to date (the native engine counts in its thread). */
+  refreshCounts(): void {
+    this.native?.refreshCounts();
   }
 
   listen(): Promise<void> {
@@ -197,19 +210,21 @@ export class HandleTcpService {
   /** Accepts on a listening handle bound by another process (helper processes of the backend). */
   adopt(server: unknown): void {
     const h = server as any;
+    this.server = h;
+    if (this.native !== undefined) {
+      const err = this.native.listen(h.fd as number);
+      this.listener.state = err === 0 ? 'listening' : 'failed';
+      if (err !== 0) this.listener.lastError = errName(err);
+      return;
+    }
     h.onconnection = (status: number, handle: any) => {
       if (status === 0 && handle !== undefined) this.accept(handle);
     };
     h.listen(4096);
-    this.server = h;
     this.listener.state = 'listening';
   }
 
   private accept(handle: any): void {
-    if (this.native !== undefined) {
-      this.native.accept(handle as AcceptedHandle);
-      return;
-    }
     const peer: { address?: string; port?: number } = {};
     handle.getpeername(peer);
     handle.setNoDelay(true);
@@ -221,7 +236,7 @@ export class HandleTcpService {
   private connectNext(conn: Conn): void {
     const rs = this.pool.picker.pick(this.pool.servers, conn.source, conn.tried) as RealServer | undefined;
     if (rs === undefined) {
-      this.dropped++;
+      this.droppedHere++;
       this.opts.logger?.warn({ service: this.spec.id, client: conn.source, tried: conn.tried?.size ?? 0 }, 'userspace: no real server for a new connection');
       this.finish(conn);
       return;
@@ -396,12 +411,13 @@ export class HandleTcpService {
   /** Stops accepting; established connections run on until they end (the sweeper then stops too). */
   close(): void {
     this.listener.stop();
+    this.native?.close(false);
   }
 
   destroyAll(): void {
     this.listener.stop();
     clearInterval(this.sweeper);
     for (const c of [...this.conns]) this.finish(c);
-    this.native?.destroyAll();
+    this.native?.close(true);
   }
 }

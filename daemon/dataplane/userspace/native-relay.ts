@@ -1,39 +1,43 @@
-// The native relay (daemon/dataplane/userspace/native/relay.c, built by node-gyp into
-// build/Release/lvsd_relay.node): after JavaScript accepted a client and chose its real server, one epoll
-// thread connects and copies the bytes both ways. JavaScript keeps the decisions — the scheduler's
-// pick, the next real server after a refusal or a connect timeout, the PROXY header — and hears about
-// each connection in batches: refused (the connect failed) and closed (with its byte counts).
+// The native relay (daemon/dataplane/userspace/native/relay.c + accept.c, built by node-gyp into
+// build/Release/lvsd_relay.node): one epoll thread per process accepts on the services' listening
+// sockets, picks the real server with the service's scheduler, connects (the next real server after a
+// refusal or a connect timeout), writes the PROXY header and copies the bytes both ways. JavaScript
+// keeps the configuration — it hands each service its pool (ids, addresses, weights, the Maglev table
+// for mh) whenever it changes — and hears only of refusals and connections that found no real server,
+// in batches; it reads the per-real-server counters when it observes.
 //
-// Why: a profile of the handles engine at ~2,500 new connections/s (perf, one process) put 49 % of its
-// CPU under the read callbacks (read → JavaScript → write, EOF → shutdown) and 32 % under accept and
-// connect; the kernel's own share (71 %, with the loopback peers' softirq work) is the same for any
-// proxy. Here a new connection costs JavaScript one accept, one getpeername and one call; a keepalive
-// request costs it nothing, and the copying runs on a second core.
+// Why: a profile of the engine before this (JavaScript accepted and chose, the thread connected and
+// copied) put 32 % of the process's CPU under accept and connect in JavaScript at ~8,000 new
+// connections/s; here a new connection costs JavaScript nothing.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
+/** The native service handle (an external). */
+export type ServiceHandle = object & { readonly __service: unique symbol };
+
 export interface RelayAddon {
   open(onEvents: (records: Float64Array) => void): object;
   close(relay: object): void;
-  adopt(relay: object, fd: number, token: number, host: string, port: number, head: Buffer | null, connectTimeoutMs: number, idleTimeoutMs: number): number;
-  retry(relay: object, slot: number, token: number, host: string, port: number, head: Buffer | null): void;
-  drop(relay: object, slot: number, token: number): void;
   count(relay: object): number;
+  service(relay: object): ServiceHandle;
+  serviceId(svc: ServiceHandle): number;
+  servers(relay: object, svc: ServiceHandle, nids: number[], hosts: string[], ports: number[], weights: number[], mode: number, proxy: number, connectTimeoutMs: number, idleTimeoutMs: number, mhSlots: Int32Array | null): void;
+  listen(relay: object, svc: ServiceHandle, fd: number): number;
+  unlisten(relay: object, svc: ServiceHandle, fd: number): void;
+  closeService(relay: object, svc: ServiceHandle, drop: boolean): void;
+  counts(relay: object, svc: ServiceHandle): Float64Array;
 }
 
 const EV_REFUSED = 1;
-const REC = 5;
+const REC = 4;
 
-/** Why a relayed connection ended (relay.c's CLOSE_*). */
-export type CloseReason = 'done' | 'reset' | 'idle' | 'drop';
-const REASONS: CloseReason[] = ['done', 'reset', 'idle', 'drop'];
-
-/** One relayed connection's side of the story, told to whoever adopted it. */
-export interface RelayedConnection {
-  /** The connect failed (errno; ETIMEDOUT after the connect timeout): call retry() or drop(). */
-  onRefused(errno: number): void;
-  onClosed(fromClient: number, fromServer: number, why: CloseReason): void;
+/** What a service hears from the thread. */
+export interface RelayListener {
+  /** The real server `nid` did not take a connection (errno; ETIMEDOUT after the connect timeout); the next one was tried. */
+  onRefused(nid: number, errno: number): void;
+  /** A new connection found no real server (`tried` refused it) and was closed. */
+  onNoRealServer(tried: number): void;
 }
 
 let addon: RelayAddon | null | undefined;
@@ -50,52 +54,39 @@ export function relayAddon(): RelayAddon | null {
   return addon;
 }
 
-/** The process's one relay thread and the connections it holds, by token. */
+/** The process's one relay thread and the services it serves. */
 export class NativeRelay {
-  private readonly relay: object;
-  private readonly conns = new Map<number, RelayedConnection>();
-  private nextToken = 1;
+  readonly handle: object;
+  private readonly listeners = new Map<number, RelayListener>();
 
-  constructor(private readonly lib: RelayAddon) {
-    this.relay = lib.open(this.onEvents);
+  constructor(readonly lib: RelayAddon) {
+    this.handle = lib.open(this.onEvents);
   }
 
-  /**
-   * Hands over an accepted client (its descriptor is duplicated; the caller closes its own handle) with
-   * the real server to connect to. Returns the connection's [slot, token], or a negative errno.
-   */
-  adopt(conn: RelayedConnection, fd: number, host: string, port: number, head: Buffer | null, connectTimeoutMs: number, idleTimeoutMs: number): [number, number] | number {
-    const token = this.nextToken++;
-    const slot = this.lib.adopt(this.relay, fd, token, host, port, head, connectTimeoutMs, idleTimeoutMs);
-    if (slot < 0) return slot;
-    this.conns.set(token, conn);
-    return [slot, token];
+  /** A new service (no servers, not listening) whose events go to `l`. */
+  service(l: RelayListener): ServiceHandle {
+    const svc = this.lib.service(this.handle);
+    this.listeners.set(this.lib.serviceId(svc), l);
+    return svc;
   }
 
-  retry(slot: number, token: number, host: string, port: number, head: Buffer | null): void {
-    this.lib.retry(this.relay, slot, token, host, port, head);
-  }
-
-  drop(slot: number, token: number): void {
-    this.lib.drop(this.relay, slot, token);
+  /** The end of a service (drop: its connections too); the handle must not be used after. */
+  closeService(svc: ServiceHandle, drop: boolean): void {
+    this.listeners.delete(this.lib.serviceId(svc));
+    this.lib.closeService(this.handle, svc, drop);
   }
 
   /** Connections the thread holds (tests). */
   count(): number {
-    return this.lib.count(this.relay);
+    return this.lib.count(this.handle);
   }
 
   private readonly onEvents = (r: Float64Array): void => {
     for (let i = 0; i + REC <= r.length; i += REC) {
-      const token = r[i] ?? 0;
-      const kind = r[i + 1];
-      const c = this.conns.get(token);
-      if (c === undefined) continue;
-      if (kind === EV_REFUSED) c.onRefused(r[i + 2] ?? 0);
-      else {
-        this.conns.delete(token);
-        c.onClosed(r[i + 2] ?? 0, r[i + 3] ?? 0, REASONS[r[i + 4] ?? 0] ?? 'done');
-      }
+      const l = this.listeners.get(r[i + 1] ?? 0);
+      if (l === undefined) continue;
+      if (r[i] === EV_REFUSED) l.onRefused(r[i + 2] ?? 0, r[i + 3] ?? 0);
+      else l.onNoRealServer(r[i + 2] ?? 0);
     }
   };
 }

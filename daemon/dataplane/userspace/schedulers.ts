@@ -68,7 +68,7 @@ export class WeightedRoundRobin implements Picker {
 /** Least connections; `weighted` divides by weight (wlc), else weights only gate (lc). Ties go round robin. */
 export class LeastConnections implements Picker {
   private rot = 0;
-  constructor(private readonly weighted: boolean) {}
+  constructor(readonly weighted: boolean) {}
   pick(backends: readonly Pickable[], _source: string, tried?: ReadonlySet<Pickable>): Pickable | undefined {
     let best: Pickable | undefined;
     let bestLoad = Infinity;
@@ -133,7 +133,7 @@ export class SourceHash implements Picker {
 export class MaglevHash implements Picker {
   private key = '';
   private table: MaglevTable | undefined;
-  constructor(private readonly size = MH_TABLE_SIZE) {}
+  constructor(readonly size = MH_TABLE_SIZE) {}
   pick(backends: readonly Pickable[], source: string, tried?: ReadonlySet<Pickable>): Pickable | undefined {
     let key = '';
     for (const b of backends) if (b.weight > 0) key += `${b.id}\u0000${String(b.weight)}\u0000`;

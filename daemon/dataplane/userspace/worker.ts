@@ -1,6 +1,7 @@
 // A helper process of the userspace dataplane (option `workers` > 1). It accepts on listening sockets
 // that the main process bound and passed over IPC — every process accepts on the same socket, so the
-// kernel spreads new connections — and relays them with the handle or native engine. Configuration
+// kernel spreads new connections — and relays them with the handle or native engine (whose thread
+// accepts itself, waking one process per connection: EPOLLEXCLUSIVE). Configuration
 // arrives as the TCP part of each DesiredTable; counts go back on request. Scheduling state (rr position, lc
 // counts) is per process: the spread across processes is the kernel's.
 import type { ServiceSpec } from '../types.js';
@@ -55,6 +56,7 @@ function main(): void {
     } else {
       const counts: WorkerCounts = {};
       for (const [id, svc] of services) {
+        svc.refreshCounts();
         const per: WorkerCounts[string] = {};
         for (const rs of svc.pool.servers) per[rs.id] = { active: rs.active, conns: rs.conns, inBytes: rs.inBytes, outBytes: rs.outBytes };
         counts[id] = per;

@@ -1,23 +1,17 @@
-// lvsd's native relay for the userspace dataplane: one epoll thread connects to the real server that
-// JavaScript chose and copies the bytes both ways, so a relayed connection costs JavaScript one accept
-// and one batched report. JavaScript keeps every decision: which real server, the next one after a
-// refusal, the PROXY header, when to give up.
+// lvsd's native relay for the userspace dataplane: one epoll thread per process accepts on the
+// services' listening sockets, picks the real server (accept.c: the schedulers of schedulers.ts, run
+// here on tables JavaScript refreshes when weights or the pool change), connects, writes the PROXY
+// header and copies the bytes both ways. A connection costs JavaScript nothing; it hears in batches of
+// refusals (to log them) and connections that found no real server, and reads per-real-server counters
+// when it observes.
 //
-//   open(onEvents)                                   → relay
-//   adopt(relay, fd, token, host, port, head|null, connectTimeoutMs, idleTimeoutMs) → slot (≥ 0) or -errno
-//       takes a duplicate of fd (the accepted client; JavaScript closes its own handle) and connects to
-//       host:port; head (a PROXY header) is sent to the real server before any client byte
-//   retry(relay, slot, token, host, port, head|null)  after a REFUSED event: the next real server
-//   drop(relay, slot, token)                          closes the connection (no real server left, shutdown)
-//   count(relay)                                      → connections held
-//   close(relay)
+//   open(onEvents) → relay        close(relay)        count(relay) → connections held
+//   and the services' calls (accept.c).
 //
-// Events reach onEvents(Float64Array) in batches, five numbers each [token, kind, a, b, c]; a
-// connection that goes well costs one (its end), since every crossing wakes the event loop:
-//   EV_REFUSED    the connect failed (a = errno; ETIMEDOUT after connectTimeoutMs): the client waits,
-//                 untouched, for retry() or drop()
-//   EV_CLOSED     the connection is over; a = bytes from the client, b = bytes from the real server,
-//                 c = why (CLOSE_DONE both sides ended, CLOSE_RESET a reset or error, CLOSE_IDLE, CLOSE_DROP)
+// Events reach onEvents(Float64Array) in batches, four numbers each [kind, service, a, b]:
+//   EV_REFUSED    a real server did not take a connection (a = its nid, b = errno; ETIMEDOUT after the
+//                 connect timeout); the thread has already tried the next one
+//   EV_NOREAL     a new connection found no real server (a = how many refused it): it was closed
 //
 // The copy: level-triggered epoll; a read of up to 64 KiB into one shared buffer is written straight to
 // the other side, and only what the other side did not take is kept (per direction; that side then stops
@@ -26,109 +20,24 @@
 // the other (SO_LINGER 0), so a client learns that its server went away as it would without a proxy.
 // Why not splice(2): HTTP-sized messages cost two splices and a pipe (two more descriptors) per
 // direction against one read and one write, and an idle connection would hold two pipes.
-#define _GNU_SOURCE
-#define NAPI_VERSION 8
-#include <node_api.h>
+#include "relay.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <pthread.h>
 #include <time.h>
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
 
-enum { EV_REFUSED = 1, EV_CLOSED = 2 };
-enum { CLOSE_DONE = 0, CLOSE_RESET = 1, CLOSE_IDLE = 2, CLOSE_DROP = 3 };
-enum { ST_CONNECTING = 0, ST_RELAY = 1, ST_WAITING = 2, ST_CLOSED = 3 };
-enum { CMD_ADOPT = 0, CMD_RETRY = 1, CMD_DROP = 2 };
-
-#define READ_SIZE (64 * 1024)
 #define MAX_EVENTS 256
-#define REC 5
 // Connect deadlines are checked this often (a walk over the connections still connecting), idle
 // ones every IDLE_SWEEPS of those (a walk over all the others): 10,000 idle connections cost the
 // thread ~0.6 ms of CPU a second walked every 100 ms.
 #define SWEEP_MS 100
 #define IDLE_SWEEPS 10
-
-struct conn;
-
-typedef struct {
-  int fd;
-  uint32_t mask;  // the events epoll watches for now
-  int up;         // 0 the client, 1 the real server
-  int hup;        // epoll said hang-up: with nothing to watch for, the side leaves the epoll set
-  int out_of_set;
-  struct conn* c;
-} end_t;
-
-// Bytes read from one side that the other has not taken yet.
-typedef struct {
-  char* buf;
-  uint32_t len, off;
-  int eof;   // the source sent FIN
-  int shut;  // the FIN was passed on
-} dir_t;
-
-typedef struct conn {
-  end_t cl, up;
-  dir_t c2u, u2c;
-  double token;
-  int32_t slot;
-  int state;
-  int32_t connect_ms, idle_ms;
-  int64_t started, last_active;
-  double bytes_c, bytes_u;
-  struct conn *prev, *next;  // in r->connecting or r->relaying (or neither while JavaScript decides)
-  struct conn** list;
-  struct conn* free_next;    // closed in this round, freed after it
-} conn_t;
-
-typedef struct {
-  int op;
-  int32_t slot;
-  double token;
-  struct sockaddr_storage addr;
-  socklen_t addrlen;
-  char* head;
-  uint32_t headlen;
-} cmd_t;
-
-typedef struct {
-  pthread_t thread;
-  pthread_mutex_t mu;
-  int epfd, evfd;
-  int stopping;
-  int started;
-  napi_threadsafe_function tsfn;
-  // Guarded by mu.
-  conn_t** slots;
-  int32_t nslots;
-  int32_t* free_slots;
-  int32_t nfree;
-  cmd_t* cmds;
-  size_t ncmds, capcmds;
-  int woken;
-  double* out;
-  size_t nout, capout;
-  int call_pending;
-  int32_t count;
-  // The relay thread only.
-  conn_t* connecting;
-  conn_t* relaying;
-  conn_t* to_free;
-  double* local;
-  size_t nlocal, caplocal;
-  int64_t now;
-  char rbuf[READ_SIZE];
-} relay_t;
 
 static int64_t now_ms(void) {
   struct timespec ts;
@@ -136,7 +45,7 @@ static int64_t now_ms(void) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void* grow(void* p, size_t* cap, size_t need, size_t elem) {
+void* grow(void* p, size_t* cap, size_t need, size_t elem) {
   if (need <= *cap) return p;
   size_t c = *cap == 0 ? 64 : *cap;
   while (c < need) c *= 2;
@@ -148,14 +57,13 @@ static void* grow(void* p, size_t* cap, size_t need, size_t elem) {
 
 // ——— events to JavaScript ———
 
-static void emit(relay_t* r, double token, int kind, double a, double b, double c) {
+void emit(relay_t* r, int kind, double svc, double a, double b) {
   r->local = grow(r->local, &r->caplocal, r->nlocal + REC, sizeof(double));
   double* x = r->local + r->nlocal;
-  x[0] = token;
-  x[1] = kind;
+  x[0] = kind;
+  x[1] = svc;
   x[2] = a;
   x[3] = b;
-  x[4] = c;
   r->nlocal += REC;
 }
 
@@ -174,8 +82,7 @@ static void flush_events(relay_t* r) {
 
 // ——— connections ———
 
-static void unlink_conn(relay_t* r, conn_t* c) {
-  (void)r;
+static void unlink_conn(conn_t* c) {
   if (c->list == NULL) return;
   if (c->prev != NULL) c->prev->next = c->next;
   else *c->list = c->next;
@@ -184,8 +91,8 @@ static void unlink_conn(relay_t* r, conn_t* c) {
   c->list = NULL;
 }
 
-static void link_conn(relay_t* r, conn_t* c, conn_t** list) {
-  unlink_conn(r, c);
+static void link_conn(conn_t* c, conn_t** list) {
+  unlink_conn(c);
   c->next = *list;
   if (*list != NULL) (*list)->prev = c;
   *list = c;
@@ -222,7 +129,6 @@ static void close_fd(relay_t* r, end_t* e, int reset) {
     struct linger l = {1, 0};
     setsockopt(e->fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
   }
-  // close() alone leaves the epoll set only when no other descriptor shares the socket.
   if (!e->out_of_set) epoll_ctl(r->epfd, EPOLL_CTL_DEL, e->fd, NULL);
   close(e->fd);
   e->fd = -1;
@@ -231,7 +137,20 @@ static void close_fd(relay_t* r, end_t* e, int reset) {
   e->out_of_set = 0;
 }
 
-static void conn_close(relay_t* r, conn_t* c, int why) {
+// The connection no longer counts on its real server (refused, or over).
+static void leave_server(conn_t* c, int refused) {
+  server_t* s = c->srv;
+  if (s == NULL) return;
+  c->srv = NULL;
+  s->active--;
+  if (refused) {
+    s->conns--;
+    s->refused++;
+  }
+  server_release(s);
+}
+
+void conn_close(relay_t* r, conn_t* c, int why) {
   if (c->state == ST_CLOSED) return;
   int reset = why == CLOSE_RESET;
   close_fd(r, &c->cl, reset);
@@ -239,37 +158,65 @@ static void conn_close(relay_t* r, conn_t* c, int why) {
   c->state = ST_CLOSED;
   free(c->c2u.buf);
   free(c->u2c.buf);
+  free(c->tried);
   c->c2u.buf = c->u2c.buf = NULL;
-  unlink_conn(r, c);
-  emit(r, c->token, EV_CLOSED, c->bytes_c, c->bytes_u, why);
-  pthread_mutex_lock(&r->mu);
-  r->slots[c->slot] = NULL;
-  r->free_slots[r->nfree++] = c->slot;
-  r->count--;
-  pthread_mutex_unlock(&r->mu);
+  c->tried = NULL;
+  unlink_conn(c);
+  leave_server(c, 0);
+  service_release(r, c->svc);
+  c->svc = NULL;
+  __atomic_sub_fetch(&r->count, 1, __ATOMIC_RELAXED);
   // Other events of this round may still point at it.
   c->free_next = r->to_free;
   r->to_free = c;
 }
 
+// The real server did not take the connection: the next one the scheduler gives, never one tried.
 static void refused(relay_t* r, conn_t* c, int err) {
   close_fd(r, &c->up, 0);
-  unlink_conn(r, c);
-  c->state = ST_WAITING;
+  unlink_conn(c);
   free(c->c2u.buf);  // the PROXY header meant for that server
   c->c2u.buf = NULL;
   c->c2u.len = c->c2u.off = 0;
-  emit(r, c->token, EV_REFUSED, err, 0, 0);
+  server_t* s = c->srv;
+  if (s != NULL) {
+    emit(r, EV_REFUSED, c->svc->id, s->nid, err);
+    c->tried = realloc(c->tried, (size_t)(c->ntried + 1) * sizeof *c->tried);
+    if (c->tried == NULL) abort();
+    c->tried[c->ntried++] = s->nid;
+    leave_server(c, 1);
+  }
+  if (c->svc->closed) {
+    conn_close(r, c, CLOSE_DROP);
+    return;
+  }
+  start_connect(r, c);
 }
 
-static void start_connect(relay_t* r, conn_t* c, const struct sockaddr_storage* addr, socklen_t len, char* head, uint32_t headlen) {
-  c->c2u.buf = head;
-  c->c2u.len = headlen;
-  c->c2u.off = 0;
+// Picks the real server for c and connects to it; with none left the client is closed.
+void start_connect(relay_t* r, conn_t* c) {
+  server_t* s = pick(c->svc, c);
+  if (s == NULL) {
+    emit(r, EV_NOREAL, c->svc->id, c->ntried, 0);
+    conn_close(r, c, CLOSE_DROP);
+    return;
+  }
+  // Counted as made now, taken back if refused.
+  c->srv = s;
+  s->refs++;
+  s->active++;
+  s->conns++;
   c->state = ST_CONNECTING;
   c->started = r->now;
-  link_conn(r, c, &r->connecting);
-  int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  link_conn(c, &r->connecting);
+  if (c->headlen > 0) {
+    c->c2u.buf = malloc(c->headlen);
+    if (c->c2u.buf == NULL) abort();
+    memcpy(c->c2u.buf, c->head, c->headlen);
+    c->c2u.len = c->headlen;
+    c->c2u.off = 0;
+  }
+  int fd = socket(s->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     refused(r, c, errno);
     return;
@@ -278,9 +225,10 @@ static void start_connect(relay_t* r, conn_t* c, const struct sockaddr_storage* 
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   c->up.fd = fd;
   c->up.mask = EPOLLOUT;
+  c->up.out_of_set = 0;
   struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = &c->up};
   epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev);
-  if (connect(fd, (const struct sockaddr*)addr, len) != 0 && errno != EINPROGRESS) refused(r, c, errno);
+  if (connect(fd, (const struct sockaddr*)&s->addr, s->addrlen) != 0 && errno != EINPROGRESS) refused(r, c, errno);
   // Connected or not, the EPOLLOUT that follows settles it.
 }
 
@@ -294,7 +242,7 @@ static void connected(relay_t* r, conn_t* c) {
   }
   c->state = ST_RELAY;
   c->last_active = r->now;
-  link_conn(r, c, &r->relaying);
+  link_conn(c, &r->relaying);
   c->up.mask = EPOLLOUT;  // as registered for the connect
   rewatch(r, c);
 }
@@ -334,8 +282,9 @@ static int pump(relay_t* r, conn_t* c, end_t* src) {
     return pass_fin(d, dst);
   }
   c->last_active = r->now;
-  if (src->up) c->bytes_u += (double)n;
-  else c->bytes_c += (double)n;
+  // Counted as they pass, so /metrics sees a long transfer grow (JavaScript reads them under mu).
+  if (src->up) c->srv->out_bytes += (double)n;
+  else c->srv->in_bytes += (double)n;
   ssize_t w = write(dst->fd, r->rbuf, (size_t)n);
   if (w < 0) {
     if (errno != EAGAIN) return -1;
@@ -353,14 +302,14 @@ static int pump(relay_t* r, conn_t* c, end_t* src) {
 
 static void on_event(relay_t* r, end_t* e, uint32_t events) {
   conn_t* c = e->c;
+  if (c == NULL) {
+    accept_ready(r, (service_t*)e);  // lend is the service's first member
+    return;
+  }
   if (c->state == ST_CLOSED || e->fd < 0) return;
   if (c->state == ST_CONNECTING) {
     if (e->up) connected(r, c);
     else if (events & (EPOLLERR | EPOLLHUP)) conn_close(r, c, CLOSE_RESET);  // the client left meanwhile
-    return;
-  }
-  if (c->state == ST_WAITING) {
-    if (events & (EPOLLERR | EPOLLHUP)) conn_close(r, c, CLOSE_RESET);
     return;
   }
   if (events & EPOLLHUP) e->hup = 1;
@@ -418,30 +367,19 @@ static void run_commands(relay_t* r) {
   r->ncmds = r->capcmds = 0;
   r->woken = 0;
   pthread_mutex_unlock(&r->mu);
-  for (size_t i = 0; i < n; i++) {
-    cmd_t* k = &cmds[i];
-    pthread_mutex_lock(&r->mu);
-    conn_t* c = k->slot >= 0 && k->slot < r->nslots ? r->slots[k->slot] : NULL;
-    pthread_mutex_unlock(&r->mu);
-    if (c == NULL || c->token != k->token || c->state == ST_CLOSED) {
-      free(k->head);
-      continue;
-    }
-    if (k->op == CMD_ADOPT) {
-      // Not read before a real server is connected; errors and hang-ups are reported regardless.
-      struct epoll_event ev = {.events = 0, .data.ptr = &c->cl};
-      epoll_ctl(r->epfd, EPOLL_CTL_ADD, c->cl.fd, &ev);
-      start_connect(r, c, &k->addr, k->addrlen, k->head, k->headlen);
-    } else if (k->op == CMD_RETRY && c->state == ST_WAITING) {
-      start_connect(r, c, &k->addr, k->addrlen, k->head, k->headlen);
-    } else if (k->op == CMD_DROP) {
-      free(k->head);
-      conn_close(r, c, CLOSE_DROP);
-    } else {
-      free(k->head);
+  for (size_t i = 0; i < n; i++) run_service_command(r, &cmds[i]);
+  free(cmds);
+}
+
+// Ends every connection of s (CMD_CLOSE with drop).
+void drop_service_conns(relay_t* r, service_t* s) {
+  conn_t** lists[] = {&r->connecting, &r->relaying};
+  for (int i = 0; i < 2; i++) {
+    for (conn_t *c = *lists[i], *next; c != NULL; c = next) {
+      next = c->next;
+      if (c->svc == s) conn_close(r, c, CLOSE_DROP);
     }
   }
-  free(cmds);
 }
 
 static void* relay_main(void* arg) {
@@ -460,6 +398,7 @@ static void* relay_main(void* arg) {
     }
     if (r->now >= next_sweep) {
       sweep(r, ++sweeps % IDLE_SWEEPS == 0);
+      resume_listeners(r);
       next_sweep = r->now + SWEEP_MS;
     }
     while (r->to_free != NULL) {
@@ -467,6 +406,7 @@ static void* relay_main(void* arg) {
       r->to_free = c->free_next;
       free(c);
     }
+    free_services(r);
     flush_events(r);
     pthread_mutex_lock(&r->mu);
     int stop = r->stopping;
@@ -516,14 +456,14 @@ static void stop_relay(relay_t* r) {
     r->to_free = c->free_next;
     free(c);
   }
-  for (size_t i = 0; i < r->ncmds; i++) free(r->cmds[i].head);
-  // Adopted but never started: their client descriptors are still open.
-  for (int32_t i = 0; i < r->nslots; i++) {
-    conn_t* c = r->slots[i];
-    if (c != NULL && c->state != ST_CLOSED) {
-      if (c->cl.fd >= 0) close(c->cl.fd);
-      free(c);
-    }
+  free_services(r);
+  // Commands never run: their descriptors and tables.
+  for (size_t i = 0; i < r->ncmds; i++) {
+    cmd_t* k = &r->cmds[i];
+    if (k->fd >= 0) close(k->fd);
+    for (int32_t j = 0; j < k->nservers; j++) free(k->servers[j]);
+    free(k->servers);
+    free(k->mh);
   }
   napi_release_threadsafe_function(r->tsfn, napi_tsfn_abort);
   close(r->epfd);
@@ -532,7 +472,7 @@ static void stop_relay(relay_t* r) {
 
 static void cleanup_hook(void* arg) { stop_relay(arg); }
 
-static int get_args(napi_env env, napi_callback_info info, size_t n, napi_value* argv) {
+int get_args(napi_env env, napi_callback_info info, size_t n, napi_value* argv) {
   size_t argc = n;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < n) {
     napi_throw_type_error(env, NULL, "missing arguments");
@@ -541,20 +481,25 @@ static int get_args(napi_env env, napi_callback_info info, size_t n, napi_value*
   return 1;
 }
 
-static relay_t* relay_args(napi_env env, napi_callback_info info, size_t n, napi_value* argv) {
+relay_t* relay_arg(napi_env env, napi_value v) {
   relay_t* r = NULL;
-  if (!get_args(env, info, n, argv)) return NULL;
-  if (napi_get_value_external(env, argv[0], (void**)&r) != napi_ok || r == NULL || !r->started) {
+  if (napi_get_value_external(env, v, (void**)&r) != napi_ok || r == NULL || !r->started) {
     napi_throw_type_error(env, NULL, "not an open relay");
     return NULL;
   }
   return r;
 }
 
-static napi_value int_value(napi_env env, int32_t v) {
-  napi_value x;
-  napi_create_int32(env, v, &x);
-  return x;
+void push(relay_t* r, cmd_t* k) {
+  pthread_mutex_lock(&r->mu);
+  r->cmds = grow(r->cmds, &r->capcmds, r->ncmds + 1, sizeof *r->cmds);
+  r->cmds[r->ncmds++] = *k;
+  int wake = !r->woken;
+  r->woken = 1;
+  pthread_mutex_unlock(&r->mu);
+  uint64_t one = 1;
+  if (wake && write(r->evfd, &one, sizeof one) < 0) {
+  }
 }
 
 static napi_value relay_open(napi_env env, napi_callback_info info) {
@@ -578,7 +523,7 @@ static napi_value relay_open(napi_env env, napi_callback_info info) {
     napi_throw_error(env, NULL, "cannot create the relay's callback");
     return NULL;
   }
-  // The listening sockets keep the process alive, not the relay.
+  // The listening handles keep the process alive, not the relay.
   napi_unref_threadsafe_function(env, r->tsfn);
   r->started = 1;
   if (pthread_create(&r->thread, NULL, relay_main, r) != 0) {
@@ -586,6 +531,7 @@ static napi_value relay_open(napi_env env, napi_callback_info info) {
     napi_throw_error(env, NULL, "cannot start the relay thread");
     return NULL;
   }
+  pthread_setname_np(r->thread, "lvsd-relay");  // seen in top -H, perf
   napi_add_env_cleanup_hook(env, cleanup_hook, r);
   napi_create_external(env, r, NULL, NULL, &handle);
   return handle;
@@ -593,172 +539,30 @@ static napi_value relay_open(napi_env env, napi_callback_info info) {
 
 static napi_value relay_close(napi_env env, napi_callback_info info) {
   napi_value argv[1];
-  relay_t* r = relay_args(env, info, 1, argv);
+  if (!get_args(env, info, 1, argv)) return NULL;
+  relay_t* r = relay_arg(env, argv[0]);
   if (r == NULL) return NULL;
   napi_remove_env_cleanup_hook(env, cleanup_hook, r);
   stop_relay(r);
   return NULL;
 }
 
-static int to_sockaddr(napi_env env, napi_value host, int32_t port, struct sockaddr_storage* ss, socklen_t* len) {
-  char s[64];
-  size_t n;
-  if (napi_get_value_string_utf8(env, host, s, sizeof s, &n) != napi_ok || n >= sizeof s - 1) return 0;
-  memset(ss, 0, sizeof *ss);
-  struct sockaddr_in* a4 = (struct sockaddr_in*)ss;
-  struct sockaddr_in6* a6 = (struct sockaddr_in6*)ss;
-  if (inet_pton(AF_INET, s, &a4->sin_addr) == 1) {
-    a4->sin_family = AF_INET;
-    a4->sin_port = htons((uint16_t)port);
-    *len = sizeof *a4;
-    return 1;
-  }
-  if (inet_pton(AF_INET6, s, &a6->sin6_addr) == 1) {
-    a6->sin6_family = AF_INET6;
-    a6->sin6_port = htons((uint16_t)port);
-    *len = sizeof *a6;
-    return 1;
-  }
-  return 0;
-}
-
-// A copy of the Buffer (or NULL for null/undefined).
-static int get_head(napi_env env, napi_value v, char** out, uint32_t* len) {
-  *out = NULL;
-  *len = 0;
-  bool is_buf = false;
-  napi_is_buffer(env, v, &is_buf);
-  if (!is_buf) return 1;
-  void* data;
-  size_t n;
-  if (napi_get_buffer_info(env, v, &data, &n) != napi_ok) return 0;
-  if (n == 0) return 1;
-  *out = malloc(n);
-  if (*out == NULL) return 0;
-  memcpy(*out, data, n);
-  *len = (uint32_t)n;
-  return 1;
-}
-
-static void push(relay_t* r, cmd_t* k) {
-  pthread_mutex_lock(&r->mu);
-  r->cmds = grow(r->cmds, &r->capcmds, r->ncmds + 1, sizeof *r->cmds);
-  r->cmds[r->ncmds++] = *k;
-  int wake = !r->woken;
-  r->woken = 1;
-  pthread_mutex_unlock(&r->mu);
-  uint64_t one = 1;
-  if (wake && write(r->evfd, &one, sizeof one) < 0) {
-  }
-}
-
-static napi_value relay_adopt(napi_env env, napi_callback_info info) {
-  napi_value argv[8];
-  relay_t* r = relay_args(env, info, 8, argv);
-  if (r == NULL) return NULL;
-  int32_t fd = -1, port = 0, connect_ms = 3000, idle_ms = 0;
-  double token = 0;
-  napi_get_value_int32(env, argv[1], &fd);
-  napi_get_value_double(env, argv[2], &token);
-  napi_get_value_int32(env, argv[4], &port);
-  napi_get_value_int32(env, argv[6], &connect_ms);
-  napi_get_value_int32(env, argv[7], &idle_ms);
-  cmd_t k = {.op = CMD_ADOPT, .token = token};
-  if (!to_sockaddr(env, argv[3], port, &k.addr, &k.addrlen)) {
-    napi_throw_type_error(env, NULL, "not an IP address");
-    return NULL;
-  }
-  if (!get_head(env, argv[5], &k.head, &k.headlen)) return int_value(env, -ENOMEM);
-  int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  conn_t* c = dup_fd < 0 ? NULL : calloc(1, sizeof *c);
-  if (c == NULL) {
-    int err = dup_fd < 0 ? errno : ENOMEM;
-    if (dup_fd >= 0) close(dup_fd);
-    free(k.head);
-    return int_value(env, -err);
-  }
-  int one = 1;
-  setsockopt(dup_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  c->cl.fd = dup_fd;
-  c->cl.c = c;
-  c->up.fd = -1;
-  c->up.up = 1;
-  c->up.c = c;
-  c->token = token;
-  c->connect_ms = connect_ms;
-  c->idle_ms = idle_ms;
-  c->state = ST_WAITING;
-  pthread_mutex_lock(&r->mu);
-  if (r->nfree == 0) {
-    int32_t n = r->nslots == 0 ? 256 : r->nslots * 2;
-    conn_t** s = realloc(r->slots, (size_t)n * sizeof *s);
-    int32_t* f = realloc(r->free_slots, (size_t)n * sizeof *f);
-    if (s == NULL || f == NULL) abort();
-    r->slots = s;
-    r->free_slots = f;
-    for (int32_t i = n - 1; i >= r->nslots; i--) {
-      s[i] = NULL;
-      f[r->nfree++] = i;
-    }
-    r->nslots = n;
-  }
-  c->slot = r->free_slots[--r->nfree];
-  r->slots[c->slot] = c;
-  r->count++;
-  pthread_mutex_unlock(&r->mu);
-  k.slot = c->slot;
-  push(r, &k);
-  return int_value(env, c->slot);
-}
-
-static napi_value relay_retry(napi_env env, napi_callback_info info) {
-  napi_value argv[6];
-  relay_t* r = relay_args(env, info, 6, argv);
-  if (r == NULL) return NULL;
-  int32_t port = 0;
-  cmd_t k = {.op = CMD_RETRY};
-  napi_get_value_int32(env, argv[1], &k.slot);
-  napi_get_value_double(env, argv[2], &k.token);
-  napi_get_value_int32(env, argv[4], &port);
-  if (!to_sockaddr(env, argv[3], port, &k.addr, &k.addrlen)) {
-    napi_throw_type_error(env, NULL, "not an IP address");
-    return NULL;
-  }
-  if (!get_head(env, argv[5], &k.head, &k.headlen)) k.head = NULL;
-  push(r, &k);
-  return NULL;
-}
-
-static napi_value relay_drop(napi_env env, napi_callback_info info) {
-  napi_value argv[3];
-  relay_t* r = relay_args(env, info, 3, argv);
-  if (r == NULL) return NULL;
-  cmd_t k = {.op = CMD_DROP};
-  napi_get_value_int32(env, argv[1], &k.slot);
-  napi_get_value_double(env, argv[2], &k.token);
-  push(r, &k);
-  return NULL;
-}
-
 static napi_value relay_count(napi_env env, napi_callback_info info) {
-  napi_value argv[1];
-  relay_t* r = relay_args(env, info, 1, argv);
+  napi_value argv[1], x;
+  if (!get_args(env, info, 1, argv)) return NULL;
+  relay_t* r = relay_arg(env, argv[0]);
   if (r == NULL) return NULL;
-  pthread_mutex_lock(&r->mu);
-  int32_t n = r->count;
-  pthread_mutex_unlock(&r->mu);
-  return int_value(env, n);
+  napi_create_int32(env, __atomic_load_n(&r->count, __ATOMIC_RELAXED), &x);
+  return x;
 }
 
 NAPI_MODULE_INIT() {
   napi_property_descriptor props[] = {
       {"open", NULL, relay_open, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, relay_close, NULL, NULL, NULL, napi_default, NULL},
-      {"adopt", NULL, relay_adopt, NULL, NULL, NULL, napi_default, NULL},
-      {"retry", NULL, relay_retry, NULL, NULL, NULL, napi_default, NULL},
-      {"drop", NULL, relay_drop, NULL, NULL, NULL, napi_default, NULL},
       {"count", NULL, relay_count, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+  define_service_api(env, exports);
   return exports;
 }
