@@ -14,6 +14,7 @@ import type { AddressOptions } from '../net/addr-request.js';
 import type { ReceivedPacket, VrrpSocketOptions, VrrpTransport } from '../net/vrrp-socket.js';
 import { applyRoutes, type RouteIo } from './route-apply.js';
 import { LocalIgmpReports, type LocalIgmpIo } from './local-igmp.js';
+import { GarpQueueTimer } from './garp-queue-timer.js';
 
 /** The I/O the runtime needs, so tests and other hosts can provide their own (routes: virtual_routes/rules). */
 export interface RuntimeIo extends RouteIo {
@@ -111,13 +112,20 @@ export class VrrpRuntime {
   private readonly trackResults = new Map<string, { ok: boolean; value?: number; disabled?: boolean }>();
   /** End of the start-up delay (vrrp_startup_delay / vrrp_delay_after_boot) on our clock, if any. */
   private holdUntil: number | undefined;
+  /** keepalived's garp_group queues: GARPs / NAs of every instance paced per interface. */
+  private readonly garpQueue: GarpQueueTimer;
+  /** Configuration order of the instances (the queue sends pending addresses in it). */
+  private rank = new Map<string, number>();
 
   constructor(
     private opts: NormalizedOptions,
     private readonly io: RuntimeIo,
     private readonly hooks: RuntimeHooks,
     private readonly now: () => number = () => performance.now(),
-  ) {}
+  ) {
+    this.garpQueue = new GarpQueueTimer(opts.garpGroups, now);
+    this.rank = new Map(opts.instances.map((o, i) => [o.name, i]));
+  }
 
   /** disableLocalIgmp's switch (set up by start()). */
   private igmp: LocalIgmpReports | null = null;
@@ -339,6 +347,8 @@ export class VrrpRuntime {
       }
     }
     this.opts = next;
+    this.rank = new Map(next.instances.map((o, i) => [o.name, i]));
+    this.garpQueue.regroup(next.garpGroups);
     this.igmp?.want(next.disableLocalIgmp);
     for (const inst of toStop) await this.stopInstance(inst, summary.removed.includes(inst.o.name) ? 'removed by reload' : 'restarted by reload');
     for (const [inst, o] of inPlace) {
@@ -610,6 +620,7 @@ export class VrrpRuntime {
   private cancelGarp(inst: Inst): void {
     for (const t of inst.garpTimers) clearTimeout(t);
     inst.garpTimers = [];
+    this.garpQueue.drop(inst.o.name);
   }
 
   /** First burst right after the VIPs are up, a second after masterDelay, then refreshes (keepalived's vrrp_garp_*). */
@@ -647,16 +658,24 @@ export class VrrpRuntime {
   }
 
   private announceTrain(inst: Inst, list: NormalizedVip[], count: number, gapMs: number): void {
+    const all = held(inst.o);
     const once = (): void => {
       if (inst.m.state !== 'MASTER') return;
       // keepalived announces the excluded addresses too (vrrp_send_link_update walks vip and evip).
       for (const v of list) {
-        const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
-        try {
-          this.io.announce(v.dev, dev, parseIP(v.address));
-        } catch (e) {
-          this.logLimited('warn', inst, `gratuitous ARP/NA failed: ${e instanceof Error ? e.message : String(e)}`, 'garp', parseIP(v.address));
-        }
+        const send = (): void => {
+          if (inst.m.state !== 'MASTER') return;
+          const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
+          try {
+            this.io.announce(v.dev, dev, parseIP(v.address));
+          } catch (e) {
+            this.logLimited('warn', inst, `gratuitous ARP/NA failed: ${e instanceof Error ? e.message : String(e)}`, 'garp', parseIP(v.address));
+          }
+        };
+        // Its queue is its interface's, a VMAC's parent's for a VMAC (keepalived's base interface).
+        const ifname = v.dev === inst.o.vmac?.name ? inst.o.vmac.parent : v.dev;
+        const order = (this.rank.get(inst.o.name) ?? 0) * 65536 + all.indexOf(v);
+        this.garpQueue.announce({ owner: inst.o.name, order, ifname, family: familyOf(v.address) ?? inst.o.family, id: `${v.dev} ${v.cidr}`, item: send });
       }
     };
     for (let i = 0; i < count; i++) {
@@ -690,6 +709,7 @@ export class VrrpRuntime {
       inst.socket?.close();
       inst.socket = null;
     }
+    this.garpQueue.close();
     this.loopDelay.disable();
     this.igmp?.want(false);
     this.io.close();
