@@ -98,8 +98,8 @@ export function diffConfig(before: Config, after: Config): ConfigDiff {
     ),
     ...changedFields(before.vrrp.garp, after.vrrp.garp, 'vrrp.garp'),
     ...changedFields(
-      { lowerPrioNoAdvert: before.vrrp.lowerPrioNoAdvert, higherPrioSendAdvert: before.vrrp.higherPrioSendAdvert, startupDelayMs: before.vrrp.startupDelayMs, delayAfterBootMs: before.vrrp.delayAfterBootMs, multicastGroup4: before.vrrp.multicastGroup4, multicastGroup6: before.vrrp.multicastGroup6, scriptUser: before.vrrp.scriptUser, scriptSecurity: before.vrrp.scriptSecurity, notifyFifo: before.vrrp.notifyFifo, processes: before.vrrp.processes },
-      { lowerPrioNoAdvert: after.vrrp.lowerPrioNoAdvert, higherPrioSendAdvert: after.vrrp.higherPrioSendAdvert, startupDelayMs: after.vrrp.startupDelayMs, delayAfterBootMs: after.vrrp.delayAfterBootMs, multicastGroup4: after.vrrp.multicastGroup4, multicastGroup6: after.vrrp.multicastGroup6, scriptUser: after.vrrp.scriptUser, scriptSecurity: after.vrrp.scriptSecurity, notifyFifo: after.vrrp.notifyFifo, processes: after.vrrp.processes },
+      { lowerPrioNoAdvert: before.vrrp.lowerPrioNoAdvert, higherPrioSendAdvert: before.vrrp.higherPrioSendAdvert, startupDelayMs: before.vrrp.startupDelayMs, delayAfterBootMs: before.vrrp.delayAfterBootMs, multicastGroup4: before.vrrp.multicastGroup4, multicastGroup6: before.vrrp.multicastGroup6, scriptUser: before.vrrp.scriptUser, scriptSecurity: before.vrrp.scriptSecurity, notifyFifo: before.vrrp.notifyFifo, processes: before.vrrp.processes, garpGroups: before.vrrp.garpGroups },
+      { lowerPrioNoAdvert: after.vrrp.lowerPrioNoAdvert, higherPrioSendAdvert: after.vrrp.higherPrioSendAdvert, startupDelayMs: after.vrrp.startupDelayMs, delayAfterBootMs: after.vrrp.delayAfterBootMs, multicastGroup4: after.vrrp.multicastGroup4, multicastGroup6: after.vrrp.multicastGroup6, scriptUser: after.vrrp.scriptUser, scriptSecurity: after.vrrp.scriptSecurity, notifyFifo: after.vrrp.notifyFifo, processes: after.vrrp.processes, garpGroups: after.vrrp.garpGroups },
       'vrrp',
     ),
   ];

@@ -367,6 +367,7 @@ export function normalise(file: ConfigFile, source: string): Config {
     userspace: { idleTimeoutMs: ms(file.userspace?.idleTimeout, 300_000), proxyProtocol: file.userspace?.proxyProtocol ?? 'none' },
     vrrp: {
       garp: globalGarp,
+      garpGroups: (file.vrrp?.garpGroups ?? []).map((g) => ({ ...(g.interfaces !== undefined ? { interfaces: [...g.interfaces] } : {}), intervalMs: ms(g.interval, 0), naIntervalMs: ms(g.naInterval, 0) })),
       lowerPrioNoAdvert,
       higherPrioSendAdvert,
       scriptUser: file.vrrp?.scriptUser,

@@ -145,6 +145,20 @@ export const GarpSettings = Obj(
   'Gratuitous ARP / unsolicited neighbour advertisement timing.',
 );
 
+export const GarpGroup = Obj(
+  {
+    interfaces: opt(
+      Type.Array(Type.String({ minLength: 1, maxLength: 15 }), {
+        minItems: 1,
+        description: 'The interfaces that share the queues of this group (keepalived garp_group `interface` / `interfaces`; a VMAC counts as its parent). Absent: every interface no other group lists, each with a queue of its own (keepalived vrrp_garp_interval / vrrp_gna_interval).',
+      }),
+    ),
+    interval: opt(Duration('At most one gratuitous ARP per this interval on these interfaces, whatever instance sends it (garp_interval); 0 = not paced. Default 0s.')),
+    naInterval: opt(Duration('The same for unsolicited neighbour advertisements (IPv6) (gna_interval). Default 0s.')),
+  },
+  'A GARP group (keepalived garp_group): one queue per family for its interfaces. An announcement goes out at once when the queue is free; otherwise its address waits, marked once however many repeats asked for it, and the waiting addresses go out one per interval in configuration order. With a group, a burst of masterRepeat therefore gives each address one or two announcements, as in keepalived.',
+);
+
 const ScriptUser = (what: string) => Type.String({ minLength: 1, pattern: '^[^:\\s]+(:[^:\\s]+)?$', description: `${what} "user" or "user:group".` });
 
 export const VrrpScript = Obj(
@@ -366,6 +380,7 @@ export const SyncGroup = Obj(
 export const VrrpSection = Obj(
   {
     garp: opt(GarpSettings),
+    garpGroups: opt(Type.Array(GarpGroup, { description: 'GARP / NA pacing per interface across instances (keepalived garp_group, vrrp_garp_interval, vrrp_gna_interval). Default: none, every announcement goes at once.' })),
     lowerPrioNoAdvert: opt(
       Type.Boolean({ description: 'Default of every instance\'s lowerPrioNoAdvert: a master does not answer a lower-priority master\'s advert with its own (vrrp_lower_prio_no_advert). Default false.' }),
     ),

@@ -239,6 +239,8 @@ export interface SyncGroup {
 
 export interface VrrpConfig {
   garp: Garp;
+  /** keepalived garp_group / vrrp_garp_interval / vrrp_gna_interval (vrrp/garp-queue.ts). */
+  garpGroups: { interfaces?: string[]; intervalMs: number; naIntervalMs: number }[];
   lowerPrioNoAdvert: boolean;
   higherPrioSendAdvert: boolean;
   /** keepalived script_user / enable_script_security. */

@@ -16,6 +16,13 @@ export interface GarpOut {
   lowerPrioDelay?: Duration;
 }
 
+/** vrrp.garpGroups[]: keepalived garp_group, or (no interfaces) vrrp_garp_interval / vrrp_gna_interval. */
+export interface GarpGroupOut {
+  interfaces?: string[];
+  interval?: Duration;
+  naInterval?: Duration;
+}
+
 export interface ScriptOut {
   command: string;
   interval?: Duration;
@@ -203,6 +210,7 @@ export interface ConfigOut {
   };
   vrrp?: {
     garp?: GarpOut;
+    garpGroups?: GarpGroupOut[];
     lowerPrioNoAdvert?: boolean;
     higherPrioSendAdvert?: boolean;
     scriptUser?: string;

@@ -46,7 +46,6 @@ const REASONS: Record<string, string> = {
   bfd_instance: 'lvsd has no BFD daemon (keepalived runs one as a process of its own); run BFD in BIRD or FRR and track it with a track_script',
   notify_priority_changes: 'priority changes are not written to the notify FIFO (vrrp.notifyFifo carries the state changes); they are in the REST API\'s event stream and the instance snapshot',
   lvs_notify_fifo: 'checker events are not written to a FIFO (VRRP events are: vrrp.notifyFifo); use the event stream of the REST API',
-  garp_group: 'not carried yet: keepalived 2.2.7 spaces the GARPs / NAs of every instance on a listed interface by garp_interval / gna_interval, one queue per interface (vrrp_arp.c; vrrp_garp_interval sets that queue for the others); lvsd spaces each instance\'s own burst (vrrp.instances[].garp.interval / naInterval, or vrrp.garp for all), so many instances on one link send their bursts side by side',
   linkbeat_use_polling: 'lvsd follows link state through netlink events',
   linkbeat_interfaces: 'lvsd follows link state through netlink events',
   net_namespace: 'run lvsd inside the namespace instead (e.g. NetworkNamespacePath= in the unit)',
