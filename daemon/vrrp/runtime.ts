@@ -116,6 +116,12 @@ export class VrrpRuntime {
   private readonly garpQueue: GarpQueueTimer;
   /** Configuration order of the instances (the queue sends pending addresses in it). */
   private rank = new Map<string, number>();
+  /**
+   * The first bursts, in the order the instances became master: keepalived adds an instance's VIPs and
+   * sends its burst before the next instance's transition, so one with more VIPs to add does not let a
+   * later one take the GARP queue first.
+   */
+  private burstChain: Promise<void> = Promise.resolve();
 
   constructor(
     private opts: NormalizedOptions,
@@ -626,11 +632,12 @@ export class VrrpRuntime {
   /** First burst right after the VIPs are up, a second after masterDelay, then refreshes (keepalived's vrrp_garp_*). */
   private garp(inst: Inst): void {
     const g = inst.o.garp;
-    void inst.vipChain.then(() => {
+    const vipsUp = inst.vipChain;
+    this.burstChain = this.burstChain.then(() => vipsUp).then(() => {
       this.garpBurst(inst, g.masterRepeat);
       if (g.masterDelayMs > 0) this.garpLater(inst, g.masterDelayMs, () => { this.garpBurst(inst, g.masterRepeat); });
       this.garpRefresh(inst);
-    });
+    }).catch(() => undefined); // a failed VIP change is logged where it happens; the next burst must not wait on it
   }
 
   /** vrrp_garp_lower_prio_repeat GARPs now and again after vrrp_garp_lower_prio_delay (each answer arms its own). */
