@@ -135,8 +135,11 @@ export const GarpSettings = Obj(
     masterRepeat: opt(Int(0, 1000, 'Gratuitous ARPs per burst (garp_master_repeat). Default 5.')),
     masterRefresh: opt(Duration('Re-send gratuitous ARPs this often while master; 0 = never (garp_master_refresh). Default 0s.')),
     masterRefreshRepeat: opt(Int(0, 1000, 'Gratuitous ARPs per refresh (garp_master_refresh_repeat). Default 1.')),
-    interval: opt(Duration('Gap between gratuitous ARPs of one burst (garp_interval). Default 0s.')),
-    naInterval: opt(Duration('Gap between unsolicited neighbour advertisements (IPv6) of one burst (gna_interval). Default 0s.')),
+    interval: opt(Duration('Gap between gratuitous ARPs of one instance\'s burst. Default 0s. (keepalived\'s vrrp_garp_interval paces the whole link instead: vrrp.garpGroups.)')),
+    naInterval: opt(Duration('Gap between unsolicited neighbour advertisements (IPv6) of one instance\'s burst. Default 0s.')),
+    extraIf: opt(
+      Duration('While master, every this long (checked at each advert) one gratuitous ARP / NA on each other interface holding one of the instance\'s VIPs, for the first VIP there, so switches keep that MAC (keepalived garp_extra_if all); 0 = never. Default 0s.'),
+    ),
     lowerPrioRepeat: opt(
       Int(0, 1000, 'Gratuitous ARPs a master sends at once when it hears a lower-priority master, as after a healed split brain (garp_lower_prio_repeat); 0 = none. Default: vrrp.garp.masterRepeat.'),
     ),

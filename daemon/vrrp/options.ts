@@ -20,10 +20,18 @@ export interface GarpOptions {
   masterRefreshMs?: number;
   /** vrrp_garp_master_refresh_repeat. Default 1. */
   masterRefreshRepeat?: number;
-  /** vrrp_garp_interval: gap between GARPs of one burst. Default 0 (back to back). */
+  /**
+   * Gap between the GARPs of one instance's burst. Default 0 (back to back). lvsd's own: keepalived's
+   * vrrp_garp_interval paces a whole link instead (VrrpOptions.garpGroups).
+   */
   intervalMs?: number;
-  /** vrrp_gna_interval: gap between unsolicited NAs (IPv6 addresses) of one burst. Default 0. */
+  /** The same for unsolicited NAs (IPv6 addresses). Default 0. */
   naIntervalMs?: number;
+  /**
+   * keepalived garp_extra_if all N: while master, every N ms (checked at each advert) one GARP / NA on each
+   * other interface that holds one of its VIPs, for the first VIP there, so switches keep that MAC. 0 = never.
+   */
+  extraIfMs?: number;
   /**
    * vrrp_garp_lower_prio_repeat: GARPs a master sends at once when it hears a lower-priority master
    * (a healed split brain), and again after lowerPrioDelayMs. 0 = none. Default: the global masterRepeat.
@@ -297,7 +305,7 @@ function checkGarpGroups(groups: GarpGroupOptions[], err: (msg: string) => void)
   }
 }
 
-const GARP_DEFAULTS = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0, naIntervalMs: 0 };
+const GARP_DEFAULTS = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0, naIntervalMs: 0, extraIfMs: 0 };
 
 /**
  * The GARP settings of one instance: its own over the global ones over keepalived's defaults. As in

@@ -71,6 +71,8 @@ interface Inst {
   last: TransitionEvent | null;
   timerLateMs: number;
   lowerPriorityAdverts: number;
+  /** garp_extra_if: the next periodic announcement on the other interfaces is due after this (null: not master). */
+  extraIfAt: number | null;
 }
 
 /** Every address the instance holds while MASTER: the advertised VIPs, then the excluded ones. */
@@ -234,6 +236,7 @@ export class VrrpRuntime {
       last: null,
       timerLateMs: 0,
       lowerPriorityAdverts: 0,
+      extraIfAt: null,
     };
     inst.tracked = this.trackedFor(o);
     this.insts.set(o.name, inst);
@@ -526,15 +529,19 @@ export class VrrpRuntime {
       switch (a.type) {
         case 'sendAdvert':
           this.sendAdvert(inst, a.priority);
+          this.garpExtraIf(inst);
           break;
         case 'addVips':
           this.vips(inst, true);
           break;
         case 'removeVips':
+          inst.extraIfAt = null;
           this.cancelGarp(inst);
           this.vips(inst, false);
           break;
         case 'garp':
+          // keepalived arms garp_extra_if when the instance becomes master.
+          inst.extraIfAt = this.now() + inst.o.garp.extraIfMs;
           this.garp(inst);
           break;
         case 'lowerPriorityAdvert':
@@ -665,29 +672,47 @@ export class VrrpRuntime {
   }
 
   private announceTrain(inst: Inst, list: NormalizedVip[], count: number, gapMs: number): void {
-    const all = held(inst.o);
     const once = (): void => {
       if (inst.m.state !== 'MASTER') return;
       // keepalived announces the excluded addresses too (vrrp_send_link_update walks vip and evip).
-      for (const v of list) {
-        const send = (): void => {
-          if (inst.m.state !== 'MASTER') return;
-          const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
-          try {
-            this.io.announce(v.dev, dev, parseIP(v.address));
-          } catch (e) {
-            this.logLimited('warn', inst, `gratuitous ARP/NA failed: ${e instanceof Error ? e.message : String(e)}`, 'garp', parseIP(v.address));
-          }
-        };
-        // Its queue is its interface's, a VMAC's parent's for a VMAC (keepalived's base interface).
-        const ifname = v.dev === inst.o.vmac?.name ? inst.o.vmac.parent : v.dev;
-        const order = (this.rank.get(inst.o.name) ?? 0) * 65536 + all.indexOf(v);
-        this.garpQueue.announce({ owner: inst.o.name, order, ifname, family: familyOf(v.address) ?? inst.o.family, id: `${v.dev} ${v.cidr}`, item: send });
-      }
+      for (const v of list) this.announce(inst, v);
     };
     for (let i = 0; i < count; i++) {
       if (i === 0 || gapMs === 0) once();
       else this.garpLater(inst, i * gapMs, once);
+    }
+  }
+
+  /** One GARP / NA through the link's GARP queue (sent at once when it has none or it is free). */
+  private announce(inst: Inst, v: NormalizedVip): void {
+    const send = (): void => {
+      if (inst.m.state !== 'MASTER') return;
+      const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
+      try {
+        this.io.announce(v.dev, dev, parseIP(v.address));
+      } catch (e) {
+        this.logLimited('warn', inst, `gratuitous ARP/NA failed: ${e instanceof Error ? e.message : String(e)}`, 'garp', parseIP(v.address));
+      }
+    };
+    // Its queue is its interface's, a VMAC's parent's for a VMAC (keepalived's base interface).
+    const ifname = v.dev === inst.o.vmac?.name ? inst.o.vmac.parent : v.dev;
+    const order = (this.rank.get(inst.o.name) ?? 0) * 65536 + held(inst.o).indexOf(v);
+    this.garpQueue.announce({ owner: inst.o.name, order, ifname, family: familyOf(v.address) ?? inst.o.family, id: `${v.dev} ${v.cidr}`, item: send });
+  }
+
+  /**
+   * garp_extra_if all: at a master's advert once extraIfMs has passed, one announcement on each interface
+   * other than the instance's that holds a VIP, for the first VIP there (keepalived vrrp_send_vmac_update).
+   */
+  private garpExtraIf(inst: Inst): void {
+    const ms = inst.o.garp.extraIfMs;
+    if (ms <= 0 || inst.m.state !== 'MASTER' || !inst.vipsHeld || inst.extraIfAt === null || this.now() <= inst.extraIfAt) return;
+    inst.extraIfAt = this.now() + ms;
+    const done = new Set([inst.o.interface, inst.o.vmac?.name]);
+    for (const v of held(inst.o)) {
+      if (done.has(v.dev)) continue;
+      done.add(v.dev);
+      this.announce(inst, v);
     }
   }
 

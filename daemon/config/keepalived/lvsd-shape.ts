@@ -12,6 +12,7 @@ export interface GarpOut {
   masterRefreshRepeat?: number;
   interval?: Duration;
   naInterval?: Duration;
+  extraIf?: Duration;
   lowerPrioRepeat?: number;
   lowerPrioDelay?: Duration;
 }

@@ -171,6 +171,29 @@ export function mapGarp(r: BlockReader, garp: GarpOut, prefix: string): void {
   set('lowerPrioDelay', lowerDelay, r.timer(lowerDelay));
   const lowerRepeat = r.last(`${prefix}garp_lower_prio_repeat`);
   set('lowerPrioRepeat', lowerRepeat, r.int(lowerRepeat, 0, 1000));
+  mapGarpExtraIf(r, garp, prefix);
+}
+
+/**
+ * garp_extra_if [all] N (and its old spelling vmac_garp_intvl; vrrp_ in global_defs). With `all`, keepalived
+ * sends on every other interface of the VIPs: extraIf. Without, only on VMAC interfaces of VIPs on another
+ * interface (virtual_ipaddress … use_vmac), which lvsd does not create: nothing would be sent, so 0s (it
+ * also overrides a global `all`, as in keepalived).
+ */
+function mapGarpExtraIf(r: BlockReader, garp: GarpOut, prefix: string): void {
+  const d = r.last(`${prefix}garp_extra_if`, `${prefix}vmac_garp_intvl`);
+  if (!d) return;
+  const all = d.args.includes('all');
+  const raw = d.args.filter((a) => a !== 'all');
+  const n = raw.length === 1 && /^\d+$/.test(raw[0] ?? '') ? Number(raw[0]) : NaN;
+  // keepalived: 1..86400 in global_defs, 0..86400 in an instance (0 = off).
+  if (!(n >= (prefix === '' ? 0 : 1) && n <= 86400)) {
+    r.ctx.reportDirective(d, `${raw.join(' ') || '(missing)'} is not a number of seconds ${prefix === '' ? 0 : 1}..86400; not carried over`);
+    return;
+  }
+  garp.extraIf = all ? `${n}s` : '0s';
+  r.ctx.source.at(garp, 'extraIf', d.pos);
+  if (!all && n > 0) r.ctx.note(garp, `${d.keyword} without all: keepalived sends these only on the VMACs of VIPs on other interfaces, which lvsd does not create; off`);
 }
 
 function mapSyncDaemon(ctx: Context, d: Directive, out: GlobalResult): void {
