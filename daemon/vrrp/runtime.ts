@@ -503,9 +503,10 @@ export class VrrpRuntime {
   }
 
   private feed(inst: Inst, ev: MachineEvent): void {
-    const r = step(inst.m, ev, this.now());
+    const now = this.now();
+    const r = step(inst.m, ev, now);
     inst.m = r.machine;
-    this.execute(inst, r.actions);
+    this.execute(inst, r.actions, now);
     this.arm(inst);
   }
 
@@ -523,13 +524,14 @@ export class VrrpRuntime {
     }, Math.max(0, d - this.now()));
   }
 
-  private execute(inst: Inst, actions: Action[]): void {
+  /** `now`: the time the machine stepped at (its advert deadlines count from it). */
+  private execute(inst: Inst, actions: Action[], now: number): void {
     const synced: ('MASTER' | 'BACKUP' | 'FAULT')[] = [];
     for (const a of actions) {
       switch (a.type) {
         case 'sendAdvert':
           this.sendAdvert(inst, a.priority);
-          this.garpExtraIf(inst);
+          this.garpExtraIf(inst, now);
           break;
         case 'addVips':
           this.vips(inst, true);
@@ -540,8 +542,8 @@ export class VrrpRuntime {
           this.vips(inst, false);
           break;
         case 'garp':
-          // keepalived arms garp_extra_if when the instance becomes master.
-          inst.extraIfAt = this.now() + inst.o.garp.extraIfMs;
+          // keepalived arms garp_extra_if when the instance becomes master: the Nth advert after is due then.
+          inst.extraIfAt = now + inst.o.garp.extraIfMs;
           this.garp(inst);
           break;
         case 'lowerPriorityAdvert':
@@ -704,10 +706,10 @@ export class VrrpRuntime {
    * garp_extra_if all: at a master's advert once extraIfMs has passed, one announcement on each interface
    * other than the instance's that holds a VIP, for the first VIP there (keepalived vrrp_send_vmac_update).
    */
-  private garpExtraIf(inst: Inst): void {
+  private garpExtraIf(inst: Inst, now: number): void {
     const ms = inst.o.garp.extraIfMs;
-    if (ms <= 0 || inst.m.state !== 'MASTER' || !inst.vipsHeld || inst.extraIfAt === null || this.now() <= inst.extraIfAt) return;
-    inst.extraIfAt = this.now() + ms;
+    if (ms <= 0 || inst.m.state !== 'MASTER' || !inst.vipsHeld || inst.extraIfAt === null || now < inst.extraIfAt) return;
+    inst.extraIfAt = now + ms;
     const done = new Set([inst.o.interface, inst.o.vmac?.name]);
     for (const v of held(inst.o)) {
       if (done.has(v.dev)) continue;
