@@ -643,6 +643,8 @@ export class VrrpRuntime {
     const g = inst.o.garp;
     const vipsUp = inst.vipChain;
     this.burstChain = this.burstChain.then(() => vipsUp).then(() => {
+      // It may have left MASTER while earlier bursts went: its timers were cancelled then, arm none.
+      if (inst.m.state !== 'MASTER') return;
       this.garpBurst(inst, g.masterRepeat);
       if (g.masterDelayMs > 0) this.garpLater(inst, g.masterDelayMs, () => { this.garpBurst(inst, g.masterRepeat); });
       this.garpRefresh(inst);
