@@ -48,11 +48,12 @@ function garp(g: GarpFile | undefined, base: Garp, global = false): Garp {
     masterRefreshRepeat: g?.masterRefreshRepeat ?? base.masterRefreshRepeat,
     intervalMs: ms(g?.interval, base.intervalMs),
     naIntervalMs: ms(g?.naInterval, base.naIntervalMs),
+    extraIfMs: ms(g?.extraIf, base.extraIfMs),
     lowerPrioRepeat: g?.lowerPrioRepeat ?? (global ? masterRepeat : base.lowerPrioRepeat),
     lowerPrioDelayMs: ms(g?.lowerPrioDelay, global ? masterDelayMs : base.lowerPrioDelayMs),
   };
 }
-const GARP_DEFAULTS: Garp = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0, naIntervalMs: 0, lowerPrioRepeat: 5, lowerPrioDelayMs: 5000 };
+const GARP_DEFAULTS: Garp = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0, naIntervalMs: 0, extraIfMs: 0, lowerPrioRepeat: 5, lowerPrioDelayMs: 5000 };
 
 function notify(n: Notify | undefined): Notify {
   return compact({ master: n?.master, backup: n?.backup, fault: n?.fault, stop: n?.stop, deleted: n?.deleted, any: n?.any, masterRxLowerPri: n?.masterRxLowerPri, users: n?.users === undefined ? undefined : { ...n.users } });
@@ -367,6 +368,7 @@ export function normalise(file: ConfigFile, source: string): Config {
     userspace: { idleTimeoutMs: ms(file.userspace?.idleTimeout, 300_000), proxyProtocol: file.userspace?.proxyProtocol ?? 'none' },
     vrrp: {
       garp: globalGarp,
+      garpGroups: (file.vrrp?.garpGroups ?? []).map((g) => ({ ...(g.interfaces !== undefined ? { interfaces: [...g.interfaces] } : {}), intervalMs: ms(g.interval, 0), naIntervalMs: ms(g.naInterval, 0) })),
       lowerPrioNoAdvert,
       higherPrioSendAdvert,
       scriptUser: file.vrrp?.scriptUser,

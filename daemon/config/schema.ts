@@ -135,14 +135,31 @@ export const GarpSettings = Obj(
     masterRepeat: opt(Int(0, 1000, 'Gratuitous ARPs per burst (garp_master_repeat). Default 5.')),
     masterRefresh: opt(Duration('Re-send gratuitous ARPs this often while master; 0 = never (garp_master_refresh). Default 0s.')),
     masterRefreshRepeat: opt(Int(0, 1000, 'Gratuitous ARPs per refresh (garp_master_refresh_repeat). Default 1.')),
-    interval: opt(Duration('Gap between gratuitous ARPs of one burst (garp_interval). Default 0s.')),
-    naInterval: opt(Duration('Gap between unsolicited neighbour advertisements (IPv6) of one burst (gna_interval). Default 0s.')),
+    interval: opt(Duration('Gap between gratuitous ARPs of one instance\'s burst. Default 0s. (keepalived\'s vrrp_garp_interval paces the whole link instead: vrrp.garpGroups.)')),
+    naInterval: opt(Duration('Gap between unsolicited neighbour advertisements (IPv6) of one instance\'s burst. Default 0s.')),
+    extraIf: opt(
+      Duration('While master, every this long (checked at each advert) one gratuitous ARP / NA on each other interface holding one of the instance\'s VIPs, for the first VIP there, so switches keep that MAC (keepalived garp_extra_if all); 0 = never. Default 0s.'),
+    ),
     lowerPrioRepeat: opt(
       Int(0, 1000, 'Gratuitous ARPs a master sends at once when it hears a lower-priority master, as after a healed split brain (garp_lower_prio_repeat); 0 = none. Default: vrrp.garp.masterRepeat.'),
     ),
     lowerPrioDelay: opt(Duration('Second such burst this long after the first; 0 = none (garp_lower_prio_delay). Default: vrrp.garp.masterDelay.')),
   },
   'Gratuitous ARP / unsolicited neighbour advertisement timing.',
+);
+
+export const GarpGroup = Obj(
+  {
+    interfaces: opt(
+      Type.Array(Type.String({ minLength: 1, maxLength: 15 }), {
+        minItems: 1,
+        description: 'The interfaces that share the queues of this group (keepalived garp_group `interface` / `interfaces`; a VMAC counts as its parent). Absent: every interface no other group lists, each with a queue of its own (keepalived vrrp_garp_interval / vrrp_gna_interval).',
+      }),
+    ),
+    interval: opt(Duration('At most one gratuitous ARP per this interval on these interfaces, whatever instance sends it (garp_interval); 0 = not paced. Default 0s.')),
+    naInterval: opt(Duration('The same for unsolicited neighbour advertisements (IPv6) (gna_interval). Default 0s.')),
+  },
+  'A GARP group (keepalived garp_group): one queue per family for its interfaces. An announcement goes out at once when the queue is free; otherwise its address waits, marked once however many repeats asked for it, and the waiting addresses go out one per interval in configuration order. With a group, a burst of masterRepeat therefore gives each address one or two announcements, as in keepalived.',
 );
 
 const ScriptUser = (what: string) => Type.String({ minLength: 1, pattern: '^[^:\\s]+(:[^:\\s]+)?$', description: `${what} "user" or "user:group".` });
@@ -366,6 +383,7 @@ export const SyncGroup = Obj(
 export const VrrpSection = Obj(
   {
     garp: opt(GarpSettings),
+    garpGroups: opt(Type.Array(GarpGroup, { description: 'GARP / NA pacing per interface across instances (keepalived garp_group, vrrp_garp_interval, vrrp_gna_interval). Default: none, every announcement goes at once.' })),
     lowerPrioNoAdvert: opt(
       Type.Boolean({ description: 'Default of every instance\'s lowerPrioNoAdvert: a master does not answer a lower-priority master\'s advert with its own (vrrp_lower_prio_no_advert). Default false.' }),
     ),

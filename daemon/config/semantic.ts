@@ -86,6 +86,21 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
   if (g4 !== undefined && !isMulticast(g4, 4)) err(['vrrp', 'multicastGroup4'], `${g4} is not an IPv4 multicast address (224.0.0.0/4)`);
   const g6 = cfg.vrrp?.multicastGroup6;
   if (g6 !== undefined && !isMulticast(g6, 6)) err(['vrrp', 'multicastGroup6'], `${g6} is not an IPv6 link-local multicast address (ff02::/16)`);
+  // keepalived warns and drops a garp_group without a gap or an interface named twice; lvsd refuses them.
+  const garpOwner = new Map<string, number>();
+  let garpOthers: number | undefined;
+  (cfg.vrrp?.garpGroups ?? []).forEach((g, i) => {
+    if ((parseDuration(g.interval ?? 0) ?? 0) === 0 && (parseDuration(g.naInterval ?? 0) ?? 0) === 0) err(['vrrp', 'garpGroups', i], 'neither interval nor naInterval is set: the group would pace nothing');
+    if (g.interfaces === undefined) {
+      if (garpOthers !== undefined) err(['vrrp', 'garpGroups', i], `vrrp.garpGroups[${garpOthers}] already covers every interface no group lists (one group without interfaces at most)`);
+      garpOthers ??= i;
+    }
+    g.interfaces?.forEach((n, j) => {
+      const o = garpOwner.get(n);
+      if (o !== undefined) err(['vrrp', 'garpGroups', i, 'interfaces', j], `${n} is in vrrp.garpGroups[${o}] already`);
+      else garpOwner.set(n, i);
+    });
+  });
 
   const vmacOwner = new Map<string, string>();
   instances.forEach((inst, i) => {

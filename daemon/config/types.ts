@@ -130,8 +130,10 @@ export interface Garp {
   masterRefreshMs: number;
   masterRefreshRepeat: number;
   intervalMs: number;
-  /** Gap between unsolicited NAs (IPv6) of one burst (keepalived gna_interval). */
+  /** Gap between unsolicited NAs (IPv6) of one burst. */
   naIntervalMs: number;
+  /** keepalived garp_extra_if all: periodic GARP/NA on the other interfaces of the VIPs (0 = never). */
+  extraIfMs: number;
   /** A master that hears a lower-priority master: GARPs now, and again lowerPrioDelayMs later (0 = none). */
   lowerPrioRepeat: number;
   lowerPrioDelayMs: number;
@@ -239,6 +241,8 @@ export interface SyncGroup {
 
 export interface VrrpConfig {
   garp: Garp;
+  /** keepalived garp_group / vrrp_garp_interval / vrrp_gna_interval (vrrp/garp-queue.ts). */
+  garpGroups: { interfaces?: string[]; intervalMs: number; naIntervalMs: number }[];
   lowerPrioNoAdvert: boolean;
   higherPrioSendAdvert: boolean;
   /** keepalived script_user / enable_script_security. */

@@ -156,6 +156,7 @@ export function vrrpOptions(config: Config): VrrpOptions {
     scripts,
     processes: Object.fromEntries(Object.entries(config.vrrp.processes).map(([name, p]) => [name, { ...p, ...(p.parameters !== undefined ? { parameters: [...p.parameters] } : {}) }])),
     garp: config.vrrp.garp,
+    garpGroups: config.vrrp.garpGroups.map((g) => ({ ...g })),
     startupDelayMs: config.vrrp.startupDelayMs,
     ...(config.vrrp.scriptUser !== undefined ? { scriptUser: config.vrrp.scriptUser } : {}),
     scriptSecurity: config.vrrp.scriptSecurity,

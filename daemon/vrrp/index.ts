@@ -21,6 +21,7 @@ import type { FromWorker, ReconfigureSummary, ToWorker, TransitionEvent, VrrpSna
 import type { VrrpState } from './machine.js';
 
 export type { VrrpOptions, VrrpInstanceOptions, SyncGroupOptions, TrackScriptOptions, TrackProcessOptions, GarpOptions, NotifyOptions, VipOptions } from './options.js';
+export type { GarpGroupOptions } from './garp-queue.js';
 export { VrrpOptionsError } from './options.js';
 export type { TransitionEvent, VrrpSnapshot, InstanceSnapshot, ReconfigureSummary } from './protocol.js';
 export type { VrrpState } from './machine.js';

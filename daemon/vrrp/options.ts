@@ -1,6 +1,7 @@
 // The VRRP engine's own typed options. The director maps the config file's `vrrp:` section onto
 // these (durations already in ms, addresses as text); normalizeOptions() checks what the engine
 // relies on and fills keepalived's defaults, naming the instance and field of anything wrong.
+import type { GarpGroupOptions } from './garp-queue.js';
 import { familyOf, parseCidr, type Family } from '../net/addr.js';
 import { addressRequest, type AddressOptions } from '../net/addr-request.js';
 import type { TrackProcessOptions } from './process-track.js';
@@ -19,10 +20,18 @@ export interface GarpOptions {
   masterRefreshMs?: number;
   /** vrrp_garp_master_refresh_repeat. Default 1. */
   masterRefreshRepeat?: number;
-  /** vrrp_garp_interval: gap between GARPs of one burst. Default 0 (back to back). */
+  /**
+   * Gap between the GARPs of one instance's burst. Default 0 (back to back). lvsd's own: keepalived's
+   * vrrp_garp_interval paces a whole link instead (VrrpOptions.garpGroups).
+   */
   intervalMs?: number;
-  /** vrrp_gna_interval: gap between unsolicited NAs (IPv6 addresses) of one burst. Default 0. */
+  /** The same for unsolicited NAs (IPv6 addresses). Default 0. */
   naIntervalMs?: number;
+  /**
+   * keepalived garp_extra_if all N: while master, every N ms (checked at each advert) one GARP / NA on each
+   * other interface that holds one of its VIPs, for the first VIP there, so switches keep that MAC. 0 = never.
+   */
+  extraIfMs?: number;
   /**
    * vrrp_garp_lower_prio_repeat: GARPs a master sends at once when it hears a lower-priority master
    * (a healed split brain), and again after lowerPrioDelayMs. 0 = none. Default: the global masterRepeat.
@@ -168,6 +177,8 @@ export interface VrrpOptions {
   processes?: Record<string, TrackProcessOptions>;
   /** Defaults for every instance (each may override). */
   garp?: GarpOptions;
+  /** keepalived garp_group / vrrp_garp_interval / vrrp_gna_interval: GARPs / NAs paced per interface, across instances (garp-queue.ts). */
+  garpGroups?: GarpGroupOptions[];
   /** keepalived vrrp_rt_priority: run the VRRP engine process (all its threads) SCHED_RR at this priority (1..99); absent = normal. */
   realtimePriority?: number;
   /** Defaults for every instance: keepalived vrrp_lower_prio_no_advert, vrrp_higher_prio_send_advert. */
@@ -271,6 +282,7 @@ export interface NormalizedOptions {
   interfaceUpDownDelays: Record<string, UpDownDelays>;
   disableLocalIgmp: boolean;
   nftables: VmacNftSettings;
+  garpGroups: GarpGroupOptions[];
 }
 
 /**
@@ -284,7 +296,28 @@ export function startupDelayFor(o: Pick<NormalizedOptions, 'startupDelayMs' | 'd
 
 export class VrrpOptionsError extends Error {}
 
-const GARP_DEFAULTS = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0, naIntervalMs: 0 };
+/** A group with no gap, an interface in two groups, two groups for every other interface: keepalived warns and drops; lvsd refuses. */
+function checkGarpGroups(groups: GarpGroupOptions[], err: (msg: string) => void): void {
+  const owner = new Map<string, number>();
+  let others: number | undefined;
+  for (const [i, g] of groups.entries()) {
+    for (const k of ['intervalMs', 'naIntervalMs'] as const) if (!(Number.isFinite(g[k]) && g[k] >= 0)) err(`garpGroups[${i}].${k}: ${g[k]} is not a duration ≥ 0`);
+    if (!(g.intervalMs > 0 || g.naIntervalMs > 0)) err(`garpGroups[${i}]: neither intervalMs nor naIntervalMs is set (a group without a gap paces nothing)`);
+    if (g.interfaces === undefined) {
+      if (others !== undefined) err(`garpGroups[${i}]: garpGroups[${others}] already covers every interface no group lists`);
+      others ??= i;
+      continue;
+    }
+    if (g.interfaces.length === 0) err(`garpGroups[${i}].interfaces: empty`);
+    for (const n of g.interfaces) {
+      const o = owner.get(n);
+      if (o !== undefined) err(`garpGroups[${i}].interfaces: ${n} is in garpGroups[${o}] already`);
+      else owner.set(n, i);
+    }
+  }
+}
+
+const GARP_DEFAULTS = { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0, naIntervalMs: 0, extraIfMs: 0 };
 
 /**
  * The GARP settings of one instance: its own over the global ones over keepalived's defaults. As in
@@ -470,6 +503,8 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
   // nft's own grammar for a table name (keepalived allows 255 characters); a chain priority is an int32.
   if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,254}$/.test(nftables.table)) errors.push(`nftables.table: ${JSON.stringify(nftables.table)} is not an nftables table name (a letter or _, then letters, digits, _ . -)`);
   if (!Number.isInteger(nftables.priority) || Math.abs(nftables.priority) > 2 ** 31 - 1) errors.push(`nftables.priority: ${nftables.priority} is not a 32-bit integer`);
+  const garpGroups = o.garpGroups ?? [];
+  checkGarpGroups(garpGroups, (msg) => errors.push(msg));
   if (errors.length > 0) throw new VrrpOptionsError(`invalid VRRP options:\n  ${errors.join('\n  ')}`);
   for (const [name, p] of Object.entries(o.processes ?? {})) {
     if (p.process === '') errors.push(`processes.${name}.process: empty`);
@@ -479,7 +514,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     }
     if (p.quorumMax !== undefined && p.quorumMax < (p.quorum ?? 1)) errors.push(`processes.${name}.quorumMax: ${p.quorumMax} is below quorum ${p.quorum ?? 1}`);
   }
-  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, processes: o.processes ?? {}, scriptSecurity: o.scriptSecurity ?? false, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0, interfaceUpDownDelays, disableLocalIgmp: o.disableLocalIgmp ?? false, nftables };
+  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, processes: o.processes ?? {}, scriptSecurity: o.scriptSecurity ?? false, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0, interfaceUpDownDelays, disableLocalIgmp: o.disableLocalIgmp ?? false, nftables, garpGroups };
   if (o.scriptUser !== undefined) out.scriptUser = o.scriptUser;
   if (o.notifyFifo !== undefined) out.notifyFifo = o.notifyFifo;
   if (o.realtimePriority !== undefined) out.realtimePriority = o.realtimePriority;

@@ -15,6 +15,7 @@ import type { ReceivedPacket, VrrpSocketOptions, VrrpTransport } from '../net/vr
 import { applyRoutes, type RouteIo } from './route-apply.js';
 import { LocalIgmpReports, type LocalIgmpIo } from './local-igmp.js';
 import { capDelays, LinkDebouncer } from './link-debounce.js';
+import { GarpQueueTimer } from './garp-queue-timer.js';
 
 /** The I/O the runtime needs, so tests and other hosts can provide their own (routes: virtual_routes/rules). */
 export interface RuntimeIo extends RouteIo {
@@ -71,6 +72,8 @@ interface Inst {
   last: TransitionEvent | null;
   timerLateMs: number;
   lowerPriorityAdverts: number;
+  /** garp_extra_if: the next periodic announcement on the other interfaces is due after this (null: not master). */
+  extraIfAt: number | null;
 }
 
 /** Every address the instance holds while MASTER: the advertised VIPs, then the excluded ones. */
@@ -112,13 +115,26 @@ export class VrrpRuntime {
   private readonly trackResults = new Map<string, { ok: boolean; value?: number; disabled?: boolean }>();
   /** End of the start-up delay (vrrp_startup_delay / vrrp_delay_after_boot) on our clock, if any. */
   private holdUntil: number | undefined;
+  /** keepalived's garp_group queues: GARPs / NAs of every instance paced per interface. */
+  private readonly garpQueue: GarpQueueTimer;
+  /** Configuration order of the instances (the queue sends pending addresses in it). */
+  private rank = new Map<string, number>();
+  /**
+   * The first bursts, in the order the instances became master: keepalived adds an instance's VIPs and
+   * sends its burst before the next instance's transition, so one with more VIPs to add does not let a
+   * later one take the GARP queue first.
+   */
+  private burstChain: Promise<void> = Promise.resolve();
 
   constructor(
     private opts: NormalizedOptions,
     private readonly io: RuntimeIo,
     private readonly hooks: RuntimeHooks,
     private readonly now: () => number = () => performance.now(),
-  ) {}
+  ) {
+    this.garpQueue = new GarpQueueTimer(opts.garpGroups, now);
+    this.rank = new Map(opts.instances.map((o, i) => [o.name, i]));
+  }
 
   /** disableLocalIgmp's switch (set up by start()). */
   private igmp: LocalIgmpReports | null = null;
@@ -236,6 +252,7 @@ export class VrrpRuntime {
       last: null,
       timerLateMs: 0,
       lowerPriorityAdverts: 0,
+      extraIfAt: null,
     };
     inst.tracked = this.trackedFor(o);
     this.insts.set(o.name, inst);
@@ -356,6 +373,8 @@ export class VrrpRuntime {
       }
     }
     this.opts = next;
+    this.rank = new Map(next.instances.map((o, i) => [o.name, i]));
+    this.garpQueue.regroup(next.garpGroups);
     this.igmp?.want(next.disableLocalIgmp);
     for (const inst of toStop) await this.stopInstance(inst, summary.removed.includes(inst.o.name) ? 'removed by reload' : 'restarted by reload');
     for (const [inst, o] of inPlace) {
@@ -515,9 +534,10 @@ export class VrrpRuntime {
   }
 
   private feed(inst: Inst, ev: MachineEvent): void {
-    const r = step(inst.m, ev, this.now());
+    const now = this.now();
+    const r = step(inst.m, ev, now);
     inst.m = r.machine;
-    this.execute(inst, r.actions);
+    this.execute(inst, r.actions, now);
     this.arm(inst);
   }
 
@@ -535,21 +555,26 @@ export class VrrpRuntime {
     }, Math.max(0, d - this.now()));
   }
 
-  private execute(inst: Inst, actions: Action[]): void {
+  /** `now`: the time the machine stepped at (its advert deadlines count from it). */
+  private execute(inst: Inst, actions: Action[], now: number): void {
     const synced: ('MASTER' | 'BACKUP' | 'FAULT')[] = [];
     for (const a of actions) {
       switch (a.type) {
         case 'sendAdvert':
           this.sendAdvert(inst, a.priority);
+          this.garpExtraIf(inst, now);
           break;
         case 'addVips':
           this.vips(inst, true);
           break;
         case 'removeVips':
+          inst.extraIfAt = null;
           this.cancelGarp(inst);
           this.vips(inst, false);
           break;
         case 'garp':
+          // keepalived arms garp_extra_if when the instance becomes master: the Nth advert after is due then.
+          inst.extraIfAt = now + inst.o.garp.extraIfMs;
           this.garp(inst);
           break;
         case 'lowerPriorityAdvert':
@@ -641,16 +666,20 @@ export class VrrpRuntime {
   private cancelGarp(inst: Inst): void {
     for (const t of inst.garpTimers) clearTimeout(t);
     inst.garpTimers = [];
+    this.garpQueue.drop(inst.o.name);
   }
 
   /** First burst right after the VIPs are up, a second after masterDelay, then refreshes (keepalived's vrrp_garp_*). */
   private garp(inst: Inst): void {
     const g = inst.o.garp;
-    void inst.vipChain.then(() => {
+    const vipsUp = inst.vipChain;
+    this.burstChain = this.burstChain.then(() => vipsUp).then(() => {
+      // It may have left MASTER while earlier bursts went: its timers were cancelled then, arm none.
+      if (inst.m.state !== 'MASTER') return;
       this.garpBurst(inst, g.masterRepeat);
       if (g.masterDelayMs > 0) this.garpLater(inst, g.masterDelayMs, () => { this.garpBurst(inst, g.masterRepeat); });
       this.garpRefresh(inst);
-    });
+    }).catch(() => undefined); // a failed VIP change is logged where it happens; the next burst must not wait on it
   }
 
   /** vrrp_garp_lower_prio_repeat GARPs now and again after vrrp_garp_lower_prio_delay (each answer arms its own). */
@@ -681,18 +710,44 @@ export class VrrpRuntime {
     const once = (): void => {
       if (inst.m.state !== 'MASTER') return;
       // keepalived announces the excluded addresses too (vrrp_send_link_update walks vip and evip).
-      for (const v of list) {
-        const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
-        try {
-          this.io.announce(v.dev, dev, parseIP(v.address));
-        } catch (e) {
-          this.logLimited('warn', inst, `gratuitous ARP/NA failed: ${e instanceof Error ? e.message : String(e)}`, 'garp', parseIP(v.address));
-        }
-      }
+      for (const v of list) this.announce(inst, v);
     };
     for (let i = 0; i < count; i++) {
       if (i === 0 || gapMs === 0) once();
       else this.garpLater(inst, i * gapMs, once);
+    }
+  }
+
+  /** One GARP / NA through the link's GARP queue (sent at once when it has none or it is free). */
+  private announce(inst: Inst, v: NormalizedVip): void {
+    const send = (): void => {
+      if (inst.m.state !== 'MASTER') return;
+      const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
+      try {
+        this.io.announce(v.dev, dev, parseIP(v.address));
+      } catch (e) {
+        this.logLimited('warn', inst, `gratuitous ARP/NA failed: ${e instanceof Error ? e.message : String(e)}`, 'garp', parseIP(v.address));
+      }
+    };
+    // Its queue is its interface's, a VMAC's parent's for a VMAC (keepalived's base interface).
+    const ifname = v.dev === inst.o.vmac?.name ? inst.o.vmac.parent : v.dev;
+    const order = (this.rank.get(inst.o.name) ?? 0) * 65536 + held(inst.o).indexOf(v);
+    this.garpQueue.announce({ owner: inst.o.name, order, ifname, family: familyOf(v.address) ?? inst.o.family, id: `${v.dev} ${v.cidr}`, item: send });
+  }
+
+  /**
+   * garp_extra_if all: at a master's advert once extraIfMs has passed, one announcement on each interface
+   * other than the instance's that holds a VIP, for the first VIP there (keepalived vrrp_send_vmac_update).
+   */
+  private garpExtraIf(inst: Inst, now: number): void {
+    const ms = inst.o.garp.extraIfMs;
+    if (ms <= 0 || inst.m.state !== 'MASTER' || !inst.vipsHeld || inst.extraIfAt === null || now < inst.extraIfAt) return;
+    inst.extraIfAt = now + ms;
+    const done = new Set([inst.o.interface, inst.o.vmac?.name]);
+    for (const v of held(inst.o)) {
+      if (done.has(v.dev)) continue;
+      done.add(v.dev);
+      this.announce(inst, v);
     }
   }
 
@@ -722,6 +777,7 @@ export class VrrpRuntime {
       inst.socket = null;
     }
     this.debounce.stop();
+    this.garpQueue.close();
     this.loopDelay.disable();
     this.igmp?.want(false);
     this.io.close();

@@ -71,7 +71,7 @@ test('a valid HA pair config normalises: ids, durations in ms, defaults, merges'
   ]);
   assert.deepEqual(vi1.trackScripts, [{ name: 'chk_nginx', weight: -20 }, { name: 'chk_nginx', weight: -5 }]);
   // The lower-priority burst follows the global master burst (5 GARPs, 2 s), not the instance's own 3 (keepalived alike).
-  assert.deepEqual(vi1.garp, { masterDelayMs: 2000, masterRepeat: 3, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0, naIntervalMs: 0, lowerPrioRepeat: 5, lowerPrioDelayMs: 2000 });
+  assert.deepEqual(vi1.garp, { masterDelayMs: 2000, masterRepeat: 3, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0, naIntervalMs: 0, extraIfMs: 0, lowerPrioRepeat: 5, lowerPrioDelayMs: 2000 });
   assert.deepEqual([vi1.lowerPrioNoAdvert, vi1.higherPrioSendAdvert], [false, false]);
   assert.equal(vi6.garp.masterRepeat, 5);
   assert.equal(vi1.syncGroup, 'VG_1');

@@ -185,7 +185,9 @@ test('global GARP settings, vrrp_min_garp, lvs_timeouts and lvs_sync_daemon with
       ' lvs_timeouts tcp 900 tcpfin 120 udp 300\n lvs_sync_daemon eth1 inst VI_1 maxlen 1400 port 8849\n}\n' +
       VI(' garp_master_repeat 2'),
   );
-  assert.deepEqual(r.config.vrrp?.garp, { masterDelay: '10s', masterRefresh: '60s', interval: '1ms' });
+  assert.deepEqual(r.config.vrrp?.garp, { masterDelay: '10s', masterRefresh: '60s' });
+  // vrrp_garp_interval paces every interface's GARPs across instances (keepalived's queue), not one instance's burst.
+  assert.deepEqual(r.config.vrrp.garpGroups, [{ interval: '1ms' }]);
   assert.deepEqual(r.config.vrrp.instances?.[0]?.garp, { masterRepeat: 2 });
   assert.deepEqual(r.config.ipvs, {
     timeouts: { tcp: '900s', tcpFin: '120s', udp: '300s' },

@@ -93,7 +93,7 @@ test('importer: each directive lands in the lvsd config, with its line; keepaliv
   const v = r.config.vrrp;
   assert.equal(v?.multicastGroup4, '224.0.0.19');
   assert.equal(v.multicastGroup6, 'ff02::13');
-  assert.equal(v.garp?.naInterval, '20ms');
+  assert.deepEqual(v.garpGroups, [{ naInterval: '20ms' }]);
   const [a, b] = v.instances ?? [];
   assert.equal(a?.unicastSrcIp, '10.0.0.5');
   assert.equal(a.dontTrackPrimary, true);
@@ -170,7 +170,7 @@ test('engine: a lower-priority advert raises MASTER_RX_LOWER_PRI once per advert
   await h.rt.stop();
 });
 
-test('engine: vrrp_gna_interval spaces the NAs of IPv6 addresses apart from the GARPs (all IPv4 at once here)', async () => {
+test('engine: garp.naInterval spaces the NAs of IPv6 addresses apart from the GARPs (all IPv4 at once here)', async () => {
   const h = host({ excludedVips: ['fd00::100/64'], garp: { masterDelayMs: 0, masterRepeat: 3, intervalMs: 0, naIntervalMs: 150 } });
   await h.rt.start();
   await until('first announcement', () => h.rec.announced.length > 0);

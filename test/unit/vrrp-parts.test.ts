@@ -96,7 +96,7 @@ test('options: keepalived defaults, and every error names the instance and field
   assert.equal(i.version, 3);
   assert.equal(i.intervalCs, 100);
   assert.equal(i.preempt, true);
-  assert.deepEqual(i.garp, { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0, naIntervalMs: 0, lowerPrioRepeat: 5, lowerPrioDelayMs: 5000 });
+  assert.deepEqual(i.garp, { masterDelayMs: 5000, masterRepeat: 5, masterRefreshMs: 0, masterRefreshRepeat: 1, intervalMs: 0, naIntervalMs: 0, extraIfMs: 0, lowerPrioRepeat: 5, lowerPrioDelayMs: 5000 });
   assert.deepEqual(i.vips.map((v) => [v.cidr, v.dev, v.label]), [['10.0.0.100/24', 'eth0', undefined], ['10.0.1.100/24', 'eth1', 'eth1:v']]);
   const bad = (): void => {
     normalizeOptions({

@@ -12,8 +12,16 @@ export interface GarpOut {
   masterRefreshRepeat?: number;
   interval?: Duration;
   naInterval?: Duration;
+  extraIf?: Duration;
   lowerPrioRepeat?: number;
   lowerPrioDelay?: Duration;
+}
+
+/** vrrp.garpGroups[]: keepalived garp_group, or (no interfaces) vrrp_garp_interval / vrrp_gna_interval. */
+export interface GarpGroupOut {
+  interfaces?: string[];
+  interval?: Duration;
+  naInterval?: Duration;
 }
 
 export interface ScriptOut {
@@ -203,6 +211,7 @@ export interface ConfigOut {
   };
   vrrp?: {
     garp?: GarpOut;
+    garpGroups?: GarpGroupOut[];
     lowerPrioNoAdvert?: boolean;
     higherPrioSendAdvert?: boolean;
     scriptUser?: string;

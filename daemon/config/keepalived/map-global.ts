@@ -5,11 +5,14 @@ import type { ConfigOut, GarpOut } from './lvsd-shape.js';
 import { BlockReader, type Context } from './reader.js';
 import { safeName } from './names.js';
 import { mapGlobalMail, type GlobalMail } from './map-alerts.js';
+import { readGarpDefault, type GarpDefault } from './map-garp.js';
 
 export interface GlobalResult {
   node?: ConfigOut['node'];
   ipvs?: ConfigOut['ipvs'];
   garp?: GarpOut;
+  /** vrrp_garp_interval / vrrp_gna_interval: the GARP queue of every interface no garp_group lists (map-garp.ts). */
+  garpDefault?: GarpDefault;
   /** vrrp_version: default version of instances that do not say. */
   vrrpVersion?: 2 | 3;
   /** lvs_sync_daemon … inst NAME without an explicit id: the id is that instance's VRID. */
@@ -84,12 +87,8 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
     garp.masterDelay = '0s';
     ctx.note(garp, 'vrrp_min_garp: one gratuitous ARP, no second burst');
   }
-  const gna = r.last('vrrp_gna_interval');
-  const gnaValue = r.timer(gna);
-  if (gna && gnaValue !== undefined) {
-    garp.naInterval = gnaValue;
-    ctx.source.at(garp, 'naInterval', gna.pos);
-  }
+  const garpDefault = readGarpDefault(r);
+  if (garpDefault !== undefined) out.garpDefault = garpDefault;
   const userD = r.last('script_user');
   if (userD?.args[0] !== undefined) out.scriptUser = { value: userD.args.slice(0, 2).join(':'), d: userD };
   // keepalived writes VRRP events to both notify_fifo and vrrp_notify_fifo; lvsd has one VRRP FIFO.
@@ -168,12 +167,33 @@ export function mapGarp(r: BlockReader, garp: GarpOut, prefix: string): void {
   set('masterRefresh', refresh, r.timer(refresh));
   const refreshRepeat = r.last(`${prefix}garp_master_refresh_repeat`);
   set('masterRefreshRepeat', refreshRepeat, r.int(refreshRepeat, 0, 1000));
-  const interval = r.last(`${prefix}garp_interval`);
-  set('interval', interval, r.timer(interval));
   const lowerDelay = r.last(`${prefix}garp_lower_prio_delay`);
   set('lowerPrioDelay', lowerDelay, r.timer(lowerDelay));
   const lowerRepeat = r.last(`${prefix}garp_lower_prio_repeat`);
   set('lowerPrioRepeat', lowerRepeat, r.int(lowerRepeat, 0, 1000));
+  mapGarpExtraIf(r, garp, prefix);
+}
+
+/**
+ * garp_extra_if [all] N (and its old spelling vmac_garp_intvl; vrrp_ in global_defs). With `all`, keepalived
+ * sends on every other interface of the VIPs: extraIf. Without, only on VMAC interfaces of VIPs on another
+ * interface (virtual_ipaddress … use_vmac), which lvsd does not create: nothing would be sent, so 0s (it
+ * also overrides a global `all`, as in keepalived).
+ */
+function mapGarpExtraIf(r: BlockReader, garp: GarpOut, prefix: string): void {
+  const d = r.last(`${prefix}garp_extra_if`, `${prefix}vmac_garp_intvl`);
+  if (!d) return;
+  const all = d.args.includes('all');
+  const raw = d.args.filter((a) => a !== 'all');
+  const n = raw.length === 1 && /^\d+$/.test(raw[0] ?? '') ? Number(raw[0]) : NaN;
+  // keepalived: 1..86400 in global_defs, 0..86400 in an instance (0 = off).
+  if (!(n >= (prefix === '' ? 0 : 1) && n <= 86400)) {
+    r.ctx.reportDirective(d, `${raw.join(' ') || '(missing)'} is not a number of seconds ${prefix === '' ? 0 : 1}..86400; not carried over`);
+    return;
+  }
+  garp.extraIf = all ? `${n}s` : '0s';
+  r.ctx.source.at(garp, 'extraIf', d.pos);
+  if (!all && n > 0) r.ctx.note(garp, `${d.keyword} without all: keepalived sends these only on the VMACs of VIPs on other interfaces, which lvsd does not create; off`);
 }
 
 function mapSyncDaemon(ctx: Context, d: Directive, out: GlobalResult): void {

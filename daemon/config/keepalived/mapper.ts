@@ -4,6 +4,7 @@ import type { KeepalivedAst } from './ast.js';
 import type { ConfigOut, InstanceOut, ProcessOut, ScriptOut, SyncGroupOut } from './lvsd-shape.js';
 import { Context } from './reader.js';
 import { mapGlobalDefs } from './map-global.js';
+import { mapGarpGroups } from './map-garp.js';
 import { mapTrackProcess } from './map-process.js';
 import { mapSyncGroup, mapTrackFile, mapVrrpInstance, mapVrrpScript, type TrackFile, type VrrpResult } from './map-vrrp.js';
 import { mergeDuplicateServers, serviceId, type MappedServer } from './duplicates.js';
@@ -27,7 +28,7 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
   for (const [d, why] of ast.invalid) ctx.reportDirective(d, `${why}; not carried over`);
   const linkDelays = mapInterfaceUpDownDelays(ctx, ast.other.filter((d) => d.keyword === 'interface_up_down_delays' && d.block));
   for (const d of ast.other) {
-    if (d.keyword !== 'interface_up_down_delays' || !d.block) ctx.reportDirective(d, unsupportedReason('the top level', d.keyword));
+    if (!(['interface_up_down_delays', 'garp_group'].includes(d.keyword) && d.block)) ctx.reportDirective(d, unsupportedReason('the top level', d.keyword));
   }
 
   const global = mapGlobalDefs(ctx, ast.globalDefs);
@@ -66,6 +67,8 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
 
   const vrrp: NonNullable<ConfigOut['vrrp']> = {};
   if (global.garp) vrrp.garp = global.garp;
+  const garpGroups = mapGarpGroups(ctx, ast.other.filter((d) => d.keyword === 'garp_group' && d.block), global.garpDefault);
+  if (garpGroups.length > 0) vrrp.garpGroups = garpGroups;
   if (global.lowerPrioNoAdvert !== undefined) vrrp.lowerPrioNoAdvert = global.lowerPrioNoAdvert;
   if (global.higherPrioSendAdvert !== undefined) vrrp.higherPrioSendAdvert = global.higherPrioSendAdvert;
   if (global.scriptUser !== undefined) {
