@@ -157,7 +157,7 @@ test('vrrp_script → vrrp.scripts; track_script/interface/file with weights; re
   assert.deepEqual(diag(r), ['22 missing', '27 eth3']);
 });
 
-test('sync group: members, notify, group tracking copied to members, member script weights zeroed', () => {
+test('sync group: members, notify, group tracking copied to members, a member\'s weighted script not tracked (keepalived ignores it)', () => {
   const r = importText(
     'vrrp_script chk {\n script /bin/true\n weight -20\n}\n' +
       'vrrp_sync_group G {\n group {\n  A\n  B\n  GHOST\n }\n track_interface {\n  bond0\n }\n notify_master /bin/m\n}\n' +
@@ -166,10 +166,10 @@ test('sync group: members, notify, group tracking copied to members, member scri
   );
   const [a, b] = r.config.vrrp?.instances ?? [];
   assert.deepEqual(r.config.vrrp?.syncGroups, [{ name: 'G', instances: ['A', 'B'], notify: { master: '/bin/m' } }]);
-  assert.deepEqual(a?.trackScripts, [{ name: 'chk', weight: 0 }]);
-  assert.deepEqual(a.trackInterfaces, [{ name: 'bond0' }]);
+  assert.equal(a?.trackScripts, undefined);
+  assert.deepEqual(a?.trackInterfaces, [{ name: 'bond0' }]);
   assert.deepEqual(b?.trackInterfaces, [{ name: 'bond0' }]);
-  assert.match(r.yaml, /keepalived ignores tracking weights inside sync group G/);
+  assert.match(r.yaml, /not tracked: track_script chk \(weight -20\): keepalived ignores weighted tracking on a member of sync group G/);
   assert.deepEqual(diag(r), ['9 GHOST']);
 });
 
@@ -611,11 +611,33 @@ test('vrrp_track_process and track_process are carried: process and parameters, 
   assert.match(r.yaml, /quorum lowered to 0/);
 });
 
-test('track_process in a sync group: weights zeroed (keepalived requires weight 0 there unless sync_group_tracking_weight)', () => {
+test('track_process in a sync group: weights kept (keepalived 2.2.7 applies them there, measured: 150 → 130 with weight -20)', () => {
   const r = importText(
-    'vrrp_track_process P {\n process nginx\n}\n' + VI(' track_process {\n  P\n }') + 'vrrp_sync_group G {\n group {\n  VI_1\n }\n}\n',
+    'vrrp_track_process P {\n process nginx\n}\n' + VI(' track_process {\n  P weight -20\n }') + 'vrrp_sync_group G {\n group {\n  VI_1\n }\n}\n',
   );
-  assert.deepEqual(r.config.vrrp?.instances?.[0]?.trackProcesses, [{ name: 'P', weight: 0 }]);
+  assert.deepEqual(r.config.vrrp?.instances?.[0]?.trackProcesses, [{ name: 'P', weight: -20 }]);
+});
+
+test('sync group members without sync_group_tracking_weight, as keepalived 2.2.7 runs them (measured): weighted scripts and files of weight ≠ 1 not tracked, weight 1 files and weighted interfaces at 0; with it (or global_tracking, its old name) every weight as written', () => {
+  const conf = (extra: string): string =>
+    'vrrp_script w {\n script /bin/false\n weight -20\n}\nvrrp_script u {\n script /bin/false\n}\ntrack_file f {\n file /run/f\n}\n' +
+    VI(' track_script {\n  w\n  u\n }\n track_file {\n  f\n  f weight 5\n }\n track_interface {\n  eth1 weight -10\n  eth2\n }') +
+    `vrrp_sync_group G {\n group {\n  VI_1\n }\n${extra}}\n`;
+  const r = importText(conf(''));
+  const i = r.config.vrrp?.instances?.[0];
+  assert.deepEqual(i?.trackScripts, [{ name: 'u' }]);
+  assert.deepEqual(i.trackFiles, [{ path: '/run/f', weight: 0 }]);
+  assert.deepEqual(i.trackInterfaces, [{ name: 'eth1', weight: 0 }, { name: 'eth2' }]);
+  assert.match(r.yaml, /not tracked: track_script w \(weight -20\), track_file \/run\/f \(weight 5\): keepalived ignores weighted tracking on a member of sync group G/);
+  assert.deepEqual(diag(r), []);
+  for (const kw of ['sync_group_tracking_weight', 'global_tracking']) {
+    const k = importText(conf(` ${kw}\n`));
+    const j = k.config.vrrp?.instances?.[0];
+    assert.deepEqual(j?.trackScripts, [{ name: 'w' }, { name: 'u' }], kw);
+    assert.deepEqual(j.trackFiles, [{ path: '/run/f', weight: 1 }, { path: '/run/f', weight: 5 }], kw);
+    assert.deepEqual(j.trackInterfaces, [{ name: 'eth1', weight: -10 }, { name: 'eth2' }], kw);
+    assert.deepEqual(diag(k), [], kw);
+  }
 });
 
 test('track_src_ip is carried with a configured source (unicast_src_ip / mcast_src_ip); without one it tracks nothing and is reported', () => {

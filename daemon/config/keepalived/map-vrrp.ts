@@ -581,14 +581,14 @@ export function mapSyncGroup(ctx: Context, b: NamedBlock, env: Omit<InstanceEnv,
   // Sync-group tracking applies to every member: copy it onto each member instance.
   const tracks = mapTracks(ctx, r, env);
   const notify = mapNotify(ctx, r, false);
-  const keepWeights = r.has('sync_group_tracking_weight');
+  // keepalived 2.2.7 reads global_tracking as sync_group_tracking_weight (measured: "global_tracking is
+  // deprecated", the members' weights then apply).
+  const keepWeights = r.has('sync_group_tracking_weight', 'global_tracking');
   r.ignore('global_tracking', 'sync_group_tracking_weight');
   r.finish();
   const memberInstances = instances.filter((i) => members.includes(i.name));
   for (const inst of memberInstances) {
-    // keepalived zeroes the tracking weights of member instances (unless sync_group_tracking_weight),
-    // so a failing script or file puts the whole group into FAULT instead of shifting priorities.
-    if (!keepWeights) zeroWeights(ctx, inst, name, env);
+    if (!keepWeights) memberTracksWithoutWeights(ctx, inst, name, env);
     for (const key of ['trackInterfaces', 'trackScripts', 'trackFiles', 'trackProcesses'] as const) {
       const extra = tracks[key];
       if (!extra) continue;
@@ -612,18 +612,39 @@ export function mapSyncGroup(ctx: Context, b: NamedBlock, env: Omit<InstanceEnv,
   return sg;
 }
 
-function zeroWeights(ctx: Context, inst: InstanceOut, group: string, env: Pick<InstanceEnv, 'scripts' | 'processes'>): void {
-  const effective = (t: { name?: string; weight?: number }): number => t.weight ?? (t.name === undefined ? 0 : (env.scripts[t.name]?.weight ?? 0));
-  // A process tracker's own weight defaults to 1 (keepalived's).
-  const processWeight = (t: { name: string; weight?: number }): number => t.weight ?? env.processes[t.name]?.weight ?? 1;
-  for (const t of inst.trackProcesses ?? []) {
-    if (processWeight(t) === 0) continue;
+/**
+ * A sync group member's own tracking as keepalived 2.2.7 runs it without sync_group_tracking_weight (measured:
+ * docs/migration.md, "Sync groups"): a weighted track_script is ignored altogether ("ignoring tracked script …
+ * with weights due to SYNC group"), a track_file keeps weight 1 (its default) as 0 and is ignored with any other
+ * weight, a weighted track_interface gets weight 0 (down = FAULT); track_process weights apply as written. The
+ * group's own tracking keeps its weights.
+ */
+function memberTracksWithoutWeights(ctx: Context, inst: InstanceOut, group: string, env: Pick<InstanceEnv, 'scripts'>): void {
+  const why = `keepalived ignores weighted tracking on a member of sync group ${group} (no sync_group_tracking_weight)`;
+  for (const t of inst.trackInterfaces ?? []) {
+    if ((t.weight ?? 0) === 0) continue;
     t.weight = 0;
-    ctx.note(t, `weight 0: keepalived ignores tracking weights inside sync group ${group}`);
+    ctx.note(t, `weight 0: ${why}`);
   }
-  for (const t of [...(inst.trackScripts ?? []), ...(inst.trackFiles ?? [])]) {
-    if (effective(t) === 0) continue;
-    t.weight = 0;
-    ctx.note(t, `weight 0: keepalived ignores tracking weights inside sync group ${group}`);
+  const dropped: string[] = [];
+  if (inst.trackScripts !== undefined) {
+    inst.trackScripts = inst.trackScripts.filter((t) => {
+      const w = t.weight ?? env.scripts[t.name]?.weight ?? 0;
+      if (w !== 0) dropped.push(`track_script ${t.name} (weight ${w})`);
+      return w === 0;
+    });
   }
+  if (inst.trackFiles !== undefined) {
+    inst.trackFiles = inst.trackFiles.filter((t) => {
+      const w = t.weight ?? 1;
+      if (w === 1) {
+        t.weight = 0;
+        ctx.note(t, `weight 0: ${why}`);
+      } else if (w !== 0) dropped.push(`track_file ${t.path} (weight ${w})`);
+      return w === 0 || w === 1;
+    });
+  }
+  if (inst.trackScripts?.length === 0) delete inst.trackScripts;
+  if (inst.trackFiles?.length === 0) delete inst.trackFiles;
+  if (dropped.length > 0) ctx.note(inst, `not tracked: ${dropped.join(', ')}: ${why}`);
 }
