@@ -250,6 +250,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       oldUnicastChecksum: inst.oldUnicastChecksum,
       notifyDeleted: inst.notifyDeleted ?? false,
       dontTrackPrimary: inst.dontTrackPrimary ?? false,
+      promoteSecondaries: inst.promoteSecondaries ?? false,
       trackSrcIp: inst.trackSrcIp ?? false,
       virtualIpaddresses: vips,
       virtualIpaddressesExcluded: (inst.virtualIpaddressesExcluded ?? []).map(toVip),

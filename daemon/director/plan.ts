@@ -202,6 +202,7 @@ export function vrrpOptions(config: Config): VrrpOptions {
       if (i.notifyDeleted) o.notifyDeleted = true;
       if (i.oldUnicastChecksum !== undefined) o.oldUnicastChecksum = i.oldUnicastChecksum;
       if (i.dontTrackPrimary) o.dontTrackPrimary = true;
+      if (i.promoteSecondaries) o.promoteSecondaries = true;
       if (i.trackSrcIp) o.trackSrcIp = true;
       return o;
     }),

@@ -95,6 +95,8 @@ export interface VrrpInstanceOptions {
   oldUnicastChecksum?: 'auto' | 'always' | 'never';
   /** keepalived dont_track_primary: the own interface going down is no FAULT (tracked interfaces still are). */
   dontTrackPrimary?: boolean;
+  /** keepalived promote_secondaries: promote_secondaries 1 on the interface while the instance runs (promote-secondaries.ts). */
+  promoteSecondaries?: boolean;
   /** keepalived track_src_ip: FAULT while unicastSrcIp is not on the interface (missing at start, or removed). Needs unicastSrcIp. */
   trackSrcIp?: boolean;
   /** The addresses the adverts carry. VRRPv2 may have none (keepalived 2.2.7 accepts it, and advertises 0 addresses); v3 needs one. */
@@ -225,6 +227,7 @@ export interface NormalizedInstance {
   downTimerAdverts: number;
   oldUnicastChecksum: 'auto' | 'always' | 'never';
   dontTrackPrimary: boolean;
+  promoteSecondaries: boolean;
   trackSrcIp: boolean;
   vips: NormalizedVip[];
   excludedVips: NormalizedVip[];
@@ -369,6 +372,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
       downTimerAdverts: i.downTimerAdverts ?? 3,
       oldUnicastChecksum: i.oldUnicastChecksum ?? 'auto',
       dontTrackPrimary: i.dontTrackPrimary ?? false,
+      promoteSecondaries: i.promoteSecondaries ?? false,
       trackSrcIp: i.trackSrcIp ?? false,
       vips,
       excludedVips,

@@ -70,6 +70,7 @@ export interface InstanceOut {
   unicastPeers?: string[];
   unicastTtl?: number;
   dontTrackPrimary?: boolean;
+  promoteSecondaries?: boolean;
   trackSrcIp?: boolean;
   virtualIpaddresses?: VipOut[];
   virtualIpaddressesExcluded?: VipOut[];

@@ -340,6 +340,15 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
   }
   if (Object.keys(garp).length > 0) inst.garp = garp;
   mapVmac(ctx, r, inst);
+  const promoteD = r.last('promote_secondaries');
+  if (promoteD) {
+    // keepalived 2.2.7: "promote_secondaries is automatically set for vmacs - ignoring" (for an ipvlan too).
+    if (inst.vmac !== undefined || inst.ipvlan !== undefined) ctx.note(inst, `promote_secondaries (${ctx.displayPos(promoteD.pos)}) dropped: keepalived ignores it on a VMAC or ipvlan instance`);
+    else {
+      inst.promoteSecondaries = true;
+      ctx.source.at(inst, 'promoteSecondaries', promoteD.pos);
+    }
+  }
   mapVirtualRoutes(ctx, r, inst);
 
   // lvs_sync_daemon_inteface: keepalived 1.x's misspelling, which configs written then still carry (2.2.7

@@ -68,7 +68,6 @@ const REASONS: Record<string, string> = {
   vrrp_check_unicast_src: 'lvsd always checks that unicast adverts come from a listed peer',
   garp_extra_if: 'periodic GARPs on other interfaces are not supported; set garp.masterRefresh',
   vrrp_garp_extra_if: 'periodic GARPs on other interfaces are not supported; set vrrp.garp.masterRefresh',
-  promote_secondaries: 'set net.ipv4.conf.IF.promote_secondaries with sysctl instead',
   global_tracking: 'obsolete; put tracking on the sync group (the importer copies it to every member)',
   sync_group_tracking_weight: 'lvsd applies member tracking weights as written',
   startup_script: 'run it from the unit with ExecStartPre= instead',
