@@ -679,3 +679,44 @@ test('checker bind_port and fwmark → bindPort and fwmark; fwmark on a check lv
   assert.equal(zero.config.virtualServers?.[0]?.healthCheck?.fwmark, undefined);
   assert.deepEqual(zero.diagnostics, []);
 });
+
+test('strict mode (vrrp_strict or strict_mode) drops what keepalived 2.2.7 resets — authentication, preempt_delay, down_timer_adverts — reports unicast peers (keepalived refuses them), and stays reported for its VIP filter only', () => {
+  const body = ' version 2\n authentication {\n  auth_type PASS\n  auth_pass secret\n }\n preempt_delay 10\n down_timer_adverts 5';
+  // A VRRPv2 instance's accept mode off is reported besides (lvsd has none for v2), on strict_mode or on the instance.
+  for (const [conf, line, v2] of [[VI(` strict_mode on\n${body}`), '7 strict_mode', '7 strict_mode'], [`global_defs {\n vrrp_strict\n}\n${VI(body)}`, '2 vrrp_strict', '4 vrrp_instance']] as const) {
+    const r = importText(conf);
+    const i = r.config.vrrp?.instances?.[0];
+    assert.deepEqual([i?.authentication, i?.preemptDelay, i?.downTimerAdverts], [undefined, undefined, undefined], line);
+    assert.match(r.yaml, /authentication, preempt_delay, down_timer_adverts dropped: keepalived's strict mode resets them/, line);
+    assert.deepEqual(diag(r), [line, v2].sort());
+    assert.match(r.diagnostics[0]?.why ?? '', /^lvsd installs no VIP filter .* the rest of strict mode is carried/, line);
+  }
+  const u = importText(VI(' strict_mode\n version 3\n unicast_peer {\n  10.0.0.2\n }'));
+  assert.deepEqual(diag(u), ['7 strict_mode', '9 unicast_peer']);
+  assert.match(u.diagnostics[1]?.why ?? '', /refuses unicast peers in strict mode/);
+  const off = importText(VI(' strict_mode off\n preempt_delay 10'));
+  assert.deepEqual(diag(off), [], 'strict_mode off is keepalived\'s default: nothing to report');
+  assert.equal(off.config.vrrp?.instances?.[0]?.preemptDelay, '10s');
+});
+
+test('unicast_fault_no_peer: with peers nothing to carry; without, reported (keepalived keeps the instance in FAULT, lvsd would run it multicast)', () => {
+  const withPeers = importText(VI(' unicast_fault_no_peer\n unicast_peer {\n  10.0.0.2\n }'));
+  assert.deepEqual(diag(withPeers), []);
+  assert.deepEqual(withPeers.config.vrrp?.instances?.[0]?.unicastPeers, ['10.0.0.2']);
+  const none = importText(VI(' unicast_fault_no_peer'));
+  assert.deepEqual(diag(none), ['7 unicast_fault_no_peer']);
+  assert.match(none.diagnostics[0]?.why ?? '', /keeps this instance in FAULT \("Cannot use unicast without any peers"\)/);
+});
+
+test('what stays not carried says how lvsd covers it: skip_check_adv_addr, static_*, linkbeat, net_namespace, mcast_dst_ip', () => {
+  const r = importText(
+    'global_defs {\n vrrp_skip_check_adv_addr\n linkbeat_use_polling\n net_namespace blue\n}\nstatic_ipaddress {\n 10.9.0.1/24 dev eth0\n}\n' + VI(' skip_check_adv_addr\n mcast_dst_ip 224.0.0.88'),
+  );
+  const why = Object.fromEntries(r.diagnostics.map((d) => [d.directive, d.why]));
+  assert.match(why.vrrp_skip_check_adv_addr ?? '', /^nothing to skip: lvsd accepts an advert whose address list differs/);
+  assert.equal(why.skip_check_adv_addr, why.vrrp_skip_check_adv_addr);
+  assert.match(why.static_ipaddress ?? '', /follow VRRP state .* belong to the system's network configuration/);
+  assert.match(why.linkbeat_use_polling ?? '', /rtnetlink link events only .* track_script/);
+  assert.match(why.net_namespace ?? '', /NetworkNamespacePath=/);
+  assert.match(why.mcast_dst_ip ?? '', /vrrp\.multicastGroup4/);
+});

@@ -8,6 +8,7 @@ import type { Directive } from './parser.js';
 import type { GarpOut, InstanceOut, NotifyOut, ProcessOut, ScriptOut, SyncGroupOut, VipOut } from './lvsd-shape.js';
 import { BlockReader, seconds, type Context } from './reader.js';
 import { mapGarp, type GlobalResult } from './map-global.js';
+import { STRICT_NOT_CARRIED } from './unsupported.js';
 import { safeName, toSafeName } from './names.js';
 import { mapVmac } from './map-vmac.js';
 import { mapVirtualRoutes } from './map-routes.js';
@@ -217,7 +218,7 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
   const noAcceptD = r.last('no_accept');
   const strictD = r.last('strict_mode');
   const strict = strictD ? r.bool(strictD) === true : env.global.strict;
-  if (strictD) ctx.reportDirective(strictD, 'strict RFC mode is not a switch in lvsd; accept mode is imported as off, the other restrictions are not enforced');
+  if (strictD && strict) ctx.reportDirective(strictD, STRICT_NOT_CARRIED);
   const accept = noAcceptD && (!acceptD || noAcceptD.pos.line > acceptD.pos.line) ? false : acceptD ? true : !strict;
   if (version === 3) {
     inst.accept = accept;
@@ -259,6 +260,13 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
     }
   }
   if (peers.length > 0) inst.unicastPeers = peers;
+  // unicast_fault_no_peer: with peers nothing to carry (the instance is unicast either way); without, keepalived
+  // 2.2.7 holds it in FAULT ("Cannot use unicast without any peers") where lvsd would run it multicast.
+  const faultNoPeerD = r.last('unicast_fault_no_peer');
+  if (faultNoPeerD && peers.length === 0) ctx.reportDirective(faultNoPeerD, 'no unicast_peer: keepalived 2.2.7 keeps this instance in FAULT ("Cannot use unicast without any peers"); lvsd, given no peers, runs it multicast — list the peers, or leave the instance out');
+  const peerBlock = r.all('unicast_peer')[0];
+  // keepalived 2.2.7 refuses them: "Unicast peers are not supported in strict mode", and its VRRP process does not start.
+  if (strict && peers.length > 0 && peerBlock) ctx.reportDirective(peerBlock, 'keepalived 2.2.7 refuses unicast peers in strict mode (its VRRP process does not start); lvsd runs them as written');
   // keepalived 2.2.7: down_timer_adverts [1..100] per instance, else global_defs' vrrp_down_timer_adverts.
   const downD = r.last('down_timer_adverts');
   const down = r.int(downD, 1, 100);
@@ -337,6 +345,7 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
     garp.lowerPrioRepeat = 0;
     garp.lowerPrioDelay = '0s';
     ctx.note(inst, 'keepalived\'s strict mode: no answer and no gratuitous ARPs on a lower-priority advert, no advert before yielding to a higher one');
+    strictResets(ctx, inst);
   }
   if (Object.keys(garp).length > 0) inst.garp = garp;
   mapVmac(ctx, r, inst);
@@ -380,6 +389,28 @@ function mapAdvertInterval(ctx: Context, r: BlockReader, d: Directive | undefine
     return `${rounded}s`;
   }
   return seconds(v);
+}
+
+/**
+ * What keepalived 2.2.7's strict mode resets in an instance's config (vrrp.c, vrrp_complete_instance): it
+ * ignores authentication ("Strict mode does not support authentication"), preempt_delay and
+ * down_timer_adverts ("incompatible with strict mode - resetting"). Unicast peers: see the caller.
+ */
+function strictResets(ctx: Context, inst: InstanceOut): void {
+  const dropped: string[] = [];
+  if (inst.authentication !== undefined) {
+    delete inst.authentication;
+    dropped.push('authentication');
+  }
+  if (inst.preemptDelay !== undefined) {
+    delete inst.preemptDelay;
+    dropped.push('preempt_delay');
+  }
+  if (inst.downTimerAdverts !== undefined) {
+    delete inst.downTimerAdverts;
+    dropped.push('down_timer_adverts');
+  }
+  if (dropped.length > 0) ctx.note(inst, `${dropped.join(', ')} dropped: keepalived's strict mode resets them`);
 }
 
 function mapAuthentication(ctx: Context, auth: Directive, inst: InstanceOut): void {
