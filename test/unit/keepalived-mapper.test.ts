@@ -715,7 +715,7 @@ test('what stays not carried says how lvsd covers it: skip_check_adv_addr, stati
   const why = Object.fromEntries(r.diagnostics.map((d) => [d.directive, d.why]));
   assert.match(why.vrrp_skip_check_adv_addr ?? '', /^nothing to skip: lvsd accepts an advert whose address list differs/);
   assert.equal(why.skip_check_adv_addr, why.vrrp_skip_check_adv_addr);
-  assert.match(why.static_ipaddress ?? '', /follow VRRP state .* belong to the system's network configuration/);
+  assert.match(why.static_ipaddress ?? '', /adds these at start whatever the VRRP state .* removes them at stop; .* system's network configuration/);
   assert.match(why.linkbeat_use_polling ?? '', /rtnetlink link events only .* track_script/);
   assert.match(why.net_namespace ?? '', /NetworkNamespacePath=/);
   assert.match(why.mcast_dst_ip ?? '', /vrrp\.multicastGroup4/);

@@ -12,7 +12,7 @@ export const STRICT_NOT_CARRIED =
 const SKIP_CHECK_ADV_ADDR =
   'nothing to skip: lvsd accepts an advert whose address list differs from its own, in every state (logged, rate-limited), where keepalived drops it unless this option lets a backup take it from the master it already follows; the unicast source check stays, as the same master passed it before';
 const STATIC =
-  'lvsd manages only the addresses, routes and rules that follow VRRP state (virtual_ipaddress, virtual_routes, virtual_rules); ones that never change with the state (keepalived installs these at start, whatever the state) belong to the system\'s network configuration (systemd-networkd, ifupdown, netplan), which also has them up before lvsd starts';
+  'not carried yet: keepalived 2.2.7 (measured) adds these at start whatever the VRRP state (routes and rules proto keepalived, a rule without a preference at 16384) and removes them at stop; lvsd manages only what follows the state (virtual_ipaddress, virtual_routes, virtual_rules): put them in the system\'s network configuration (systemd-networkd, ifupdown, netplan), where they also stay when lvsd stops';
 
 const REASONS: Record<string, string> = {
   lvs_id: 'obsolete (keepalived 1.x); use router_id',
