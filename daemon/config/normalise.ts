@@ -251,6 +251,7 @@ export function normalise(file: ConfigFile, source: string): Config {
       notifyDeleted: inst.notifyDeleted ?? false,
       dontTrackPrimary: inst.dontTrackPrimary ?? false,
       promoteSecondaries: inst.promoteSecondaries ?? false,
+      multicastGroup: inst.multicastGroup,
       trackSrcIp: inst.trackSrcIp ?? false,
       virtualIpaddresses: vips,
       virtualIpaddressesExcluded: (inst.virtualIpaddressesExcluded ?? []).map(toVip),

@@ -203,6 +203,8 @@ export interface VrrpInstance {
   dontTrackPrimary: boolean;
   /** keepalived promote_secondaries: promote_secondaries 1 on the interface while the instance runs. */
   promoteSecondaries: boolean;
+  /** keepalived mcast_dst_ip: the instance's own multicast group. */
+  multicastGroup?: string;
   /** keepalived track_src_ip: FAULT while unicastSrcIp is not on the interface. */
   trackSrcIp: boolean;
   /** Advertised; empty only for version 2. */

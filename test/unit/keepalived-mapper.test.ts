@@ -6,7 +6,8 @@ import YAML from 'yaml';
 import { normaliseHex } from '../../daemon/config/keepalived/map-checker.js';
 import { expandRange } from '../../daemon/config/keepalived/map-lvs.js';
 import { loadConfigText } from '../../daemon/config/load.js';
-import { healthPlan } from '../../daemon/director/plan.js';
+import { healthPlan, vrrpOptions } from '../../daemon/director/plan.js';
+import { normalizeOptions } from '../../daemon/vrrp/options.js';
 import { diag, importText } from './keepalived-memfs.js';
 
 const VI = (body: string, name = 'VI_1') => `vrrp_instance ${name} {\n interface eth0\n virtual_router_id 51\n virtual_ipaddress {\n  10.0.0.100/24\n }\n${body}\n}\n`;
@@ -710,7 +711,7 @@ test('unicast_fault_no_peer: with peers nothing to carry; without, reported (kee
 
 test('what stays not carried says how lvsd covers it: skip_check_adv_addr, static_*, linkbeat, net_namespace, mcast_dst_ip', () => {
   const r = importText(
-    'global_defs {\n vrrp_skip_check_adv_addr\n linkbeat_use_polling\n net_namespace blue\n}\nstatic_ipaddress {\n 10.9.0.1/24 dev eth0\n}\n' + VI(' skip_check_adv_addr\n mcast_dst_ip 224.0.0.88'),
+    'global_defs {\n vrrp_skip_check_adv_addr\n linkbeat_use_polling\n net_namespace blue\n}\nstatic_ipaddress {\n 10.9.0.1/24 dev eth0\n}\n' + VI(' skip_check_adv_addr'),
   );
   const why = Object.fromEntries(r.diagnostics.map((d) => [d.directive, d.why]));
   assert.match(why.vrrp_skip_check_adv_addr ?? '', /^nothing to skip: lvsd accepts an advert whose address list differs/);
@@ -718,5 +719,23 @@ test('what stays not carried says how lvsd covers it: skip_check_adv_addr, stati
   assert.match(why.static_ipaddress ?? '', /adds these at start whatever the VRRP state .* removes them at stop; .* system's network configuration/);
   assert.match(why.linkbeat_use_polling ?? '', /rtnetlink link events only .* track_script/);
   assert.match(why.net_namespace ?? '', /NetworkNamespacePath=/);
-  assert.match(why.mcast_dst_ip ?? '', /vrrp\.multicastGroup4/);
+});
+
+test('mcast_dst_ip → multicastGroup with its line, and it loads; another family or a non-multicast address reported, on a unicast instance dropped (keepalived alike)', () => {
+  const r = importText(VI(' mcast_dst_ip 224.0.0.88'));
+  assert.deepEqual(diag(r), []);
+  assert.match(r.yaml, /multicastGroup: 224\.0\.0\.88 # from keepalived\.conf:7/);
+  const loaded = loadConfigText(r.yaml, 'lvsd.yaml');
+  assert.ok(loaded.ok, loaded.ok ? '' : JSON.stringify(loaded.errors));
+  assert.equal(vrrpOptions(loaded.config).instances[0]?.multicastGroup, '224.0.0.88');
+  assert.equal(normalizeOptions(vrrpOptions(loaded.config)).instances[0]?.multicastGroup, '224.0.0.88');
+  for (const bad of ['ff02::88', '10.0.0.9']) {
+    const b = importText(VI(` mcast_dst_ip ${bad}`));
+    assert.deepEqual(diag(b), ['7 mcast_dst_ip'], bad);
+    assert.equal(b.config.vrrp?.instances?.[0]?.multicastGroup, undefined, bad);
+  }
+  const u = importText(VI(' mcast_dst_ip 224.0.0.88\n unicast_peer {\n  10.0.0.2\n }'));
+  assert.deepEqual(diag(u), []);
+  assert.equal(u.config.vrrp?.instances?.[0]?.multicastGroup, undefined);
+  assert.throws(() => normalizeOptions({ instances: [{ name: 'A', interface: 'eth0', vrid: 51, priority: 100, vips: ['10.0.0.100/24'], multicastGroup: 'ff02::12' }] }), /multicastGroup: ff02::12 is not an IPv4 multicast address/);
 });

@@ -71,6 +71,7 @@ export interface InstanceOut {
   unicastTtl?: number;
   dontTrackPrimary?: boolean;
   promoteSecondaries?: boolean;
+  multicastGroup?: string;
   trackSrcIp?: boolean;
   virtualIpaddresses?: VipOut[];
   virtualIpaddressesExcluded?: VipOut[];

@@ -260,6 +260,20 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
     }
   }
   if (peers.length > 0) inst.unicastPeers = peers;
+  // mcast_dst_ip: keepalived 2.2.7 skips one of the other family or not multicast (IPv6: link-local scope), and
+  // resets it on a unicast instance.
+  const mcastD = r.last('mcast_dst_ip');
+  const mcast = mcastD?.args[0];
+  if (mcastD && mcast !== undefined) {
+    const fam = isIP(mcast);
+    const want = family ?? (fam === 6 ? 6 : 4);
+    if (peers.length > 0) ctx.note(inst, `mcast_dst_ip (${ctx.displayPos(mcastD.pos)}) dropped: keepalived ignores it on a unicast instance`);
+    else if (fam !== want || !(fam === 4 ? /^2(2[4-9]|3\d)\./ : /^ff02:/i).test(mcast)) ctx.reportDirective(mcastD, `${mcast} is not an IPv${want} ${want === 6 ? 'link-local ' : ''}multicast address like the VIPs (keepalived skips it too); not carried over`);
+    else {
+      inst.multicastGroup = mcast;
+      ctx.source.at(inst, 'multicastGroup', mcastD.pos);
+    }
+  }
   // unicast_fault_no_peer: with peers nothing to carry (the instance is unicast either way); without, keepalived
   // 2.2.7 holds it in FAULT ("Cannot use unicast without any peers") where lvsd would run it multicast.
   const faultNoPeerD = r.last('unicast_fault_no_peer');

@@ -45,7 +45,6 @@ const REASONS: Record<string, string> = {
   strict_mode: STRICT_NOT_CARRIED,
   vrrp_skip_check_adv_addr: SKIP_CHECK_ADV_ADDR,
   skip_check_adv_addr: SKIP_CHECK_ADV_ADDR,
-  mcast_dst_ip: 'lvsd sends every instance\'s adverts to one group per family (vrrp.multicastGroup4 / multicastGroup6, keepalived\'s vrrp_mcast_group4/6), not one per instance: set that group if all your instances use the same',
   lvs_flush: 'lvsd reconciles the IPVS table instead of flushing it',
   lvs_flush_on_stop: 'lvsd leaves IPVS entries in place on stop so traffic keeps flowing',
   static_ipaddress: STATIC,
