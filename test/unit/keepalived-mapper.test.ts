@@ -738,4 +738,7 @@ test('mcast_dst_ip → multicastGroup with its line, and it loads; another famil
   assert.deepEqual(diag(u), []);
   assert.equal(u.config.vrrp?.instances?.[0]?.multicastGroup, undefined);
   assert.throws(() => normalizeOptions({ instances: [{ name: 'A', interface: 'eth0', vrid: 51, priority: 100, vips: ['10.0.0.100/24'], multicastGroup: 'ff02::12' }] }), /multicastGroup: ff02::12 is not an IPv4 multicast address/);
+  const bad = loadConfigText(r.yaml.replace('multicastGroup: 224.0.0.88', 'multicastGroup: ff02::12'), 'lvsd.yaml');
+  assert.ok(!bad.ok);
+  assert.match(bad.errors.map((e) => `${e.line}:${e.path}: ${e.message}`).join('\n'), /^\d+:vrrp\.instances\[0\]\.multicastGroup: ff02::12 is not an IPv4 multicast address \(224\.0\.0\.0\/4\) like the instance's VIPs$/m);
 });
