@@ -251,6 +251,8 @@ export function normalise(file: ConfigFile, source: string): Config {
       oldUnicastChecksum: inst.oldUnicastChecksum,
       notifyDeleted: inst.notifyDeleted ?? false,
       dontTrackPrimary: inst.dontTrackPrimary ?? false,
+      promoteSecondaries: inst.promoteSecondaries ?? false,
+      multicastGroup: inst.multicastGroup,
       trackSrcIp: inst.trackSrcIp ?? false,
       virtualIpaddresses: vips,
       virtualIpaddressesExcluded: (inst.virtualIpaddressesExcluded ?? []).map(toVip),

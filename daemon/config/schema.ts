@@ -301,6 +301,8 @@ export const VrrpInstance = Obj(
     unicastTtl: opt(Int(1, 255, 'TTL (IPv6: hop limit) of unicast adverts, for peers behind routers (keepalived unicast_ttl). Needs unicastPeers. Default: 255 for IPv4, the system\'s hop limit for IPv6 (keepalived alike).')),
     trackSrcIp: opt(Type.Boolean({ description: 'FAULT while unicastSrcIp is not on the interface: missing at start or removed later (keepalived track_src_ip). Needs unicastSrcIp. Default false: the adverts go out from it whether the interface has it or not.' })),
     dontTrackPrimary: opt(Type.Boolean({ description: 'The instance\'s own interface going down does not put it in FAULT; only its trackInterfaces do (keepalived dont_track_primary). Default false.' })),
+    multicastGroup: opt(Ip('This instance\'s multicast group (keepalived mcast_dst_ip), instead of vrrp.multicastGroup4 / multicastGroup6; of the VIPs\' family, IPv6 link-local scope. Ignored with unicastPeers. Every director of the virtual router must use the same.')),
+    promoteSecondaries: opt(Type.Boolean({ description: 'net.ipv4.conf.<interface>.promote_secondaries = 1 while the instance runs, so removing a VIP that is the primary address of its subnet does not take the other addresses of that subnet with it (keepalived promote_secondaries): set at start, put back to 0 at stop unless it was 1 already. Not with vmac/ipvlan (their link has it). Default false.' })),
     virtualIpaddresses: opt(
       Type.Array(VirtualIpAddress, {
         description: 'The VIPs this instance floats and advertises (keepalived virtual_ipaddress). version: 3 needs at least one; a version: 2 instance may have none (only tracking and notify), as in keepalived.',

@@ -179,6 +179,9 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
     };
     normalizeRoutes(inst.virtualRoutes ?? [], routeErr);
     normalizeRules(inst.virtualRules ?? [], routeErr);
+    const g = inst.multicastGroup;
+    const gFamily = firstFamily ?? 4;
+    if (g !== undefined && !isMulticast(g, gFamily)) err(at('multicastGroup'), `${g} is not an ${familyName(gFamily)} ${gFamily === 6 ? 'link-local multicast address (ff02::/16)' : 'multicast address (224.0.0.0/4)'} like the instance's VIPs`);
     if (inst.vmac !== undefined && inst.ipvlan !== undefined) err(at('ipvlan'), 'an instance runs on a vmac or an ipvlan, not both (keepalived: use_vmac or use_ipvlan)');
     if (inst.ipvlan !== undefined) {
       const a = inst.ipvlan.address === undefined ? undefined : parseCidr(inst.ipvlan.address);

@@ -203,6 +203,10 @@ export interface VrrpInstance {
   notifyDeleted: boolean;
   /** keepalived dont_track_primary: the own interface going down is no FAULT. */
   dontTrackPrimary: boolean;
+  /** keepalived promote_secondaries: promote_secondaries 1 on the interface while the instance runs. */
+  promoteSecondaries: boolean;
+  /** keepalived mcast_dst_ip: the instance's own multicast group. */
+  multicastGroup?: string;
   /** keepalived track_src_ip: FAULT while unicastSrcIp is not on the interface. */
   trackSrcIp: boolean;
   /** Advertised; empty only for version 2. */

@@ -204,6 +204,8 @@ export function vrrpOptions(config: Config): VrrpOptions {
       if (i.notifyDeleted) o.notifyDeleted = true;
       if (i.oldUnicastChecksum !== undefined) o.oldUnicastChecksum = i.oldUnicastChecksum;
       if (i.dontTrackPrimary) o.dontTrackPrimary = true;
+      if (i.promoteSecondaries) o.promoteSecondaries = true;
+      if (i.multicastGroup !== undefined) o.multicastGroup = i.multicastGroup;
       if (i.trackSrcIp) o.trackSrcIp = true;
       return o;
     }),

@@ -7,6 +7,8 @@ import { VrrpRuntime } from './runtime.js';
 import { hostIo } from './io.js';
 import { hostVmacIo, VmacLinks } from './vmac-links.js';
 import { native } from '../net/native.js';
+import { readIpv4Conf, writeIpv4Conf } from '../net/sysctl.js';
+import { PromoteSecondaries } from './promote-secondaries.js';
 import type { FromWorker, ToWorker } from './protocol.js';
 
 if (process.send === undefined) throw new Error('daemon/vrrp/engine-process.js runs as lvsd\'s VRRP child process only');
@@ -43,6 +45,11 @@ let rt: VrrpRuntime | null = null;
 const vmacs = new VmacLinks(hostVmacIo(), (level, msg, fields) => {
   post({ type: 'log', level, msg, fields });
 });
+// promote_secondaries on the instances' interfaces: on before they start, put back after they stop.
+const promote = new PromoteSecondaries(
+  { read: (ifname) => readIpv4Conf(ifname, 'promote_secondaries'), write: (ifname, v) => { writeIpv4Conf(ifname, 'promote_secondaries', v); } },
+  (msg) => { log('warn', msg); },
+);
 let reconfiguring: Promise<void> = Promise.resolve();
 let stopping: Promise<void> | null = null;
 
@@ -51,6 +58,7 @@ function stop(): Promise<void> {
     const limit = setTimeout(() => process.exit(0), STOP_LIMIT_MS);
     await reconfiguring;
     await rt?.stop();
+    promote.sync(null);
     await vmacs.release(null).catch((e: unknown) => {
       log('error', `removing virtual MAC interfaces: ${e instanceof Error ? e.message : String(e)}`);
     });
@@ -69,6 +77,7 @@ async function start(options: NormalizedOptions): Promise<void> {
     post({ type: 'fatal', message: e instanceof Error ? (e.stack ?? e.message) : String(e) });
     return;
   }
+  promote.sync(running);
   rt = new VrrpRuntime(running, hostIo((e) => { log('warn', `rtnetlink: ${e.message}`); }), {
     masterRxLowerPri: (instance, priority) => {
       post({ type: 'rxLowerPri', instance, priority });
@@ -104,6 +113,8 @@ function onMessage(m: ToWorker, r: VrrpRuntime): void {
       reconfiguring = reconfiguring.then(() =>
         vmacs.prepare(normalizeOptions(m.options)).then((next) => r.reconfigure(next).then(async (summary) => {
           await vmacs.release(next);
+          // After the reload: a removed instance has let its VIPs go by now.
+          promote.sync(next);
           return summary;
         })).then(
           (summary) => {

@@ -104,6 +104,10 @@ export interface VrrpInstanceOptions {
   oldUnicastChecksum?: 'auto' | 'always' | 'never';
   /** keepalived dont_track_primary: the own interface going down is no FAULT (tracked interfaces still are). */
   dontTrackPrimary?: boolean;
+  /** keepalived promote_secondaries: promote_secondaries 1 on the interface while the instance runs (promote-secondaries.ts). */
+  promoteSecondaries?: boolean;
+  /** keepalived mcast_dst_ip: this instance's multicast group, instead of multicastGroup4/6 (ignored with unicastPeers, as keepalived). */
+  multicastGroup?: string;
   /** keepalived track_src_ip: FAULT while unicastSrcIp is not on the interface (missing at start, or removed). Needs unicastSrcIp. */
   trackSrcIp?: boolean;
   /** The addresses the adverts carry. VRRPv2 may have none (keepalived 2.2.7 accepts it, and advertises 0 addresses); v3 needs one. */
@@ -241,6 +245,7 @@ export interface NormalizedInstance {
   downTimerAdverts: number;
   oldUnicastChecksum: 'auto' | 'always' | 'never';
   dontTrackPrimary: boolean;
+  promoteSecondaries: boolean;
   trackSrcIp: boolean;
   vips: NormalizedVip[];
   excludedVips: NormalizedVip[];
@@ -392,6 +397,10 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     for (const p of [...(i.unicastPeers ?? []), ...(i.unicastSrcIp !== undefined ? [i.unicastSrcIp] : [])]) {
       if (familyOf(p) !== family) err('unicastPeers', `${p} is not an IPv${family} address like the VIPs`);
     }
+    const group = i.multicastGroup ?? groups[family];
+    if (i.multicastGroup !== undefined && (familyOf(i.multicastGroup) !== family || !(family === 4 ? /^2(2[4-9]|3\d)\./ : /^ff02:/i).test(i.multicastGroup))) {
+      err('multicastGroup', `${i.multicastGroup} is not an IPv${family} ${family === 6 ? 'link-local ' : ''}multicast address like the VIPs`);
+    }
     const key = `${i.interface}/${family}/${i.vrid}`;
     if (vridKeys.has(key)) err('vrid', `VRID ${i.vrid} already used on ${i.interface} by ${vridKeys.get(key) ?? ''}`);
     vridKeys.set(key, i.name);
@@ -410,10 +419,11 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
       preemptDelayMs: i.preemptDelayMs ?? 0,
       accept: i.accept ?? false,
       unicastPeers: i.unicastPeers ?? [],
-      multicastGroup: groups[family],
+      multicastGroup: group,
       downTimerAdverts: i.downTimerAdverts ?? 3,
       oldUnicastChecksum: i.oldUnicastChecksum ?? 'auto',
       dontTrackPrimary: i.dontTrackPrimary ?? false,
+      promoteSecondaries: i.promoteSecondaries ?? false,
       trackSrcIp: i.trackSrcIp ?? false,
       vips,
       excludedVips,

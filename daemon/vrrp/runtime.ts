@@ -89,7 +89,7 @@ function addressOptions(v: NormalizedVip): AddressOptions {
 const peerOf = (v: NormalizedVip): Pick<AddressOptions, 'peer'> => (v.peer === undefined ? {} : { peer: v.peer });
 
 /** Fields that can change on a running instance without restarting it. */
-const IN_PLACE_FIELDS = new Set(['priority', 'trackInterfaces', 'trackScripts', 'trackFiles', 'trackProcesses', 'notify', 'notifyDeleted', 'garp', 'group', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'dontTrackPrimary']);
+const IN_PLACE_FIELDS = new Set(['priority', 'trackInterfaces', 'trackScripts', 'trackFiles', 'trackProcesses', 'notify', 'notifyDeleted', 'garp', 'group', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'dontTrackPrimary', 'promoteSecondaries']);
 
 /** True when only in-place fields differ (and the address owner, 255, is neither side: it starts as MASTER). */
 export function inPlaceChange(a: NormalizedInstance, b: NormalizedInstance): boolean {

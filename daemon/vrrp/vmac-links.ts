@@ -4,6 +4,7 @@
 // parent (vmac-igmp.ts). The decisions are vmac.ts's and vmac-igmp.ts's; this file only carries them out.
 import { formatIP } from '../net/addr.js';
 import { Rtnl, type IfAddress, type LinkDetail } from '../net/rtnl.js';
+import type { AddressOptions } from '../net/addr-request.js';
 import { readIpv4Conf, writeIpv4Conf, writeIpv6Conf } from '../net/sysctl.js';
 import type { IpvlanFlags, MacvlanMode } from '../net/link-codec.js';
 import { runNftScript } from '../net/nft-file.js';
@@ -19,7 +20,7 @@ export interface VmacIo {
   setLinkUp(index: number): Promise<void>;
   deleteLink(index: number): Promise<boolean>;
   addresses(ifindex: number): Promise<IfAddress[]>;
-  addAddress(ifindex: number, cidr: string): Promise<boolean>;
+  addAddress(ifindex: number, cidr: string, o?: AddressOptions): Promise<boolean>;
   readConf(ifname: string, key: string): number;
   writeConf(ifname: string, key: string, value: number): void;
   writeConf6(ifname: string, key: string, value: number): void;
@@ -37,7 +38,7 @@ export function hostVmacIo(): VmacIo {
     setLinkUp: (i) => rtnl.setLinkUp(i),
     deleteLink: (i) => rtnl.deleteLink(i),
     addresses: (i) => rtnl.addresses(i),
-    addAddress: (i, c) => rtnl.addAddress(i, c),
+    addAddress: (i, c, o) => rtnl.addAddress(i, c, o),
     readConf: readIpv4Conf,
     writeConf: writeIpv4Conf,
     writeConf6: writeIpv6Conf,
@@ -136,12 +137,14 @@ export class VmacLinks {
 
   /**
    * keepalived 2.2.7's ipvlan, measured in the guest: created up, IPv6 off on it for an IPv4 instance (no
-   * excluded IPv6 address), its address added; the kernel's own link-local for IPv6 (addrgenmode eui64);
-   * no ARP or reverse-path settings changed.
+   * excluded IPv6 address), its address added; no ARP or reverse-path settings changed. An IPv6 instance
+   * keeps IPv6 and the kernel's own link-local (addrgenmode eui64; the kernel gives each ipvlan a dev_id,
+   * so it is not the parent's), which is the adverts' source when no address is configured; a configured
+   * one goes on nodad and deprecated (preferred_lft 0, so the kernel picks it as no other traffic's source).
    */
   private async bringUpIpvlan(s: VmacSpec, link: LinkDetail, address: string | undefined): Promise<null> {
     if (!link.adminUp) await this.io.setLinkUp(link.index);
-    if (address !== undefined) await this.io.addAddress(link.index, address);
+    if (address !== undefined) await this.io.addAddress(link.index, address, s.family === 6 ? { preferredLft: 0 } : {});
     // After it is up, as keepalived does it (its log: the kernel's link-local "Deassigned" right after).
     if (s.family === 4 && !s.otherFamily) {
       try {

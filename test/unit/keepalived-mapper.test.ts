@@ -6,7 +6,8 @@ import YAML from 'yaml';
 import { normaliseHex } from '../../daemon/config/keepalived/map-checker.js';
 import { expandRange } from '../../daemon/config/keepalived/map-lvs.js';
 import { loadConfigText } from '../../daemon/config/load.js';
-import { healthPlan } from '../../daemon/director/plan.js';
+import { healthPlan, vrrpOptions } from '../../daemon/director/plan.js';
+import { normalizeOptions } from '../../daemon/vrrp/options.js';
 import { diag, importText } from './keepalived-memfs.js';
 
 const VI = (body: string, name = 'VI_1') => `vrrp_instance ${name} {\n interface eth0\n virtual_router_id 51\n virtual_ipaddress {\n  10.0.0.100/24\n }\n${body}\n}\n`;
@@ -157,7 +158,7 @@ test('vrrp_script → vrrp.scripts; track_script/interface/file with weights; re
   assert.deepEqual(diag(r), ['22 missing', '27 eth3']);
 });
 
-test('sync group: members, notify, group tracking copied to members, member script weights zeroed', () => {
+test('sync group: members, notify, group tracking copied to members, a member\'s weighted script not tracked (keepalived ignores it)', () => {
   const r = importText(
     'vrrp_script chk {\n script /bin/true\n weight -20\n}\n' +
       'vrrp_sync_group G {\n group {\n  A\n  B\n  GHOST\n }\n track_interface {\n  bond0\n }\n notify_master /bin/m\n}\n' +
@@ -166,10 +167,10 @@ test('sync group: members, notify, group tracking copied to members, member scri
   );
   const [a, b] = r.config.vrrp?.instances ?? [];
   assert.deepEqual(r.config.vrrp?.syncGroups, [{ name: 'G', instances: ['A', 'B'], notify: { master: '/bin/m' } }]);
-  assert.deepEqual(a?.trackScripts, [{ name: 'chk', weight: 0 }]);
-  assert.deepEqual(a.trackInterfaces, [{ name: 'bond0' }]);
+  assert.equal(a?.trackScripts, undefined);
+  assert.deepEqual(a?.trackInterfaces, [{ name: 'bond0' }]);
   assert.deepEqual(b?.trackInterfaces, [{ name: 'bond0' }]);
-  assert.match(r.yaml, /keepalived ignores tracking weights inside sync group G/);
+  assert.match(r.yaml, /not tracked: track_script chk \(weight -20\): keepalived ignores weighted tracking on a member of sync group G/);
   assert.deepEqual(diag(r), ['9 GHOST']);
 });
 
@@ -613,11 +614,33 @@ test('vrrp_track_process and track_process are carried: process and parameters, 
   assert.match(r.yaml, /quorum lowered to 0/);
 });
 
-test('track_process in a sync group: weights zeroed (keepalived requires weight 0 there unless sync_group_tracking_weight)', () => {
+test('track_process in a sync group: weights kept (keepalived 2.2.7 applies them there, measured: 150 → 130 with weight -20)', () => {
   const r = importText(
-    'vrrp_track_process P {\n process nginx\n}\n' + VI(' track_process {\n  P\n }') + 'vrrp_sync_group G {\n group {\n  VI_1\n }\n}\n',
+    'vrrp_track_process P {\n process nginx\n}\n' + VI(' track_process {\n  P weight -20\n }') + 'vrrp_sync_group G {\n group {\n  VI_1\n }\n}\n',
   );
-  assert.deepEqual(r.config.vrrp?.instances?.[0]?.trackProcesses, [{ name: 'P', weight: 0 }]);
+  assert.deepEqual(r.config.vrrp?.instances?.[0]?.trackProcesses, [{ name: 'P', weight: -20 }]);
+});
+
+test('sync group members without sync_group_tracking_weight, as keepalived 2.2.7 runs them (measured): weighted scripts and files of weight ≠ 1 not tracked, weight 1 files and weighted interfaces at 0; with it (or global_tracking, its old name) every weight as written', () => {
+  const conf = (extra: string): string =>
+    'vrrp_script w {\n script /bin/false\n weight -20\n}\nvrrp_script u {\n script /bin/false\n}\ntrack_file f {\n file /run/f\n}\n' +
+    VI(' track_script {\n  w\n  u\n }\n track_file {\n  f\n  f weight 5\n }\n track_interface {\n  eth1 weight -10\n  eth2\n }') +
+    `vrrp_sync_group G {\n group {\n  VI_1\n }\n${extra}}\n`;
+  const r = importText(conf(''));
+  const i = r.config.vrrp?.instances?.[0];
+  assert.deepEqual(i?.trackScripts, [{ name: 'u' }]);
+  assert.deepEqual(i.trackFiles, [{ path: '/run/f', weight: 0 }]);
+  assert.deepEqual(i.trackInterfaces, [{ name: 'eth1', weight: 0 }, { name: 'eth2' }]);
+  assert.match(r.yaml, /not tracked: track_script w \(weight -20\), track_file \/run\/f \(weight 5\): keepalived ignores weighted tracking on a member of sync group G/);
+  assert.deepEqual(diag(r), []);
+  for (const kw of ['sync_group_tracking_weight', 'global_tracking']) {
+    const k = importText(conf(` ${kw}\n`));
+    const j = k.config.vrrp?.instances?.[0];
+    assert.deepEqual(j?.trackScripts, [{ name: 'w' }, { name: 'u' }], kw);
+    assert.deepEqual(j.trackFiles, [{ path: '/run/f', weight: 1 }, { path: '/run/f', weight: 5 }], kw);
+    assert.deepEqual(j.trackInterfaces, [{ name: 'eth1', weight: -10 }, { name: 'eth2' }], kw);
+    assert.deepEqual(diag(k), [], kw);
+  }
 });
 
 test('track_src_ip is carried with a configured source (unicast_src_ip / mcast_src_ip); without one it tracks nothing and is reported', () => {
@@ -658,4 +681,66 @@ test('checker bind_port and fwmark → bindPort and fwmark; fwmark on a check lv
   const zero = importText(VS(' real_server 10.0.1.1 80 {\n  TCP_CHECK {\n   fwmark 0\n  }\n }'));
   assert.equal(zero.config.virtualServers?.[0]?.healthCheck?.fwmark, undefined);
   assert.deepEqual(zero.diagnostics, []);
+});
+
+test('strict mode (vrrp_strict or strict_mode) drops what keepalived 2.2.7 resets — authentication, preempt_delay, down_timer_adverts — reports unicast peers (keepalived refuses them), and stays reported for its VIP filter only', () => {
+  const body = ' version 2\n authentication {\n  auth_type PASS\n  auth_pass secret\n }\n preempt_delay 10\n down_timer_adverts 5';
+  // A VRRPv2 instance's accept mode off is reported besides (lvsd has none for v2), on strict_mode or on the instance.
+  for (const [conf, line, v2] of [[VI(` strict_mode on\n${body}`), '7 strict_mode', '7 strict_mode'], [`global_defs {\n vrrp_strict\n}\n${VI(body)}`, '2 vrrp_strict', '4 vrrp_instance']] as const) {
+    const r = importText(conf);
+    const i = r.config.vrrp?.instances?.[0];
+    assert.deepEqual([i?.authentication, i?.preemptDelay, i?.downTimerAdverts], [undefined, undefined, undefined], line);
+    assert.match(r.yaml, /authentication, preempt_delay, down_timer_adverts dropped: keepalived's strict mode resets them/, line);
+    assert.deepEqual(diag(r), [line, v2].sort());
+    assert.match(r.diagnostics[0]?.why ?? '', /^lvsd installs no VIP filter .* the rest of strict mode is carried/, line);
+  }
+  const u = importText(VI(' strict_mode\n version 3\n unicast_peer {\n  10.0.0.2\n }'));
+  assert.deepEqual(diag(u), ['7 strict_mode', '9 unicast_peer']);
+  assert.match(u.diagnostics[1]?.why ?? '', /refuses unicast peers in strict mode/);
+  const off = importText(VI(' strict_mode off\n preempt_delay 10'));
+  assert.deepEqual(diag(off), [], 'strict_mode off is keepalived\'s default: nothing to report');
+  assert.equal(off.config.vrrp?.instances?.[0]?.preemptDelay, '10s');
+});
+
+test('unicast_fault_no_peer: with peers nothing to carry; without, reported (keepalived keeps the instance in FAULT, lvsd would run it multicast)', () => {
+  const withPeers = importText(VI(' unicast_fault_no_peer\n unicast_peer {\n  10.0.0.2\n }'));
+  assert.deepEqual(diag(withPeers), []);
+  assert.deepEqual(withPeers.config.vrrp?.instances?.[0]?.unicastPeers, ['10.0.0.2']);
+  const none = importText(VI(' unicast_fault_no_peer'));
+  assert.deepEqual(diag(none), ['7 unicast_fault_no_peer']);
+  assert.match(none.diagnostics[0]?.why ?? '', /keeps this instance in FAULT \("Cannot use unicast without any peers"\)/);
+});
+
+test('what stays not carried says how lvsd covers it: skip_check_adv_addr, static_*, linkbeat, net_namespace, mcast_dst_ip', () => {
+  const r = importText(
+    'global_defs {\n vrrp_skip_check_adv_addr\n linkbeat_use_polling\n net_namespace blue\n}\nstatic_ipaddress {\n 10.9.0.1/24 dev eth0\n}\n' + VI(' skip_check_adv_addr'),
+  );
+  const why = Object.fromEntries(r.diagnostics.map((d) => [d.directive, d.why]));
+  assert.match(why.vrrp_skip_check_adv_addr ?? '', /^nothing to skip: lvsd accepts an advert whose address list differs/);
+  assert.equal(why.skip_check_adv_addr, why.vrrp_skip_check_adv_addr);
+  assert.match(why.static_ipaddress ?? '', /adds these at start whatever the VRRP state .* removes them at stop; .* system's network configuration/);
+  assert.match(why.linkbeat_use_polling ?? '', /rtnetlink link events only .* track_script/);
+  assert.match(why.net_namespace ?? '', /NetworkNamespacePath=/);
+});
+
+test('mcast_dst_ip → multicastGroup with its line, and it loads; another family or a non-multicast address reported, on a unicast instance dropped (keepalived alike)', () => {
+  const r = importText(VI(' mcast_dst_ip 224.0.0.88'));
+  assert.deepEqual(diag(r), []);
+  assert.match(r.yaml, /multicastGroup: 224\.0\.0\.88 # from keepalived\.conf:7/);
+  const loaded = loadConfigText(r.yaml, 'lvsd.yaml');
+  assert.ok(loaded.ok, loaded.ok ? '' : JSON.stringify(loaded.errors));
+  assert.equal(vrrpOptions(loaded.config).instances[0]?.multicastGroup, '224.0.0.88');
+  assert.equal(normalizeOptions(vrrpOptions(loaded.config)).instances[0]?.multicastGroup, '224.0.0.88');
+  for (const bad of ['ff02::88', '10.0.0.9']) {
+    const b = importText(VI(` mcast_dst_ip ${bad}`));
+    assert.deepEqual(diag(b), ['7 mcast_dst_ip'], bad);
+    assert.equal(b.config.vrrp?.instances?.[0]?.multicastGroup, undefined, bad);
+  }
+  const u = importText(VI(' mcast_dst_ip 224.0.0.88\n unicast_peer {\n  10.0.0.2\n }'));
+  assert.deepEqual(diag(u), []);
+  assert.equal(u.config.vrrp?.instances?.[0]?.multicastGroup, undefined);
+  assert.throws(() => normalizeOptions({ instances: [{ name: 'A', interface: 'eth0', vrid: 51, priority: 100, vips: ['10.0.0.100/24'], multicastGroup: 'ff02::12' }] }), /multicastGroup: ff02::12 is not an IPv4 multicast address/);
+  const bad = loadConfigText(r.yaml.replace('multicastGroup: 224.0.0.88', 'multicastGroup: ff02::12'), 'lvsd.yaml');
+  assert.ok(!bad.ok);
+  assert.match(bad.errors.map((e) => `${e.line}:${e.path}: ${e.message}`).join('\n'), /^\d+:vrrp\.instances\[0\]\.multicastGroup: ff02::12 is not an IPv4 multicast address \(224\.0\.0\.0\/4\) like the instance's VIPs$/m);
 });

@@ -112,8 +112,8 @@ function recordingIo(links: LinkDetail[], conf: Record<string, number>): { io: V
       return Promise.resolve(true);
     },
     addresses: (i) => Promise.resolve(i === 2 ? [{ family: 4, address: Buffer.from([10, 0, 0, 1]), prefixLength: 24, scope: 0 }] : []),
-    addAddress: (i, c) => {
-      calls.push(`addr ${i} ${c}`);
+    addAddress: (i, c, o) => {
+      calls.push(`addr ${i} ${c}${o !== undefined && Object.keys(o).length > 0 ? ` ${JSON.stringify(o)}` : ''}`);
       return Promise.resolve(true);
     },
     readConf: (ifname, key) => conf[`${ifname}/${key}`] ?? 0,
@@ -235,6 +235,24 @@ test('ipvlan options and VmacLinks: created (no virtual MAC), IPv6 off for an IP
   assert.deepEqual(scripts, [], 'no IGMP table: keepalived\'s rules are for macvlans');
   await v.release(null);
   assert.equal(calls.at(-1), 'del 11');
+});
+
+test('ipvlan, IPv6 instance (keepalived 2.2.7 measured in the guest): IPv6 stays on; a configured address goes on nodad and deprecated and is the source; without one nothing is added (the kernel\'s link-local is the source)', async () => {
+  const o = normalizeOptions({ instances: [{ name: 'VI_6', interface: 'eth0', vrid: 51, priority: 100, vips: ['fd00::100/64'], ipvlan: { address: 'fe80::11/64', type: 'private' } }] });
+  assert.equal(o.instances[0]?.unicastSrcIp, 'fe80::11');
+  const { io, calls, scripts } = recordingIo([eth0], {});
+  const v = new VmacLinks(io, () => undefined);
+  const running = await v.prepare(o);
+  assert.deepEqual(running.instances[0]?.vips.map((x) => x.dev), ['eth0'], 'the VIPs stay on the parent');
+  assert.deepEqual(calls, ['ipvlan vrrp.51@2 private', 'up 11', 'addr 11 fe80::11/64 {"preferredLft":0}'], 'no disable_ipv6; the address deprecated (nodad is addAddress\'s default)');
+  assert.deepEqual(scripts, [], 'no MLD table for an ipvlan');
+  await v.release(null);
+  const bare = normalizeOptions({ instances: [{ name: 'VI_6', interface: 'eth0', vrid: 51, priority: 100, vips: ['fd00::100/64'], ipvlan: {} }] });
+  assert.equal(bare.instances[0]?.unicastSrcIp, undefined, 'the runtime takes the ipvlan\'s link-local');
+  const r2 = recordingIo([eth0], {});
+  const v2 = new VmacLinks(r2.io, () => undefined);
+  await v2.prepare(bare);
+  assert.deepEqual(r2.calls, ['ipvlan vrrp.51@2 bridge', 'up 11']);
 });
 
 test('importer: use_ipvlan NAME ADDRESS TYPE carried as keepalived 2.2.7 parses it; an IPv4 instance without an address is reported', () => {

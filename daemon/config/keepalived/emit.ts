@@ -32,7 +32,7 @@ const ORDER: Partial<Record<Kind, string[]>> = {
   vrrp: ['scriptUser', 'scriptSecurity', 'notifyFifo', 'multicastGroup4', 'multicastGroup6', 'startupDelay', 'delayAfterBoot', 'interfaceUpDownDelays', 'disableLocalIgmp', 'nftables', 'garp', 'garpGroups', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'scripts', 'processes', 'instances', 'syncGroups'],
   instance: [
     'name', 'interface', 'state', 'virtualRouterId', 'priority', 'version', 'advertInterval', 'preempt', 'preemptDelay', 'accept',
-    'authentication', 'unicastSrcIp', 'unicastPeers', 'unicastTtl', 'oldUnicastChecksum', 'downTimerAdverts', 'trackSrcIp', 'dontTrackPrimary', 'virtualIpaddresses', 'virtualIpaddressesExcluded', 'trackInterfaces', 'trackScripts', 'trackFiles', 'trackProcesses',
+    'authentication', 'unicastSrcIp', 'unicastPeers', 'unicastTtl', 'oldUnicastChecksum', 'downTimerAdverts', 'trackSrcIp', 'dontTrackPrimary', 'promoteSecondaries', 'multicastGroup', 'virtualIpaddresses', 'virtualIpaddressesExcluded', 'trackInterfaces', 'trackScripts', 'trackFiles', 'trackProcesses',
     'notify', 'notifyDeleted', 'garp', 'lowerPrioNoAdvert', 'higherPrioSendAdvert',
   ],
   script: ['command', 'interval', 'timeout', 'rise', 'fall', 'weight', 'user'],

@@ -78,6 +78,8 @@ export interface InstanceOut {
   unicastPeers?: string[];
   unicastTtl?: number;
   dontTrackPrimary?: boolean;
+  promoteSecondaries?: boolean;
+  multicastGroup?: string;
   trackSrcIp?: boolean;
   virtualIpaddresses?: VipOut[];
   virtualIpaddressesExcluded?: VipOut[];

@@ -4,6 +4,7 @@ import type { Directive } from './parser.js';
 import type { ConfigOut, GarpOut } from './lvsd-shape.js';
 import { BlockReader, type Context } from './reader.js';
 import { safeName } from './names.js';
+import { STRICT_NOT_CARRIED } from './unsupported.js';
 import { mapGlobalMail, type GlobalMail } from './map-alerts.js';
 import { readGarpDefault, type GarpDefault } from './map-garp.js';
 
@@ -140,7 +141,7 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
   const strict = r.last('vrrp_strict');
   if (strict) {
     out.strict = true;
-    ctx.reportDirective(strict, 'strict RFC mode is not a switch in lvsd; accept mode is imported as off, the other restrictions are not enforced');
+    ctx.reportDirective(strict, STRICT_NOT_CARRIED);
   }
 
   const mail = mapGlobalMail(r);

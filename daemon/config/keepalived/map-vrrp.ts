@@ -8,6 +8,7 @@ import type { Directive } from './parser.js';
 import type { GarpOut, InstanceOut, NotifyOut, ProcessOut, ScriptOut, SyncGroupOut, VipOut } from './lvsd-shape.js';
 import { BlockReader, seconds, type Context } from './reader.js';
 import { mapGarp, type GlobalResult } from './map-global.js';
+import { STRICT_NOT_CARRIED } from './unsupported.js';
 import { safeName, toSafeName } from './names.js';
 import { mapVmac } from './map-vmac.js';
 import { mapVirtualRoutes } from './map-routes.js';
@@ -217,7 +218,7 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
   const noAcceptD = r.last('no_accept');
   const strictD = r.last('strict_mode');
   const strict = strictD ? r.bool(strictD) === true : env.global.strict;
-  if (strictD) ctx.reportDirective(strictD, 'strict RFC mode is not a switch in lvsd; accept mode is imported as off, the other restrictions are not enforced');
+  if (strictD && strict) ctx.reportDirective(strictD, STRICT_NOT_CARRIED);
   const accept = noAcceptD && (!acceptD || noAcceptD.pos.line > acceptD.pos.line) ? false : acceptD ? true : !strict;
   if (version === 3) {
     inst.accept = accept;
@@ -259,6 +260,27 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
     }
   }
   if (peers.length > 0) inst.unicastPeers = peers;
+  // mcast_dst_ip: keepalived 2.2.7 skips one of the other family or not multicast (IPv6: link-local scope), and
+  // resets it on a unicast instance.
+  const mcastD = r.last('mcast_dst_ip');
+  const mcast = mcastD?.args[0];
+  if (mcastD && mcast !== undefined) {
+    const fam = isIP(mcast);
+    const want = family ?? (fam === 6 ? 6 : 4);
+    if (peers.length > 0) ctx.note(inst, `mcast_dst_ip (${ctx.displayPos(mcastD.pos)}) dropped: keepalived ignores it on a unicast instance`);
+    else if (fam !== want || !(fam === 4 ? /^2(2[4-9]|3\d)\./ : /^ff02:/i).test(mcast)) ctx.reportDirective(mcastD, `${mcast} is not an IPv${want} ${want === 6 ? 'link-local ' : ''}multicast address like the VIPs (keepalived skips it too); not carried over`);
+    else {
+      inst.multicastGroup = mcast;
+      ctx.source.at(inst, 'multicastGroup', mcastD.pos);
+    }
+  }
+  // unicast_fault_no_peer: with peers nothing to carry (the instance is unicast either way); without, keepalived
+  // 2.2.7 holds it in FAULT ("Cannot use unicast without any peers") where lvsd would run it multicast.
+  const faultNoPeerD = r.last('unicast_fault_no_peer');
+  if (faultNoPeerD && peers.length === 0) ctx.reportDirective(faultNoPeerD, 'no unicast_peer: keepalived 2.2.7 keeps this instance in FAULT ("Cannot use unicast without any peers"); lvsd, given no peers, runs it multicast — list the peers, or leave the instance out');
+  const peerBlock = r.all('unicast_peer')[0];
+  // keepalived 2.2.7 refuses them: "Unicast peers are not supported in strict mode", and its VRRP process does not start.
+  if (strict && peers.length > 0 && peerBlock) ctx.reportDirective(peerBlock, 'keepalived 2.2.7 refuses unicast peers in strict mode (its VRRP process does not start); lvsd runs them as written');
   // keepalived 2.2.7: down_timer_adverts [1..100] per instance, else global_defs' vrrp_down_timer_adverts.
   const downD = r.last('down_timer_adverts');
   const down = r.int(downD, 1, 100);
@@ -337,9 +359,19 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
     garp.lowerPrioRepeat = 0;
     garp.lowerPrioDelay = '0s';
     ctx.note(inst, 'keepalived\'s strict mode: no answer and no gratuitous ARPs on a lower-priority advert, no advert before yielding to a higher one');
+    strictResets(ctx, inst);
   }
   if (Object.keys(garp).length > 0) inst.garp = garp;
   mapVmac(ctx, r, inst);
+  const promoteD = r.last('promote_secondaries');
+  if (promoteD) {
+    // keepalived 2.2.7: "promote_secondaries is automatically set for vmacs - ignoring" (for an ipvlan too).
+    if (inst.vmac !== undefined || inst.ipvlan !== undefined) ctx.note(inst, `promote_secondaries (${ctx.displayPos(promoteD.pos)}) dropped: keepalived ignores it on a VMAC or ipvlan instance`);
+    else {
+      inst.promoteSecondaries = true;
+      ctx.source.at(inst, 'promoteSecondaries', promoteD.pos);
+    }
+  }
   mapVirtualRoutes(ctx, r, inst);
 
   // lvs_sync_daemon_inteface: keepalived 1.x's misspelling, which configs written then still carry (2.2.7
@@ -371,6 +403,28 @@ function mapAdvertInterval(ctx: Context, r: BlockReader, d: Directive | undefine
     return `${rounded}s`;
   }
   return seconds(v);
+}
+
+/**
+ * What keepalived 2.2.7's strict mode resets in an instance's config (vrrp.c, vrrp_complete_instance): it
+ * ignores authentication ("Strict mode does not support authentication"), preempt_delay and
+ * down_timer_adverts ("incompatible with strict mode - resetting"). Unicast peers: see the caller.
+ */
+function strictResets(ctx: Context, inst: InstanceOut): void {
+  const dropped: string[] = [];
+  if (inst.authentication !== undefined) {
+    delete inst.authentication;
+    dropped.push('authentication');
+  }
+  if (inst.preemptDelay !== undefined) {
+    delete inst.preemptDelay;
+    dropped.push('preempt_delay');
+  }
+  if (inst.downTimerAdverts !== undefined) {
+    delete inst.downTimerAdverts;
+    dropped.push('down_timer_adverts');
+  }
+  if (dropped.length > 0) ctx.note(inst, `${dropped.join(', ')} dropped: keepalived's strict mode resets them`);
 }
 
 function mapAuthentication(ctx: Context, auth: Directive, inst: InstanceOut): void {
@@ -581,14 +635,14 @@ export function mapSyncGroup(ctx: Context, b: NamedBlock, env: Omit<InstanceEnv,
   // Sync-group tracking applies to every member: copy it onto each member instance.
   const tracks = mapTracks(ctx, r, env);
   const notify = mapNotify(ctx, r, false);
-  const keepWeights = r.has('sync_group_tracking_weight');
+  // keepalived 2.2.7 reads global_tracking as sync_group_tracking_weight (measured: "global_tracking is
+  // deprecated", the members' weights then apply).
+  const keepWeights = r.has('sync_group_tracking_weight', 'global_tracking');
   r.ignore('global_tracking', 'sync_group_tracking_weight');
   r.finish();
   const memberInstances = instances.filter((i) => members.includes(i.name));
   for (const inst of memberInstances) {
-    // keepalived zeroes the tracking weights of member instances (unless sync_group_tracking_weight),
-    // so a failing script or file puts the whole group into FAULT instead of shifting priorities.
-    if (!keepWeights) zeroWeights(ctx, inst, name, env);
+    if (!keepWeights) memberTracksWithoutWeights(ctx, inst, name, env);
     for (const key of ['trackInterfaces', 'trackScripts', 'trackFiles', 'trackProcesses'] as const) {
       const extra = tracks[key];
       if (!extra) continue;
@@ -612,18 +666,39 @@ export function mapSyncGroup(ctx: Context, b: NamedBlock, env: Omit<InstanceEnv,
   return sg;
 }
 
-function zeroWeights(ctx: Context, inst: InstanceOut, group: string, env: Pick<InstanceEnv, 'scripts' | 'processes'>): void {
-  const effective = (t: { name?: string; weight?: number }): number => t.weight ?? (t.name === undefined ? 0 : (env.scripts[t.name]?.weight ?? 0));
-  // A process tracker's own weight defaults to 1 (keepalived's).
-  const processWeight = (t: { name: string; weight?: number }): number => t.weight ?? env.processes[t.name]?.weight ?? 1;
-  for (const t of inst.trackProcesses ?? []) {
-    if (processWeight(t) === 0) continue;
+/**
+ * A sync group member's own tracking as keepalived 2.2.7 runs it without sync_group_tracking_weight (measured:
+ * docs/migration.md, "Sync groups"): a weighted track_script is ignored altogether ("ignoring tracked script …
+ * with weights due to SYNC group"), a track_file keeps weight 1 (its default) as 0 and is ignored with any other
+ * weight, a weighted track_interface gets weight 0 (down = FAULT); track_process weights apply as written. The
+ * group's own tracking keeps its weights.
+ */
+function memberTracksWithoutWeights(ctx: Context, inst: InstanceOut, group: string, env: Pick<InstanceEnv, 'scripts'>): void {
+  const why = `keepalived ignores weighted tracking on a member of sync group ${group} (no sync_group_tracking_weight)`;
+  for (const t of inst.trackInterfaces ?? []) {
+    if ((t.weight ?? 0) === 0) continue;
     t.weight = 0;
-    ctx.note(t, `weight 0: keepalived ignores tracking weights inside sync group ${group}`);
+    ctx.note(t, `weight 0: ${why}`);
   }
-  for (const t of [...(inst.trackScripts ?? []), ...(inst.trackFiles ?? [])]) {
-    if (effective(t) === 0) continue;
-    t.weight = 0;
-    ctx.note(t, `weight 0: keepalived ignores tracking weights inside sync group ${group}`);
+  const dropped: string[] = [];
+  if (inst.trackScripts !== undefined) {
+    inst.trackScripts = inst.trackScripts.filter((t) => {
+      const w = t.weight ?? env.scripts[t.name]?.weight ?? 0;
+      if (w !== 0) dropped.push(`track_script ${t.name} (weight ${w})`);
+      return w === 0;
+    });
   }
+  if (inst.trackFiles !== undefined) {
+    inst.trackFiles = inst.trackFiles.filter((t) => {
+      const w = t.weight ?? 1;
+      if (w === 1) {
+        t.weight = 0;
+        ctx.note(t, `weight 0: ${why}`);
+      } else if (w !== 0) dropped.push(`track_file ${t.path} (weight ${w})`);
+      return w === 0 || w === 1;
+    });
+  }
+  if (inst.trackScripts?.length === 0) delete inst.trackScripts;
+  if (inst.trackFiles?.length === 0) delete inst.trackFiles;
+  if (dropped.length > 0) ctx.note(inst, `not tracked: ${dropped.join(', ')}: ${why}`);
 }

@@ -2,7 +2,9 @@
 // `ipvlan`, both ends of one VRRP instance. Each director runs it on an l2 private ipvlan vrrp.51 of its eth0
 // carrying its own address (the adverts' source) and the VIP; lvsd's link is what keepalived's is (`ip -d -j
 // link`: kind, mode, flags, parent, the parent's MAC, IPv6 off); one master; the VIP moves to lvsd when
-// keepalived stops; lvsd removes its ipvlan on stop. Called from program.ts's boot (one boot, no new one).
+// keepalived stops; lvsd removes its ipvlan on stop. Then an IPv6 instance: IPv6 stays on, the kernel's own
+// link-local on the ipvlan is the source without an address, a configured one goes on nodad and deprecated.
+// Called from program.ts's boot (one boot, no new one).
 import assert from 'node:assert/strict';
 import { Topology } from '../../support/netns.js';
 import { keepalivedConf, startKeepalived } from '../../support/keepalived.js';
@@ -10,6 +12,7 @@ import { startLvsdNode } from '../../support/vrrp-node.js';
 import type { Checks } from './checks.js';
 
 const VIP = '10.78.0.100';
+const VIP6 = 'fd00:78::100';
 
 interface LinkView { kind: string; mode: string; flags: string; parent: string; address: string; ipv6: string; addrs: string[] }
 
@@ -51,6 +54,60 @@ export async function ipvlanChecks(checks: Checks): Promise<void> {
           await l.stop();
           assert.equal(await view(d2), null, 'lvsd removed its ipvlan on stop');
           return `keepalived ${JSON.stringify(theirs)}`;
+        } finally {
+          await l.kill();
+        }
+      } finally {
+        await k.kill();
+      }
+    } finally {
+      topo.destroy();
+    }
+  });
+  await checks.check('use_ipvlan, IPv6: IPv6 stays on with the kernel\'s own link-local on the ipvlan; without an address that link-local is the adverts\' source, an address goes on nodad and deprecated and is the source; the VIP on the parent; lvsd hears keepalived and takes over', async () => {
+    const topo = await Topology.create('ipvl6');
+    try {
+      const d1 = await topo.addHost({ name: 'd1', addresses: ['fd00:78::1/64'] });
+      const d2 = await topo.addHost({ name: 'd2', addresses: ['fd00:78::2/64'] });
+      interface Addr6 { local: string; scope: string; nodad?: boolean; preferred_life_time?: number }
+      const view = async (ns: typeof d1): Promise<{ ipv6: string; addrgen: string; addrs: string[] } | null> => {
+        const r = await ns.exec('ip', ['-6', '-d', '-j', 'addr', 'show', 'dev', 'vrrp.51']).catch(() => null);
+        const l = r === null ? undefined : (JSON.parse(r.stdout) as { addr_info: Addr6[] }[])[0];
+        if (l === undefined) return null;
+        const addrgen = /addrgenmode (\S+)/.exec((await ns.exec('ip', ['-d', 'link', 'show', 'dev', 'vrrp.51'])).stdout)?.[1] ?? '';
+        const ipv6 = (await ns.exec('cat', ['/proc/sys/net/ipv6/conf/vrrp.51/disable_ipv6'])).stdout.trim();
+        // The flags that matter: a configured address is nodad and deprecated (preferred_lft 0), the kernel's is neither.
+        return { ipv6, addrgen, addrs: l.addr_info.map((a) => `${a.local} ${a.scope}${a.nodad === true ? ' nodad' : ''}${a.preferred_life_time === 0 ? ' deprecated' : ''}`).sort() };
+      };
+      // The kernel gives each ipvlan a dev_id, so its link-local (eui64) differs from the parent's though the MAC is the same.
+      const kernelLinkLocal = (v: { addrs: string[] } | null): string | undefined => v?.addrs.find((a) => a.startsWith('fe80:') && a.endsWith(' link'))?.split(' ')[0];
+      const k = await startKeepalived(d1, keepalivedConf([{ name: 'VI_6', interface: 'eth0', vrid: 51, priority: 150, version: 3, interval: 1, vips: [`${VIP6}/64`], extra: ['use_ipvlan vrrp.51 fe80::11/64 private'] }]));
+      try {
+        await k.waitForLog(/Entering MASTER STATE/, 15_000);
+        const l = await startLvsdNode(d2, { instances: [{ name: 'VI_6', interface: 'eth0', vrid: 51, version: 3, advertIntervalMs: 1000, priority: 100, vips: [`${VIP6}/64`], ipvlan: { type: 'private' } }], garp: { masterDelayMs: 0 } }, 60_000);
+        try {
+          await l.waitState('VI_6', 'BACKUP', 10_000);
+          const theirs = await view(d1);
+          const mine = await view(d2);
+          const theirLl = kernelLinkLocal(theirs);
+          const myLl = kernelLinkLocal(mine);
+          assert.ok(theirLl !== undefined && myLl !== undefined, `both ipvlans have the kernel's link-local: ${JSON.stringify({ theirs, mine })}`);
+          assert.deepEqual(theirs, { ipv6: '0', addrgen: 'eui64', addrs: [`${theirLl} link`, 'fe80::11 link nodad deprecated'].sort() }, 'keepalived\'s IPv6 ipvlan as measured');
+          assert.deepEqual(mine, { ipv6: '0', addrgen: 'eui64', addrs: [`${myLl} link`] }, 'lvsd\'s: IPv6 on, only the kernel\'s link-local');
+          assert.ok(!(await d1.addresses('eth0')).some((a) => a.startsWith('fe80::11/')), 'keepalived\'s address is on the ipvlan only');
+          assert.ok((await d1.addresses('eth0')).some((a) => a.startsWith(`${VIP6}/`)), 'keepalived\'s VIP is on eth0');
+          await new Promise((r) => setTimeout(r, 4000)); // > lvsd's Master_Down_Interval (3.6 s): it hears keepalived through the ipvlans
+          assert.deepEqual(l.transitions.map((t) => t.to), ['BACKUP'], `lvsd heard keepalived through its ipvlan all along; ${l.output().slice(-1500)}`);
+          await k.stop();
+          await l.waitState('VI_6', 'MASTER', 10_000);
+          assert.ok((await d2.addresses('eth0')).some((a) => a.startsWith(`${VIP6}/`)), 'lvsd put the VIP on eth0, as keepalived');
+          // One of lvsd's adverts as it arrives at d1: from the ipvlan's link-local, with the parent's MAC.
+          const cap = (await d1.exec('timeout', ['5', 'tcpdump', '-c', '1', '-e', '-n', '-i', 'eth0', 'ip6 proto 112'])).stdout;
+          const mac = (await d2.exec('cat', ['/sys/class/net/eth0/address'])).stdout.trim();
+          assert.match(cap, new RegExp(`^\\S+ ${mac} > 33:33:00:00:00:12, .* ${myLl.replace(/[.:]/g, (c) => `\\${c}`)} > ff02::12: VRRPv3`, 'm'), cap);
+          await l.stop();
+          assert.equal(await view(d2), null, 'lvsd removed its ipvlan on stop');
+          return `keepalived ${JSON.stringify(theirs)}; lvsd ${JSON.stringify(mine)}`;
         } finally {
           await l.kill();
         }
