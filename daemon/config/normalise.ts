@@ -68,7 +68,7 @@ function statusRanges(list: (number | string)[] | undefined): { min: number; max
 }
 
 /** The keys of one page of an http check: `urls` stands for all of them. */
-const URL_KEYS = ['path', 'status', 'bodyRegex', 'digest'] as const;
+const URL_KEYS = ['path', 'status', 'bodyRegex', 'bodyRegexFlags', 'bodyRegexNoMatch', 'bodyRegexMinOffset', 'bodyRegexMaxOffset', 'digest'] as const;
 
 /**
  * The check of a real server (its overrides merged over the service's, then defaults) as checkers: one per url of an http check with `urls` (keepalived
@@ -132,7 +132,12 @@ function normaliseCheck(m: HealthCheckFile, given: boolean): HealthCheck {
       status: statusRanges(h?.status),
       host: h?.host,
       bodyRegex: h?.bodyRegex,
+      bodyRegexFlags: h?.bodyRegexFlags,
+      bodyRegexNoMatch: h?.bodyRegexNoMatch,
+      bodyRegexMinOffset: h?.bodyRegexMinOffset,
+      bodyRegexMaxOffset: h?.bodyRegexMaxOffset,
       digest: h?.digest?.toLowerCase(),
+      protocol: h?.protocol ?? '1.1',
       headers: h?.headers ?? {},
       tlsVerify: h?.tlsVerify ?? false,
       sni: h?.sni,

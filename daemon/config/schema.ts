@@ -437,11 +437,20 @@ const HttpStatus = Type.Union(
   { description: 'A status code (200) or a range ("200-299").' },
 );
 
+// How bodyRegex is applied (keepalived's regex_options, regex_no_match, regex_min_offset, regex_max_offset).
+const BodyRegexOptions = {
+  bodyRegexFlags: opt(Type.String({ pattern: '^(?:([ims])(?!.*\\1))*$', description: 'JavaScript flags of bodyRegex: i (caseless), m (multiline), s (dotall). Default none.' })),
+  bodyRegexNoMatch: opt(Type.Boolean({ description: 'Invert bodyRegex: the check fails when the body matches (keepalived regex_no_match). Default false.' })),
+  bodyRegexMinOffset: opt(Int(0, 1048576, 'bodyRegex must match starting at this byte of the body or later (keepalived regex_min_offset); a lookbehind still sees the bytes before. Default 0.')),
+  bodyRegexMaxOffset: opt(Int(0, 1048576, 'bodyRegex must match starting at this byte of the body or earlier (keepalived regex_max_offset); the match may run on past it. Default: anywhere.')),
+};
+
 const HttpUrl = Obj(
   {
     path: Type.String({ pattern: '^/', description: 'Request path.' }),
     status: opt(Type.Array(HttpStatus, { minItems: 1, description: 'Accepted status codes. Default [200-299].' })),
     bodyRegex: opt(Type.String({ minLength: 1, description: 'The body must match this regular expression.' })),
+    ...BodyRegexOptions,
     digest: opt(Type.String({ pattern: '^[0-9a-fA-F]{32}$', description: 'MD5 hex digest the body must have (keepalived digest).' })),
   },
   'One page of an http/https check (keepalived url block).',
@@ -470,7 +479,9 @@ export const HealthCheck = Obj(
           status: opt(Type.Array(HttpStatus, { minItems: 1, description: 'Accepted status codes. Default [200-299].' })),
           host: opt(Type.String({ minLength: 1, description: 'Host header (keepalived virtualhost). Default: the address checked, with :port when the port is not 80 (http) or 443 (https).' })),
           bodyRegex: opt(Type.String({ minLength: 1, description: 'The body must match this regular expression.' })),
+          ...BodyRegexOptions,
           digest: opt(Type.String({ pattern: '^[0-9a-fA-F]{32}$', description: 'MD5 hex digest the body must have (keepalived digest).' })),
+          protocol: opt(Enum(['1.0', '1.0C', '1.1'], 'Request line and Connection header (keepalived http_protocol): 1.0 sends HTTP/1.0 without a Connection header, 1.0C HTTP/1.0 with Connection: close, 1.1 HTTP/1.1 with Connection: close. keepalived\'s default is 1.0, which the importer writes out. Default 1.1.')),
           urls: opt(Type.Array(HttpUrl, { minItems: 1, description: 'Several pages, every one must pass (keepalived: several url blocks). Instead of path, status, bodyRegex and digest; each url is checked as its own checker with this check\'s timing, so the panel names the page that failed.' })),
           headers: opt(Type.Record(Type.String({ pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$' }), Type.String(), { additionalProperties: false, description: 'Extra request headers. Default none.' })),
           tlsVerify: opt(Type.Boolean({ description: 'https: verify the certificate chain and name against the system CA store (keepalived verifies neither). Default false.' })),

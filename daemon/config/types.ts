@@ -290,8 +290,15 @@ export interface HealthCheck {
     status: { min: number; max: number }[];
     host?: string;
     bodyRegex?: string;
+    /** How bodyRegex applies: its JavaScript flags, inverted, where the match may start (bytes into the body). */
+    bodyRegexFlags?: string;
+    bodyRegexNoMatch?: boolean;
+    bodyRegexMinOffset?: number;
+    bodyRegexMaxOffset?: number;
     /** Lower-case MD5 hex. */
     digest?: string;
+    /** keepalived http_protocol: the request line's version and whether Connection: close is sent. */
+    protocol: '1.0' | '1.0C' | '1.1';
     headers: Record<string, string>;
     tlsVerify: boolean;
     sni?: string;

@@ -77,6 +77,11 @@ export function checkOptions(hc: HealthCheck, alpha: boolean): CheckOptions {
     };
     if (hc.http.host !== undefined) h.host = hc.http.host;
     if (hc.http.bodyRegex !== undefined) h.bodyRegex = hc.http.bodyRegex;
+    if (hc.http.bodyRegexFlags !== undefined) h.bodyRegexFlags = hc.http.bodyRegexFlags;
+    if (hc.http.bodyRegexNoMatch !== undefined) h.bodyRegexNoMatch = hc.http.bodyRegexNoMatch;
+    if (hc.http.bodyRegexMinOffset !== undefined) h.bodyRegexMinOffset = hc.http.bodyRegexMinOffset;
+    if (hc.http.bodyRegexMaxOffset !== undefined) h.bodyRegexMaxOffset = hc.http.bodyRegexMaxOffset;
+    if (hc.http.protocol !== '1.1') h.protocol = hc.http.protocol;
     if (hc.http.digest !== undefined) h.digest = hc.http.digest;
     if (hc.http.sni !== undefined) h.sni = hc.http.sni;
     if (hc.http.ca !== undefined) h.ca = hc.http.ca;

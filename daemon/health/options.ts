@@ -13,6 +13,13 @@ export interface HttpCheckOptions {
   host?: string;
   /** JavaScript regular expression the body must match. */
   bodyRegex?: string;
+  /** Its flags (i, m, s), inverted (keepalived regex_no_match), and where the match may start in the body. */
+  bodyRegexFlags?: string;
+  bodyRegexNoMatch?: boolean;
+  bodyRegexMinOffset?: number;
+  bodyRegexMaxOffset?: number;
+  /** keepalived http_protocol (default 1.1): HTTP/1.0 without Connection, 1.0 with Connection: close, 1.1 with it. */
+  protocol?: '1.0' | '1.0C' | '1.1';
   /** Expected md5 of the body, lowercase hex (keepalived `digest`). */
   digest?: string;
   headers?: Readonly<Record<string, string>>;

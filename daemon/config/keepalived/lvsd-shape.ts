@@ -105,6 +105,10 @@ export interface UrlOut {
   path?: string;
   status?: (number | string)[];
   bodyRegex?: string;
+  bodyRegexFlags?: string;
+  bodyRegexNoMatch?: boolean;
+  bodyRegexMinOffset?: number;
+  bodyRegexMaxOffset?: number;
   digest?: string;
 }
 
@@ -123,7 +127,7 @@ export interface HealthCheckOut {
   bindInterface?: string;
   bindPort?: number;
   fwmark?: number;
-  http?: { path?: string; status?: (number | string)[]; host?: string; bodyRegex?: string; digest?: string; urls?: UrlOut[]; tlsVerify?: boolean; sni?: string; clientCertificate?: { certificate: string; key: string; password?: string } };
+  http?: UrlOut & { host?: string; protocol?: '1.0' | '1.0C' | '1.1'; urls?: UrlOut[]; tlsVerify?: boolean; sni?: string; clientCertificate?: { certificate: string; key: string; password?: string } };
   udp?: { payload?: string; expect?: string; minReplyLength?: number; maxReplyLength?: number };
   dns?: { name: string; type?: string };
   smtp?: { helo?: string };
