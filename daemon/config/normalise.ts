@@ -7,7 +7,7 @@ import { bgpConfig } from './bgp.js';
 import { clusterConfig } from './cluster.js';
 import { realServerKey, serviceKey } from './semantic.js';
 import type { ConfigFile, HealthCheckFile } from './schema.js';
-import type { Config, Garp, HealthCheck, Notify, RealServer, VirtualServer, Vip, VrrpInstance, VrrpScript } from './types.js';
+import type { Config, Garp, LifecycleScriptConfig, HealthCheck, Notify, RealServer, VirtualServer, Vip, VrrpInstance, VrrpScript } from './types.js';
 import type { TrackProcessOptions } from '../vrrp/process-track.js';
 import { DEFAULT_VMAC_NFT } from '../vrrp/vmac-igmp.js';
 
@@ -65,6 +65,10 @@ function statusRanges(list: (number | string)[] | undefined): { min: number; max
     const [lo, hi] = s.split('-').map(Number);
     return { min: lo ?? 0, max: hi ?? 0 };
   });
+}
+
+function lifecycleScript(s: { command: string; timeout?: string | number; user?: string } | undefined): LifecycleScriptConfig | undefined {
+  return s === undefined ? undefined : compact({ command: s.command, timeoutMs: ms(s.timeout, 10_000), user: s.user });
 }
 
 /** The keys of one page of an http check: `urls` stands for all of them. */
@@ -336,7 +340,7 @@ export function normalise(file: ConfigFile, source: string): Config {
   const sd = file.ipvs?.syncDaemon;
   return {
     source,
-    node: { name: file.node?.name ?? hostname() },
+    node: compact({ name: file.node?.name ?? hostname(), startupScript: lifecycleScript(file.node?.startupScript), shutdownScript: lifecycleScript(file.node?.shutdownScript) }),
     api: compact({ listen, host: hp.host, port: hp.port, socket: file.api?.socket ?? DEFAULTS.apiSocket, allowedHosts: [...(file.api?.allowedHosts ?? [])], tls: file.api?.tls ? { ...file.api.tls } : undefined, prometheus: file.api?.prometheus ? { ...file.api.prometheus } : undefined }),
     stateFile: file.stateFile ?? DEFAULTS.stateFile,
     dataplane: file.dataplane ?? 'auto',

@@ -34,9 +34,26 @@ const Name = (description: string) => Type.String({ pattern: '^[A-Za-z0-9_.:@-]+
 // ---------------------------------------------------------------------------------------------
 // Daemon-wide sections
 
+const ScriptUser = (what: string) => Type.String({ minLength: 1, pattern: '^[^:\\s]+(:[^:\\s]+)?$', description: `${what} "user" or "user:group".` });
+
+// keepalived startup_script / shutdown_script: run once, before anything starts and after everything stopped.
+const LifecycleScript = (when: string) =>
+  Obj(
+    {
+      command: Type.String({ minLength: 1, description: 'The program and its arguments (split like a notify command, not run by a shell).' }),
+      timeout: opt(Duration('After this long the script\'s process group gets SIGTERM (SIGKILL 2 s later) and lvsd goes on (keepalived startup_script_timeout / shutdown_script_timeout). Default 10s.')),
+      user: opt(ScriptUser('Run as this user (keepalived startup_script "/x" user group). Default: vrrp.scriptUser, else the daemon\'s user.')),
+    },
+    `A script lvsd runs ${when} and waits for (keepalived ${when === 'before it starts anything' ? 'startup_script' : 'shutdown_script'}); its exit status is logged, never fatal.`,
+  );
+
 export const NodeSection = Obj(
-  { name: opt(Name('This director\'s name (keepalived router_id). Default: the hostname.')) },
-  'Identity of this director.',
+  {
+    name: opt(Name('This director\'s name (keepalived router_id). Default: the hostname.')),
+    startupScript: opt(LifecycleScript('before it starts anything')),
+    shutdownScript: opt(LifecycleScript('after everything stopped (VIPs released)')),
+  },
+  'Identity of this director, and its start and stop scripts.',
 );
 
 export const ApiSection = Obj(
@@ -145,7 +162,6 @@ export const GarpSettings = Obj(
   'Gratuitous ARP / unsolicited neighbour advertisement timing.',
 );
 
-const ScriptUser = (what: string) => Type.String({ minLength: 1, pattern: '^[^:\\s]+(:[^:\\s]+)?$', description: `${what} "user" or "user:group".` });
 
 export const VrrpScript = Obj(
   {

@@ -12,7 +12,7 @@ export type DataplaneChoice = 'auto' | 'ipvs' | 'nftables' | 'userspace';
 export interface Config {
   /** The file it was loaded from ("<inline>" for text). */
   source: string;
-  node: { name: string };
+  node: { name: string; startupScript?: LifecycleScriptConfig; shutdownScript?: LifecycleScriptConfig };
   api: ApiConfig;
   stateFile: string;
   dataplane: DataplaneChoice;
@@ -364,4 +364,12 @@ export interface VirtualServer {
   /** The service-level further checkers (the default of its real servers), urls expanded as on a real server. */
   moreChecks: HealthCheck[];
   realServers: RealServer[];
+}
+
+/** keepalived startup_script / shutdown_script. */
+export interface LifecycleScriptConfig {
+  command: string;
+  timeoutMs: number;
+  /** "user" or "user:group"; absent: vrrp.scriptUser, else the daemon's user. */
+  user?: string;
 }

@@ -388,6 +388,20 @@ test('http_protocol 1.0 / 1.0C / 1.0c / 1.1; keepalived\'s default 1.0 written o
   assert.match(proto('fast_recovery').yaml, /fast_recovery: lvsd checks every url at each interval/);
 });
 
+test('startup_script / shutdown_script [user [group]] and their _timeout → node.startupScript / shutdownScript', () => {
+  const r = importText('global_defs {\n router_id lb\n startup_script "/etc/lvs/up.sh now" www adm\n startup_script_timeout 20\n shutdown_script /etc/lvs/down.sh\n startup_script /second.sh\n}\n');
+  assert.deepEqual(r.config.node, { name: 'lb', startupScript: { command: '/etc/lvs/up.sh now', user: 'www:adm', timeout: '20s' }, shutdownScript: { command: '/etc/lvs/down.sh' } });
+  // keepalived keeps the first startup_script ("startup script already specified").
+  assert.deepEqual(diag(r), ['6 startup_script']);
+  const bad = importText('global_defs {\n shutdown_script_timeout 20\n startup_script /x\n startup_script_timeout 0\n}\n');
+  assert.deepEqual(bad.config.node, { startupScript: { command: '/x' } });
+  assert.deepEqual(diag(bad), ['2 shutdown_script_timeout', '4 startup_script_timeout']);
+  const loaded = loadConfigText(r.yaml);
+  assert.ok(loaded.ok, 'the output passes check-config');
+  assert.deepEqual(loaded.config.node.startupScript, { command: '/etc/lvs/up.sh now', timeoutMs: 20_000, user: 'www:adm' });
+  assert.deepEqual(loaded.config.node.shutdownScript, { command: '/etc/lvs/down.sh', timeoutMs: 10_000 });
+});
+
 test('MISC_CHECK → exec (misc_timeout, misc_dynamic, retry 0); DNS_CHECK defaults SOA "." retry 3', () => {
   const misc = importText(VS(' delay_loop 5\n real_server 10.0.1.1 80 {\n  MISC_CHECK {\n   misc_path "/bin/chk 10.0.1.1"\n   misc_dynamic\n  }\n }')).config.virtualServers?.[0]?.healthCheck;
   assert.deepEqual(misc, { type: 'exec', interval: '5s', timeout: '5s', rise: 1, fall: 1, retry: 0, delayBeforeRetry: '1s', warmup: '5s', exec: { command: '/bin/chk 10.0.1.1', dynamicWeight: true } });

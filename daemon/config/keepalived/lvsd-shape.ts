@@ -199,7 +199,7 @@ export interface AlertsOut {
 }
 
 export interface ConfigOut {
-  node?: { name: string };
+  node?: { name?: string; startupScript?: LifecycleScriptOut; shutdownScript?: LifecycleScriptOut };
   alerts?: AlertsOut;
   ipvs?: {
     timeouts?: { tcp?: Duration; tcpFin?: Duration; udp?: Duration };
@@ -225,4 +225,11 @@ export interface ConfigOut {
     realtimePriority?: number;
   };
   virtualServers?: VirtualServerOut[];
+}
+
+/** node.startupScript / shutdownScript (keepalived startup_script / shutdown_script). */
+export interface LifecycleScriptOut {
+  command: string;
+  timeout?: Duration;
+  user?: string;
 }

@@ -1,7 +1,7 @@
 // global_defs → node, ipvs (sync daemon, timeouts) and vrrp.garp.
 import { isIP } from 'node:net';
 import type { Directive } from './parser.js';
-import type { ConfigOut, GarpOut } from './lvsd-shape.js';
+import type { ConfigOut, GarpOut, LifecycleScriptOut } from './lvsd-shape.js';
 import { BlockReader, type Context } from './reader.js';
 import { safeName } from './names.js';
 import { mapGlobalMail, type GlobalMail } from './map-alerts.js';
@@ -52,6 +52,11 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
     const node = { name: safeName(ctx, routerId, name) };
     ctx.source.at(node, 'name', routerId.pos);
     out.node = node;
+  }
+
+  for (const [kw, key] of [['startup_script', 'startupScript'], ['shutdown_script', 'shutdownScript']] as const) {
+    const script = lifecycleScript(r, kw);
+    if (script !== undefined) out.node = { ...out.node, [key]: script };
   }
 
   const sync = r.last('lvs_sync_daemon');
@@ -271,4 +276,32 @@ function mapNftables(ctx: Context, r: BlockReader, out: GlobalResult): void {
     ctx.source.at(nft, 'counters', countersD.pos);
   }
   if (Object.keys(nft).length > 0) out.nftables = nft;
+}
+
+/**
+ * startup_script / shutdown_script SCRIPT [USER [GROUP]] and its _timeout (1..1000 s, keepalived's default
+ * 10 s, lvsd's too). keepalived keeps the first of two ("script already specified"); so does the import.
+ */
+function lifecycleScript(r: BlockReader, kw: 'startup_script' | 'shutdown_script'): LifecycleScriptOut | undefined {
+  const [d, ...again] = r.all(kw);
+  for (const x of again) r.ctx.reportDirective(x, `${kw} already given at ${r.ctx.displayPos(d?.pos ?? x.pos)}: keepalived keeps the first, and so does the import`);
+  const timeoutD = r.last(`${kw}_timeout`);
+  const command = r.str(d);
+  if (d === undefined || command === undefined) {
+    if (timeoutD) r.ctx.reportDirective(timeoutD, `no ${kw}: nothing to time out`);
+    return undefined;
+  }
+  const out: LifecycleScriptOut = { command };
+  r.ctx.source.self(out, d.pos);
+  r.ctx.source.at(out, 'command', d.pos);
+  if (d.args.length > 1) {
+    out.user = d.args.slice(1, 3).join(':');
+    r.ctx.source.at(out, 'user', d.pos);
+  }
+  const timeout = r.int(timeoutD, 1, 1000);
+  if (timeoutD && timeout !== undefined) {
+    out.timeout = `${timeout}s`;
+    r.ctx.source.at(out, 'timeout', timeoutD.pos);
+  }
+  return out;
 }

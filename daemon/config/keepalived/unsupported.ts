@@ -64,8 +64,6 @@ const REASONS: Record<string, string> = {
   promote_secondaries: 'set net.ipv4.conf.IF.promote_secondaries with sysctl instead',
   global_tracking: 'obsolete; put tracking on the sync group (the importer copies it to every member)',
   sync_group_tracking_weight: 'lvsd applies member tracking weights as written',
-  startup_script: 'run it from the unit with ExecStartPre= instead',
-  shutdown_script: 'run it from the unit with ExecStopPost= instead',
   process_names: 'not applicable: lvsd is one process',
   process_name: 'not applicable: lvsd is one process',
   vrrp_process_name: 'not applicable: lvsd is one process',
