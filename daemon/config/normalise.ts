@@ -128,6 +128,7 @@ function normaliseCheck(m: HealthCheckFile, given: boolean): HealthCheck {
     bindInterface: m.bindInterface,
     bindPort: m.bindPort,
     fwmark: m.fwmark,
+    logAllFailures: m.logAllFailures ?? false,
   };
   if (type === 'http' || type === 'https') {
     const h = m.http;

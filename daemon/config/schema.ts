@@ -487,6 +487,7 @@ export const HealthCheck = Obj(
     bindTo: opt(Ip('Source address of the checks.')),
     bindPort: opt(Port('Source port of the checks (keepalived bind_port), with bindTo or alone (any address of the target\'s family). Not for ping, file, exec or none checks.')),
     fwmark: opt(Int(1, 4294967295, 'Firewall mark (SO_MARK) on the check\'s socket, from its first packet (keepalived checker fwmark): for policy routing or nft rules. tcp, plain http and smtp checks only (the native probe engine sets it; Node.js cannot), and lvsd needs CAP_NET_ADMIN.')),
+    logAllFailures: opt(Type.Boolean({ description: 'Log every failed try of this check while the server is up, not only the change to down (keepalived log_all_failures; its global checker_log_all_failures is imported onto every check). Default false.' })),
     bindInterface: opt(Type.String({ minLength: 1, maxLength: 15, description: 'Interface of an IPv6 link-local check target (fe80::/10, checked as fe80::…%eth0); refused for any other target (Node cannot SO_BINDTODEVICE: use bindTo for a source address).' })),
     http: opt(
       Obj(

@@ -284,6 +284,8 @@ export interface HealthCheck {
   bindPort?: number;
   /** keepalived checker fwmark: SO_MARK on the check's socket. */
   fwmark?: number;
+  /** keepalived log_all_failures: log every failed try while up. */
+  logAllFailures: boolean;
   http?: {
     path: string;
     /** Accepted status codes as inclusive ranges; 200 → { min: 200, max: 200 }. */

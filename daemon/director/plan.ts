@@ -68,6 +68,7 @@ export function checkOptions(hc: HealthCheck, alpha: boolean): CheckOptions {
   if (hc.bindInterface !== undefined) o.bindInterface = hc.bindInterface;
   if (hc.bindPort !== undefined) o.bindPort = hc.bindPort;
   if (hc.fwmark !== undefined) o.fwmark = hc.fwmark;
+  if (hc.logAllFailures) o.logAllFailures = true;
   if (hc.http !== undefined) {
     const h: HttpCheckOptions = {
       path: hc.http.path,

@@ -110,6 +110,8 @@ export interface CheckOptions extends RiseFallOptions {
   bindInterface?: string;
   /** Source port of the check (keepalived bind_port). */
   bindPort?: number;
+  /** Log every failed try while the checker is up (keepalived log_all_failures). */
+  logAllFailures?: boolean;
   /** SO_MARK on the check's socket (keepalived checker fwmark): native engine only (Node cannot set it before connect). */
   fwmark?: number;
   http?: HttpCheckOptions;

@@ -402,6 +402,19 @@ test('startup_script / shutdown_script [user [group]] and their _timeout → nod
   assert.deepEqual(loaded.config.node.shutdownScript, { command: '/etc/lvs/down.sh', timeoutMs: 10_000 });
 });
 
+test('log_all_failures on a checker, or checker_log_all_failures for all (keepalived ORs them) → healthCheck.logAllFailures', () => {
+  const rs = (ip: string, extra: string) => ` real_server ${ip} 80 {\n  TCP_CHECK {\n${extra}  }\n }\n`;
+  const one = importText(VS(rs('10.0.1.1', '   log_all_failures\n') + rs('10.0.1.2', '   log_all_failures off\n')));
+  assert.deepEqual(one.config.virtualServers?.[0]?.realServers.map((s) => s.healthCheck?.logAllFailures), [true, undefined]);
+  assert.deepEqual(diag(one), []);
+  const all = importText(`global_defs {\n checker_log_all_failures\n}\n${VS(rs('10.0.1.1', '   log_all_failures off\n'))}`);
+  assert.equal(all.config.virtualServers?.[0]?.healthCheck?.logAllFailures, true);
+  assert.deepEqual(diag(all), []);
+  const loaded = loadConfigText(all.yaml);
+  assert.ok(loaded.ok, 'the output passes check-config');
+  assert.equal(healthPlan(loaded.config).targets[0]?.check.logAllFailures, true);
+});
+
 test('MISC_CHECK → exec (misc_timeout, misc_dynamic, retry 0); DNS_CHECK defaults SOA "." retry 3', () => {
   const misc = importText(VS(' delay_loop 5\n real_server 10.0.1.1 80 {\n  MISC_CHECK {\n   misc_path "/bin/chk 10.0.1.1"\n   misc_dynamic\n  }\n }')).config.virtualServers?.[0]?.healthCheck;
   assert.deepEqual(misc, { type: 'exec', interval: '5s', timeout: '5s', rise: 1, fall: 1, retry: 0, delayBeforeRetry: '1s', warmup: '5s', exec: { command: '/bin/chk 10.0.1.1', dynamicWeight: true } });

@@ -127,6 +127,7 @@ export interface HealthCheckOut {
   bindInterface?: string;
   bindPort?: number;
   fwmark?: number;
+  logAllFailures?: boolean;
   http?: UrlOut & { host?: string; protocol?: '1.0' | '1.0C' | '1.1'; urls?: UrlOut[]; tlsVerify?: boolean; sni?: string; clientCertificate?: { certificate: string; key: string; password?: string } };
   udp?: { payload?: string; expect?: string; minReplyLength?: number; maxReplyLength?: number };
   dns?: { name: string; type?: string };

@@ -18,6 +18,9 @@ type UdpOut = NonNullable<HealthCheckOut['udp']>;
 
 export const CHECKERS = ['TCP_CHECK', 'HTTP_GET', 'SSL_GET', 'DNS_CHECK', 'MISC_CHECK', 'UDP_CHECK', 'SMTP_CHECK', 'PING_CHECK', 'BFD_CHECK', 'FILE_CHECK'];
 
+/** global_defs checker_log_all_failures (on), by import: every checker logs every failure then. */
+export const logAllFailuresOf = new WeakMap<Context, Directive>();
+
 /** The global track_file blocks of one import, by name: a FILE_CHECK names one (the mapper sets it). */
 export const trackFilesOf = new WeakMap<Context, ReadonlyMap<string, TrackFile>>();
 
@@ -113,6 +116,13 @@ export function mapChecker(ctx: Context, d: Directive, inherited: Timing): Healt
   else defaults.push('warmup = delay_loop');
 
   readConnection(ctx, r, hc);
+  // keepalived logs a failure when either the checker's log_all_failures or the global one is on.
+  const lafD = r.last('log_all_failures');
+  const lafGlobal = logAllFailuresOf.get(ctx);
+  if ((lafD && r.bool(lafD) === true) || lafGlobal) {
+    hc.logAllFailures = true;
+    ctx.source.at(hc, 'logAllFailures', (lafD && r.bool(lafD) === true ? lafD : lafGlobal ?? d).pos);
+  }
   const alpha = r.last('alpha');
   if (alpha) ctx.reportDirective(alpha, 'alpha is set per virtual server in lvsd (virtualServers[].alpha); not carried over per checker');
 

@@ -26,6 +26,8 @@ export interface GlobalResult {
   /** vrrp_startup_delay, vrrp_delay_after_boot, with their directives (for the source comments). */
   startupDelay?: { value: string; d: Directive };
   delayAfterBoot?: { value: string; d: Directive };
+  /** checker_log_all_failures on: imported onto every checker. */
+  checkerLogAllFailures?: Directive;
   /** notification_email and the smtp_* settings (map-alerts.ts). */
   mail?: GlobalMail;
   /** script_user USER [GROUP] as "user[:group]"; enable_script_security. */
@@ -58,6 +60,9 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
     const script = lifecycleScript(r, kw);
     if (script !== undefined) out.node = { ...out.node, [key]: script };
   }
+
+  const lafD = r.last('checker_log_all_failures');
+  if (lafD && r.bool(lafD) === true) out.checkerLogAllFailures = lafD;
 
   const sync = r.last('lvs_sync_daemon');
   if (sync) mapSyncDaemon(ctx, sync, out);

@@ -52,8 +52,6 @@ const REASONS: Record<string, string> = {
   net_namespace: 'run lvsd inside the namespace instead (e.g. NetworkNamespacePath= in the unit)',
   nat_mask: 'obsolete: keepalived ignores it too',
   BFD_CHECK: 'lvsd has no BFD daemon, so no BFD checker; check the real server with TCP_CHECK or MISC_CHECK instead',
-  log_all_failures: 'lvsd logs every state change; per-failure logging is not configurable',
-  checker_log_all_failures: 'lvsd logs every state change; per-failure logging is not configurable',
   debug: 'use lvsd\'s log level instead',
   kernel_rx_buf_size: 'lvsd gives every VRRP socket a 1 MiB receive buffer (SO_RCVBUFFORCE, room for ~1000 adverts), above keepalived\'s defaults; not configurable',
   unicast_fault_no_peer: 'lvsd never falls back to multicast when unicastPeers is set',
