@@ -3,6 +3,9 @@
 
 const SCHED = 'process scheduling is set by the systemd unit (Nice=, CPUSchedulingPolicy=, CPUAffinity=), not by the config';
 const SNMP = 'lvsd has no SNMP/DBus agent; use the REST API and /metrics';
+const NAMES = 'keepalived renames its processes (prctl) so pidof/killall find them; lvsd does not rename its own: it runs as the unit lvsd.service, so systemctl status lvsd lists its processes';
+const PIDFILE = 'lvsd writes no pid file: systemd tracks its processes (systemctl show -p MainPID lvsd); run a second lvsd as another unit with its own --config, stateFile and api.socket';
+const NETLINK_BUFS = 'lvsd\'s IPVS and process-connector netlink sockets keep the kernel\'s receive buffer size (net.core.rmem_default: raise it with sysctl); not configurable';
 const FIREWALL = 'lvsd installs no iptables rules or ipsets: it does not filter VIPs (keepalived\'s no_accept / vrrp_strict), and its VMAC IGMP/MLD table is nftables (vrrp.nftables)';
 
 const REASONS: Record<string, string> = {
@@ -52,7 +55,7 @@ const REASONS: Record<string, string> = {
   net_namespace: 'run lvsd inside the namespace instead (e.g. NetworkNamespacePath= in the unit)',
   nat_mask: 'obsolete: keepalived ignores it too',
   BFD_CHECK: 'lvsd has no BFD daemon, so no BFD checker; check the real server with TCP_CHECK or MISC_CHECK instead',
-  debug: 'use lvsd\'s log level instead',
+  debug: 'keepalived 2.2.7 only prints a vrrp_instance\'s debug level in its config dump (vrrp_data.c), so it changed nothing; lvsd\'s logging is --log-level / LVSD_LOG_LEVEL',
   kernel_rx_buf_size: 'lvsd gives every VRRP socket a 1 MiB receive buffer (SO_RCVBUFFORCE, room for ~1000 adverts), above keepalived\'s defaults; not configurable',
   unicast_fault_no_peer: 'lvsd never falls back to multicast when unicastPeers is set',
   check_unicast_src: 'lvsd always checks that unicast adverts come from a listed peer',
@@ -62,12 +65,39 @@ const REASONS: Record<string, string> = {
   promote_secondaries: 'set net.ipv4.conf.IF.promote_secondaries with sysctl instead',
   global_tracking: 'obsolete; put tracking on the sync group (the importer copies it to every member)',
   sync_group_tracking_weight: 'lvsd applies member tracking weights as written',
-  process_names: 'not applicable: lvsd is one process',
-  process_name: 'not applicable: lvsd is one process',
-  vrrp_process_name: 'not applicable: lvsd is one process',
-  checker_process_name: 'not applicable: lvsd is one process',
-  instance: 'run one lvsd per config; name the unit instead',
-  use_pid_dir: 'systemd tracks the process; no pid file',
+  process_names: NAMES,
+  process_name: NAMES,
+  vrrp_process_name: NAMES,
+  checker_process_name: NAMES,
+  instance: 'keepalived\'s instance NAME only moves its pid files (and .data files) under a per-instance name; ' + PIDFILE,
+  use_pid_dir: PIDFILE,
+  lvs_process_name: NAMES,
+  bfd_process_name: NAMES,
+  bfd_cpu_affinity: SCHED,
+  bfd_no_swap: SCHED,
+  bfd_rlimit_rtime: SCHED,
+  bfd_rlimit_rttime: SCHED,
+  bfd_rt_priority: SCHED,
+  checker_rlimit_rtime: SCHED,
+  dbus_service_name: SNMP,
+  lvs_flush_onstop: 'lvsd leaves IPVS entries in place on stop so traffic keeps flowing',
+  lvs_netlink_cmd_rcv_bufs: NETLINK_BUFS,
+  lvs_netlink_cmd_rcv_bufs_force: NETLINK_BUFS,
+  lvs_netlink_monitor_rcv_bufs: NETLINK_BUFS,
+  lvs_netlink_monitor_rcv_bufs_force: NETLINK_BUFS,
+  process_monitor_rcv_bufs: NETLINK_BUFS,
+  process_monitor_rcv_bufs_force: NETLINK_BUFS,
+  lvs_notify_fifo_script: 'checker events are not written to a FIFO, so there is no FIFO script; use the event stream of the REST API',
+  reload_check_config: 'lvsd always validates a config before it reloads (SIGHUP, the API): an invalid file changes nothing and the running config stays',
+  reload_file: 'lvsd reads the config file once, whole, at each reload; use `lvsd check-config` then SIGHUP (or the API, which writes the file atomically)',
+  reload_time_file: 'scheduled reloads are not built in: run `systemctl reload lvsd` from a systemd timer at the time (on every director alike)',
+  reload_repeat: 'scheduled reloads are not built in: run `systemctl reload lvsd` from a systemd timer at the time (on every director alike)',
+  config_save_dir: 'lvsd keeps the previous good config in memory for a rollback (the API\'s rollback); it saves no copies to a directory',
+  tmp_config_directory: 'lvsd keeps no copy of the config text outside its own memory; nothing to place',
+  random_seed: 'lvsd\'s randomness (the warmup spread of first checks) is not seedable',
+  umask: 'set the file mode mask in the unit (UMask=); lvsd creates its API socket and state file 0600 whatever it is',
+  data_use_instance: 'lvsd writes no .data dump files (keepalived\'s SIGUSR1 dump); its state is the REST API\'s snapshot',
+  include_check: 'the importer reads the includes as keepalived does (an unreadable one stops the import); an lvsd config has no includes to check',
 };
 
 export function unsupportedReason(scope: string, keyword: string): string {
