@@ -407,7 +407,7 @@ test('log_all_failures on a checker, or checker_log_all_failures for all (keepal
   const one = importText(VS(rs('10.0.1.1', '   log_all_failures\n') + rs('10.0.1.2', '   log_all_failures off\n')));
   assert.deepEqual(one.config.virtualServers?.[0]?.realServers.map((s) => s.healthCheck?.logAllFailures), [true, undefined]);
   assert.deepEqual(diag(one), []);
-  const all = importText(`global_defs {\n checker_log_all_failures\n}\n${VS(rs('10.0.1.1', '   log_all_failures off\n'))}`);
+  const all = importText(`global_defs {\n checker_log_all_failures\n no_checker_emails\n}\n${VS(rs('10.0.1.1', '   log_all_failures off\n'))}`);
   assert.equal(all.config.virtualServers?.[0]?.healthCheck?.logAllFailures, true);
   assert.deepEqual(diag(all), []);
   const loaded = loadConfigText(all.yaml);

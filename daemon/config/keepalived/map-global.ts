@@ -159,6 +159,9 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
 
   // No effect to carry: lvsd needs an interface on every instance, and static addresses are not imported.
   r.ignore('default_interface');
+  // lvsd mails a real server's own change of state only, never one checker's among several (mail-supervisor.ts:
+  // health.change): what keepalived's no_checker_emails asks for, always.
+  r.ignore('no_checker_emails');
   r.finish();
   return out;
 }
