@@ -364,6 +364,10 @@ test('url regex options: regex_no_match, offsets, caseless/multiline/dotall rewr
   const none = url('    regex_no_match\n    regex_options caseless');
   assert.deepEqual(page(none), { path: '/h', protocol: '1.0' });
   assert.deepEqual(diag(none), ['6 regex_no_match', '7 regex_options']);
+  // keepalived resolves \-escapes in a regex outside quotes too: `a\.b` is "a.b" (any character), `a\\.b` a dot.
+  assert.equal(page(url('    regex a\\.b'))?.bodyRegex, 'a[^\\n]b');
+  assert.equal(page(url('    regex a\\\\.b'))?.bodyRegex, 'a\\.b');
+  assert.equal(page(url('    regex "a\\\\.b"'))?.bodyRegex, 'a\\.b');
   // What JavaScript cannot say is reported, not guessed; utf is reported (lvsd matches bytes).
   assert.deepEqual(diag(url('    regex "(?>a+)b"')), ['6 regex']);
   const utf = url('    regex "caf\u00e9"\n    regex_options utf');

@@ -5,6 +5,7 @@ import type { Directive } from './parser.js';
 import type { UrlOut } from './lvsd-shape.js';
 import { PCRE2_OPTIONS, pcreToJs } from './pcre.js';
 import type { BlockReader, Context } from './reader.js';
+import { resolveEscapes } from './lexer.js';
 
 /** keepalived reads an offset with strtoul and takes a bad one as 0; lvsd reports it instead. */
 function offset(ctx: Context, d: Directive | undefined): number | undefined {
@@ -24,7 +25,10 @@ export function mapUrlRegex(ctx: Context, u: BlockReader, out: UrlOut): void {
   const minD = u.last('regex_min_offset');
   const maxD = u.last('regex_max_offset');
   const stackD = u.last('regex_stack');
-  const regex = u.str(regexD);
+  // keepalived reads regex with alloc_strvec_quoted_escaped: \-escapes are resolved outside quotes too
+  // (`regex a\.b` is "a.b"), where the lexer resolves them only inside.
+  const word = u.str(regexD);
+  const regex = word !== undefined && regexD?.argQuoted?.[0] === false ? resolveEscapes(word) : word;
   if (regexD === undefined || regex === undefined) {
     // keepalived: "regex parameters specified without regex", and it drops them.
     for (const d of [...optionDs, noMatchD, minD, maxD, stackD]) if (d) ctx.reportDirective(d, 'no regex in this url: keepalived ignores it too');
