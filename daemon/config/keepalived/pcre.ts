@@ -39,6 +39,8 @@ const POSIX: Record<string, string> = {
 
 const END = '(?![\\s\\S])';
 const HSPACE = '\\t \\xa0';
+// PCRE2's \s without ucp: JavaScript's \s also takes the no-break space (0xa0).
+const SPACE = '\\t\\n\\x0b\\f\\r ';
 const VSPACE = '\\n\\x0b\\f\\r\\x85';
 
 /** Translates one PCRE2 pattern with its options (names as keepalived spells them). */
@@ -127,7 +129,9 @@ export function pcreToJs(pattern: string, options: readonly string[], minOffset 
   }
   if (inClass) problems.push('a character class is not closed');
   let source = out.join('');
-  // firstline: the match starts at or before the first LF at or after where matching starts.
+  // firstline: the match starts at or before the first LF at or after where matching starts. On an
+  // anchored pattern libpcre2-8 10.42 keeps the whole match off that LF, which is not carried over.
+  if (opt.has('firstline') && /^(?:\^|\\A)/.test(pattern) && !opt.has('multiline')) problems.push('firstline on an anchored pattern (PCRE2 keeps the whole match inside the first line) has no JavaScript form here');
   if (opt.has('firstline')) source = `(?<!^[\\s\\S]{${minOffset}}[\\s\\S]*\\n[\\s\\S]*)(?:${source})`;
   const flags = opt.has('caseless') ? 'i' : '';
   if (problems.length > 0) return { flags, problems: [...problems, ...optionProblems], noEffect };
@@ -167,6 +171,11 @@ function escape(pattern: string, i: number, inClass: boolean, problems: string[]
       return [inClass ? fail('\\Z inside a class') : `(?=\\n?${END})`, 2];
     case 'C':
       return [inClass ? fail('\\C inside a class') : '[\\s\\S]', 2];
+    case 's':
+      return [set(SPACE, false), 2];
+    case 'S':
+      // JavaScript's \S leaves out the no-break space (0xa0) that PCRE2's keeps.
+      return [inClass ? '\\S\\xa0' : '[\\S\\xa0]', 2];
     case 'h':
     case 'H':
       return [set(HSPACE, c === 'H'), 2];
@@ -198,9 +207,9 @@ function escape(pattern: string, i: number, inClass: boolean, problems: string[]
     case 'k':
       return pattern[i + 2] === '<' ? ['\\k', 2] : [fail('\\k{…} / \\k\'…\''), 2];
     default:
-      // d D w W s S b B n r t f 0-9 cX and escaped punctuation mean the same; any other letter is an
+      // d D w W b B n r t f 0-9 cX and escaped punctuation mean the same; any other letter is an
       // error in PCRE2 (keepalived drops the regex) or a feature JavaScript lacks (\K \G \X \g \p \o).
-      if (/[A-Za-z]/.test(c) && !/[dDwWsSbBnrtfc]/.test(c)) return [fail(`\\${c}`), 2];
+      if (/[A-Za-z]/.test(c) && !/[dDwWbBnrtfc]/.test(c)) return [fail(`\\${c}`), 2];
       return [`\\${c}`, 2];
   }
 }
