@@ -84,7 +84,7 @@ export function healthKeys(): HealthKey[] {
 }
 
 /** "Default 5s." in a description, as the schema's prose states it (docs/config.md prints the prose). */
-export const DEFAULT_SENTENCE = /\s*Default:? ([^.]+|\/)\.(?=\s|$)/;
+export const DEFAULT_SENTENCE = /\s*Default:? ((?:[^.]|\.(?=\S))+|\/)\.(?=\s|$)/;
 const DURATION_SENTENCE = /\s*Duration: "250ms".*$/;
 
 /** The meaning column: the description without what the type and default columns already say. */

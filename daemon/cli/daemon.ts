@@ -36,6 +36,8 @@ export interface Daemon {
   status?(): string;
   /** For the watchdog: null while every part answers within `timeoutMs`, else what does not. */
   liveness?(timeoutMs: number): Promise<string | null>;
+  /** Extra time stop() may take beyond the usual deadline (a shutdown script's timeout). */
+  stopGraceMs?(): Promise<number>;
 }
 
 export type DaemonFactory = (ctx: RunContext) => Daemon;

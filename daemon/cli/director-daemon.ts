@@ -10,6 +10,9 @@ import { statusLine } from '../director/status-line.js';
 import { openStore } from '../state/store.js';
 import type { Daemon, RunContext } from './daemon.js';
 import { packageVersion } from './version.js';
+import { lifecycleBudgetMs, runLifecycleScript } from './lifecycle-script.js';
+import { loadConfigText } from '../config/load.js';
+import type { Config } from '../config/types.js';
 
 export class DirectorDaemon implements Daemon {
   private director: Director | null = null;
@@ -20,6 +23,8 @@ export class DirectorDaemon implements Daemon {
   async start(loaded: LoadedConfig): Promise<void> {
     const { log } = this.ctx;
     const { config } = loaded;
+    // keepalived's startup_script: before anything starts, waited for; its failure is only logged.
+    if (config.node.startupScript !== undefined) await runLifecycleScript('startup', config.node.startupScript, { scriptUser: config.vrrp.scriptUser, scriptSecurity: config.vrrp.scriptSecurity, log });
     // A corrupt state file stops the start here, with the file named (the store never replaces it silently).
     const { store, created, movedAside } = await openStore(this.ctx.stateFile, { startEmpty: this.ctx.stateFromEmpty });
     if (movedAside !== null) log.warn({ stateFile: this.ctx.stateFile, movedAside }, `the state file was unreadable: moved aside to ${movedAside}; starting from an empty state`);
@@ -62,7 +67,23 @@ export class DirectorDaemon implements Daemon {
   }
 
   async stop(): Promise<void> {
+    // The running config names the shutdown script (a reload may have changed it since the start).
+    const running = await this.runningConfig();
     await this.api?.close();
     await this.director?.stop();
+    // keepalived's shutdown_script: once everything stopped (VIPs released), waited for before the exit.
+    const script = running?.node.shutdownScript;
+    if (running !== undefined && script !== undefined) await runLifecycleScript('shutdown', script, { scriptUser: running.vrrp.scriptUser, scriptSecurity: running.vrrp.scriptSecurity, log: this.ctx.log });
+  }
+
+  /** How much longer than the usual stop the shutdown script may take (runDaemon's stop deadline). */
+  async stopGraceMs(): Promise<number> {
+    return lifecycleBudgetMs((await this.runningConfig())?.node.shutdownScript);
+  }
+
+  private async runningConfig(): Promise<Config | undefined> {
+    if (this.director === null) return undefined;
+    const r = loadConfigText((await this.director.runningConfig()).text);
+    return r.ok ? r.config : undefined;
   }
 }

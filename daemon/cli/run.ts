@@ -132,7 +132,8 @@ export async function runDaemon(opts: RunOptions): Promise<number> {
       notifier?.stopping(`${signal}: shutting down`);
       void (async () => {
         await reloading;
-        const timeout = new Promise<'timeout'>((r) => setTimeout(() => { r('timeout'); }, opts.stopTimeoutMs ?? 10_000).unref());
+        const grace = (await daemon.stopGraceMs?.().catch(() => 0)) ?? 0;
+        const timeout = new Promise<'timeout'>((r) => setTimeout(() => { r('timeout'); }, (opts.stopTimeoutMs ?? 10_000) + grace).unref());
         try {
           const how = await Promise.race([daemon.stop().then(() => 'stopped' as const), timeout]);
           if (how === 'timeout') log.warn('stop took too long; exiting anyway');

@@ -7,7 +7,7 @@ import { bgpConfig } from './bgp.js';
 import { clusterConfig } from './cluster.js';
 import { realServerKey, serviceKey } from './semantic.js';
 import type { ConfigFile, HealthCheckFile } from './schema.js';
-import type { Config, Garp, HealthCheck, Notify, RealServer, VirtualServer, Vip, VrrpInstance, VrrpScript } from './types.js';
+import type { Config, Garp, LifecycleScriptConfig, HealthCheck, Notify, RealServer, VirtualServer, Vip, VrrpInstance, VrrpScript } from './types.js';
 import type { TrackProcessOptions } from '../vrrp/process-track.js';
 import { DEFAULT_VMAC_NFT } from '../vrrp/vmac-igmp.js';
 
@@ -68,8 +68,12 @@ function statusRanges(list: (number | string)[] | undefined): { min: number; max
   });
 }
 
+function lifecycleScript(s: { command: string; timeout?: string | number; user?: string } | undefined): LifecycleScriptConfig | undefined {
+  return s === undefined ? undefined : compact({ command: s.command, timeoutMs: ms(s.timeout, 10_000), user: s.user });
+}
+
 /** The keys of one page of an http check: `urls` stands for all of them. */
-const URL_KEYS = ['path', 'status', 'bodyRegex', 'digest'] as const;
+const URL_KEYS = ['path', 'status', 'bodyRegex', 'bodyRegexFlags', 'bodyRegexNoMatch', 'bodyRegexMinOffset', 'bodyRegexMaxOffset', 'digest'] as const;
 
 /**
  * The check of a real server (its overrides merged over the service's, then defaults) as checkers: one per url of an http check with `urls` (keepalived
@@ -125,6 +129,7 @@ function normaliseCheck(m: HealthCheckFile, given: boolean): HealthCheck {
     bindInterface: m.bindInterface,
     bindPort: m.bindPort,
     fwmark: m.fwmark,
+    logAllFailures: m.logAllFailures ?? false,
   };
   if (type === 'http' || type === 'https') {
     const h = m.http;
@@ -133,7 +138,12 @@ function normaliseCheck(m: HealthCheckFile, given: boolean): HealthCheck {
       status: statusRanges(h?.status),
       host: h?.host,
       bodyRegex: h?.bodyRegex,
+      bodyRegexFlags: h?.bodyRegexFlags,
+      bodyRegexNoMatch: h?.bodyRegexNoMatch,
+      bodyRegexMinOffset: h?.bodyRegexMinOffset,
+      bodyRegexMaxOffset: h?.bodyRegexMaxOffset,
       digest: h?.digest?.toLowerCase(),
+      protocol: h?.protocol ?? '1.1',
       headers: h?.headers ?? {},
       tlsVerify: h?.tlsVerify ?? false,
       sni: h?.sni,
@@ -334,7 +344,7 @@ export function normalise(file: ConfigFile, source: string): Config {
   const sd = file.ipvs?.syncDaemon;
   return {
     source,
-    node: { name: file.node?.name ?? hostname() },
+    node: compact({ name: file.node?.name ?? hostname(), startupScript: lifecycleScript(file.node?.startupScript), shutdownScript: lifecycleScript(file.node?.shutdownScript) }),
     api: compact({ listen, host: hp.host, port: hp.port, socket: file.api?.socket ?? DEFAULTS.apiSocket, allowedHosts: [...(file.api?.allowedHosts ?? [])], tls: file.api?.tls ? { ...file.api.tls } : undefined, prometheus: file.api?.prometheus ? { ...file.api.prometheus } : undefined }),
     stateFile: file.stateFile ?? DEFAULTS.stateFile,
     dataplane: file.dataplane ?? 'auto',

@@ -34,9 +34,26 @@ const Name = (description: string) => Type.String({ pattern: '^[A-Za-z0-9_.:@-]+
 // ---------------------------------------------------------------------------------------------
 // Daemon-wide sections
 
+const ScriptUser = (what: string) => Type.String({ minLength: 1, pattern: '^[^:\\s]+(:[^:\\s]+)?$', description: `${what} "user" or "user:group".` });
+
+// keepalived startup_script / shutdown_script: run once, before anything starts and after everything stopped.
+const LifecycleScript = (when: string) =>
+  Obj(
+    {
+      command: Type.String({ minLength: 1, description: 'The program and its arguments (split like a notify command, not run by a shell).' }),
+      timeout: opt(Duration('After this long the script\'s process group gets SIGTERM (SIGKILL 2 s later) and lvsd goes on (keepalived startup_script_timeout / shutdown_script_timeout). Default 10s.')),
+      user: opt(ScriptUser('Run as this user (keepalived startup_script "/x" user group). Default: vrrp.scriptUser, else the daemon\'s user.')),
+    },
+    `A script lvsd runs ${when} and waits for (keepalived ${when === 'before it starts anything' ? 'startup_script' : 'shutdown_script'}); its exit status is logged, never fatal.`,
+  );
+
 export const NodeSection = Obj(
-  { name: opt(Name('This director\'s name (keepalived router_id). Default: the hostname.')) },
-  'Identity of this director.',
+  {
+    name: opt(Name('This director\'s name (keepalived router_id). Default: the hostname.')),
+    startupScript: opt(LifecycleScript('before it starts anything')),
+    shutdownScript: opt(LifecycleScript('after everything stopped (VIPs released)')),
+  },
+  'Identity of this director, and its start and stop scripts.',
 );
 
 export const ApiSection = Obj(
@@ -161,8 +178,6 @@ export const GarpGroup = Obj(
   },
   'A GARP group (keepalived garp_group): one queue per family for its interfaces. An announcement goes out at once when the queue is free; otherwise its address waits, marked once however many repeats asked for it, and the waiting addresses go out one per interval in configuration order. With a group, a burst of masterRepeat therefore gives each address one or two announcements, as in keepalived.',
 );
-
-const ScriptUser = (what: string) => Type.String({ minLength: 1, pattern: '^[^:\\s]+(:[^:\\s]+)?$', description: `${what} "user" or "user:group".` });
 
 export const VrrpScript = Obj(
   {
@@ -470,11 +485,20 @@ const HttpStatus = Type.Union(
   { description: 'A status code (200) or a range ("200-299").' },
 );
 
+// How bodyRegex is applied (keepalived's regex_options, regex_no_match, regex_min_offset, regex_max_offset).
+const BodyRegexOptions = {
+  bodyRegexFlags: opt(Type.String({ pattern: '^(?:([ims])(?!.*\\1))*$', description: 'JavaScript flags of bodyRegex: i (caseless), m (multiline), s (dotall). Default none.' })),
+  bodyRegexNoMatch: opt(Type.Boolean({ description: 'Invert bodyRegex: the check fails when the body matches (keepalived regex_no_match). Default false.' })),
+  bodyRegexMinOffset: opt(Int(0, 1048576, 'bodyRegex must match starting at this byte of the body or later (keepalived regex_min_offset); a lookbehind still sees the bytes before. Default 0.')),
+  bodyRegexMaxOffset: opt(Int(0, 1048576, 'bodyRegex must match starting at this byte of the body or earlier (keepalived regex_max_offset); the match may run on past it. Default: anywhere.')),
+};
+
 const HttpUrl = Obj(
   {
     path: Type.String({ pattern: '^/', description: 'Request path.' }),
     status: opt(Type.Array(HttpStatus, { minItems: 1, description: 'Accepted status codes. Default [200-299].' })),
     bodyRegex: opt(Type.String({ minLength: 1, description: 'The body must match this regular expression.' })),
+    ...BodyRegexOptions,
     digest: opt(Type.String({ pattern: '^[0-9a-fA-F]{32}$', description: 'MD5 hex digest the body must have (keepalived digest).' })),
   },
   'One page of an http/https check (keepalived url block).',
@@ -495,6 +519,7 @@ export const HealthCheck = Obj(
     bindTo: opt(Ip('Source address of the checks.')),
     bindPort: opt(Port('Source port of the checks (keepalived bind_port), with bindTo or alone (any address of the target\'s family). Not for ping, file, exec or none checks.')),
     fwmark: opt(Int(1, 4294967295, 'Firewall mark (SO_MARK) on the check\'s socket, from its first packet (keepalived checker fwmark): for policy routing or nft rules. tcp, plain http and smtp checks only (the native probe engine sets it; Node.js cannot), and lvsd needs CAP_NET_ADMIN.')),
+    logAllFailures: opt(Type.Boolean({ description: 'Log every failed try of this check while the server is up, not only the change to down (keepalived log_all_failures; its global checker_log_all_failures is imported onto every check). Default false.' })),
     bindInterface: opt(Type.String({ minLength: 1, maxLength: 15, description: 'Interface of an IPv6 link-local check target (fe80::/10, checked as fe80::…%eth0); refused for any other target (Node cannot SO_BINDTODEVICE: use bindTo for a source address).' })),
     http: opt(
       Obj(
@@ -503,7 +528,9 @@ export const HealthCheck = Obj(
           status: opt(Type.Array(HttpStatus, { minItems: 1, description: 'Accepted status codes. Default [200-299].' })),
           host: opt(Type.String({ minLength: 1, description: 'Host header (keepalived virtualhost). Default: the address checked, with :port when the port is not 80 (http) or 443 (https).' })),
           bodyRegex: opt(Type.String({ minLength: 1, description: 'The body must match this regular expression.' })),
+          ...BodyRegexOptions,
           digest: opt(Type.String({ pattern: '^[0-9a-fA-F]{32}$', description: 'MD5 hex digest the body must have (keepalived digest).' })),
+          protocol: opt(Enum(['1.0', '1.0C', '1.1'], 'Request line and Connection header (keepalived http_protocol): 1.0 sends HTTP/1.0 without a Connection header, 1.0C HTTP/1.0 with Connection: close, 1.1 HTTP/1.1 with Connection: close. keepalived\'s default is 1.0, which the importer writes out. Default 1.1.')),
           urls: opt(Type.Array(HttpUrl, { minItems: 1, description: 'Several pages, every one must pass (keepalived: several url blocks). Instead of path, status, bodyRegex and digest; each url is checked as its own checker with this check\'s timing, so the panel names the page that failed.' })),
           headers: opt(Type.Record(Type.String({ pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$' }), Type.String(), { additionalProperties: false, description: 'Extra request headers. Default none.' })),
           tlsVerify: opt(Type.Boolean({ description: 'https: verify the certificate chain and name against the system CA store (keepalived verifies neither). Default false.' })),

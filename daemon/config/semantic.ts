@@ -3,6 +3,7 @@
 // that cannot map ports, scheduler flags of another scheduler. Runs on a document that already
 // passed the schema; returns every problem with its path.
 import { normalizeRoutes, normalizeRules } from '../vrrp/virtual-routes.js';
+import { bodyRegexProblems, type BodyRegexPage } from '../health/checkers/body-regex.js';
 import { checkAlerts } from './alerts.js';
 import { checkCluster } from './cluster.js';
 import { checkBgp, type VirtualServerRef } from './bgp.js';
@@ -318,14 +319,10 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
       const agentPort = hc.agent?.port ?? base?.agent?.port;
       if ((hc.agent !== undefined || (hc.type !== undefined && base?.agent !== undefined)) && type !== 'agent' && type !== 'none' && agentPort === undefined)
         err([...hcPath, 'agent', 'port'], `an agent beside a ${type} check needs its own port`);
-      const page = (u: { bodyRegex?: string; status?: (number | string)[] } | undefined, uPath: P): void => {
-        if (u?.bodyRegex !== undefined) {
-          try {
-            new RegExp(u.bodyRegex);
-          } catch (e) {
-            err([...uPath, 'bodyRegex'], `not a regular expression: ${(e as Error).message}`);
-          }
-        }
+      const page = (u: (BodyRegexPage & { status?: (number | string)[] }) | undefined, uPath: P): void => {
+        bodyRegexProblems(u).forEach(([key, why]) => {
+          err([...uPath, key], why);
+        });
         (u?.status ?? []).forEach((s, j) => {
           if (typeof s === 'string') {
             const [lo, hi] = s.split('-').map(Number);
@@ -338,7 +335,7 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
         page(u, [...hcPath, 'http', 'urls', j]);
       });
       if (hc.http?.urls !== undefined) {
-        const single = (['path', 'status', 'bodyRegex', 'digest'] as const).filter((k) => hc.http?.[k] !== undefined);
+        const single = (['path', 'status', 'bodyRegex', 'bodyRegexFlags', 'bodyRegexNoMatch', 'bodyRegexMinOffset', 'bodyRegexMaxOffset', 'digest'] as const).filter((k) => hc.http?.[k] !== undefined);
         if (single.length > 0) err([...hcPath, 'http', single[0] ?? 'path'], `${single.join(', ')} beside urls: with urls, give path, status, bodyRegex and digest per url`, 'key');
       }
       const iv = hc.interval ?? base?.interval;

@@ -12,7 +12,7 @@ export type DataplaneChoice = 'auto' | 'ipvs' | 'nftables' | 'userspace';
 export interface Config {
   /** The file it was loaded from ("<inline>" for text). */
   source: string;
-  node: { name: string };
+  node: { name: string; startupScript?: LifecycleScriptConfig; shutdownScript?: LifecycleScriptConfig };
   api: ApiConfig;
   stateFile: string;
   dataplane: DataplaneChoice;
@@ -294,14 +294,23 @@ export interface HealthCheck {
   bindPort?: number;
   /** keepalived checker fwmark: SO_MARK on the check's socket. */
   fwmark?: number;
+  /** keepalived log_all_failures: log every failed try while up. */
+  logAllFailures: boolean;
   http?: {
     path: string;
     /** Accepted status codes as inclusive ranges; 200 → { min: 200, max: 200 }. */
     status: { min: number; max: number }[];
     host?: string;
     bodyRegex?: string;
+    /** How bodyRegex applies: its JavaScript flags, inverted, where the match may start (bytes into the body). */
+    bodyRegexFlags?: string;
+    bodyRegexNoMatch?: boolean;
+    bodyRegexMinOffset?: number;
+    bodyRegexMaxOffset?: number;
     /** Lower-case MD5 hex. */
     digest?: string;
+    /** keepalived http_protocol: the request line's version and whether Connection: close is sent. */
+    protocol: '1.0' | '1.0C' | '1.1';
     headers: Record<string, string>;
     tlsVerify: boolean;
     sni?: string;
@@ -367,4 +376,12 @@ export interface VirtualServer {
   /** The service-level further checkers (the default of its real servers), urls expanded as on a real server. */
   moreChecks: HealthCheck[];
   realServers: RealServer[];
+}
+
+/** keepalived startup_script / shutdown_script. */
+export interface LifecycleScriptConfig {
+  command: string;
+  timeoutMs: number;
+  /** "user" or "user:group"; absent: vrrp.scriptUser, else the daemon's user. */
+  user?: string;
 }

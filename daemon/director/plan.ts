@@ -68,6 +68,7 @@ export function checkOptions(hc: HealthCheck, alpha: boolean): CheckOptions {
   if (hc.bindInterface !== undefined) o.bindInterface = hc.bindInterface;
   if (hc.bindPort !== undefined) o.bindPort = hc.bindPort;
   if (hc.fwmark !== undefined) o.fwmark = hc.fwmark;
+  if (hc.logAllFailures) o.logAllFailures = true;
   if (hc.http !== undefined) {
     const h: HttpCheckOptions = {
       path: hc.http.path,
@@ -77,6 +78,11 @@ export function checkOptions(hc: HealthCheck, alpha: boolean): CheckOptions {
     };
     if (hc.http.host !== undefined) h.host = hc.http.host;
     if (hc.http.bodyRegex !== undefined) h.bodyRegex = hc.http.bodyRegex;
+    if (hc.http.bodyRegexFlags !== undefined) h.bodyRegexFlags = hc.http.bodyRegexFlags;
+    if (hc.http.bodyRegexNoMatch !== undefined) h.bodyRegexNoMatch = hc.http.bodyRegexNoMatch;
+    if (hc.http.bodyRegexMinOffset !== undefined) h.bodyRegexMinOffset = hc.http.bodyRegexMinOffset;
+    if (hc.http.bodyRegexMaxOffset !== undefined) h.bodyRegexMaxOffset = hc.http.bodyRegexMaxOffset;
+    if (hc.http.protocol !== '1.1') h.protocol = hc.http.protocol;
     if (hc.http.digest !== undefined) h.digest = hc.http.digest;
     if (hc.http.sni !== undefined) h.sni = hc.http.sni;
     if (hc.http.ca !== undefined) h.ca = hc.http.ca;

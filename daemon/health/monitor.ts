@@ -670,6 +670,8 @@ export class HealthMonitor extends EventEmitter<MonitorEvents> {
     const h = rec.health;
     const srv = rec.server;
     const before = this.liveWeight(srv);
+    // keepalived log_all_failures: every failed try of a checker that is up, not only the change to down.
+    if (!v.ok && check.logAllFailures === true && h.state === 'up') this.log.info({ ...this.logFields(srv), checker: rec.label, reason: v.reason, detail: v.detail, retry: h.retriesUsed }, `check failed: ${v.detail}`);
     const t = applyResult(h, check, { ...v, latencyMs }, now);
     const delay = nextDelayMs(h, check);
     if (h.retriesUsed > 0) {

@@ -13,6 +13,13 @@ export interface HttpCheckOptions {
   host?: string;
   /** JavaScript regular expression the body must match. */
   bodyRegex?: string;
+  /** Its flags (i, m, s), inverted (keepalived regex_no_match), and where the match may start in the body. */
+  bodyRegexFlags?: string;
+  bodyRegexNoMatch?: boolean;
+  bodyRegexMinOffset?: number;
+  bodyRegexMaxOffset?: number;
+  /** keepalived http_protocol (default 1.1): HTTP/1.0 without Connection, 1.0 with Connection: close, 1.1 with it. */
+  protocol?: '1.0' | '1.0C' | '1.1';
   /** Expected md5 of the body, lowercase hex (keepalived `digest`). */
   digest?: string;
   headers?: Readonly<Record<string, string>>;
@@ -103,6 +110,8 @@ export interface CheckOptions extends RiseFallOptions {
   bindInterface?: string;
   /** Source port of the check (keepalived bind_port). */
   bindPort?: number;
+  /** Log every failed try while the checker is up (keepalived log_all_failures). */
+  logAllFailures?: boolean;
   /** SO_MARK on the check's socket (keepalived checker fwmark): native engine only (Node cannot set it before connect). */
   fwmark?: number;
   http?: HttpCheckOptions;

@@ -6,6 +6,8 @@ import { HealthMonitor, type HealthTarget, type MonitorClock, type QuorumEvent, 
 import { CHECK_DEFAULTS, type CheckOptions } from '../../daemon/health/options.js';
 import { fail, OK_VERDICT, type CheckVerdict } from '../../daemon/health/types.js';
 import type { Probe } from '../../daemon/health/checkers/index.js';
+import { Writable } from 'node:stream';
+import { createLogger } from '../../daemon/log.js';
 
 const EPOCH = 1_800_000_000_000;
 
@@ -73,7 +75,7 @@ interface Rig {
   hooks: { command: string; env: Readonly<Record<string, string>> }[];
 }
 
-function rig(concurrency = 1000): Rig {
+function rig(concurrency = 1000, logger?: NonNullable<ConstructorParameters<typeof HealthMonitor>[0]>['logger']): Rig {
   const clock = new VirtualClock();
   const behave = new Map<string, Behaviour>();
   const inFlight = new Map<string, number>();
@@ -105,7 +107,7 @@ function rig(concurrency = 1000): Rig {
       else clock.setTimer(() => { resolve(end(b.verdict)); }, b.delayMs);
     });
   };
-  r.mon = new HealthMonitor({ clock, concurrency, random: lcg(), probeFactory, notifier: (command, env) => r.hooks.push({ command, env }) });
+  r.mon = new HealthMonitor({ clock, concurrency, random: lcg(), probeFactory, notifier: (command, env) => r.hooks.push({ command, env }), ...(logger !== undefined ? { logger } : {}) });
   r.mon.on('transition', (e) => r.transitions.push(e));
   r.mon.on('quorum', (e) => r.quorums.push(e));
   r.mon.on('weight', (e) => r.weights.push(e));
@@ -198,6 +200,26 @@ test('monitor: retry with delay_before_retry, then the attempt counts as failed'
   assert.equal((c ?? 0) - (b ?? 0), 150);
   assert.equal(r.transitions.length, 1, 'down after the third try of the first attempt');
   assert.equal((r.transitions[0]?.at ?? 0) - EPOCH, c);
+});
+
+test('monitor: logAllFailures (keepalived log_all_failures) logs every failed try while the checker is up, none once down', async () => {
+  for (const on of [true, false]) {
+    const lines: { msg: string; retry?: number }[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        for (const l of chunk.toString().trim().split('\n')) lines.push(JSON.parse(l) as { msg: string; retry?: number });
+        cb();
+      },
+    });
+    const r = rig(1000, createLogger({ destination: stream, level: 'info' }));
+    r.mon.upsert(target('rs1', {}, { retry: 1, delayBeforeRetryMs: 100, fall: 2, logAllFailures: on }));
+    r.behave.set('rs1', { verdict: refused });
+    await r.clock.advance(6_000);
+    assert.equal(r.transitions.length, 1, 'down after two failed attempts of two tries each');
+    const failed = lines.filter((l) => l.msg === 'check failed: ECONNREFUSED');
+    // Two attempts × (try + retry) while up; nothing after the change to down, as keepalived (checker->is_up).
+    assert.deepEqual(failed.map((l) => l.retry), on ? [0, 1, 0, 1] : []);
+  }
 });
 
 test('monitor: rise/fall suppress flapping of a server failing every other check', async () => {

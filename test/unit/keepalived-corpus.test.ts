@@ -57,10 +57,10 @@ const CORPUS: Expectation[] = [
     check: (r) => {
       const [http, https] = r.config.virtualServers ?? [];
       assert.equal(http?.method, 'dr');
-      assert.deepEqual(http.healthCheck?.http, { path: '/healthz', status: [200] }, 'weights differ, checks do not: one check on the service');
+      assert.deepEqual(http.healthCheck?.http, { path: '/healthz', status: [200], protocol: '1.0' }, 'weights differ, checks do not: one check on the service');
       assert.ok(http.realServers.every((s) => s.healthCheck === undefined));
       assert.deepEqual(https?.schedulerFlags, ['sh-port']);
-      assert.deepEqual(https.healthCheck?.http, { path: '/healthz', status: ['200-299', 301], host: 'www.example.com', tlsVerify: false, sni: 'www.example.com' });
+      assert.deepEqual(https.healthCheck?.http, { path: '/healthz', status: ['200-299', 301], host: 'www.example.com', protocol: '1.0', tlsVerify: false, sni: 'www.example.com' });
       assert.deepEqual(r.config.ipvs?.timeouts, { tcp: '900s', tcpFin: '120s', udp: '300s' });
     },
   },

@@ -300,7 +300,7 @@ test('checker timing: checker over real server over virtual server over keepaliv
   assert.deepEqual(a?.healthCheck, { type: 'tcp', interval: '10s', timeout: '2s', rise: 1, fall: 1, retry: 5, delayBeforeRetry: '1s', warmup: '10s' });
   assert.deepEqual(b?.healthCheck, { type: 'tcp', interval: '10s', timeout: '4s', rise: 1, fall: 1, retry: 1, delayBeforeRetry: '1s', warmup: '10s' });
   const bare = importText(VS(' real_server 10.0.1.1 80 {\n  HTTP_GET {\n  }\n }')).config.virtualServers?.[0]?.healthCheck;
-  assert.deepEqual(bare, { type: 'http', interval: '60s', timeout: '5s', rise: 1, fall: 1, retry: 1, delayBeforeRetry: '3s', warmup: '60s', http: {} });
+  assert.deepEqual(bare, { type: 'http', interval: '60s', timeout: '5s', rise: 1, fall: 1, retry: 1, delayBeforeRetry: '3s', warmup: '60s', http: { protocol: '1.0' } });
 });
 
 test('identical checks of every real server are written once on the virtual server', () => {
@@ -326,7 +326,7 @@ test('HTTP_GET/SSL_GET: url, digest, status ranges, virtualhost, regex, SNI; eve
   // keepalived requires every url to pass: both pages, each with its own settings.
   assert.deepEqual(hc.http, {
     urls: [{ path: '/h', digest: '9b3a0c85a887a256d6939da88aabd8cd', status: ['200-299', 301], bodyRegex: 'ok' }, { path: '/second' }],
-    host: 'vs.example', tlsVerify: false, sni: 'vs.example',
+    host: 'vs.example', protocol: '1.0', tlsVerify: false, sni: 'vs.example',
   });
   assert.equal(hc.connectPort, 8443);
   assert.equal(hc.bindTo, '10.0.0.5');
@@ -337,11 +337,89 @@ test('HTTP_GET/SSL_GET: url, digest, status ranges, virtualhost, regex, SNI; eve
   assert.deepEqual([loaded.config.virtualServers[0]?.realServers[0]?.healthCheck.http?.path, loaded.config.virtualServers[0]?.realServers[0]?.moreChecks.map((m) => m.http?.path)], ['/h', ['/second']]);
   // One url stays the one-page form.
   const one = importText(VS(' real_server 10.0.1.1 80 {\n  HTTP_GET {\n   url {\n    path /only\n    status_code 200\n   }\n  }\n }')).config.virtualServers?.[0]?.healthCheck;
-  assert.deepEqual(one?.http, { path: '/only', status: [200] });
+  assert.deepEqual(one?.http, { path: '/only', status: [200], protocol: '1.0' });
   // A 2nd url with another virtualhost: lvsd sends one Host per check, reported.
   const hosts = importText(VS(' real_server 10.0.1.1 80 {\n  HTTP_GET {\n   url {\n    path /a\n    virtualhost a.example\n   }\n   url {\n    path /b\n    virtualhost b.example\n   }\n  }\n }'));
   assert.equal(hosts.config.virtualServers?.[0]?.healthCheck?.http?.host, 'a.example');
   assert.deepEqual(diag(hosts), ['10 virtualhost']);
+});
+
+test('url regex options: regex_no_match, offsets, caseless/multiline/dotall rewritten for JavaScript, regex_stack a note', () => {
+  const url = (body: string) => importText(VS(` real_server 10.0.1.1 80 {\n  HTTP_GET {\n   url {\n    path /h\n${body}\n   }\n  }\n }`));
+  const page = (r: ReturnType<typeof importText>) => r.config.virtualServers?.[0]?.healthCheck?.http;
+  const r = url('    regex "^OK$"\n    regex_no_match\n    regex_min_offset 2\n    regex_max_offset 40\n    regex_options caseless\n    regex_stack 32768 65536');
+  // PCRE2's $ also matches before a final newline; JavaScript's only at the end, so it is rewritten.
+  assert.deepEqual(page(r), { path: '/h', bodyRegex: '^OK(?=\\n?(?![\\s\\S]))', bodyRegexFlags: 'i', bodyRegexNoMatch: true, bodyRegexMinOffset: 2, bodyRegexMaxOffset: 40, protocol: '1.0' });
+  assert.deepEqual(diag(r), []);
+  assert.match(r.yaml, /regex_stack at .*nothing to size/);
+  assert.equal(r.complete, true);
+  // multiline and dotall become the pattern itself (PCRE2's newline is LF only); unknown names are warnings.
+  const ml = url('    regex "a.b$"\n    regex_options multiline dotall\n    regex_options no_such ungreedy');
+  assert.equal(page(ml)?.bodyRegex, 'a[\\s\\S]b(?=\\n|(?![\\s\\S]))');
+  assert.equal(page(ml)?.bodyRegexFlags, undefined);
+  assert.equal(ml.complete, true, 'an unknown option name loses nothing: keepalived ignores it');
+  assert.match(ml.yaml, /no_such is not a PCRE2 option/);
+  assert.match(ml.yaml, /regex_options ungreedy: no effect/);
+  // keepalived drops the offsets when min > max, and the regex options without a regex.
+  const bad = url('    regex "x"\n    regex_min_offset 9\n    regex_max_offset 3');
+  assert.deepEqual(page(bad), { path: '/h', bodyRegex: 'x', protocol: '1.0' });
+  assert.deepEqual(diag(bad), ['7 regex_min_offset']);
+  const none = url('    regex_no_match\n    regex_options caseless');
+  assert.deepEqual(page(none), { path: '/h', protocol: '1.0' });
+  assert.deepEqual(diag(none), ['6 regex_no_match', '7 regex_options']);
+  // keepalived resolves \-escapes in a regex outside quotes too: `a\.b` is "a.b" (any character), `a\\.b` a dot.
+  assert.equal(page(url('    regex a\\.b'))?.bodyRegex, 'a[^\\n]b');
+  assert.equal(page(url('    regex a\\\\.b'))?.bodyRegex, 'a\\.b');
+  assert.equal(page(url('    regex "a\\\\.b"'))?.bodyRegex, 'a\\.b');
+  // What JavaScript cannot say is reported, not guessed; utf is reported (lvsd matches bytes).
+  assert.deepEqual(diag(url('    regex "(?>a+)b"')), ['6 regex']);
+  const utf = url('    regex "caf\u00e9"\n    regex_options utf');
+  assert.deepEqual(diag(utf), ['7 regex_options']);
+  // The output passes check-config, and the health plan carries every setting to the checker.
+  const loaded = loadConfigText(r.yaml);
+  assert.ok(loaded.ok, 'the output passes check-config');
+  const check = healthPlan(loaded.config).targets[0]?.check.http;
+  assert.deepEqual([check?.bodyRegexFlags, check?.bodyRegexNoMatch, check?.bodyRegexMinOffset, check?.bodyRegexMaxOffset, check?.protocol], ['i', true, 2, 40, '1.0']);
+});
+
+test('http_protocol 1.0 / 1.0C / 1.0c / 1.1; keepalived\'s default 1.0 written out; a bad value reported; fast_recovery a note', () => {
+  const proto = (line: string) => importText(VS(` real_server 10.0.1.1 80 {\n  HTTP_GET {\n   ${line}\n   url {\n    path /\n   }\n  }\n }`));
+  for (const [line, want] of [['http_protocol 1.1', '1.1'], ['http_protocol 1.0C', '1.0C'], ['http_protocol 1.0c', '1.0C'], ['http_protocol 1.0', '1.0'], ['fast_recovery', '1.0']] as const) {
+    const r = proto(line);
+    assert.equal(r.config.virtualServers?.[0]?.healthCheck?.http?.protocol, want, line);
+    assert.deepEqual(diag(r), [], line);
+  }
+  const bad = proto('http_protocol 2');
+  assert.equal(bad.config.virtualServers?.[0]?.healthCheck?.http?.protocol, '1.0');
+  assert.deepEqual(diag(bad), ['4 http_protocol']);
+  assert.match(proto('fast_recovery').yaml, /fast_recovery: lvsd checks every url at each interval/);
+});
+
+test('startup_script / shutdown_script [user [group]] and their _timeout → node.startupScript / shutdownScript', () => {
+  const r = importText('global_defs {\n router_id lb\n startup_script "/etc/lvs/up.sh now" www adm\n startup_script_timeout 20\n shutdown_script /etc/lvs/down.sh\n startup_script /second.sh\n}\n');
+  assert.deepEqual(r.config.node, { name: 'lb', startupScript: { command: '/etc/lvs/up.sh now', user: 'www:adm', timeout: '20s' }, shutdownScript: { command: '/etc/lvs/down.sh' } });
+  // keepalived keeps the first startup_script ("startup script already specified").
+  assert.deepEqual(diag(r), ['6 startup_script']);
+  const bad = importText('global_defs {\n shutdown_script_timeout 20\n startup_script /x\n startup_script_timeout 0\n}\n');
+  assert.deepEqual(bad.config.node, { startupScript: { command: '/x' } });
+  assert.deepEqual(diag(bad), ['2 shutdown_script_timeout', '4 startup_script_timeout']);
+  const loaded = loadConfigText(r.yaml);
+  assert.ok(loaded.ok, 'the output passes check-config');
+  assert.deepEqual(loaded.config.node.startupScript, { command: '/etc/lvs/up.sh now', timeoutMs: 20_000, user: 'www:adm' });
+  assert.deepEqual(loaded.config.node.shutdownScript, { command: '/etc/lvs/down.sh', timeoutMs: 10_000 });
+});
+
+test('log_all_failures on a checker, or checker_log_all_failures for all (keepalived ORs them) → healthCheck.logAllFailures', () => {
+  const rs = (ip: string, extra: string) => ` real_server ${ip} 80 {\n  TCP_CHECK {\n${extra}  }\n }\n`;
+  const one = importText(VS(rs('10.0.1.1', '   log_all_failures\n') + rs('10.0.1.2', '   log_all_failures off\n')));
+  assert.deepEqual(one.config.virtualServers?.[0]?.realServers.map((s) => s.healthCheck?.logAllFailures), [true, undefined]);
+  assert.deepEqual(diag(one), []);
+  const all = importText(`global_defs {\n checker_log_all_failures\n no_checker_emails\n}\n${VS(rs('10.0.1.1', '   log_all_failures off\n'))}`);
+  assert.equal(all.config.virtualServers?.[0]?.healthCheck?.logAllFailures, true);
+  assert.deepEqual(diag(all), []);
+  const loaded = loadConfigText(all.yaml);
+  assert.ok(loaded.ok, 'the output passes check-config');
+  assert.equal(healthPlan(loaded.config).targets[0]?.check.logAllFailures, true);
 });
 
 test('MISC_CHECK → exec (misc_timeout, misc_dynamic, retry 0); DNS_CHECK defaults SOA "." retry 3', () => {

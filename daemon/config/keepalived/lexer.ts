@@ -224,6 +224,11 @@ function literalBraceEnd(line: string, start: number): number {
 
 const SIMPLE_ESCAPES: Record<string, string> = { a: '\x07', b: '\b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
 
+/** The escapes of a quoted string resolved in unquoted text (keepalived does that for a url's regex). */
+export function resolveEscapes(text: string): string {
+  return readQuoted(`${text}\0`, -1, '\0')?.text ?? text;
+}
+
 function readQuoted(line: string, start: number, quote: string): { text: string; next: number } | null {
   let text = '';
   let i = start + 1;

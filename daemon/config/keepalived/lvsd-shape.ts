@@ -115,6 +115,10 @@ export interface UrlOut {
   path?: string;
   status?: (number | string)[];
   bodyRegex?: string;
+  bodyRegexFlags?: string;
+  bodyRegexNoMatch?: boolean;
+  bodyRegexMinOffset?: number;
+  bodyRegexMaxOffset?: number;
   digest?: string;
 }
 
@@ -133,7 +137,8 @@ export interface HealthCheckOut {
   bindInterface?: string;
   bindPort?: number;
   fwmark?: number;
-  http?: { path?: string; status?: (number | string)[]; host?: string; bodyRegex?: string; digest?: string; urls?: UrlOut[]; tlsVerify?: boolean; sni?: string; clientCertificate?: { certificate: string; key: string; password?: string } };
+  logAllFailures?: boolean;
+  http?: UrlOut & { host?: string; protocol?: '1.0' | '1.0C' | '1.1'; urls?: UrlOut[]; tlsVerify?: boolean; sni?: string; clientCertificate?: { certificate: string; key: string; password?: string } };
   udp?: { payload?: string; expect?: string; minReplyLength?: number; maxReplyLength?: number };
   dns?: { name: string; type?: string };
   smtp?: { helo?: string };
@@ -205,7 +210,7 @@ export interface AlertsOut {
 }
 
 export interface ConfigOut {
-  node?: { name: string };
+  node?: { name?: string; startupScript?: LifecycleScriptOut; shutdownScript?: LifecycleScriptOut };
   alerts?: AlertsOut;
   ipvs?: {
     timeouts?: { tcp?: Duration; tcpFin?: Duration; udp?: Duration };
@@ -233,4 +238,11 @@ export interface ConfigOut {
     realtimePriority?: number;
   };
   virtualServers?: VirtualServerOut[];
+}
+
+/** node.startupScript / shutdownScript (keepalived startup_script / shutdown_script). */
+export interface LifecycleScriptOut {
+  command: string;
+  timeout?: Duration;
+  user?: string;
 }

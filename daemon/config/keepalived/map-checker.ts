@@ -12,10 +12,14 @@ import { BlockReader, seconds, type Context } from './reader.js';
 import type { TrackFile } from './map-vrrp.js';
 import { KEEPALIVED_MAX_REPLY_LENGTH, keepalivedReplyRegex } from './udp-reply.js';
 import { sslOf } from './map-ssl.js';
+import { mapUrlRegex } from './map-url-regex.js';
 
 type UdpOut = NonNullable<HealthCheckOut['udp']>;
 
 export const CHECKERS = ['TCP_CHECK', 'HTTP_GET', 'SSL_GET', 'DNS_CHECK', 'MISC_CHECK', 'UDP_CHECK', 'SMTP_CHECK', 'PING_CHECK', 'BFD_CHECK', 'FILE_CHECK'];
+
+/** global_defs checker_log_all_failures (on), by import: every checker logs every failure then. */
+export const logAllFailuresOf = new WeakMap<Context, Directive>();
 
 /** The global track_file blocks of one import, by name: a FILE_CHECK names one (the mapper sets it). */
 export const trackFilesOf = new WeakMap<Context, ReadonlyMap<string, TrackFile>>();
@@ -112,6 +116,13 @@ export function mapChecker(ctx: Context, d: Directive, inherited: Timing): Healt
   else defaults.push('warmup = delay_loop');
 
   readConnection(ctx, r, hc);
+  // keepalived logs a failure when either the checker's log_all_failures or the global one is on.
+  const lafD = r.last('log_all_failures');
+  const lafGlobal = logAllFailuresOf.get(ctx);
+  if ((lafD && r.bool(lafD) === true) || lafGlobal) {
+    hc.logAllFailures = true;
+    ctx.source.at(hc, 'logAllFailures', (lafD && r.bool(lafD) === true ? lafD : lafGlobal ?? d).pos);
+  }
   const alpha = r.last('alpha');
   if (alpha) ctx.reportDirective(alpha, 'alpha is set per virtual server in lvsd (virtualServers[].alpha); not carried over per checker');
 
@@ -335,14 +346,20 @@ function mapHttp(ctx: Context, r: BlockReader, hc: HealthCheckOut, t: Timing, tl
   if (pages.length === 1 && first !== undefined) Object.assign(http, first);
   if (pages.length > 1) http.urls = pages;
   // Positions: a single url's keys keep theirs (mapUrl recorded them on the page, copied here).
-  if (first !== undefined && pages.length === 1) for (const k of Object.keys(first)) {
-    const pos = ctx.source.get(first, k);
-    if (pos) ctx.source.at(http, k, pos);
+  if (first !== undefined && pages.length === 1) {
+    for (const k of Object.keys(first)) {
+      const pos = ctx.source.get(first, k);
+      if (pos) ctx.source.at(http, k, pos);
+    }
+    for (const n of ctx.notes.get(first) ?? []) ctx.note(http, n);
   }
   if (host) {
     http.host = host.value;
     ctx.source.at(http, 'host', host.d.pos);
   }
+  mapProtocol(ctx, r, http);
+  const fastD = r.last('fast_recovery');
+  if (fastD && r.bool(fastD) === true) ctx.note(http, FAST_RECOVERY);
   if (tls) {
     // keepalived's SSL_GET does not verify the server certificate.
     http.tlsVerify = false;
@@ -364,6 +381,26 @@ function mapHttp(ctx: Context, r: BlockReader, hc: HealthCheckOut, t: Timing, tl
   }
   hc.http = http;
   ctx.source.self(http, (urlDs[0] ?? r.items[0])?.pos ?? { file: '', line: 0, col: 0 });
+}
+
+// keepalived (check_http.c epilog) checks one url per delay_loop, and a down server's failed url passing
+// starts a new round from the first url; fast_recovery runs that round back to back. lvsd checks every
+// url each interval (one checker per url), so a server is up once every url passed: fast_recovery's pace.
+const FAST_RECOVERY = 'fast_recovery: lvsd checks every url at each interval and the server is up on the first round where all pass (rise 1), as keepalived\'s back-to-back recovery round does';
+
+/** http_protocol 1.0 | 1.0C | 1.1 (keepalived's default 1.0, written out): the request line and Connection header. */
+function mapProtocol(ctx: Context, r: BlockReader, http: NonNullable<HealthCheckOut['http']>): void {
+  const d = r.last('http_protocol');
+  const raw = d?.args[0];
+  const value = raw === '1.0c' ? '1.0C' : raw;
+  if (d && (value === '1.0' || value === '1.0C' || value === '1.1')) {
+    http.protocol = value;
+    ctx.source.at(http, 'protocol', d.pos);
+    return;
+  }
+  if (d) ctx.reportDirective(d, `${raw ?? '(missing)'} is not 1.0, 1.0C or 1.1: keepalived keeps its default 1.0, and so does the import`);
+  http.protocol = '1.0';
+  ctx.note(http, 'keepalived default written out: http_protocol 1.0 (GET … HTTP/1.0, no Connection header)');
 }
 
 /** One url block: its page settings, and its virtualhost (which lvsd keeps per check, not per page). */
@@ -400,12 +437,7 @@ function mapUrl(ctx: Context, url: Directive): { out: UrlOut; host: Setting<stri
   }
   const vhD = u.last('virtualhost');
   const vh = u.str(vhD);
-  const regexD = u.last('regex');
-  const regex = u.str(regexD);
-  if (regexD && regex !== undefined) {
-    out.bodyRegex = regex;
-    ctx.source.at(out, 'bodyRegex', regexD.pos);
-  }
+  mapUrlRegex(ctx, u, out);
   u.finish();
   return { out, host: vhD && vh !== undefined ? { value: vh, d: vhD } : undefined };
 }

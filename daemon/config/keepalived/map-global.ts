@@ -1,7 +1,7 @@
 // global_defs → node, ipvs (sync daemon, timeouts) and vrrp.garp.
 import { isIP } from 'node:net';
 import type { Directive } from './parser.js';
-import type { ConfigOut, GarpOut } from './lvsd-shape.js';
+import type { ConfigOut, GarpOut, LifecycleScriptOut } from './lvsd-shape.js';
 import { BlockReader, type Context } from './reader.js';
 import { safeName } from './names.js';
 import { STRICT_NOT_CARRIED } from './unsupported.js';
@@ -30,6 +30,8 @@ export interface GlobalResult {
   /** vrrp_startup_delay, vrrp_delay_after_boot, with their directives (for the source comments). */
   startupDelay?: { value: string; d: Directive };
   delayAfterBoot?: { value: string; d: Directive };
+  /** checker_log_all_failures on: imported onto every checker. */
+  checkerLogAllFailures?: Directive;
   /** notification_email and the smtp_* settings (map-alerts.ts). */
   mail?: GlobalMail;
   /** script_user USER [GROUP] as "user[:group]"; enable_script_security. */
@@ -57,6 +59,14 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
     ctx.source.at(node, 'name', routerId.pos);
     out.node = node;
   }
+
+  for (const [kw, key] of [['startup_script', 'startupScript'], ['shutdown_script', 'shutdownScript']] as const) {
+    const script = lifecycleScript(r, kw);
+    if (script !== undefined) out.node = { ...out.node, [key]: script };
+  }
+
+  const lafD = r.last('checker_log_all_failures');
+  if (lafD && r.bool(lafD) === true) out.checkerLogAllFailures = lafD;
 
   const sync = r.last('lvs_sync_daemon');
   if (sync) mapSyncDaemon(ctx, sync, out);
@@ -149,6 +159,9 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
 
   // No effect to carry: lvsd needs an interface on every instance, and static addresses are not imported.
   r.ignore('default_interface');
+  // lvsd mails a real server's own change of state only, never one checker's among several (mail-supervisor.ts:
+  // health.change): what keepalived's no_checker_emails asks for, always.
+  r.ignore('no_checker_emails');
   r.finish();
   return out;
 }
@@ -292,4 +305,32 @@ function mapNftables(ctx: Context, r: BlockReader, out: GlobalResult): void {
     ctx.source.at(nft, 'counters', countersD.pos);
   }
   if (Object.keys(nft).length > 0) out.nftables = nft;
+}
+
+/**
+ * startup_script / shutdown_script SCRIPT [USER [GROUP]] and its _timeout (1..1000 s, keepalived's default
+ * 10 s, lvsd's too). keepalived keeps the first of two ("script already specified"); so does the import.
+ */
+function lifecycleScript(r: BlockReader, kw: 'startup_script' | 'shutdown_script'): LifecycleScriptOut | undefined {
+  const [d, ...again] = r.all(kw);
+  for (const x of again) r.ctx.reportDirective(x, `${kw} already given at ${r.ctx.displayPos(d?.pos ?? x.pos)}: keepalived keeps the first, and so does the import`);
+  const timeoutD = r.last(`${kw}_timeout`);
+  const command = r.str(d);
+  if (d === undefined || command === undefined) {
+    if (timeoutD) r.ctx.reportDirective(timeoutD, `no ${kw}: nothing to time out`);
+    return undefined;
+  }
+  const out: LifecycleScriptOut = { command };
+  r.ctx.source.self(out, d.pos);
+  r.ctx.source.at(out, 'command', d.pos);
+  if (d.args.length > 1) {
+    out.user = d.args.slice(1, 3).join(':');
+    r.ctx.source.at(out, 'user', d.pos);
+  }
+  const timeout = r.int(timeoutD, 1, 1000);
+  if (timeoutD && timeout !== undefined) {
+    out.timeout = `${timeout}s`;
+    r.ctx.source.at(out, 'timeout', timeoutD.pos);
+  }
+  return out;
 }

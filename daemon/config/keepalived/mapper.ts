@@ -9,7 +9,7 @@ import { mapTrackProcess } from './map-process.js';
 import { mapSyncGroup, mapTrackFile, mapVrrpInstance, mapVrrpScript, type TrackFile, type VrrpResult } from './map-vrrp.js';
 import { mergeDuplicateServers, serviceId, type MappedServer } from './duplicates.js';
 import { alertsOut } from './map-alerts.js';
-import { trackFilesOf } from './map-checker.js';
+import { logAllFailuresOf, trackFilesOf } from './map-checker.js';
 import { mapSslBlocks, sslOf } from './map-ssl.js';
 import { expandGroup, mapVirtualServer, virtualServerKeys, type GroupMember } from './map-lvs.js';
 import { safeName } from './names.js';
@@ -45,6 +45,7 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
     if (f) trackFiles.set(b.name, f);
   }
   trackFilesOf.set(ctx, trackFiles);
+  if (global.checkerLogAllFailures !== undefined) logAllFailuresOf.set(ctx, global.checkerLogAllFailures);
   sslOf.set(ctx, mapSslBlocks(ctx, ast.ssl));
 
   const processes: Record<string, ProcessOut> = {};

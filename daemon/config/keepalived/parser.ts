@@ -7,6 +7,8 @@ import { KeepalivedSyntaxError, lex, type LexDiagnostic, type Pos, type Token } 
 export interface Directive {
   keyword: string;
   args: string[];
+  /** Whether each argument had a quoted part (the lexer resolves escapes only there). */
+  argQuoted?: boolean[];
   pos: Pos;
   /** Present when the directive opens a `{ … }` block (possibly empty). */
   block?: Directive[];
@@ -85,12 +87,12 @@ interface Cursor {
 /** Parses statements until the matching '}' (when `opener` is set) or the end of the file. */
 function parseBlock(cur: Cursor, state: State, opener: Pos | undefined): Directive[] {
   const out: Directive[] = [];
-  let words: { text: string; pos: Pos }[] = [];
+  let words: { text: string; quoted: boolean; pos: Pos }[] = [];
 
   const finish = (): Directive | undefined => {
     const first = words[0];
     if (!first) return undefined;
-    const d: Directive = { keyword: first.text, args: words.slice(1).map((w) => w.text), pos: first.pos };
+    const d: Directive = { keyword: first.text, args: words.slice(1).map((w) => w.text), argQuoted: words.slice(1).map((w) => w.quoted), pos: first.pos };
     words = [];
     out.push(d);
     return d;
@@ -105,7 +107,7 @@ function parseBlock(cur: Cursor, state: State, opener: Pos | undefined): Directi
     }
     switch (t.kind) {
       case 'word':
-        words.push({ text: t.text, pos: t.pos });
+        words.push({ text: t.text, quoted: t.quoted, pos: t.pos });
         break;
       case 'eol':
         finish();

@@ -55,6 +55,11 @@ export class Context {
     this.report(d.pos, d.keyword, why);
   }
 
+  /** A warning: nothing is lost (keepalived ignores the same thing). */
+  warnDirective(d: Directive, why: string): void {
+    this.diagnostics.push({ file: this.display(d.pos.file), line: d.pos.line, directive: d.keyword, why, warning: true });
+  }
+
   note(obj: object, text: string): void {
     const list = this.notes.get(obj) ?? [];
     list.push(text);

@@ -3,6 +3,9 @@
 
 const SCHED = 'process scheduling is set by the systemd unit (Nice=, CPUSchedulingPolicy=, CPUAffinity=), not by the config';
 const SNMP = 'lvsd has no SNMP/DBus agent; use the REST API and /metrics';
+const NAMES = 'keepalived renames its processes (prctl) so pidof/killall find them; lvsd does not rename its own: it runs as the unit lvsd.service, so systemctl status lvsd lists its processes';
+const PIDFILE = 'lvsd writes no pid file: systemd tracks its processes (systemctl show -p MainPID lvsd); run a second lvsd as another unit with its own --config, stateFile and api.socket';
+const NETLINK_BUFS = 'lvsd\'s IPVS and process-connector netlink sockets keep the kernel\'s receive buffer size (net.core.rmem_default: raise it with sysctl); not configurable';
 const FIREWALL = 'lvsd installs no iptables rules or ipsets: it does not filter VIPs (keepalived\'s no_accept / vrrp_strict), and its VMAC IGMP/MLD table is nftables (vrrp.nftables)';
 
 /** Why strict mode stays in the not-carried list: the one part of it lvsd leaves to the firewall. */
@@ -59,29 +62,45 @@ const REASONS: Record<string, string> = {
   net_namespace: 'lvsd does not enter a namespace itself: the systemd unit puts it there (NetworkNamespacePath=/run/netns/NAME), so it runs in it from the start as keepalived does after net_namespace',
   nat_mask: 'obsolete: keepalived ignores it too',
   BFD_CHECK: 'lvsd has no BFD daemon, so no BFD checker; check the real server with TCP_CHECK or MISC_CHECK instead',
-  log_all_failures: 'lvsd logs every state change; per-failure logging is not configurable',
-  checker_log_all_failures: 'lvsd logs every state change; per-failure logging is not configurable',
-  http_protocol: 'lvsd sends HTTP/1.1 with Connection: close',
-  fast_recovery: 'lvsd checks one URL, so there is nothing to speed up; rise/fall decide recovery',
-  regex_options: 'regex options are not supported; use JavaScript regular expression syntax in bodyRegex',
-  regex_stack: 'not needed: the regex runs in JavaScript',
-  regex_min_offset: 'not supported',
-  regex_max_offset: 'not supported',
-  regex_no_match: 'inverted body matching is not supported',
-  debug: 'use lvsd\'s log level instead',
+  debug: 'keepalived 2.2.7 only prints a vrrp_instance\'s debug level in its config dump (vrrp_data.c), so it changed nothing; lvsd\'s logging is --log-level / LVSD_LOG_LEVEL',
   kernel_rx_buf_size: 'lvsd gives every VRRP socket a 1 MiB receive buffer (SO_RCVBUFFORCE, room for ~1000 adverts), above what keepalived sets by default and what configs set here (it sizes the netlink sockets\' buffers too, which lvsd reads as events arrive); not configurable',
   check_unicast_src: 'lvsd always checks that unicast adverts come from a listed peer',
   vrrp_check_unicast_src: 'lvsd always checks that unicast adverts come from a listed peer',
   global_tracking: 'valid only in a vrrp_sync_group (there it is read as sync_group_tracking_weight, as keepalived 2.2.7 reads it)',
   sync_group_tracking_weight: 'valid only in a vrrp_sync_group, where the importer carries it (members\' weighted tracking kept as written; without it dropped as keepalived drops it)',
-  startup_script: 'run it from the unit with ExecStartPre= instead',
-  shutdown_script: 'run it from the unit with ExecStopPost= instead',
-  process_names: 'not applicable: lvsd is one process',
-  process_name: 'not applicable: lvsd is one process',
-  vrrp_process_name: 'not applicable: lvsd is one process',
-  checker_process_name: 'not applicable: lvsd is one process',
-  instance: 'run one lvsd per config; name the unit instead',
-  use_pid_dir: 'systemd tracks the process; no pid file',
+  process_names: NAMES,
+  process_name: NAMES,
+  vrrp_process_name: NAMES,
+  checker_process_name: NAMES,
+  instance: 'keepalived\'s instance NAME only moves its pid files (and .data files) under a per-instance name; ' + PIDFILE,
+  use_pid_dir: PIDFILE,
+  lvs_process_name: NAMES,
+  bfd_process_name: NAMES,
+  bfd_cpu_affinity: SCHED,
+  bfd_no_swap: SCHED,
+  bfd_rlimit_rtime: SCHED,
+  bfd_rlimit_rttime: SCHED,
+  bfd_rt_priority: SCHED,
+  checker_rlimit_rtime: SCHED,
+  dbus_service_name: SNMP,
+  lvs_flush_onstop: 'lvsd leaves IPVS entries in place on stop so traffic keeps flowing',
+  lvs_netlink_cmd_rcv_bufs: NETLINK_BUFS,
+  lvs_netlink_cmd_rcv_bufs_force: NETLINK_BUFS,
+  lvs_netlink_monitor_rcv_bufs: NETLINK_BUFS,
+  lvs_netlink_monitor_rcv_bufs_force: NETLINK_BUFS,
+  process_monitor_rcv_bufs: NETLINK_BUFS,
+  process_monitor_rcv_bufs_force: NETLINK_BUFS,
+  lvs_notify_fifo_script: 'checker events are not written to a FIFO, so there is no FIFO script; use the event stream of the REST API',
+  reload_check_config: 'lvsd always validates a config before it reloads (SIGHUP, the API): an invalid file changes nothing and the running config stays',
+  reload_file: 'lvsd reads the config file once, whole, at each reload; use `lvsd check-config` then SIGHUP (or the API, which writes the file atomically)',
+  reload_time_file: 'scheduled reloads are not built in: run `systemctl reload lvsd` from a systemd timer at the time (on every director alike)',
+  reload_repeat: 'scheduled reloads are not built in: run `systemctl reload lvsd` from a systemd timer at the time (on every director alike)',
+  config_save_dir: 'lvsd keeps the previous good config in memory for a rollback (the API\'s rollback); it saves no copies to a directory',
+  tmp_config_directory: 'lvsd keeps no copy of the config text outside its own memory; nothing to place',
+  random_seed: 'lvsd\'s randomness (the warmup spread of first checks) is not seedable',
+  umask: 'set the file mode mask in the unit (UMask=); lvsd creates its API socket and state file 0600 whatever it is',
+  data_use_instance: 'lvsd writes no .data dump files (keepalived\'s SIGUSR1 dump); its state is the REST API\'s snapshot',
+  include_check: 'the importer reads the includes as keepalived does (an unreadable one stops the import); an lvsd config has no includes to check',
 };
 
 export function unsupportedReason(scope: string, keyword: string): string {

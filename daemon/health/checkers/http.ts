@@ -1,5 +1,5 @@
-// HTTP_GET / SSL_GET: one GET per check on a fresh connection ("Connection: close", keep-alive
-// off), accepted when the status is in range and, if asked, the body matches a regex or md5 digest.
+// HTTP_GET / SSL_GET: one GET per check on a fresh connection (HTTP/1.1 with "Connection: close", or
+// keepalived's HTTP/1.0 forms), accepted when the status is in range and, if asked, the body matches a regex or md5 digest.
 // The request bytes, regex and ranges are built once per target.
 import { createHash } from 'node:crypto';
 import { isIP, connect as netConnect, type Socket } from 'node:net';
@@ -7,6 +7,7 @@ import { connect as tlsConnect, type SecureContext } from 'node:tls';
 import { fail, OK_VERDICT, type CheckVerdict } from '../types.js';
 import type { Endpoint, HttpCheckOptions } from '../options.js';
 import { verdictFromError } from './errors.js';
+import { bodyRegexFailure, bodyRegexPasses, compileBodyRegex, type BodyRegex } from './body-regex.js';
 import { HttpResponseReader, parseStatusRanges, statusAccepted } from './http-response.js';
 import { settleOnce, type Probe } from './probe.js';
 import { tlsClientContext } from './tls-context.js';
@@ -14,7 +15,7 @@ import { tlsClientContext } from './tls-context.js';
 export interface PreparedHttp {
   request: Buffer;
   ranges: [number, number][];
-  regex: RegExp | undefined;
+  regex: BodyRegex | undefined;
   digest: string | undefined;
     /** secureContext: the files' context now (a renewed certificate is picked up at the next check); throws Error("field: why"). */
   tls: { servername: string | undefined; rejectUnauthorized: boolean; secureContext: () => SecureContext | undefined } | undefined;
@@ -30,19 +31,15 @@ export function prepareHttp(ep: Endpoint, o: HttpCheckOptions, secure: boolean):
   } catch (e) {
     throw new Error(`status: ${(e as Error).message}`);
   }
-  let regex: RegExp | undefined;
-  if (o.bodyRegex !== undefined) {
-    try {
-      regex = new RegExp(o.bodyRegex);
-    } catch (e) {
-      throw new Error(`bodyRegex: ${(e as Error).message}`);
-    }
-  }
+  const regex = compileBodyRegex(o);
   if (o.digest !== undefined && !/^[0-9a-fA-F]{32}$/.test(o.digest)) throw new Error('digest: want 32 hex digits (md5)');
   const defaultPort = secure ? 443 : 80;
   const hostAddr = ep.family === 6 ? `[${ep.host.split('%')[0] ?? ep.host}]` : ep.host;
   const host = o.host ?? (ep.port === defaultPort ? hostAddr : `${hostAddr}:${ep.port}`);
-  const lines = [`GET ${path} HTTP/1.1`, `Host: ${host}`, 'User-Agent: lvsd-health', 'Accept: */*', 'Connection: close'];
+  // keepalived http_protocol: HTTP/1.0 closes by itself, so 1.0 sends no Connection header (measured: genhash -P).
+  const protocol = o.protocol ?? '1.1';
+  const lines = [`GET ${path} HTTP/${protocol === '1.1' ? '1.1' : '1.0'}`, `Host: ${host}`, 'User-Agent: lvsd-health', 'Accept: */*'];
+  if (protocol !== '1.0') lines.push('Connection: close');
   for (const [k, v] of Object.entries(o.headers ?? {})) {
     if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k) || /[\r\n]/.test(v)) throw new Error(`headers: bad header ${JSON.stringify(k)}`);
     lines.push(`${k}: ${v}`);
@@ -68,9 +65,7 @@ export function prepareHttp(ep: Endpoint, o: HttpCheckOptions, secure: boolean):
 
 function judge(p: PreparedHttp, r: HttpResponseReader): CheckVerdict {
   if (!statusAccepted(r.status, p.ranges)) return fail('status', `status ${r.status}`);
-  if (p.regex !== undefined && !p.regex.test(r.body.toString('latin1'))) {
-    return fail('regex-mismatch', `body does not match /${p.regex.source}/`);
-  }
+  if (p.regex !== undefined && !bodyRegexPasses(p.regex, r.body)) return fail('regex-mismatch', bodyRegexFailure(p.regex));
   if (p.digest !== undefined) {
     const got = createHash('md5').update(r.body).digest('hex');
     if (got !== p.digest) return fail('digest-mismatch', `body md5 ${got}`);
