@@ -201,6 +201,15 @@ test('importer: use_vmac [NAME] and vmac_xmit_base are carried; vmac_xmit_base a
   assert.deepEqual(c.diagnostics.map((d) => `${d.line} ${d.directive}`), ['7 vmac_xmit_base']);
   const d = importText(VI(' use_vmac this-name-is-too-long'));
   assert.match(d.diagnostics[0]?.why ?? '', /not a valid interface name.*vrrp\.51 is used/);
+  // vmac_prefix names the unnamed ones PREFIX.VRID, the prefix cut so the whole fits 15 characters (keepalived 2.2.7).
+  const e = importText(`global_defs {\n vmac_prefix vm\n}\n${VI(' use_vmac')}`);
+  assert.deepEqual(e.diagnostics, []);
+  assert.deepEqual((e.config.vrrp as { instances: { vmac?: unknown }[] }).instances[0]?.vmac, { name: 'vm.51' });
+  assert.match(e.yaml, /name: vm\.51 # from [^\n]*:2/);
+  const f = importText(`global_defs {\n vmac_prefix a-very-long-prefix\n}\n${VI(' use_vmac named')}`);
+  assert.deepEqual((f.config.vrrp as { instances: { vmac?: unknown }[] }).instances[0]?.vmac, { name: 'named' }, 'a named one keeps its name');
+  const g = importText(`global_defs {\n vmac_prefix a-very-long-prefix\n}\n${VI(' use_vmac')}`);
+  assert.deepEqual((g.config.vrrp as { instances: { vmac?: unknown }[] }).instances[0]?.vmac, { name: 'a-very-long-.51' });
 });
 
 test('ipvlan (use_ipvlan): the l2 IFLA_LINKINFO as the kernel lays it out and read back; planVmac adopts an l2 ipvlan on the parent, refuses others', () => {

@@ -29,6 +29,8 @@ export interface GlobalResult {
   higherPrioSendAdvert?: boolean;
   /** vrrp_startup_delay, vrrp_delay_after_boot, with their directives (for the source comments). */
   startupDelay?: { value: string; d: Directive };
+  /** vmac_prefix: the name of a use_vmac interface without one is PREFIX.VRID (keepalived's default vrrp). */
+  vmacPrefix?: { value: string; d: Directive };
   delayAfterBoot?: { value: string; d: Directive };
   /** checker_log_all_failures on: imported onto every checker. */
   checkerLogAllFailures?: Directive;
@@ -126,6 +128,9 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
     else ctx.reportDirective(d, `${v} is not ${family === 4 ? 'an IPv4 multicast address' : 'an IPv6 link-local multicast address (ff02::/16)'}; not carried over (keepalived skips it too${family === 6 ? ', or warns for a wider scope' : ''})`);
   }
   if (Object.keys(garp).length > 0) out.garp = garp;
+  const vmacPrefixD = r.last('vmac_prefix');
+  const vmacPrefix = r.str(vmacPrefixD);
+  if (vmacPrefixD && vmacPrefix !== undefined) out.vmacPrefix = { value: vmacPrefix, d: vmacPrefixD };
   const startupD = r.last('vrrp_startup_delay');
   const startupDelay = r.timer(startupD);
   if (startupD && startupDelay !== undefined) out.startupDelay = { value: startupDelay, d: startupD };

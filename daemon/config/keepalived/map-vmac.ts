@@ -5,7 +5,7 @@ import type { InstanceOut } from './lvsd-shape.js';
 import type { BlockReader, Context } from './reader.js';
 import type { Directive } from './parser.js';
 
-export function mapVmac(ctx: Context, r: BlockReader, inst: InstanceOut): void {
+export function mapVmac(ctx: Context, r: BlockReader, inst: InstanceOut, prefix?: { value: string; d: Directive }): void {
   const useD = r.last('use_vmac');
   const baseD = r.last('vmac_xmit_base');
   const ipvlanD = r.last('use_ipvlan');
@@ -27,6 +27,12 @@ export function mapVmac(ctx: Context, r: BlockReader, inst: InstanceOut): void {
     inst.vmac = {};
   } else inst.vmac = name === undefined ? {} : { name };
   ctx.source.at(inst, 'vmac', useD.pos);
+  if (inst.vmac.name === undefined && prefix !== undefined) {
+    // keepalived names it PREFIX.VRID, cutting the prefix short so the whole fits IFNAMSIZ (15 characters).
+    const vrid = String(inst.virtualRouterId);
+    inst.vmac.name = `${prefix.value.slice(0, 15 - vrid.length - 1)}.${vrid}`;
+    ctx.source.at(inst.vmac, 'name', prefix.d.pos);
+  }
   if (baseD) {
     inst.vmac.xmitBase = true;
     ctx.source.at(inst.vmac, 'xmitBase', baseD.pos);

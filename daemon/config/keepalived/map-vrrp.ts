@@ -362,7 +362,7 @@ export function mapVrrpInstance(ctx: Context, b: NamedBlock, env: InstanceEnv, r
     strictResets(ctx, inst);
   }
   if (Object.keys(garp).length > 0) inst.garp = garp;
-  mapVmac(ctx, r, inst);
+  mapVmac(ctx, r, inst, env.global.vmacPrefix);
   const promoteD = r.last('promote_secondaries');
   if (promoteD) {
     // keepalived 2.2.7: "promote_secondaries is automatically set for vmacs - ignoring" (for an ipvlan too).
