@@ -2,7 +2,7 @@
 // command and the object; batches are pipelined (many requests in flight) so a full table programs fast.
 import {
   decodeDaemon, decodeDest, decodeInfo, decodeService, decodeTimeouts, daemonPayload, daemonStopPayload, destPayload,
-  destText, replyNest, serviceKeyPayload, serviceKeyText, servicePayload, encodeTimeouts,
+  destText, replyNest, serviceKeyPayload, serviceKeyPayloadOf, serviceKeyText, servicePayload, encodeTimeouts,
   type IpvsDaemon, type IpvsDest, type IpvsInfo, type IpvsService, type IpvsTimeouts, type ServiceKey, type SyncRole,
 } from './codec.js';
 import { CMD_NAMES, Cmd, CmdAttr } from './constants.js';
@@ -26,6 +26,14 @@ export interface BatchResult {
 export interface IpvsServiceWithDests extends IpvsService {
   dests: IpvsDest[];
 }
+
+/** One service of dumpTable(): its SERVICE nest and its destinations' DEST nests, as the kernel sent them. */
+export interface RawServiceDump {
+  service: Buffer;
+  dests: Buffer[];
+}
+
+const ESRCH = 3;
 
 export function opText(o: IpvsOp): string {
   switch (o.op) {
@@ -139,21 +147,38 @@ export class IpvsClient {
    * has no dump of every destination at once). `stats: false` leaves the counters out.
    */
   async listTable(stats = true): Promise<IpvsServiceWithDests[]> {
-    const services = await this.listServices(stats);
-    const out: IpvsServiceWithDests[] = [];
-    for (let i = 0; i < services.length; i += this.window) {
-      const chunk = services.slice(i, i + this.window);
-      const dests = await Promise.all(
-        chunk.map((s) =>
-          this.listDests(s.key, stats).catch((e: unknown) => {
-            // Deleted between the two dumps: report it empty rather than fail the whole read.
-            if (e instanceof IpvsError && e.code === 'ESRCH') return [];
-            throw e;
-          }),
-        ),
-      );
-      chunk.forEach((s, j) => out.push({ ...s, dests: dests[j] ?? [] }));
-    }
+    return (await this.dumpTable()).map(({ service, dests }) => {
+      const s = decodeService(service, stats);
+      return { ...s, dests: dests.map((d) => decodeDest(d, s.key.family, stats)) };
+    });
+  }
+
+  /**
+   * The table as the kernel's replies hold it, undecoded: each service's SERVICE nest and its destinations'
+   * DEST nests (their attributes), for a reader that decodes straight into its own form. The destination
+   * dumps go `window` at a time, a new one as soon as one ends.
+   */
+  async dumpTable(): Promise<RawServiceDump[]> {
+    const replies = await this.call(Cmd.GET_SERVICE, Buffer.alloc(0), 'all services', true);
+    const out: RawServiceDump[] = replies.map((p) => ({ service: replyNest(p, CmdAttr.SERVICE, 'GET_SERVICE'), dests: [] }));
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < out.length) {
+        const entry = out[next++];
+        if (entry === undefined) break;
+        let parts: Buffer[];
+        try {
+          parts = await this.transport.request(Cmd.GET_DEST, serviceKeyPayloadOf(entry.service), true);
+        } catch (e) {
+          // Deleted between the two dumps: report it empty rather than fail the whole read.
+          if (e instanceof NetlinkErrno && e.errno === ESRCH) continue;
+          if (e instanceof NetlinkErrno) throw IpvsError.fromErrno(e.errno, 'GET_DEST', serviceKeyText(decodeService(entry.service, false).key));
+          throw e;
+        }
+        entry.dests = parts.map((p) => replyNest(p, CmdAttr.DEST, 'GET_DEST'));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.window, out.length) }, worker));
     return out;
   }
 

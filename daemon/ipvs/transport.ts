@@ -64,6 +64,9 @@ interface Pending {
   parts: Buffer[];
   resolve: (parts: Buffer[]) => void;
   reject: (e: Error) => void;
+  /** performance.now() after which the request has failed. */
+  deadline: number;
+  timeoutMs: number;
 }
 
 /** One netlink socket with its own request/reply matching by sequence number. */
@@ -72,6 +75,8 @@ class Conn {
   private readonly pending = new Map<number, Pending>();
   /** Last (acked) seq of a datagram → the seqs sent before it without an ack request. */
   private readonly groups = new Map<number, number[]>();
+  /** One timer per socket for every request's deadline, not one per request (a table read makes thousands). */
+  private watchdog: NodeJS.Timeout | undefined;
   readonly port: number;
 
   constructor(readonly raw: RawNetlinkSocket) {
@@ -81,9 +86,10 @@ class Conn {
     });
     raw.on('error', (e) => {
       // ENOBUFS and the like: replies were lost, so no pending request can be trusted.
-      for (const p of this.pending.values()) p.reject(e);
-      this.pending.clear();
+      const lost = [...this.pending.values()];
+      for (const seq of [...this.pending.keys()]) this.settle(seq);
       this.groups.clear();
+      for (const p of lost) p.reject(e);
     });
     raw.unref();
   }
@@ -124,7 +130,8 @@ class Conn {
           this.settle(seq);
           p.resolve(p.parts);
         } else {
-          p.parts.push(Buffer.from(buf.subarray(off + 20, off + len)));
+          // A view, not a copy: the binding hands each datagram in a buffer of its own.
+          p.parts.push(buf.subarray(off + 20, off + len));
         }
       }
       off += (len + 3) & ~3;
@@ -133,7 +140,36 @@ class Conn {
 
   private settle(seq: number): void {
     this.pending.delete(seq);
-    if (this.pending.size === 0) this.raw.unref();
+    if (this.pending.size > 0) return;
+    this.raw.unref();
+    if (this.watchdog !== undefined) clearTimeout(this.watchdog);
+    this.watchdog = undefined;
+  }
+
+  private arm(delayMs: number): void {
+    if (this.watchdog !== undefined) return;
+    // Unreferenced: while a request waits, the socket itself keeps the process alive.
+    this.watchdog = setTimeout(() => {
+      this.watchdog = undefined;
+      this.expire();
+    }, delayMs);
+    this.watchdog.unref();
+  }
+
+  /** Fails every request past its deadline; re-arms for the next one. */
+  private expire(): void {
+    const now = performance.now();
+    let next = Infinity;
+    for (const [seq, p] of this.pending) {
+      if (p.deadline > now) {
+        next = Math.min(next, p.deadline);
+        continue;
+      }
+      this.groups.delete(seq);
+      this.settle(seq);
+      p.reject(new Error(`netlink: no reply in ${p.timeoutMs} ms (seq ${seq})`));
+    }
+    if (next !== Infinity) this.arm(Math.max(1, next - now));
   }
 
   /**
@@ -144,24 +180,14 @@ class Conn {
     if (this.pending.size === 0) this.raw.ref();
     const last = frames.at(-1);
     if (ackLast && last !== undefined) this.groups.set(last.seq, frames.slice(0, -1).map((f) => f.seq));
+    const deadline = performance.now() + timeoutMs;
     const promises = frames.map(
       (f) =>
         new Promise<Buffer[]>((resolve, reject) => {
-          this.pending.set(f.seq, { parts: [], resolve, reject });
+          this.pending.set(f.seq, { parts: [], resolve, reject, deadline, timeoutMs });
         }),
     );
-    const timer = setTimeout(() => {
-      if (last !== undefined) this.groups.delete(last.seq);
-      for (const f of frames) {
-        const p = this.pending.get(f.seq);
-        if (p === undefined) continue;
-        this.settle(f.seq);
-        p.reject(new Error(`netlink: no reply in ${timeoutMs} ms (seq ${f.seq})`));
-      }
-    }, timeoutMs);
-    void Promise.allSettled(promises).then(() => {
-      clearTimeout(timer);
-    });
+    this.arm(timeoutMs);
     this.raw.send(
       frames.map((f) => f.buf),
       {},
@@ -191,6 +217,8 @@ class Conn {
     for (const p of this.pending.values()) p.reject(new Error('netlink socket closed'));
     this.pending.clear();
     this.groups.clear();
+    if (this.watchdog !== undefined) clearTimeout(this.watchdog);
+    this.watchdog = undefined;
     this.raw.close();
   }
 }
