@@ -2,14 +2,14 @@
 import { isIPv4, isIPv6 } from 'node:net';
 
 export function ipFamily(address: string): 4 | 6 {
-  if (isIPv4(address)) return 4;
+  if (dottedQuad(address) || isIPv4(address)) return 4;
   if (isIPv6(address)) return 6;
   throw new Error(`not an IP address: "${address}"`);
 }
 
 export function ipToBytes(address: string): Buffer {
-  const quad = dottedQuad(address);
-  if (quad !== undefined) return quad;
+  const quad = Buffer.allocUnsafe(4);
+  if (dottedQuad(address, quad)) return quad;
   if (isIPv4(address)) return Buffer.from(address.split('.').map(Number));
   if (!isIPv6(address)) throw new Error(`not an IP address: "${address}"`);
   let text = address.split('%')[0] ?? address;
@@ -29,33 +29,34 @@ export function ipToBytes(address: string): Buffer {
 }
 
 /**
- * The bytes of a dotted quad as isIPv4 accepts it (four 0..255 without leading zeros), in one pass; undefined
- * for anything else. Encoding a large table spent most of its time in isIPv4's regular expression.
+ * Whether `a` is a dotted quad as isIPv4 accepts it (four 0..255 without leading zeros), in one pass; its bytes
+ * go to `out` if given. Encoding a large table spent most of its time in isIPv4's regular expression, and so did
+ * canonicalising one (two checks per real server, cold on a restart).
  */
-function dottedQuad(a: string): Buffer | undefined {
-  const out = Buffer.allocUnsafe(4);
+function dottedQuad(a: string, out?: Buffer): boolean {
   let part = 0;
   let n = 0;
   let digits = 0;
   for (let i = 0; i < a.length; i++) {
     const c = a.charCodeAt(i);
     if (c === 46) {
-      if (digits === 0 || part === 3) return undefined;
-      out[part++] = n;
+      if (digits === 0 || part === 3) return false;
+      if (out !== undefined) out[part] = n;
+      part++;
       n = 0;
       digits = 0;
     } else if (c >= 48 && c <= 57) {
-      if (digits > 0 && n === 0) return undefined;
+      if (digits > 0 && n === 0) return false;
       n = n * 10 + (c - 48);
       digits++;
-      if (n > 255) return undefined;
+      if (n > 255) return false;
     } else {
-      return undefined;
+      return false;
     }
   }
-  if (part !== 3 || digits === 0) return undefined;
-  out[3] = n;
-  return out;
+  if (part !== 3 || digits === 0) return false;
+  if (out !== undefined) out[3] = n;
+  return true;
 }
 
 export function bytesToIp(bytes: Buffer, family: 4 | 6): string {
@@ -71,7 +72,7 @@ export function bytesToIp(bytes: Buffer, family: 4 | 6): string {
 
 /** The canonical text of an address ("fd00:0::1" → "fd00::1"); IPv4 unchanged. */
 export function canonicalIp(address: string): string {
-  if (isIPv4(address)) return address;
+  if (dottedQuad(address) || isIPv4(address)) return address;
   if (!isIPv6(address)) throw new Error(`not an IP address: "${address}"`);
   // WHATWG URL serialises IPv6 hosts per RFC 5952 (lower case, longest zero run compressed).
   return new URL(`http://[${address}]/`).hostname.slice(1, -1);

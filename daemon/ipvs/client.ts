@@ -27,9 +27,11 @@ export interface IpvsServiceWithDests extends IpvsService {
   dests: IpvsDest[];
 }
 
-/** One service of dumpTable(): its SERVICE nest and its destinations' DEST nests, as the kernel sent them. */
+/** One service of dumpTable(), as the kernel sent it. */
 export interface RawServiceDump {
+  /** Its SERVICE nest (the attributes inside). */
   service: Buffer;
+  /** Its GET_DEST reply payloads, one per destination (each holds a DEST nest: codec.ts's replyNest finds it). */
   dests: Buffer[];
 }
 
@@ -149,36 +151,47 @@ export class IpvsClient {
   async listTable(stats = true): Promise<IpvsServiceWithDests[]> {
     return (await this.dumpTable()).map(({ service, dests }) => {
       const s = decodeService(service, stats);
-      return { ...s, dests: dests.map((d) => decodeDest(d, s.key.family, stats)) };
+      return { ...s, dests: dests.map((d) => decodeDest(replyNest(d, CmdAttr.DEST, 'GET_DEST'), s.key.family, stats)) };
     });
   }
 
   /**
-   * The table as the kernel's replies hold it, undecoded: each service's SERVICE nest and its destinations'
-   * DEST nests (their attributes), for a reader that decodes straight into its own form. The destination
-   * dumps go `window` at a time, a new one as soon as one ends.
+   * The table as the kernel's replies hold it, undecoded: each service's SERVICE nest and its GET_DEST replies,
+   * for a reader that decodes straight into its own form. The destination
+   * dumps run back to back on each dump socket (the transport's dumpMany).
    */
   async dumpTable(): Promise<RawServiceDump[]> {
     const replies = await this.call(Cmd.GET_SERVICE, Buffer.alloc(0), 'all services', true);
     const out: RawServiceDump[] = replies.map((p) => ({ service: replyNest(p, CmdAttr.SERVICE, 'GET_SERVICE'), dests: [] }));
+    const payloads = out.map((e) => serviceKeyPayloadOf(e.service));
+    const results = this.transport.dumpMany !== undefined ? await this.transport.dumpMany(Cmd.GET_DEST, payloads) : await this.dumpEach(payloads);
+    results.forEach((r, k) => {
+      const entry = out[k];
+      if (entry === undefined) return;
+      // Deleted between the two dumps: report it empty rather than fail the whole read.
+      if (r instanceof NetlinkErrno && r.errno === ESRCH) return;
+      if (r instanceof NetlinkErrno) throw IpvsError.fromErrno(r.errno, 'GET_DEST', serviceKeyText(decodeService(entry.service, false).key));
+      entry.dests = r;
+    });
+    return out;
+  }
+
+  /** dumpMany for a transport without one: `window` dumps at a time, a new one as soon as one ends. */
+  private async dumpEach(payloads: readonly Buffer[]): Promise<(Buffer[] | NetlinkErrno)[]> {
+    const out = new Array<Buffer[] | NetlinkErrno>(payloads.length);
     let next = 0;
     const worker = async (): Promise<void> => {
-      while (next < out.length) {
-        const entry = out[next++];
-        if (entry === undefined) break;
-        let parts: Buffer[];
+      while (next < payloads.length) {
+        const k = next++;
         try {
-          parts = await this.transport.request(Cmd.GET_DEST, serviceKeyPayloadOf(entry.service), true);
+          out[k] = await this.transport.request(Cmd.GET_DEST, payloads[k] ?? Buffer.alloc(0), true);
         } catch (e) {
-          // Deleted between the two dumps: report it empty rather than fail the whole read.
-          if (e instanceof NetlinkErrno && e.errno === ESRCH) continue;
-          if (e instanceof NetlinkErrno) throw IpvsError.fromErrno(e.errno, 'GET_DEST', serviceKeyText(decodeService(entry.service, false).key));
-          throw e;
+          if (!(e instanceof NetlinkErrno)) throw e;
+          out[k] = e;
         }
-        entry.dests = parts.map((p) => replyNest(p, CmdAttr.DEST, 'GET_DEST'));
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.window, out.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(this.window, payloads.length) }, worker));
     return out;
   }
 

@@ -32,6 +32,11 @@ export interface IpvsTransport {
   request(cmd: number, payload: Buffer, dump: boolean): Promise<Buffer[]>;
   /** Many changes, in order; one result per request (its replies, or the NetlinkErrno it got). */
   requestMany(reqs: readonly IpvsRequest[]): Promise<(Buffer[] | NetlinkErrno)[]>;
+  /**
+   * Many dumps of one command (a table read: one GET_DEST per service), in any order; one result per payload
+   * (its reply payloads, or the NetlinkErrno it got). Optional: without it the client sends them by request().
+   */
+  dumpMany?(cmd: number, payloads: readonly Buffer[]): Promise<(Buffer[] | NetlinkErrno)[]>;
   close(): void;
 }
 
@@ -140,10 +145,9 @@ class Conn {
 
   private settle(seq: number): void {
     this.pending.delete(seq);
-    if (this.pending.size > 0) return;
-    this.raw.unref();
-    if (this.watchdog !== undefined) clearTimeout(this.watchdog);
-    this.watchdog = undefined;
+    // The watchdog stays armed (unreferenced, it holds nothing): a socket whose requests go one at a time (a
+    // dump socket) would otherwise clear and set a timer for each.
+    if (this.pending.size === 0) this.raw.unref();
   }
 
   private arm(delayMs: number): void {
@@ -203,6 +207,50 @@ class Conn {
       },
     );
     return promises;
+  }
+
+  /**
+   * Dumps `payloads[k]` for each k in `which`, one after another, each sent from the end of the last: no promise,
+   * timer or queue per dump (a table read makes a thousand). Results land in `out[k]`.
+   */
+  dumpSeries(type: number, cmd: number, version: number, payloads: readonly Buffer[], which: readonly number[], out: (Buffer[] | NetlinkErrno)[], timeoutMs: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let i = 0;
+      const next = (): void => {
+        const k = which[i++];
+        if (k === undefined) {
+          resolve();
+          return;
+        }
+        const seq = this.nextSeq();
+        if (this.pending.size === 0) this.raw.ref();
+        this.pending.set(seq, {
+          parts: [],
+          deadline: performance.now() + timeoutMs,
+          timeoutMs,
+          resolve: (parts) => {
+            out[k] = parts;
+            next();
+          },
+          reject: (e) => {
+            if (!(e instanceof NetlinkErrno)) {
+              reject(e);
+              return;
+            }
+            out[k] = e;
+            next();
+          },
+        });
+        this.arm(timeoutMs);
+        this.raw.send([message(type, NLM_F_REQUEST | NLM_F_DUMP, seq, this.port, cmd, version, payloads[k] ?? Buffer.alloc(0))], {}, (err) => {
+          const p = err === undefined ? undefined : this.pending.get(seq);
+          if (p === undefined) return;
+          this.settle(seq);
+          p.reject(err as Error);
+        });
+      };
+      next();
+    });
   }
 
   request(type: number, cmd: number, version: number, payload: Buffer, dump: boolean, timeoutMs: number): Promise<Buffer[]> {
@@ -284,6 +332,22 @@ export class NetlinkTransport implements IpvsTransport {
     const job = (this.dumpQueues[i] ?? Promise.resolve()).then(() => conn.request(this.familyId, cmd, IPVS_GENL_VERSION, payload, true, this.timeoutMs));
     this.dumpQueues[i] = job.catch(() => undefined);
     return job;
+  }
+
+  async dumpMany(cmd: number, payloads: readonly Buffer[]): Promise<(Buffer[] | NetlinkErrno)[]> {
+    const out = new Array<Buffer[] | NetlinkErrno>(payloads.length);
+    const n = this.dumpConns.length;
+    await Promise.all(
+      this.dumpConns.map((conn, i) => {
+        // Every n-th dump on socket i, queued behind whatever dump that socket runs now.
+        const which: number[] = [];
+        for (let k = i; k < payloads.length; k += n) which.push(k);
+        const job = (this.dumpQueues[i] ?? Promise.resolve()).then(() => conn.dumpSeries(this.familyId, cmd, IPVS_GENL_VERSION, payloads, which, out, this.timeoutMs));
+        this.dumpQueues[i] = job.catch(() => undefined);
+        return job;
+      }),
+    );
+    return out;
   }
 
   async requestMany(reqs: readonly IpvsRequest[]): Promise<(Buffer[] | NetlinkErrno)[]> {

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { decodeDest, decodeService, encodeDest, encodeService, serviceKeyPayload, serviceKeyPayloadOf, type IpvsDest, type IpvsService, type ServiceKey, type Stats } from '../../daemon/ipvs/codec.js';
 import { canonicalIp } from '../../daemon/ipvs/addr.js';
-import { SvcFlag } from '../../daemon/ipvs/constants.js';
+import { nest } from '../../daemon/net/nlattr.js';
+import { CmdAttr, SvcFlag } from '../../daemon/ipvs/constants.js';
 import { fromIpvs } from '../../daemon/dataplane/ipvs/spec.js';
 import { observedDestOf, observedServiceOf, readService } from '../../daemon/dataplane/ipvs/observe.js';
 import { SCHEDULERS } from '../../daemon/dataplane/types.js';
@@ -59,7 +60,9 @@ test('observe: a service and its destinations read as fromIpvs(decode…) reads 
     fc.property(entry, ([s, ds]) => {
       const svc = Buffer.concat(encodeService(s));
       const dests = ds.map((d) => Buffer.concat(encodeDest(d)));
-      assert.deepEqual(plain(readService(svc, dests)), reference(svc, dests));
+      // As GET_DEST replies carry them: a DEST nest in each reply's payload.
+      const replies = dests.map((d) => nest(CmdAttr.DEST, [d]));
+      assert.deepEqual(plain(readService(svc, replies)), reference(svc, dests));
     }),
     { numRuns: 1000 },
   );
@@ -105,6 +108,7 @@ test('observe: malformed replies (truncated, cut, bytes flipped) are refused whe
   );
   assert.throws(() => observedServiceOf(Buffer.from([8, 0, 1, 0, 2, 0]), []), /service: attribute 1 at offset 0 has length 8, only 6 bytes left/);
   assert.throws(() => observedDestOf(Buffer.alloc(0), 4), /destination: no address or port/);
+  assert.throws(() => readService(Buffer.concat(encodeService({ key: { family: 4, fwmark: 1 }, scheduler: 'rr', flags: 0, timeout: 0, netmask: '255.255.255.255' })), [Buffer.alloc(8)]), /GET_DEST: attribute 0 at offset 0 has length 0/);
 });
 
 test('serviceKeyPayloadOf: the key of a service as read is the key serviceKeyPayload writes', () => {

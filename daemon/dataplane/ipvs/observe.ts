@@ -4,7 +4,7 @@
 // exactly what fromIpvs(decodeService/decodeDest with stats: false) gives (test/unit/ipvs-observe.test.ts),
 // and refuses the same malformed replies.
 import { bytesToIp } from '../../ipvs/addr.js';
-import { AF_INET, AF_INET6, DestAttr, Fwd, FWD_MASK, IPPROTO_SCTP, IPPROTO_TCP, IPPROTO_UDP, SvcAttr, SvcFlag, TunFlag, TunType } from '../../ipvs/constants.js';
+import { AF_INET, AF_INET6, CmdAttr, DestAttr, Fwd, FWD_MASK, IPPROTO_SCTP, IPPROTO_TCP, IPPROTO_UDP, SvcAttr, SvcFlag, TunFlag, TunType } from '../../ipvs/constants.js';
 import { NLA_TYPE_MASK } from '../../net/nlattr.js';
 import type { ObservedRealServer, ObservedService, Protocol, SchedulerFlag, ServiceSpec, TunnelSpec } from '../types.js';
 
@@ -23,9 +23,9 @@ function sized(buf: Buffer, off: number, n: number, type: number, what: string):
   return off + 4;
 }
 
-/** Refuses an attribute that runs past the reply, as Attrs.parse does. */
-function truncated(buf: Buffer, off: number, what: string): never {
-  throw new Error(`${what}: attribute ${u16(buf, off + 2) & NLA_TYPE_MASK} at offset ${off} has length ${u16(buf, off)}, only ${buf.length - off} bytes left`);
+/** Refuses an attribute that runs past its run (buf[start..end)), as Attrs.parse does. */
+function truncated(buf: Buffer, off: number, start: number, end: number, what: string): never {
+  throw new Error(`${what}: attribute ${u16(buf, off + 2) & NLA_TYPE_MASK} at offset ${off - start} has length ${u16(buf, off)}, only ${end - off} bytes left`);
 }
 
 // The walks below are plain loops over local variables and byte reads, not a callback per attribute nor
@@ -45,15 +45,15 @@ function str(buf: Buffer, off: number): string {
   return buf.toString('utf8', off + 4, nul < 0 || nul > end ? end : nul);
 }
 
-/** One GET_DEST reply's DEST nest (its attributes) as an observed real server. */
-export function observedDestOf(buf: Buffer, serviceFamily: Family): ObservedRealServer {
+/** A DEST nest's attributes (buf[start..end), by default all of buf) as an observed real server. */
+export function observedDestOf(buf: Buffer, serviceFamily: Family, start = 0, end = buf.length): ObservedRealServer {
   const w = 'destination';
   // Offsets of each attribute (-1: absent); the last one of a type wins, as in the kernel's nla_parse.
   let addr = -1, port = -1, fwd = -1, af = -1, tunType = -1, tunPort = -1, tunFlags = -1;
   let weight = -1, upper = -1, lower = -1, active = -1, inactive = -1, persist = -1;
-  for (let off = 0, len = 0, end = buf.length; off + 4 <= end; off += (len + 3) & ~3) {
+  for (let off = start, len = 0; off + 4 <= end; off += (len + 3) & ~3) {
     len = (buf[off] ?? 0) | ((buf[off + 1] ?? 0) << 8);
-    if (len < 4 || off + len > end) truncated(buf, off, w);
+    if (len < 4 || off + len > end) truncated(buf, off, start, end, w);
     switch (((buf[off + 2] ?? 0) | ((buf[off + 3] ?? 0) << 8)) & NLA_TYPE_MASK) {
       case DestAttr.ADDR: addr = off; break;
       case DestAttr.PORT: port = off; break;
@@ -124,7 +124,7 @@ export function observedServiceOf(buf: Buffer, realServers: ObservedRealServer[]
   let af = -1, proto = -1, addr = -1, port = -1, fwmark = -1, sched = -1, flagsAt = -1, timeoutAt = -1, netmask = -1, pe = -1;
   for (let off = 0, len = 0, end = buf.length; off + 4 <= end; off += (len + 3) & ~3) {
     len = (buf[off] ?? 0) | ((buf[off + 1] ?? 0) << 8);
-    if (len < 4 || off + len > end) truncated(buf, off, w);
+    if (len < 4 || off + len > end) truncated(buf, off, 0, end, w);
     switch (((buf[off + 2] ?? 0) | ((buf[off + 3] ?? 0) << 8)) & NLA_TYPE_MASK) {
       case SvcAttr.AF: af = off; break;
       case SvcAttr.PROTOCOL: proto = off; break;
@@ -176,11 +176,29 @@ export function observedServiceOf(buf: Buffer, realServers: ObservedRealServer[]
   return out;
 }
 
-/** A dumpTable() entry as an observed service (its destinations of the service's family unless they say). */
-export function readService(service: Buffer, dests: readonly Buffer[]): ObservedService {
+/**
+ * A dumpTable() entry as an observed service: its SERVICE nest, and its GET_DEST replies, each read where its
+ * DEST nest lies (no view of it made). Destinations are of the service's family unless they say.
+ */
+export function readService(service: Buffer, replies: readonly Buffer[]): ObservedService {
   const out = observedServiceOf(service, []);
-  for (const d of dests) out.realServers.push(observedDestOf(d, out.family));
+  for (const r of replies) {
+    const at = nestAt(r, CmdAttr.DEST, 'GET_DEST');
+    out.realServers.push(observedDestOf(r, out.family, at + 4, at + u16(r, at)));
+  }
   return out;
+}
+
+/** The offset of the (last) attribute `type` of a reply payload, as codec.ts's replyNest finds it. */
+function nestAt(buf: Buffer, type: number, what: string): number {
+  let found = -1;
+  for (let off = 0, len = 0, end = buf.length; off + 4 <= end; off += (len + 3) & ~3) {
+    len = u16(buf, off);
+    if (len < 4 || off + len > end) truncated(buf, off, 0, end, what);
+    if ((u16(buf, off + 2) & NLA_TYPE_MASK) === type) found = off;
+  }
+  if (found < 0) throw new Error(`${what}: reply has no attribute ${type}`);
+  return found;
 }
 
 // The IPv6 persistence prefix length travels in host order (codec.ts, encodeNetmask).
