@@ -422,7 +422,8 @@ export function replyNest(payload: Buffer, type: number, what: string): Buffer {
   return found;
 }
 
-const KEY_ATTRS = new Set<number>([SvcAttr.AF, SvcAttr.PROTOCOL, SvcAttr.ADDR, SvcAttr.PORT, SvcAttr.FWMARK]);
+/** AF, PROTOCOL, ADDR, PORT, FWMARK: the attributes that name a service (SvcAttr 1–5). */
+const isKeyAttr = (type: number): boolean => type >= SvcAttr.AF && type <= SvcAttr.FWMARK;
 
 /**
  * The payload of a command naming the service whose SERVICE nest (as a dump reply has it) is `svc`: its key
@@ -431,19 +432,22 @@ const KEY_ATTRS = new Set<number>([SvcAttr.AF, SvcAttr.PROTOCOL, SvcAttr.ADDR, S
  */
 export function serviceKeyPayloadOf(svc: Buffer): Buffer {
   let size = 4;
-  for (let off = 0; off + 4 <= svc.length; off += (svc.readUInt16LE(off) + 3) & ~3) {
-    if (svc.readUInt16LE(off) < 4) break;
-    if (KEY_ATTRS.has(svc.readUInt16LE(off + 2) & NLA_TYPE_MASK)) size += (svc.readUInt16LE(off) + 3) & ~3;
+  for (let off = 0, len = 0; off + 4 <= svc.length; off += (len + 3) & ~3) {
+    len = (svc[off] ?? 0) | ((svc[off + 1] ?? 0) << 8);
+    if (len < 4 || off + len > svc.length) break;
+    if (isKeyAttr(((svc[off + 2] ?? 0) | ((svc[off + 3] ?? 0) << 8)) & NLA_TYPE_MASK)) size += (len + 3) & ~3;
   }
   const out = Buffer.alloc(size);
-  out.writeUInt16LE(size, 0);
-  out.writeUInt16LE(CmdAttr.SERVICE | NLA_F_NESTED, 2);
+  out[0] = size & 0xff;
+  out[1] = size >> 8;
+  out[2] = CmdAttr.SERVICE;
+  out[3] = NLA_F_NESTED >> 8;
   let at = 4;
-  for (let off = 0; off + 4 <= svc.length; off += (svc.readUInt16LE(off) + 3) & ~3) {
-    const len = svc.readUInt16LE(off);
-    if (len < 4) break;
-    if (!KEY_ATTRS.has(svc.readUInt16LE(off + 2) & NLA_TYPE_MASK)) continue;
-    svc.copy(out, at, off, Math.min(off + len, svc.length));
+  for (let off = 0, len = 0; off + 4 <= svc.length; off += (len + 3) & ~3) {
+    len = (svc[off] ?? 0) | ((svc[off + 1] ?? 0) << 8);
+    if (len < 4 || off + len > svc.length) break;
+    if (!isKeyAttr(((svc[off + 2] ?? 0) | ((svc[off + 3] ?? 0) << 8)) & NLA_TYPE_MASK)) continue;
+    svc.copy(out, at, off, off + len);
     at += (len + 3) & ~3;
   }
   return out;

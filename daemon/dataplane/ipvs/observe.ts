@@ -28,9 +28,26 @@ function truncated(buf: Buffer, off: number, start: number, end: number, what: s
   throw new Error(`${what}: attribute ${u16(buf, off + 2) & NLA_TYPE_MASK} at offset ${off - start} has length ${u16(buf, off)}, only ${end - off} bytes left`);
 }
 
-// The walks below are plain loops over local variables and byte reads, not a callback per attribute nor
-// Buffer's read methods: run once per restart, this code is mostly interpreted (cold), where every call and
-// every captured variable costs. The caller has checked the bounds (attrLen, sized).
+// Run once per restart, this code is mostly interpreted (cold): the walk is one loop of byte reads storing each
+// attribute's offset by type (no switch, no callback, no Buffer read method, no allocation: one scratch table),
+// and the values are read afterwards. The caller has checked the bounds (offsets, sized).
+const scratch = new Int32Array(16);
+
+/**
+ * The offset of each attribute of buf[start..end) by type, -1 where absent (types past 15: none here is read);
+ * the last one of a type wins, as in the kernel's nla_parse. Refuses a truncated run as Attrs.parse does. The
+ * table is reused by the next call: read it first.
+ */
+function offsets(buf: Buffer, start: number, end: number, what: string): Int32Array {
+  scratch.fill(-1);
+  for (let off = start, len = 0; off + 4 <= end; off += (len + 3) & ~3) {
+    len = (buf[off] ?? 0) | ((buf[off + 1] ?? 0) << 8);
+    if (len < 4 || off + len > end) truncated(buf, off, start, end, what);
+    const type = ((buf[off + 2] ?? 0) | ((buf[off + 3] ?? 0) << 8)) & NLA_TYPE_MASK;
+    if (type < 16) scratch[type] = off;
+  }
+  return scratch;
+}
 const u16 = (b: Buffer, o: number): number => (b[o] ?? 0) | ((b[o + 1] ?? 0) << 8);
 const be16 = (b: Buffer, o: number): number => ((b[o] ?? 0) << 8) | (b[o + 1] ?? 0);
 const u32 = (b: Buffer, o: number): number => ((b[o] ?? 0) | ((b[o + 1] ?? 0) << 8) | ((b[o + 2] ?? 0) << 16)) + (b[o + 3] ?? 0) * 0x100_0000;
@@ -48,29 +65,11 @@ function str(buf: Buffer, off: number): string {
 /** A DEST nest's attributes (buf[start..end), by default all of buf) as an observed real server. */
 export function observedDestOf(buf: Buffer, serviceFamily: Family, start = 0, end = buf.length): ObservedRealServer {
   const w = 'destination';
-  // Offsets of each attribute (-1: absent); the last one of a type wins, as in the kernel's nla_parse.
-  let addr = -1, port = -1, fwd = -1, af = -1, tunType = -1, tunPort = -1, tunFlags = -1;
-  let weight = -1, upper = -1, lower = -1, active = -1, inactive = -1, persist = -1;
-  for (let off = start, len = 0; off + 4 <= end; off += (len + 3) & ~3) {
-    len = (buf[off] ?? 0) | ((buf[off + 1] ?? 0) << 8);
-    if (len < 4 || off + len > end) truncated(buf, off, start, end, w);
-    switch (((buf[off + 2] ?? 0) | ((buf[off + 3] ?? 0) << 8)) & NLA_TYPE_MASK) {
-      case DestAttr.ADDR: addr = off; break;
-      case DestAttr.PORT: port = off; break;
-      case DestAttr.FWD_METHOD: fwd = off; break;
-      case DestAttr.WEIGHT: weight = off; break;
-      case DestAttr.U_THRESH: upper = off; break;
-      case DestAttr.L_THRESH: lower = off; break;
-      case DestAttr.ACTIVE_CONNS: active = off; break;
-      case DestAttr.INACT_CONNS: inactive = off; break;
-      case DestAttr.PERSIST_CONNS: persist = off; break;
-      case DestAttr.ADDR_FAMILY: af = off; break;
-      case DestAttr.TUN_TYPE: tunType = off; break;
-      case DestAttr.TUN_PORT: tunPort = off; break;
-      case DestAttr.TUN_FLAGS: tunFlags = off; break;
-      default: // counters, and what a later kernel adds
-    }
-  }
+  const at = offsets(buf, start, end, w);
+  const addr = at[DestAttr.ADDR] ?? -1, port = at[DestAttr.PORT] ?? -1, fwd = at[DestAttr.FWD_METHOD] ?? -1, af = at[DestAttr.ADDR_FAMILY] ?? -1;
+  const tunType = at[DestAttr.TUN_TYPE] ?? -1, tunPort = at[DestAttr.TUN_PORT] ?? -1, tunFlags = at[DestAttr.TUN_FLAGS] ?? -1;
+  const weight = at[DestAttr.WEIGHT] ?? -1, upper = at[DestAttr.U_THRESH] ?? -1, lower = at[DestAttr.L_THRESH] ?? -1;
+  const active = at[DestAttr.ACTIVE_CONNS] ?? -1, inactive = at[DestAttr.INACT_CONNS] ?? -1, persist = at[DestAttr.PERSIST_CONNS] ?? -1;
   const family = af < 0 ? serviceFamily : familyOf(u16(buf, sized(buf, af, 2, DestAttr.ADDR_FAMILY, w)), w);
   if (addr < 0 || port < 0) throw new Error('destination: no address or port');
   const portNum = be16(buf, sized(buf, port, 2, DestAttr.PORT, w));
@@ -120,25 +119,10 @@ const PROTO_NAMES: Record<number, Protocol | undefined> = { [IPPROTO_TCP]: 'tcp'
 /** One GET_SERVICE reply's SERVICE nest (its attributes) as an observed service holding `realServers`. */
 export function observedServiceOf(buf: Buffer, realServers: ObservedRealServer[]): ObservedService {
   const w = 'service';
-  // Offsets of each attribute (-1: absent); the last one of a type wins, as in the kernel's nla_parse.
-  let af = -1, proto = -1, addr = -1, port = -1, fwmark = -1, sched = -1, flagsAt = -1, timeoutAt = -1, netmask = -1, pe = -1;
-  for (let off = 0, len = 0, end = buf.length; off + 4 <= end; off += (len + 3) & ~3) {
-    len = (buf[off] ?? 0) | ((buf[off + 1] ?? 0) << 8);
-    if (len < 4 || off + len > end) truncated(buf, off, 0, end, w);
-    switch (((buf[off + 2] ?? 0) | ((buf[off + 3] ?? 0) << 8)) & NLA_TYPE_MASK) {
-      case SvcAttr.AF: af = off; break;
-      case SvcAttr.PROTOCOL: proto = off; break;
-      case SvcAttr.ADDR: addr = off; break;
-      case SvcAttr.PORT: port = off; break;
-      case SvcAttr.FWMARK: fwmark = off; break;
-      case SvcAttr.SCHED_NAME: sched = off; break;
-      case SvcAttr.FLAGS: flagsAt = off; break;
-      case SvcAttr.TIMEOUT: timeoutAt = off; break;
-      case SvcAttr.NETMASK: netmask = off; break;
-      case SvcAttr.PE_NAME: pe = off; break;
-      default: // counters, and what a later kernel adds
-    }
-  }
+  const at = offsets(buf, 0, buf.length, w);
+  const af = at[SvcAttr.AF] ?? -1, proto = at[SvcAttr.PROTOCOL] ?? -1, addr = at[SvcAttr.ADDR] ?? -1, port = at[SvcAttr.PORT] ?? -1;
+  const fwmark = at[SvcAttr.FWMARK] ?? -1, sched = at[SvcAttr.SCHED_NAME] ?? -1, flagsAt = at[SvcAttr.FLAGS] ?? -1;
+  const timeoutAt = at[SvcAttr.TIMEOUT] ?? -1, netmask = at[SvcAttr.NETMASK] ?? -1, pe = at[SvcAttr.PE_NAME] ?? -1;
   if (af < 0) throw new Error('service: no address family (IPVS_SVC_ATTR_AF)');
   const family = familyOf(u16(buf, sized(buf, af, 2, SvcAttr.AF, w)), w);
   const mark = u32At(buf, fwmark, SvcAttr.FWMARK, w);
