@@ -6,6 +6,7 @@
 //
 //   node dist/bench/ipvs-adopt.js           # on the host: boots the QEMU guest (test/vm/harness) and runs itself there
 //   LVSD_BENCH_SERVICES=200 node dist/…     # a smaller table
+//   LVSD_BENCH_BASELINE=/path/to/other/dist  # also adopt with another build's lvsd (its dist/, with this bench in it), same rounds
 import { execSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -17,7 +18,7 @@ if (process.env.LVSD_IN_GUEST !== '1') {
   const { runInGuest } = await import('../test/vm/harness.js');
   // The bundle lvsd runs from in the guest: its load time is printed beside the adoption.
   (await import('../test/vm/bundle.js')).bundleLvsd();
-  const r = await runInGuest({ command: `node ${fileURLToPath(import.meta.url)}`, timeoutMs: 1_800_000, env: { LVSD_BENCH_SERVICES: String(SERVICES), LVSD_BENCH_ROUNDS: String(ROUNDS), LVSD_BENCH_SOCKETS: process.env.LVSD_BENCH_SOCKETS ?? '', LVSD_BENCH_PROFILE: process.env.LVSD_BENCH_PROFILE ?? '' } });
+  const r = await runInGuest({ command: `node ${fileURLToPath(import.meta.url)}`, timeoutMs: 1_800_000, env: { LVSD_BENCH_SERVICES: String(SERVICES), LVSD_BENCH_ROUNDS: String(ROUNDS), LVSD_BENCH_SOCKETS: process.env.LVSD_BENCH_SOCKETS ?? '', LVSD_BENCH_PROFILE: process.env.LVSD_BENCH_PROFILE ?? '', LVSD_BENCH_BASELINE: process.env.LVSD_BENCH_BASELINE ?? '' } });
   process.stdout.write(r.stdout);
   process.stderr.write(r.stderr);
   process.exit(r.status);
@@ -81,6 +82,8 @@ for (let k = 0; k < ROUNDS; k++) {
   bundleStart.push(ms(t));
 }
 
+const BASELINE = process.env.LVSD_BENCH_BASELINE ?? '';
+const baseTimes: number[] = [];
 const saveTimes: number[] = [];
 const coldOpen: number[] = [];
 const coldApply: number[] = [];
@@ -99,6 +102,10 @@ for (let k = 0; k < ROUNDS; k++) {
   const child = JSON.parse(execSync(`node ${prof}${fileURLToPath(import.meta.url)}`, { env: { ...process.env, LVSD_BENCH_CHILD: '1' } }).toString()) as { open: number; apply: number };
   coldOpen.push(child.open);
   coldApply.push(child.apply);
+  if (BASELINE !== '') {
+    const base = JSON.parse(execSync(`node ${BASELINE}/bench/ipvs-adopt.js`, { env: { ...process.env, LVSD_BENCH_CHILD: '1' } }).toString()) as { open: number; apply: number };
+    baseTimes.push(base.open + base.apply);
+  }
 
   // lvsd's read alone: the client's listTable (the netlink dumps and their decoding).
   const client = await IpvsClient.open();
@@ -126,7 +133,7 @@ for (let k = 0; k < ROUNDS; k++) {
   startTimes.push(ms(t0));
   await dp.close();
   if (r.operations !== 0 || r.failures !== undefined) throw new Error(`adoption made ${r.operations} operations: ${JSON.stringify(r.failures?.slice(0, 3))}`);
-  say(`  round ${k + 1}: ipvsadm -S -n ${fmt(saveTimes[k] ?? NaN)} ms, lvsd restart (fresh process) open ${fmt(coldOpen[k] ?? NaN)} + adopt ${fmt(coldApply[k] ?? NaN)} ms, warm: read ${fmt(readTimes[k] ?? NaN)} ms, open + adopt ${fmt(startTimes[k] ?? NaN)} ms (apply ${fmt(adoptTimes[k] ?? NaN)} ms)`);
+  say(`  round ${k + 1}: ipvsadm -S -n ${fmt(saveTimes[k] ?? NaN)} ms, lvsd restart (fresh process) open ${fmt(coldOpen[k] ?? NaN)} + adopt ${fmt(coldApply[k] ?? NaN)} ms${BASELINE === '' ? '' : ` (baseline build: ${fmt(baseTimes[k] ?? NaN)} ms)`}, warm: read ${fmt(readTimes[k] ?? NaN)} ms, open + adopt ${fmt(startTimes[k] ?? NaN)} ms (apply ${fmt(adoptTimes[k] ?? NaN)} ms)`);
 }
 if (execSync('ipvsadm -S -n', { maxBuffer: 64 << 20 }).toString() !== saved) throw new Error('the table changed across the adoptions');
 execSync('ipvsadm -C');
@@ -136,5 +143,6 @@ const range = (xs: number[]): string => `${fmt(Math.min(...xs))}–${fmt(Math.ma
 const cold = coldOpen.map((o, i) => o + (coldApply[i] ?? NaN));
 say(`  ipvsadm -S -n (median/${ROUNDS})                        ${fmt(save)} ms (${range(saveTimes)})`);
 say(`  lvsd restart, fresh process: open + adopt (median/${ROUNDS}) ${fmt(median(cold))} ms (${range(cold)}; open ${fmt(median(coldOpen))}, adopt ${fmt(median(coldApply))} ms, 0 operations) → adopt / ipvsadm -S = ${(median(cold) / save).toFixed(2)}`);
+if (BASELINE !== '') say(`  the baseline build (${BASELINE}), fresh process: open + adopt (median/${ROUNDS}) ${fmt(median(baseTimes))} ms (${range(baseTimes)}) → ${(median(baseTimes) / save).toFixed(2)}; this build / baseline = ${(median(cold) / median(baseTimes)).toFixed(2)}`);
 say(`  the same in a warm process (median/${ROUNDS})             ${fmt(start)} ms (${range(startTimes)}; apply alone ${fmt(median(adoptTimes))} ms) → ${(start / save).toFixed(2)}; read alone ${fmt(median(readTimes))} ms → ${(median(readTimes) / save).toFixed(2)}`);
 say(`  before the adoption: node -e 0 ${fmt(median(nodeStart))} ms, lvsd's bundle loaded (lvsd --version) ${fmt(median(bundleStart))} ms (median/${ROUNDS}; not in the ratio)`);
