@@ -6,6 +6,7 @@
 //
 //   node dist/bench/ipvs-adopt.js           # on the host: boots the QEMU guest (test/vm/harness) and runs itself there
 //   LVSD_BENCH_SERVICES=200 node dist/…     # a smaller table
+//   LVSD_BENCH_BASELINE=/path/to/other/dist  # also adopt with another build's lvsd (its dist/, with this bench in it), same rounds
 import { execSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -15,7 +16,9 @@ const ROUNDS = Number(process.env.LVSD_BENCH_ROUNDS ?? 3);
 
 if (process.env.LVSD_IN_GUEST !== '1') {
   const { runInGuest } = await import('../test/vm/harness.js');
-  const r = await runInGuest({ command: `node ${fileURLToPath(import.meta.url)}`, timeoutMs: 1_800_000, env: { LVSD_BENCH_SERVICES: String(SERVICES), LVSD_BENCH_ROUNDS: String(ROUNDS), LVSD_BENCH_SOCKETS: process.env.LVSD_BENCH_SOCKETS ?? '' } });
+  // The bundle lvsd runs from in the guest: its load time is printed beside the adoption.
+  (await import('../test/vm/bundle.js')).bundleLvsd();
+  const r = await runInGuest({ command: `node ${fileURLToPath(import.meta.url)}`, timeoutMs: 1_800_000, env: { LVSD_BENCH_SERVICES: String(SERVICES), LVSD_BENCH_ROUNDS: String(ROUNDS), LVSD_BENCH_SOCKETS: process.env.LVSD_BENCH_SOCKETS ?? '', LVSD_BENCH_PROFILE: process.env.LVSD_BENCH_PROFILE ?? '', LVSD_BENCH_BASELINE: process.env.LVSD_BENCH_BASELINE ?? '' } });
   process.stdout.write(r.stdout);
   process.stderr.write(r.stderr);
   process.exit(r.status);
@@ -34,6 +37,19 @@ const desired: Desired = {
   })),
 };
 const ms = (t0: number): number => performance.now() - t0;
+
+// A restart's adoption runs cold (nothing compiled yet): LVSD_BENCH_CHILD=1 does only that, in a fresh process.
+if (process.env.LVSD_BENCH_CHILD === '1') {
+  const t0 = performance.now();
+  const dp = await createIpvsDataplane({ ownership: memoryOwnership(desired.services.map((s) => s.id)), resyncIntervalMs: 0 });
+  const opened = performance.now();
+  const r = await dp.apply(desired);
+  const applied = performance.now();
+  await dp.close();
+  if (r.operations !== 0 || r.failures !== undefined) throw new Error(`adoption made ${r.operations} operations: ${JSON.stringify(r.failures?.slice(0, 3))}`);
+  process.stdout.write(JSON.stringify({ open: opened - t0, apply: applied - opened }));
+  process.exit(0);
+}
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const fmt = (x: number): string => (x < 10 ? x.toFixed(2) : x.toFixed(0));
 const say = (line: string): void => {
@@ -52,7 +68,25 @@ say(`  table loaded by lvsd in ${fmt(ms(t0))} ms`);
 const saved = execSync('ipvsadm -S -n', { maxBuffer: 64 << 20 }).toString();
 if (saved.split('\n').filter((l) => l.startsWith('-')).length !== ops) throw new Error('the loaded table has the wrong number of entries');
 
+// Loading lvsd itself (the bundle the guest runs lvsd from), beside a bare node start: what a restart pays
+// before its adoption begins. Not part of the adoption figure; printed so it is not hidden either.
+const { LVSD_BUNDLE } = await import('../test/vm/bundle-path.js');
+const nodeStart: number[] = [];
+const bundleStart: number[] = [];
+for (let k = 0; k < ROUNDS; k++) {
+  let t = performance.now();
+  execSync('node -e 0');
+  nodeStart.push(ms(t));
+  t = performance.now();
+  execSync(`node ${LVSD_BUNDLE} --version`);
+  bundleStart.push(ms(t));
+}
+
+const BASELINE = process.env.LVSD_BENCH_BASELINE ?? '';
+const baseTimes: number[] = [];
 const saveTimes: number[] = [];
+const coldOpen: number[] = [];
+const coldApply: number[] = [];
 const readTimes: number[] = [];
 const adoptTimes: number[] = [];
 const startTimes: number[] = [];
@@ -61,6 +95,17 @@ for (let k = 0; k < ROUNDS; k++) {
   t0 = performance.now();
   execSync('ipvsadm -S -n > /dev/null');
   saveTimes.push(ms(t0));
+
+  // lvsd restarted: a fresh process opens the backend over its ownership record and adopts the table.
+  // LVSD_BENCH_PROFILE=dir: a CPU profile of each fresh-process adoption (node --cpu-prof) lands there.
+  const prof = (process.env.LVSD_BENCH_PROFILE ?? '') === '' ? '' : `--cpu-prof --cpu-prof-dir=${process.env.LVSD_BENCH_PROFILE} `;
+  const child = JSON.parse(execSync(`node ${prof}${fileURLToPath(import.meta.url)}`, { env: { ...process.env, LVSD_BENCH_CHILD: '1' } }).toString()) as { open: number; apply: number };
+  coldOpen.push(child.open);
+  coldApply.push(child.apply);
+  if (BASELINE !== '') {
+    const base = JSON.parse(execSync(`node ${BASELINE}/bench/ipvs-adopt.js`, { env: { ...process.env, LVSD_BENCH_CHILD: '1' } }).toString()) as { open: number; apply: number };
+    baseTimes.push(base.open + base.apply);
+  }
 
   // lvsd's read alone: the client's listTable (the netlink dumps and their decoding).
   const client = await IpvsClient.open();
@@ -79,7 +124,7 @@ for (let k = 0; k < ROUNDS; k++) {
     }
   }
 
-  // lvsd restarted: open the backend over its ownership record and apply the same table (0 operations).
+  // The same in this (warm) process: open the backend over its ownership record and apply the same table.
   t0 = performance.now();
   const dp = await createIpvsDataplane({ ownership: memoryOwnership(desired.services.map((s) => s.id)), resyncIntervalMs: 0 });
   const opened = performance.now();
@@ -88,12 +133,16 @@ for (let k = 0; k < ROUNDS; k++) {
   startTimes.push(ms(t0));
   await dp.close();
   if (r.operations !== 0 || r.failures !== undefined) throw new Error(`adoption made ${r.operations} operations: ${JSON.stringify(r.failures?.slice(0, 3))}`);
-  say(`  round ${k + 1}: ipvsadm -S -n ${fmt(saveTimes[k] ?? NaN)} ms, lvsd read ${fmt(readTimes[k] ?? NaN)} ms, lvsd open + adopt ${fmt(startTimes[k] ?? NaN)} ms (apply ${fmt(adoptTimes[k] ?? NaN)} ms)`);
+  say(`  round ${k + 1}: ipvsadm -S -n ${fmt(saveTimes[k] ?? NaN)} ms, lvsd restart (fresh process) open ${fmt(coldOpen[k] ?? NaN)} + adopt ${fmt(coldApply[k] ?? NaN)} ms${BASELINE === '' ? '' : ` (baseline build: ${fmt(baseTimes[k] ?? NaN)} ms)`}, warm: read ${fmt(readTimes[k] ?? NaN)} ms, open + adopt ${fmt(startTimes[k] ?? NaN)} ms (apply ${fmt(adoptTimes[k] ?? NaN)} ms)`);
 }
 if (execSync('ipvsadm -S -n', { maxBuffer: 64 << 20 }).toString() !== saved) throw new Error('the table changed across the adoptions');
 execSync('ipvsadm -C');
 const save = median(saveTimes);
 const start = median(startTimes);
-say(`  ipvsadm -S -n (median/${ROUNDS})             ${fmt(save)} ms`);
-say(`  lvsd read alone (median/${ROUNDS})          ${fmt(median(readTimes))} ms  → read / ipvsadm -S = ${(median(readTimes) / save).toFixed(2)}`);
-say(`  lvsd restart: open + adopt (median/${ROUNDS}) ${fmt(start)} ms  (apply alone ${fmt(median(adoptTimes))} ms, 0 operations, table unchanged) → adopt / ipvsadm -S = ${(start / save).toFixed(2)}`);
+const range = (xs: number[]): string => `${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}`;
+const cold = coldOpen.map((o, i) => o + (coldApply[i] ?? NaN));
+say(`  ipvsadm -S -n (median/${ROUNDS})                        ${fmt(save)} ms (${range(saveTimes)})`);
+say(`  lvsd restart, fresh process: open + adopt (median/${ROUNDS}) ${fmt(median(cold))} ms (${range(cold)}; open ${fmt(median(coldOpen))}, adopt ${fmt(median(coldApply))} ms, 0 operations) → adopt / ipvsadm -S = ${(median(cold) / save).toFixed(2)}`);
+if (BASELINE !== '') say(`  the baseline build (${BASELINE}), fresh process: open + adopt (median/${ROUNDS}) ${fmt(median(baseTimes))} ms (${range(baseTimes)}) → ${(median(baseTimes) / save).toFixed(2)}; this build / baseline = ${(median(cold) / median(baseTimes)).toFixed(2)}`);
+say(`  the same in a warm process (median/${ROUNDS})             ${fmt(start)} ms (${range(startTimes)}; apply alone ${fmt(median(adoptTimes))} ms) → ${(start / save).toFixed(2)}; read alone ${fmt(median(readTimes))} ms → ${(median(readTimes) / save).toFixed(2)}`);
+say(`  before the adoption: node -e 0 ${fmt(median(nodeStart))} ms, lvsd's bundle loaded (lvsd --version) ${fmt(median(bundleStart))} ms (median/${ROUNDS}; not in the ratio)`);

@@ -2,7 +2,7 @@
 // command and the object; batches are pipelined (many requests in flight) so a full table programs fast.
 import {
   decodeDaemon, decodeDest, decodeInfo, decodeService, decodeTimeouts, daemonPayload, daemonStopPayload, destPayload,
-  destText, replyNest, serviceKeyPayload, serviceKeyText, servicePayload, encodeTimeouts,
+  destText, replyNest, serviceKeyPayload, serviceKeyPayloadOf, serviceKeyText, servicePayload, encodeTimeouts,
   type IpvsDaemon, type IpvsDest, type IpvsInfo, type IpvsService, type IpvsTimeouts, type ServiceKey, type SyncRole,
 } from './codec.js';
 import { CMD_NAMES, Cmd, CmdAttr } from './constants.js';
@@ -26,6 +26,16 @@ export interface BatchResult {
 export interface IpvsServiceWithDests extends IpvsService {
   dests: IpvsDest[];
 }
+
+/** One service of dumpTable(), as the kernel sent it. */
+export interface RawServiceDump {
+  /** Its SERVICE nest (the attributes inside). */
+  service: Buffer;
+  /** Its GET_DEST reply payloads, one per destination (each holds a DEST nest: codec.ts's replyNest finds it). */
+  dests: Buffer[];
+}
+
+const ESRCH = 3;
 
 export function opText(o: IpvsOp): string {
   switch (o.op) {
@@ -139,21 +149,49 @@ export class IpvsClient {
    * has no dump of every destination at once). `stats: false` leaves the counters out.
    */
   async listTable(stats = true): Promise<IpvsServiceWithDests[]> {
-    const services = await this.listServices(stats);
-    const out: IpvsServiceWithDests[] = [];
-    for (let i = 0; i < services.length; i += this.window) {
-      const chunk = services.slice(i, i + this.window);
-      const dests = await Promise.all(
-        chunk.map((s) =>
-          this.listDests(s.key, stats).catch((e: unknown) => {
-            // Deleted between the two dumps: report it empty rather than fail the whole read.
-            if (e instanceof IpvsError && e.code === 'ESRCH') return [];
-            throw e;
-          }),
-        ),
-      );
-      chunk.forEach((s, j) => out.push({ ...s, dests: dests[j] ?? [] }));
-    }
+    return (await this.dumpTable()).map(({ service, dests }) => {
+      const s = decodeService(service, stats);
+      return { ...s, dests: dests.map((d) => decodeDest(replyNest(d, CmdAttr.DEST, 'GET_DEST'), s.key.family, stats)) };
+    });
+  }
+
+  /**
+   * The table as the kernel's replies hold it, undecoded: each service's SERVICE nest and its GET_DEST replies,
+   * for a reader that decodes straight into its own form. The destination
+   * dumps run back to back on each dump socket (the transport's dumpMany).
+   */
+  async dumpTable(): Promise<RawServiceDump[]> {
+    const replies = await this.call(Cmd.GET_SERVICE, Buffer.alloc(0), 'all services', true);
+    const out: RawServiceDump[] = replies.map((p) => ({ service: replyNest(p, CmdAttr.SERVICE, 'GET_SERVICE'), dests: [] }));
+    const payloads = out.map((e) => serviceKeyPayloadOf(e.service));
+    const results = this.transport.dumpMany !== undefined ? await this.transport.dumpMany(Cmd.GET_DEST, payloads) : await this.dumpEach(payloads);
+    results.forEach((r, k) => {
+      const entry = out[k];
+      if (entry === undefined) return;
+      // Deleted between the two dumps: report it empty rather than fail the whole read.
+      if (r instanceof NetlinkErrno && r.errno === ESRCH) return;
+      if (r instanceof NetlinkErrno) throw IpvsError.fromErrno(r.errno, 'GET_DEST', serviceKeyText(decodeService(entry.service, false).key));
+      entry.dests = r;
+    });
+    return out;
+  }
+
+  /** dumpMany for a transport without one: `window` dumps at a time, a new one as soon as one ends. */
+  private async dumpEach(payloads: readonly Buffer[]): Promise<(Buffer[] | NetlinkErrno)[]> {
+    const out = new Array<Buffer[] | NetlinkErrno>(payloads.length);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < payloads.length) {
+        const k = next++;
+        try {
+          out[k] = await this.transport.request(Cmd.GET_DEST, payloads[k] ?? Buffer.alloc(0), true);
+        } catch (e) {
+          if (!(e instanceof NetlinkErrno)) throw e;
+          out[k] = e;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.window, payloads.length) }, worker));
     return out;
   }
 

@@ -6,7 +6,7 @@ import {
   AF_INET, AF_INET6, CmdAttr, DaemonAttr, DestAttr, FWD_MASK, Fwd, InfoAttr, IPPROTO_SCTP, IPPROTO_TCP, IPPROTO_UDP,
   NAME_MAXLEN, StatsAttr, SvcAttr, SyncState, TunType,
 } from './constants.js';
-import { Attrs, attr, be16, nest, str, u16, u32, u64, u8 } from '../net/nlattr.js';
+import { Attrs, attr, be16, nest, NLA_F_NESTED, NLA_TYPE_MASK, str, u16, u32, u64, u8 } from '../net/nlattr.js';
 
 export type Family = 4 | 6;
 export type Protocol = 'tcp' | 'udp' | 'sctp';
@@ -408,9 +408,47 @@ export const destPayload = (k: ServiceKey, d: IpvsDest, full = true): Buffer =>
 export const daemonPayload = (d: IpvsDaemon): Buffer => nest(CmdAttr.DAEMON, encodeDaemon(d));
 export const daemonStopPayload = (role: SyncRole): Buffer => nest(CmdAttr.DAEMON, encodeDaemonStop(role));
 
-/** The nested SERVICE / DEST / DAEMON object out of a reply payload. */
+/** The nested SERVICE / DEST / DAEMON object out of a reply payload (the last one, as Attrs has it); one scan, no table. */
 export function replyNest(payload: Buffer, type: number, what: string): Buffer {
-  const v = Attrs.parse(payload, what).raw(type);
-  if (v === undefined) throw new Error(`${what}: reply has no attribute ${type}`);
-  return v;
+  let found: Buffer | undefined;
+  for (let off = 0; off + 4 <= payload.length; ) {
+    const len = payload.readUInt16LE(off);
+    const t = payload.readUInt16LE(off + 2) & NLA_TYPE_MASK;
+    if (len < 4 || off + len > payload.length) throw new Error(`${what}: attribute ${t} at offset ${off} has length ${len}, only ${payload.length - off} bytes left`);
+    if (t === type) found = payload.subarray(off + 4, off + len);
+    off += (len + 3) & ~3;
+  }
+  if (found === undefined) throw new Error(`${what}: reply has no attribute ${type}`);
+  return found;
+}
+
+/** AF, PROTOCOL, ADDR, PORT, FWMARK: the attributes that name a service (SvcAttr 1–5). */
+const isKeyAttr = (type: number): boolean => type >= SvcAttr.AF && type <= SvcAttr.FWMARK;
+
+/**
+ * The payload of a command naming the service whose SERVICE nest (as a dump reply has it) is `svc`: its key
+ * attributes copied as they are, so a table read asks for each service's destinations without decoding the
+ * service and encoding its key again.
+ */
+export function serviceKeyPayloadOf(svc: Buffer): Buffer {
+  let size = 4;
+  for (let off = 0, len = 0; off + 4 <= svc.length; off += (len + 3) & ~3) {
+    len = (svc[off] ?? 0) | ((svc[off + 1] ?? 0) << 8);
+    if (len < 4 || off + len > svc.length) break;
+    if (isKeyAttr(((svc[off + 2] ?? 0) | ((svc[off + 3] ?? 0) << 8)) & NLA_TYPE_MASK)) size += (len + 3) & ~3;
+  }
+  const out = Buffer.alloc(size);
+  out[0] = size & 0xff;
+  out[1] = size >> 8;
+  out[2] = CmdAttr.SERVICE;
+  out[3] = NLA_F_NESTED >> 8;
+  let at = 4;
+  for (let off = 0, len = 0; off + 4 <= svc.length; off += (len + 3) & ~3) {
+    len = (svc[off] ?? 0) | ((svc[off + 1] ?? 0) << 8);
+    if (len < 4 || off + len > svc.length) break;
+    if (!isKeyAttr(((svc[off + 2] ?? 0) | ((svc[off + 3] ?? 0) << 8)) & NLA_TYPE_MASK)) continue;
+    svc.copy(out, at, off, off + len);
+    at += (len + 3) & ~3;
+  }
+  return out;
 }

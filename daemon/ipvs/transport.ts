@@ -32,6 +32,11 @@ export interface IpvsTransport {
   request(cmd: number, payload: Buffer, dump: boolean): Promise<Buffer[]>;
   /** Many changes, in order; one result per request (its replies, or the NetlinkErrno it got). */
   requestMany(reqs: readonly IpvsRequest[]): Promise<(Buffer[] | NetlinkErrno)[]>;
+  /**
+   * Many dumps of one command (a table read: one GET_DEST per service), in any order; one result per payload
+   * (its reply payloads, or the NetlinkErrno it got). Optional: without it the client sends them by request().
+   */
+  dumpMany?(cmd: number, payloads: readonly Buffer[]): Promise<(Buffer[] | NetlinkErrno)[]>;
   close(): void;
 }
 
@@ -64,6 +69,9 @@ interface Pending {
   parts: Buffer[];
   resolve: (parts: Buffer[]) => void;
   reject: (e: Error) => void;
+  /** performance.now() after which the request has failed. */
+  deadline: number;
+  timeoutMs: number;
 }
 
 /** One netlink socket with its own request/reply matching by sequence number. */
@@ -72,6 +80,8 @@ class Conn {
   private readonly pending = new Map<number, Pending>();
   /** Last (acked) seq of a datagram → the seqs sent before it without an ack request. */
   private readonly groups = new Map<number, number[]>();
+  /** One timer per socket for every request's deadline, not one per request (a table read makes thousands). */
+  private watchdog: NodeJS.Timeout | undefined;
   readonly port: number;
 
   constructor(readonly raw: RawNetlinkSocket) {
@@ -81,9 +91,10 @@ class Conn {
     });
     raw.on('error', (e) => {
       // ENOBUFS and the like: replies were lost, so no pending request can be trusted.
-      for (const p of this.pending.values()) p.reject(e);
-      this.pending.clear();
+      const lost = [...this.pending.values()];
+      for (const seq of [...this.pending.keys()]) this.settle(seq);
       this.groups.clear();
+      for (const p of lost) p.reject(e);
     });
     raw.unref();
   }
@@ -124,7 +135,8 @@ class Conn {
           this.settle(seq);
           p.resolve(p.parts);
         } else {
-          p.parts.push(Buffer.from(buf.subarray(off + 20, off + len)));
+          // A view, not a copy: the binding hands each datagram in a buffer of its own.
+          p.parts.push(buf.subarray(off + 20, off + len));
         }
       }
       off += (len + 3) & ~3;
@@ -133,7 +145,35 @@ class Conn {
 
   private settle(seq: number): void {
     this.pending.delete(seq);
+    // The watchdog stays armed (unreferenced, it holds nothing): a socket whose requests go one at a time (a
+    // dump socket) would otherwise clear and set a timer for each.
     if (this.pending.size === 0) this.raw.unref();
+  }
+
+  private arm(delayMs: number): void {
+    if (this.watchdog !== undefined) return;
+    // Unreferenced: while a request waits, the socket itself keeps the process alive.
+    this.watchdog = setTimeout(() => {
+      this.watchdog = undefined;
+      this.expire();
+    }, delayMs);
+    this.watchdog.unref();
+  }
+
+  /** Fails every request past its deadline; re-arms for the next one. */
+  private expire(): void {
+    const now = performance.now();
+    let next = Infinity;
+    for (const [seq, p] of this.pending) {
+      if (p.deadline > now) {
+        next = Math.min(next, p.deadline);
+        continue;
+      }
+      this.groups.delete(seq);
+      this.settle(seq);
+      p.reject(new Error(`netlink: no reply in ${p.timeoutMs} ms (seq ${seq})`));
+    }
+    if (next !== Infinity) this.arm(Math.max(1, next - now));
   }
 
   /**
@@ -144,24 +184,14 @@ class Conn {
     if (this.pending.size === 0) this.raw.ref();
     const last = frames.at(-1);
     if (ackLast && last !== undefined) this.groups.set(last.seq, frames.slice(0, -1).map((f) => f.seq));
+    const deadline = performance.now() + timeoutMs;
     const promises = frames.map(
       (f) =>
         new Promise<Buffer[]>((resolve, reject) => {
-          this.pending.set(f.seq, { parts: [], resolve, reject });
+          this.pending.set(f.seq, { parts: [], resolve, reject, deadline, timeoutMs });
         }),
     );
-    const timer = setTimeout(() => {
-      if (last !== undefined) this.groups.delete(last.seq);
-      for (const f of frames) {
-        const p = this.pending.get(f.seq);
-        if (p === undefined) continue;
-        this.settle(f.seq);
-        p.reject(new Error(`netlink: no reply in ${timeoutMs} ms (seq ${f.seq})`));
-      }
-    }, timeoutMs);
-    void Promise.allSettled(promises).then(() => {
-      clearTimeout(timer);
-    });
+    this.arm(timeoutMs);
     this.raw.send(
       frames.map((f) => f.buf),
       {},
@@ -179,6 +209,50 @@ class Conn {
     return promises;
   }
 
+  /**
+   * Dumps `payloads[k]` for each k in `which`, one after another, each sent from the end of the last: no promise,
+   * timer or queue per dump (a table read makes a thousand). Results land in `out[k]`.
+   */
+  dumpSeries(type: number, cmd: number, version: number, payloads: readonly Buffer[], which: readonly number[], out: (Buffer[] | NetlinkErrno)[], timeoutMs: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let i = 0;
+      const next = (): void => {
+        const k = which[i++];
+        if (k === undefined) {
+          resolve();
+          return;
+        }
+        const seq = this.nextSeq();
+        if (this.pending.size === 0) this.raw.ref();
+        this.pending.set(seq, {
+          parts: [],
+          deadline: performance.now() + timeoutMs,
+          timeoutMs,
+          resolve: (parts) => {
+            out[k] = parts;
+            next();
+          },
+          reject: (e) => {
+            if (!(e instanceof NetlinkErrno)) {
+              reject(e);
+              return;
+            }
+            out[k] = e;
+            next();
+          },
+        });
+        this.arm(timeoutMs);
+        this.raw.send([message(type, NLM_F_REQUEST | NLM_F_DUMP, seq, this.port, cmd, version, payloads[k] ?? Buffer.alloc(0))], {}, (err) => {
+          const p = err === undefined ? undefined : this.pending.get(seq);
+          if (p === undefined) return;
+          this.settle(seq);
+          p.reject(err as Error);
+        });
+      };
+      next();
+    });
+  }
+
   request(type: number, cmd: number, version: number, payload: Buffer, dump: boolean, timeoutMs: number): Promise<Buffer[]> {
     const seq = this.nextSeq();
     const flags = NLM_F_REQUEST | (dump ? NLM_F_DUMP : NLM_F_ACK);
@@ -191,6 +265,8 @@ class Conn {
     for (const p of this.pending.values()) p.reject(new Error('netlink socket closed'));
     this.pending.clear();
     this.groups.clear();
+    if (this.watchdog !== undefined) clearTimeout(this.watchdog);
+    this.watchdog = undefined;
     this.raw.close();
   }
 }
@@ -256,6 +332,22 @@ export class NetlinkTransport implements IpvsTransport {
     const job = (this.dumpQueues[i] ?? Promise.resolve()).then(() => conn.request(this.familyId, cmd, IPVS_GENL_VERSION, payload, true, this.timeoutMs));
     this.dumpQueues[i] = job.catch(() => undefined);
     return job;
+  }
+
+  async dumpMany(cmd: number, payloads: readonly Buffer[]): Promise<(Buffer[] | NetlinkErrno)[]> {
+    const out = new Array<Buffer[] | NetlinkErrno>(payloads.length);
+    const n = this.dumpConns.length;
+    await Promise.all(
+      this.dumpConns.map((conn, i) => {
+        // Every n-th dump on socket i, queued behind whatever dump that socket runs now.
+        const which: number[] = [];
+        for (let k = i; k < payloads.length; k += n) which.push(k);
+        const job = (this.dumpQueues[i] ?? Promise.resolve()).then(() => conn.dumpSeries(this.familyId, cmd, IPVS_GENL_VERSION, payloads, which, out, this.timeoutMs));
+        this.dumpQueues[i] = job.catch(() => undefined);
+        return job;
+      }),
+    );
+    return out;
   }
 
   async requestMany(reqs: readonly IpvsRequest[]): Promise<(Buffer[] | NetlinkErrno)[]> {

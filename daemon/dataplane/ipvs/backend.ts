@@ -10,10 +10,11 @@ import { join } from 'node:path';
 import { IpvsClient, probeIpvs, type IpvsOp } from '../../ipvs/client.js';
 import type { IpvsDaemon, IpvsInfo, IpvsTimeouts } from '../../ipvs/codec.js';
 import { planSync, syncSysctls, sysctlEquals, wantedDaemons, type SyncDaemonConfig, type SyncDaemonRole, type SyncTuning } from './sync.js';
-import { canonicalizeDesired, fromIpvs, observedDest, serviceKeyOf, toIpvsDest, toIpvsService } from './spec.js';
+import { canonicalizeDesired, canonicalService, fromIpvs, observedDest, serviceKeyOf, toIpvsDest, toIpvsService } from './spec.js';
 import { IpvsError } from '../../ipvs/errors.js';
 import { applyDrain, DEFAULT_DRAIN_POLICY, REMOVAL_SYSCTLS, type DrainEntry, type DrainPolicy } from './drain.js';
 import { applyPlan, opText, plan, type PlanOp } from './reconcile.js';
+import { readService } from './observe.js';
 import { fileOwnership, type OwnershipStore } from './ownership.js';
 import type { ApplyReport, ChangedServices, Dataplane, DesiredTable, ObservedService, ObservedTable, RealServerSpec, ServiceSpec } from '../types.js';
 
@@ -135,8 +136,24 @@ export class IpvsDataplane implements Dataplane {
   }
 
   /** The kernel's table, configuration and connection counts only (the traffic counters are observe()'s). */
+  /**
+   * The canonical form of every desired service, for a full apply: a spec handed before (the same object: specs
+   * are immutable once handed) keeps the form remembered for it; any other is canonicalised afresh, without
+   * canonicalizeDesired's memo, whose content check (a JSON text per service) is most of the cost on a restart,
+   * where nothing has been seen yet.
+   */
+  private canonicalAll(desired: DesiredTable): DesiredTable {
+    return {
+      services: desired.services.map((s) => {
+        const seen = this.lastSeen.get(s.id);
+        return seen !== undefined && seen.spec === s ? seen.canonical : canonicalService(s);
+      }),
+    };
+  }
+
+  /** The whole kernel table, configuration only, decoded straight from the replies (observe.ts). */
   private async readKernel(): Promise<ObservedTable> {
-    return { services: (await this.client.listTable(false)).map(fromIpvs) };
+    return { services: (await this.client.dumpTable()).map((e) => readService(e.service, e.dests)) };
   }
 
   /** Fresh connection counts for the owned services that are losing (or draining) real servers. */
@@ -244,7 +261,7 @@ export class IpvsDataplane implements Dataplane {
     let changed: ServiceSpec[] = [];
     let removed: string[] = [];
     if (fresh) {
-      full = canonicalizeDesired(desiredIn);
+      full = this.canonicalAll(desiredIn);
       desired = full;
     } else {
       ({ desired, scope, changed, removed } = this.changedScope(desiredIn, named));
@@ -264,7 +281,7 @@ export class IpvsDataplane implements Dataplane {
       // First apply, resync, or lvsd's view was stale (someone changed the kernel): read it all, plan everything.
       fresh = true;
       scope = undefined;
-      full ??= canonicalizeDesired(desiredIn);
+      full ??= this.canonicalAll(desiredIn);
       desired = full;
       cache = await this.readKernel();
       round = await this.reconcileOnce(desired, cache, true, undefined);

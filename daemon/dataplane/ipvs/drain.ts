@@ -58,6 +58,21 @@ export interface DrainResult {
   finished: { key: string; reason: 'drained' | 'timeout' | 'immediate' }[];
 }
 
+/**
+ * Whether every server `held` is listed in `want` (nothing leaving: every service of a restart adopting its
+ * table), checked without building a set. The kernel lists a service's destinations newest first, so the
+ * mirrored position is tried first, then the same one, then a scan.
+ */
+function allListed(held: readonly { id: string }[], want: readonly RealServerSpec[]): boolean {
+  const n = want.length;
+  for (let i = 0; i < held.length; i++) {
+    const id = held[i]?.id;
+    if (want[n - 1 - i]?.id === id || want[i]?.id === id) continue;
+    if (!want.some((r) => r.id === id)) return false;
+  }
+  return true;
+}
+
 export const drainKey = (serviceId: string, realServerId: string): string => `${serviceId}|${realServerId}`;
 
 /**
@@ -79,7 +94,7 @@ export function applyDrain(
 
   const services = desired.services.map((want): ServiceSpec => {
     const have = observedById.get(want.id);
-    if (have === undefined || !owned.has(want.id)) return want;
+    if (have === undefined || !owned.has(want.id) || allListed(have.realServers, want.realServers)) return want;
     const wanted = new Set(want.realServers.map((r) => r.id));
     const kept: RealServerSpec[] = [];
     for (const r of have.realServers) {

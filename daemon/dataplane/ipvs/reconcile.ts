@@ -35,12 +35,14 @@ export interface TableLike {
 }
 
 const sortedFlags = (s: ServiceSpec): string => [...(s.schedulerFlags ?? [])].sort().join(',');
+const sameFlags = (a: ServiceSpec, b: ServiceSpec): boolean =>
+  ((a.schedulerFlags?.length ?? 0) === 0 && (b.schedulerFlags?.length ?? 0) === 0) || sortedFlags(a) === sortedFlags(b);
 
 /** Same configuration (identity assumed equal). */
 export function sameServiceConfig(a: ServiceSpec, b: ServiceSpec): boolean {
   return (
     a.scheduler === b.scheduler &&
-    sortedFlags(a) === sortedFlags(b) &&
+    sameFlags(a, b) &&
     (a.onePacket ?? false) === (b.onePacket ?? false) &&
     a.persistence?.timeoutSec === b.persistence?.timeoutSec &&
     a.persistence?.netmask === b.persistence?.netmask &&
@@ -98,6 +100,27 @@ function checkRealServerIds(want: ServiceSpec): Set<string> {
   return ids;
 }
 
+/**
+ * Whether `have` holds exactly the real servers `want` lists, each configured the same, and `want` lists none
+ * twice: a service already right (every service of a restart adopting its table), settled without building an
+ * index. The kernel lists a service's destinations newest first, so the mirrored position is tried first.
+ */
+function settled(want: readonly RealServerSpec[], have: readonly RealServerSpec[]): boolean {
+  const n = want.length;
+  if (have.length !== n || n > 64) return false;
+  for (let i = 0; i < n; i++) {
+    const w = want[i];
+    if (w === undefined) return false;
+    for (let j = 0; j < i; j++) if (want[j]?.id === w.id) return false;
+    let h = have[n - 1 - i];
+    if (h?.id !== w.id) h = have[i];
+    if (h?.id !== w.id) h = have.find((r) => r.id === w.id);
+    if (h === undefined || !sameRealServerConfig(w, h)) return false;
+  }
+  // n distinct ids, each found among the n held: the two lists hold the same servers.
+  return true;
+}
+
 export function plan(desired: TableLike, actual: TableLike, owned: ReadonlySet<string>): Plan {
   const dupes = duplicates(desired.services.map((s) => s.id));
   if (dupes.length > 0) throw new Error(`desired table lists service ${dupes.join(', ')} more than once`);
@@ -121,13 +144,16 @@ export function plan(desired: TableLike, actual: TableLike, owned: ReadonlySet<s
       nextOwned.add(want.id);
       continue;
     }
-    const wantIds = checkRealServerIds(want);
     if (!owned.has(want.id) && want.takeOver !== true) {
+      checkRealServerIds(want);
       conflicts.push(want.id);
       continue;
     }
     nextOwned.add(want.id);
-    if (!sameServiceConfig(want, have)) ops.push({ kind: 'update-service', service: svc(), before: specOf(have) });
+    const sameConfig = sameServiceConfig(want, have);
+    if (sameConfig && settled(want.realServers, have.realServers)) continue;
+    const wantIds = checkRealServerIds(want);
+    if (!sameConfig) ops.push({ kind: 'update-service', service: svc(), before: specOf(have) });
     const haveRs = new Map(have.realServers.map((r) => [r.id, r]));
     for (const r of have.realServers) {
       if (!wantIds.has(r.id)) ops.push({ kind: 'delete-real-server', service: svc(), realServer: rsOf(r) });

@@ -44,7 +44,8 @@ function canonicalServiceMemo(s: ServiceSpec): ServiceSpec {
   return canonical;
 }
 
-function canonicalService(s: ServiceSpec): ServiceSpec {
+/** One service's canonical form, computed afresh (canonicalizeDesired memoises it by object and content). */
+export function canonicalService(s: ServiceSpec): ServiceSpec {
   const out: ServiceSpec = { ...s, realServers: [] };
   if (s.fwmark !== undefined) {
     if (!Number.isInteger(s.fwmark) || s.fwmark < 1 || s.fwmark > 0xffffffff) throw new InvalidServiceSpec(s.id, `fwmark ${s.fwmark} is not 1..4294967295`);
