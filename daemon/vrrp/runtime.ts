@@ -460,8 +460,46 @@ export class VrrpRuntime {
       this.debounce.forget(l.index);
     } else this.links.set(l.index, { ...l, up: this.debounce.report(l.index, l.name, l.up) });
     const up = !deleted && this.links.get(l.index)?.up === true;
+    if (!deleted && before === undefined) this.rebindFor(l);
     if (before?.up === up && !deleted) return;
     this.linkChanged(l.name, up);
+  }
+
+  /**
+   * keepalived's dynamic_interfaces, always: an instance whose interface was missing (or deleted and made
+   * again, under a new index) or had no address to advertise from is set up again on it once they come.
+   * It keeps its tracking results; its machine starts afresh (FAULT → BACKUP, as keepalived's). An
+   * instance on a VMAC or ipvlan waits for a reload: the engine makes those links before the runtime.
+   */
+  private rebindFor(l: LinkInfo): void {
+    for (const inst of this.insts.values()) {
+      if (inst.o.interface !== l.name || inst.o.vmac !== undefined) continue;
+      if (inst.ifindex === l.index && inst.src !== null) continue;
+      void this.rebind(inst, inst.ifindex === 0 || inst.ifindex !== l.index ? `interface ${l.name} appeared` : `an address appeared on ${l.name}`);
+    }
+  }
+
+  private readonly rebinding = new Set<string>();
+
+  private async rebind(inst: Inst, why: string): Promise<void> {
+    const name = inst.o.name;
+    if (this.stopping || this.rebinding.has(name) || this.insts.get(name) !== inst) return;
+    this.rebinding.add(name);
+    try {
+      this.log('info', inst, `setting up again: ${why}`, {});
+      this.cancelGarp(inst);
+      if (inst.timer !== null) clearTimeout(inst.timer);
+      inst.timer = null;
+      inst.socket?.close();
+      inst.socket = null;
+      await inst.vipChain;
+      this.insts.delete(name);
+      const fresh = await this.addInstance(inst.o);
+      this.retrack(fresh);
+      this.feed(fresh, this.startupEvent());
+    } finally {
+      this.rebinding.delete(name);
+    }
   }
 
   /** A link's change that waited out its interface_up_down_delays. */
@@ -486,6 +524,8 @@ export class VrrpRuntime {
 
   /** track_src_ip: the configured source address coming and going on the instance's interface. */
   private onAddress(ifindex: number, address: Buffer, deleted: boolean): void {
+    const link = this.links.get(ifindex);
+    if (!deleted && link !== undefined && [...this.insts.values()].some((i) => i.ifindex === ifindex && i.src === null && i.o.family === (address.length === 4 ? 4 : 6))) this.rebindFor(link);
     for (const inst of this.insts.values()) {
       if (!inst.o.trackSrcIp || inst.src === null || inst.ifindex !== ifindex || !inst.src.equals(address) || inst.srcMissing === deleted) continue;
       inst.srcMissing = deleted;
@@ -500,7 +540,7 @@ export class VrrpRuntime {
     const reasons = [...r.reasons];
     // Like keepalived, an instance without its interface, without a source address, or whose own
     // interface is down is in FAULT.
-    if (inst.ifindex === 0) reasons.push(`interface ${inst.o.interface} missing`);
+    if (inst.ifindex === 0 || !this.links.has(inst.ifindex)) reasons.push(`interface ${inst.o.interface} missing`);
     else if (inst.srcMissing) reasons.push(`source address ${inst.o.unicastSrcIp ?? ''} not on ${inst.o.interface} (track_src_ip)`);
     else if (inst.src === null) reasons.push(`no IPv${inst.o.family} ${inst.o.family === 6 ? 'link-local ' : ''}address on ${inst.o.interface}`);
     // dont_track_primary: keepalived leaves the own interface out of the tracked ones.

@@ -213,3 +213,30 @@ test('interface_up_down_delays: keepalived and lvsd ride out a link blip shorter
   assert.ok(Date.now() - down >= 1000, `FAULT after ${Date.now() - down} ms`);
   await cleanup();
 });
+
+test('dynamic_interfaces: an instance on an interface made after the start comes up on it, goes to FAULT when it is deleted and up again when it is made anew — keepalived (with dynamic_interfaces) and lvsd alike', { timeout: 120_000 }, async () => {
+  await cleanup();
+  const make = (i: number): Promise<unknown> => host(i).sh('ip link add dy0 type veth peer name dy1 && ip link set dy1 up && ip link set dy0 up && ip addr add 10.9.0.1/24 dev dy0');
+  const drop = (i: number): Promise<unknown> => host(i).sh('ip link del dy0 2>/dev/null; true');
+  await Promise.all([drop(1), drop(2)]);
+  const k = own(await startKeepalived(host(1), keepalivedConf([{ name: 'VI_1', interface: 'dy0', vrid: 51, version: 3, interval: 0.1, priority: 150, vips: ['10.9.0.100/24'] }], 'kad1', ['dynamic_interfaces'])));
+  const l = await lvsd(2, { priority: 150, interface: 'dy0', vips: ['10.9.0.100/24'] });
+  await l.waitState('VI_1', 'FAULT', 10_000);
+  await sleep(500);
+  assert.doesNotMatch(k.log(), /Entering MASTER STATE/, 'keepalived waits for the interface');
+  await Promise.all([make(1), make(2)]);
+  await Promise.all([k.waitForLog(/Entering MASTER STATE/, 10_000), l.waitState('VI_1', 'MASTER', 10_000)]);
+  const since = l.transitions.length;
+  await Promise.all([drop(1), drop(2)]);
+  await Promise.all([k.waitForLog(/Entering FAULT STATE/, 10_000), l.waitState('VI_1', 'FAULT', 10_000, since)]);
+  const kAt = k.log().length;
+  const again = l.transitions.length;
+  await Promise.all([make(1), make(2)]);
+  await Promise.all([
+    waitFor('keepalived MASTER again', () => /Entering MASTER STATE/.test(k.log().slice(kAt)), 10_000),
+    l.waitState('VI_1', 'MASTER', 10_000, again),
+  ]);
+  assert.match((await host(2).sh('ip -4 addr show dev dy0')).stdout, /10\.9\.0\.100\/24/, 'lvsd holds the VIP on the new link');
+  await Promise.all([drop(1), drop(2)]);
+  await cleanup();
+});

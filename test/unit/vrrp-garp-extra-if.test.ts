@@ -69,8 +69,10 @@ test('garp_extra_if all: at the adverts, once the interval has passed, one annou
   const vips = ['10.0.0.100/24', { address: '10.1.0.1/24', dev: 'eth1' }, { address: '10.1.0.2/24', dev: 'eth1' }, { address: '10.2.0.1/24', dev: 'eth2' }];
   const { rt, said } = host([inst('A', 1, vips, { masterRepeat: 1, extraIfMs: 200 })]);
   await rt.start();
-  const end = Date.now() + 5000;
-  while (said.slice(4).filter((x) => x.ifname === 'eth1').length < 2 && Date.now() < end) await sleep(20);
+  // Until two periods have gone out whole (each interface's announcement of a period, not one of them).
+  const end = Date.now() + 10_000;
+  const count = (dev: string): number => said.slice(4).filter((x) => x.ifname === dev).length;
+  while ((count('eth1') < 2 || count('eth2') !== count('eth1')) && Date.now() < end) await sleep(20);
   await rt.stop();
   const burst = said.slice(0, 4).map((s) => `${s.ifname} ${s.vip}`);
   assert.deepEqual(burst, ['eth0 10.0.0.100', 'eth1 10.1.0.1', 'eth1 10.1.0.2', 'eth2 10.2.0.1']);

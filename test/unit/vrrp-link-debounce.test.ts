@@ -149,3 +149,49 @@ test('config: a delay over 255 s is refused, naming the field', () => {
   assert.match(JSON.stringify(bad), /"path":"vrrp\.interfaceUpDownDelays\.eth0\.down","message":"must be at most 255s"/);
   assert.throws(() => normalizeOptions({ instances: [], interfaceUpDownDelays: { eth0: { downMs: -1 } } }), /interfaceUpDownDelays\.eth0\.downMs: -1 is not a delay of 0\.\.255 s/);
 });
+
+test('engine: an instance whose interface is missing at start comes up once it appears, goes to FAULT when it is deleted, and up again when it is made anew (keepalived dynamic_interfaces)', async () => {
+  const cb: { link?: (l: LinkInfo, deleted: boolean) => void; address?: (ifindex: number, address: Buffer, deleted: boolean) => void } = {};
+  const states: string[] = [];
+  const addrs = new Map<number, Buffer[]>();
+  const sockets: number[] = [];
+  const io: RuntimeIo = {
+    links: () => Promise.resolve([{ index: 2, name: 'eth0', up: true, mac: null }]),
+    addresses: (i) => Promise.resolve((addrs.get(i) ?? []).map((address) => ({ family: 4 as const, address, prefixLength: 24, scope: 0 }))),
+    addAddress: () => Promise.resolve(true),
+    delAddress: () => Promise.resolve(false),
+    watchLinks: (f) => { cb.link = f; },
+    watchAddresses: (f) => { cb.address = f; },
+    openSocket: (o) => { sockets.push(o.ifindex); return { send: () => undefined, close: () => undefined }; },
+    announce: () => undefined,
+    close: () => undefined,
+  };
+  const opts = normalizeOptions({ instances: [{ name: 'VI_1', interface: 'dy0', vrid: 51, priority: 150, advertIntervalMs: 50, vips: ['10.0.0.100/24'], garp: { masterDelayMs: 0 } }] });
+  const rt = new VrrpRuntime(opts, io, { transition: (e) => states.push(e.to), log: () => undefined });
+  live.add(rt);
+  const state = (): string | undefined => rt.snapshot().instances[0]?.state;
+  const until = async (want: string): Promise<void> => {
+    const end = Date.now() + 5000;
+    while (state() !== want) {
+      if (Date.now() > end) throw new Error(`not ${want} but ${state()}: ${states.join(' ')}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
+  await rt.start();
+  await until('FAULT');
+  // The link comes first, its address a moment later (as ip(8) does it): the instance waits for both.
+  cb.link?.({ index: 3, name: 'dy0', up: true, mac: null }, false);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(state(), 'FAULT', 'no address to advertise from yet');
+  addrs.set(3, [parseIP('10.0.0.1')]);
+  cb.address?.(3, parseIP('10.0.0.1'), false);
+  await until('MASTER');
+  assert.equal(sockets.at(-1), 3);
+  cb.link?.({ index: 3, name: 'dy0', up: false, mac: null }, true);
+  await until('FAULT');
+  addrs.set(4, [parseIP('10.0.0.1')]);
+  cb.link?.({ index: 4, name: 'dy0', up: true, mac: null }, false);
+  await until('MASTER');
+  assert.equal(sockets.at(-1), 4, 'a socket on the new link');
+  await rt.stop();
+});

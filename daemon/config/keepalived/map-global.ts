@@ -167,6 +167,9 @@ export function mapGlobalDefs(ctx: Context, items: Directive[]): GlobalResult {
   // lvsd mails a real server's own change of state only, never one checker's among several (mail-supervisor.ts:
   // health.change): what keepalived's no_checker_emails asks for, always.
   r.ignore('no_checker_emails');
+  // What keepalived's dynamic_interfaces [allow_if_changes] asks for, lvsd always does (vrrp/runtime.ts rebindFor):
+  // an instance whose interface is missing waits in FAULT and comes up once it is made, again after a re-creation.
+  r.ignore('dynamic_interfaces');
   r.finish();
   return out;
 }

@@ -302,7 +302,8 @@ export function mapVirtualServer(ctx: Context, vs: VirtualServerBlock, key: VsKe
       out.sorryServer = sorry;
     }
   }
-  r.ignore('sorry_server_inhibit');
+  // Without a sorry_server they describe nothing (keepalived keeps them unused too).
+  r.ignore('sorry_server_inhibit', 'sorry_server_lvs_method');
 
   const timing = readTiming(r);
   const inhibits: { value: boolean; d: Directive }[] = [];
