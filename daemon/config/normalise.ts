@@ -177,6 +177,29 @@ function checkers(
   return { healthCheck: first as HealthCheck, moreChecks: [...pages, ...moreChecks(ownMore, serviceMore)] };
 }
 
+type VipFile = NonNullable<NonNullable<NonNullable<ConfigFile['vrrp']>['instances']>[number]['virtualIpaddresses']>[number];
+
+/** A VIP as written (text or object) in its normal form; `dev` defaults to the instance's interface. */
+function vipOf(v: VipFile, defaultDev: string): Vip {
+  const o = typeof v === 'string' ? { address: v } : v;
+  const c = parseCidr(o.address) ?? { address: o.address, prefix: 32, family: 4 as const };
+  return compact({
+    cidr: `${c.address}/${c.prefix}`,
+    address: c.address,
+    prefix: c.prefix,
+    family: c.family,
+    dev: 'dev' in o && o.dev !== undefined ? o.dev : defaultDev,
+    label: 'label' in o ? o.label : undefined,
+    scope: 'scope' in o && o.scope !== undefined ? o.scope : 'global',
+    broadcast: 'broadcast' in o ? o.broadcast : undefined,
+    peer: 'peer' in o ? o.peer : undefined,
+    home: 'home' in o ? o.home : undefined,
+    dad: 'dad' in o ? o.dad : undefined,
+    noPrefixRoute: 'noPrefixRoute' in o ? o.noPrefixRoute : undefined,
+    preferredLft: 'preferredLft' in o ? o.preferredLft : undefined,
+  });
+}
+
 export function normalise(file: ConfigFile, source: string): Config {
   const listen = file.api?.listen ?? DEFAULTS.apiListen;
   const hp = parseHostPort(listen) ?? { host: '127.0.0.1', port: 9180 };
@@ -219,25 +242,7 @@ export function normalise(file: ConfigFile, source: string): Config {
   for (const g of file.vrrp?.syncGroups ?? []) for (const n of g.instances) groupOf.set(n, g.name);
 
   const instances: VrrpInstance[] = (file.vrrp?.instances ?? []).map((inst) => {
-    const toVip = (v: NonNullable<typeof inst.virtualIpaddresses>[number]): Vip => {
-      const o = typeof v === 'string' ? { address: v } : v;
-      const c = parseCidr(o.address) ?? { address: o.address, prefix: 32, family: 4 as const };
-      return compact({
-        cidr: `${c.address}/${c.prefix}`,
-        address: c.address,
-        prefix: c.prefix,
-        family: c.family,
-        dev: 'dev' in o && o.dev !== undefined ? o.dev : inst.interface,
-        label: 'label' in o ? o.label : undefined,
-        scope: 'scope' in o && o.scope !== undefined ? o.scope : 'global',
-        broadcast: 'broadcast' in o ? o.broadcast : undefined,
-        peer: 'peer' in o ? o.peer : undefined,
-        home: 'home' in o ? o.home : undefined,
-        dad: 'dad' in o ? o.dad : undefined,
-        noPrefixRoute: 'noPrefixRoute' in o ? o.noPrefixRoute : undefined,
-        preferredLft: 'preferredLft' in o ? o.preferredLft : undefined,
-      });
-    };
+    const toVip = (v: VipFile): Vip => vipOf(v, inst.interface);
     const vips = (inst.virtualIpaddresses ?? []).map(toVip);
     // Without VIPs (a version 2 instance of tracking and notify only) the unicast addresses give the family.
     const unicast = inst.unicastSrcIp ?? inst.unicastPeers?.[0];
@@ -390,6 +395,9 @@ export function normalise(file: ConfigFile, source: string): Config {
       multicastGroup6: file.vrrp?.multicastGroup6 ?? 'ff02::12',
       startupDelayMs: ms(file.vrrp?.startupDelay, 0),
       delayAfterBootMs: ms(file.vrrp?.delayAfterBoot, 0),
+      staticIpaddresses: (file.vrrp?.staticIpaddresses ?? []).map((v) => vipOf(v, '')),
+      staticRoutes: (file.vrrp?.staticRoutes ?? []).map((r) => ({ ...r })),
+      staticRules: (file.vrrp?.staticRules ?? []).map((r) => ({ ...r })),
       interfaceUpDownDelays: Object.fromEntries(Object.entries(file.vrrp?.interfaceUpDownDelays ?? {}).map(([name, d]) => [name, { downMs: ms(d.down, 0), upMs: ms(d.up, 0) }])),
       disableLocalIgmp: file.vrrp?.disableLocalIgmp ?? false,
       nftables: { ...DEFAULT_VMAC_NFT, ...file.vrrp?.nftables },

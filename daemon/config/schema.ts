@@ -431,6 +431,9 @@ export const VrrpSection = Obj(
     delayAfterBoot: opt(
       Duration('The same delay, but until this long after the system booted: a restart later starts at once (keepalived vrrp_delay_after_boot). The longer of the two applies. Default 0s.'),
     ),
+    staticIpaddresses: opt(Type.Array(VirtualIpAddress, { description: 'Addresses lvsd adds at start and removes at stop, whatever the instances\' states (keepalived static_ipaddress); each names its interface (dev).' })),
+    staticRoutes: opt(Type.Array(VirtualRoute, { description: 'Routes added at start and removed at stop, whatever the states (keepalived static_routes); each has a via or a dev.' })),
+    staticRules: opt(Type.Array(VirtualRule, { description: 'Policy rules added at start and removed at stop, whatever the states (keepalived static_rules).' })),
     interfaceUpDownDelays: opt(
       Type.Record(
         Type.String({ pattern: '^[^\\s/:]{1,15}$' }),

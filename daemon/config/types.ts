@@ -260,6 +260,10 @@ export interface VrrpConfig {
   /** keepalived vrrp_startup_delay / vrrp_delay_after_boot; 0 = none. */
   startupDelayMs: number;
   delayAfterBootMs: number;
+  /** keepalived static_ipaddress / static_routes / static_rules: held while lvsd runs, whatever the VRRP states. */
+  staticIpaddresses: Vip[];
+  staticRoutes: VirtualRouteOptions[];
+  staticRules: VirtualRuleOptions[];
   /** keepalived interface_up_down_delays, by interface name. */
   interfaceUpDownDelays: Record<string, { downMs: number; upMs: number }>;
   /** keepalived disable_local_igmp. */

@@ -148,7 +148,7 @@ export function healthPlan(config: Config): HealthPlan {
 }
 
 /** A VIP for the engine: where it goes and its address options; the default scope stays implicit. */
-const vipOption = (v: Vip): VrrpOptions['instances'][number]['vips'][number] => {
+const vipOption = (v: Vip): Exclude<VrrpOptions['instances'][number]['vips'][number], string> => {
   const { cidr, address: _a, prefix: _p, family: _f, scope, ...rest } = v;
   return { address: cidr, ...rest, ...(scope !== 'global' ? { scope } : {}) };
 };
@@ -171,6 +171,9 @@ export function vrrpOptions(config: Config): VrrpOptions {
     multicastGroup6: config.vrrp.multicastGroup6,
     delayAfterBootMs: config.vrrp.delayAfterBootMs,
     interfaceUpDownDelays: config.vrrp.interfaceUpDownDelays,
+    staticIpaddresses: config.vrrp.staticIpaddresses.map((v) => ({ ...vipOption(v), dev: v.dev })),
+    staticRoutes: config.vrrp.staticRoutes,
+    staticRules: config.vrrp.staticRules,
     disableLocalIgmp: config.vrrp.disableLocalIgmp,
     nftables: { ...config.vrrp.nftables },
     ...(config.vrrp.realtimePriority !== undefined ? { realtimePriority: config.vrrp.realtimePriority } : {}),

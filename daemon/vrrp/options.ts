@@ -200,6 +200,13 @@ export interface VrrpOptions {
    * lasted downMs (upMs) (link-debounce.ts). 0..255 s each; upMs default 0.
    */
   interfaceUpDownDelays?: Record<string, { downMs: number; upMs?: number }>;
+  /**
+   * keepalived static_ipaddress / static_routes / static_rules: held while the engine runs, whatever the
+   * instances' states (static-apply.ts). An address names its interface.
+   */
+  staticIpaddresses?: (VipOptions & { dev: string })[];
+  staticRoutes?: VirtualRouteOptions[];
+  staticRules?: VirtualRuleOptions[];
   /** keepalived disable_local_igmp: igmp_link_local_mcast_reports 0 while the engine runs (local-igmp.ts). */
   disableLocalIgmp?: boolean;
   /**
@@ -266,6 +273,13 @@ export interface NormalizedInstance {
   virtualRules?: NormalizedRule[];
 }
 
+/** What the engine holds whatever the VRRP states (keepalived static_ipaddress, static_routes, static_rules). */
+export interface StaticSet {
+  addresses: NormalizedVip[];
+  routes: NormalizedRoute[];
+  rules: NormalizedRule[];
+}
+
 /** One interface's interface_up_down_delays, ms (keepalived: `IF DOWN [UP]`, seconds). */
 export interface UpDownDelays {
   downMs: number;
@@ -285,6 +299,7 @@ export interface NormalizedOptions {
   startupDelayMs: number;
   delayAfterBootMs: number;
   interfaceUpDownDelays: Record<string, UpDownDelays>;
+  statics: StaticSet;
   disableLocalIgmp: boolean;
   nftables: VmacNftSettings;
   garpGroups: GarpGroupOptions[];
@@ -501,6 +516,26 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     const v = o[k];
     if (v !== undefined && !(Number.isFinite(v) && v >= 0)) errors.push(`${k}: ${v} is not a duration ≥ 0`);
   }
+  const statics: StaticSet = {
+    addresses: (o.staticIpaddresses ?? []).flatMap((v, i): NormalizedVip[] => {
+      try {
+        const c = parseCidr(v.address);
+        const { address: _a, dev, ...addrOptions } = v;
+        if (typeof dev !== 'string' || dev === '') throw new Error('a static address names its interface (dev)');
+        const nv: NormalizedVip = { ...addrOptions, address: c.address, prefixLength: c.prefixLength, cidr: `${c.address}/${c.prefixLength}`, dev };
+        addressRequest(0, nv.cidr, addrOptions);
+        return [nv];
+      } catch (e) {
+        errors.push(`staticIpaddresses[${i}]: ${e instanceof Error ? e.message : String(e)}`);
+        return [];
+      }
+    }),
+    routes: normalizeRoutes(o.staticRoutes ?? [], (field, msg) => errors.push(`${field.replace(/^virtualRoutes/, 'staticRoutes')}: ${msg}`)),
+    rules: normalizeRules(o.staticRules ?? [], (field, msg) => errors.push(`${field.replace(/^virtualRules/, 'staticRules')}: ${msg}`)),
+  };
+  for (const [i, r] of statics.routes.entries()) {
+    if (r.type === 'unicast' && r.via === undefined && r.dev === undefined) errors.push(`staticRoutes[${i}]: a route with neither via nor dev (no instance's interface to fall back on)`);
+  }
   const interfaceUpDownDelays: Record<string, UpDownDelays> = {};
   for (const [name, d] of Object.entries(o.interfaceUpDownDelays ?? {})) {
     const delays = { downMs: d.downMs, upMs: d.upMs ?? 0 };
@@ -524,7 +559,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     }
     if (p.quorumMax !== undefined && p.quorumMax < (p.quorum ?? 1)) errors.push(`processes.${name}.quorumMax: ${p.quorumMax} is below quorum ${p.quorum ?? 1}`);
   }
-  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, processes: o.processes ?? {}, scriptSecurity: o.scriptSecurity ?? false, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0, interfaceUpDownDelays, disableLocalIgmp: o.disableLocalIgmp ?? false, nftables, garpGroups };
+  const out: NormalizedOptions = { instances, syncGroups: o.syncGroups ?? [], scripts, processes: o.processes ?? {}, scriptSecurity: o.scriptSecurity ?? false, startupDelayMs: o.startupDelayMs ?? 0, delayAfterBootMs: o.delayAfterBootMs ?? 0, interfaceUpDownDelays, statics, disableLocalIgmp: o.disableLocalIgmp ?? false, nftables, garpGroups };
   if (o.scriptUser !== undefined) out.scriptUser = o.scriptUser;
   if (o.notifyFifo !== undefined) out.notifyFifo = o.notifyFifo;
   if (o.realtimePriority !== undefined) out.realtimePriority = o.realtimePriority;

@@ -15,6 +15,7 @@ import type { ReceivedPacket, VrrpSocketOptions, VrrpTransport } from '../net/vr
 import { applyRoutes, type RouteIo } from './route-apply.js';
 import { LocalIgmpReports, type LocalIgmpIo } from './local-igmp.js';
 import { capDelays, LinkDebouncer } from './link-debounce.js';
+import { applyStaticDelta, NO_STATICS, staticDelta } from './static-apply.js';
 import { GarpQueueTimer } from './garp-queue-timer.js';
 
 /** The I/O the runtime needs, so tests and other hosts can provide their own (routes: virtual_routes/rules). */
@@ -145,6 +146,15 @@ export class VrrpRuntime {
     clear: (t) => { clearTimeout(t as NodeJS.Timeout); },
   });
 
+  /** static_ipaddress / static_routes / static_rules as last set. */
+  private statics = NO_STATICS;
+
+  private async setStatics(next: NormalizedOptions['statics']): Promise<void> {
+    const delta = staticDelta(this.statics, next);
+    this.statics = next;
+    await applyStaticDelta(this.io, delta, (n) => this.byName(n)?.index ?? 0, (level, msg, fields) => { this.hooks.log(level, msg, fields); });
+  }
+
   private setDelays(o: NormalizedOptions): void {
     const { delays, capped } = capDelays(o.interfaceUpDownDelays, o.instances);
     for (const c of capped) {
@@ -165,6 +175,7 @@ export class VrrpRuntime {
     this.igmp?.want(this.opts.disableLocalIgmp);
     this.setDelays(this.opts);
     for (const l of await this.io.links()) this.links.set(l.index, { ...l, up: this.debounce.report(l.index, l.name, l.up) });
+    await this.setStatics(this.opts.statics);
     for (const o of this.opts.instances) await this.addInstance(o);
     this.io.watchLinks((l, deleted) => {
       this.onLink(l, deleted);
@@ -376,6 +387,7 @@ export class VrrpRuntime {
     this.rank = new Map(next.instances.map((o, i) => [o.name, i]));
     this.garpQueue.regroup(next.garpGroups);
     this.igmp?.want(next.disableLocalIgmp);
+    await this.setStatics(next.statics);
     for (const inst of toStop) await this.stopInstance(inst, summary.removed.includes(inst.o.name) ? 'removed by reload' : 'restarted by reload');
     for (const [inst, o] of inPlace) {
       const garpChanged = JSON.stringify(o.garp) !== JSON.stringify(inst.o.garp);
@@ -472,6 +484,8 @@ export class VrrpRuntime {
    * instance on a VMAC or ipvlan waits for a reload: the engine makes those links before the runtime.
    */
   private rebindFor(l: LinkInfo): void {
+    // One being set up now read the link before this news: it goes again once done.
+    for (const [name, ifname] of this.rebinding) if (ifname === l.name) this.rebindAgain.add(name);
     for (const inst of this.insts.values()) {
       if (inst.o.interface !== l.name || inst.o.vmac !== undefined) continue;
       if (inst.ifindex === l.index && inst.src !== null) continue;
@@ -479,12 +493,18 @@ export class VrrpRuntime {
     }
   }
 
-  private readonly rebinding = new Set<string>();
+  /** Instances being set up again, and those asked again meanwhile (an address that came during it). */
+  private readonly rebinding = new Map<string, string>();
+  private readonly rebindAgain = new Set<string>();
 
   private async rebind(inst: Inst, why: string): Promise<void> {
     const name = inst.o.name;
-    if (this.stopping || this.rebinding.has(name) || this.insts.get(name) !== inst) return;
-    this.rebinding.add(name);
+    if (this.rebinding.has(name)) {
+      this.rebindAgain.add(name);
+      return;
+    }
+    if (this.stopping || this.insts.get(name) !== inst) return;
+    this.rebinding.set(name, inst.o.interface);
     try {
       this.log('info', inst, `setting up again: ${why}`, {});
       this.cancelGarp(inst);
@@ -500,6 +520,8 @@ export class VrrpRuntime {
     } finally {
       this.rebinding.delete(name);
     }
+    const link = this.byName(inst.o.interface);
+    if (this.rebindAgain.delete(name) && link !== undefined) this.rebindFor(link);
   }
 
   /** A link's change that waited out its interface_up_down_delays. */
@@ -525,7 +547,7 @@ export class VrrpRuntime {
   /** track_src_ip: the configured source address coming and going on the instance's interface. */
   private onAddress(ifindex: number, address: Buffer, deleted: boolean): void {
     const link = this.links.get(ifindex);
-    if (!deleted && link !== undefined && [...this.insts.values()].some((i) => i.ifindex === ifindex && i.src === null && i.o.family === (address.length === 4 ? 4 : 6))) this.rebindFor(link);
+    if (!deleted && link !== undefined) this.rebindFor(link);
     for (const inst of this.insts.values()) {
       if (!inst.o.trackSrcIp || inst.src === null || inst.ifindex !== ifindex || !inst.src.equals(address) || inst.srcMissing === deleted) continue;
       inst.srcMissing = deleted;
@@ -816,6 +838,7 @@ export class VrrpRuntime {
       inst.socket?.close();
       inst.socket = null;
     }
+    await this.setStatics(NO_STATICS);
     this.debounce.stop();
     this.garpQueue.close();
     this.loopDelay.disable();

@@ -10,6 +10,9 @@ import { keepalivedConf, startKeepalived, type Keepalived, type KeepalivedInstan
 import { startLvsdNode, type LvsdNode } from '../support/vrrp-node.js';
 import { labSuite, lvsdOptions, sleep, VIP4, waitFor } from '../support/vrrp-lab.js';
 import type { VrrpInstanceOptions, VrrpOptions } from '../../daemon/vrrp/options.js';
+import { importKeepalived } from '../../daemon/config/keepalived/index.js';
+import { loadConfigText } from '../../daemon/config/load.js';
+import { vrrpOptions } from '../../daemon/director/plan.js';
 
 
 const suite = labSuite('vrrpdir', 3, ['ip', 'keepalived', 'tcpdump', 'nft']);
@@ -238,5 +241,38 @@ test('dynamic_interfaces: an instance on an interface made after the start comes
   ]);
   assert.match((await host(2).sh('ip -4 addr show dev dy0')).stdout, /10\.9\.0\.100\/24/, 'lvsd holds the VIP on the new link');
   await Promise.all([drop(1), drop(2)]);
+  await cleanup();
+});
+
+test('static_ipaddress / static_routes / static_rules: set at start while still BACKUP and removed at stop — keepalived and lvsd alike (the lvsd config imported from the same keepalived.conf)', { timeout: 120_000 }, async () => {
+  await cleanup();
+  const text =
+    'global_defs {\n  router_id kad\n}\n' +
+    'static_ipaddress {\n  10.9.5.1/24 dev eth0\n}\n' +
+    'static_routes {\n  10.70.0.0/16 via 10.77.0.254\n  10.71.0.0/16 dev eth0\n}\n' +
+    'static_rules {\n  from 10.9.5.0/24 table 100\n}\n' +
+    'vrrp_instance VI_1 {\n  state BACKUP\n  interface eth0\n  virtual_router_id 51\n  priority 100\n  advert_int 1\n  virtual_ipaddress {\n    10.77.0.100/24\n  }\n}\n';
+  const file = join(mkdtempSync(join(tmpdir(), 'lvsd-static-')), 'keepalived.conf');
+  writeFileSync(file, text);
+  const imported = importKeepalived(file);
+  assert.deepEqual(imported.diagnostics, [], 'the importer carries all three blocks');
+  const loaded = loadConfigText(imported.yaml, 'imported.yaml');
+  assert.ok(loaded.ok, JSON.stringify(loaded));
+  const eo = vrrpOptions(loaded.config);
+  const shown = async (i: number): Promise<string> => {
+    const out = await host(i).sh('ip -4 addr show dev eth0 | grep -o "inet 10.9.5.1/24"; ip route show table all proto keepalived; ip rule | grep "proto keepalived"; true');
+    return out.stdout.trim();
+  };
+  const k = own(await startKeepalived(host(1), text));
+  await k.waitForLog(/Entering BACKUP STATE/, 10_000);
+  const l = await lvsd(2, { priority: 100 }, { staticIpaddresses: eo.staticIpaddresses ?? [], staticRoutes: eo.staticRoutes ?? [], staticRules: eo.staticRules ?? [] });
+  await l.waitState('VI_1', 'BACKUP', 10_000);
+  const ref = await shown(1);
+  assert.match(ref, /inet 10\.9\.5\.1\/24[^]*10\.70\.0\.0\/16 via 10\.77\.0\.254[^]*10\.71\.0\.0\/16 dev eth0[^]*from 10\.9\.5\.0\/24 lookup 100/, `keepalived (the reference):\n${ref}`);
+  assert.equal(await shown(2), ref, 'lvsd holds the same, while BACKUP');
+  await k.stop();
+  await l.stop();
+  assert.equal(await shown(1), '', 'keepalived removed them at stop');
+  assert.equal(await shown(2), '', 'lvsd removed them at stop');
   await cleanup();
 });

@@ -521,12 +521,12 @@ test('inhibit_on_failure on every real server becomes the service setting; disag
 
 test('unsupported and unknown directives are reported with file, line and a reason; complete is false', () => {
   const r = importText(
-    'global_defs {\n notification_email {\n  a@b\n }\n vrrp_iptables\n totally_unknown 1\n}\nstatic_routes {\n 10.0.0.0/8 via 1.2.3.4\n}\n' + VI(' use_ipvlan\n track_bfd {\n }'),
+    'global_defs {\n notification_email {\n  a@b\n }\n vrrp_iptables\n totally_unknown 1\n}\nstatic_routes {\n 10.0.0.0/8 via 1.2.3.4 proto static\n}\n' + VI(' use_ipvlan\n track_bfd {\n }'),
   );
   assert.equal(r.complete, false);
   assert.deepEqual(
     r.diagnostics.map((d) => `${d.file}:${d.line}: ${d.directive}`),
-    ['keepalived.conf:2: notification_email', 'keepalived.conf:5: vrrp_iptables', 'keepalived.conf:6: totally_unknown', 'keepalived.conf:8: static_routes', 'keepalived.conf:17: use_ipvlan', 'keepalived.conf:18: track_bfd'],
+    ['keepalived.conf:2: notification_email', 'keepalived.conf:5: vrrp_iptables', 'keepalived.conf:6: totally_unknown', 'keepalived.conf:9: 10.0.0.0/8', 'keepalived.conf:17: use_ipvlan', 'keepalived.conf:18: track_bfd'],
   );
   assert.match(r.diagnostics[2]?.why ?? '', /not supported in global_defs/);
   assert.match(r.diagnostics[0]?.why ?? '', /no smtp_server: keepalived sends no mail/);
@@ -789,14 +789,14 @@ test('unicast_fault_no_peer: with peers nothing to carry; without, reported (kee
   assert.match(none.diagnostics[0]?.why ?? '', /keeps this instance in FAULT \("Cannot use unicast without any peers"\)/);
 });
 
-test('what stays not carried says how lvsd covers it: skip_check_adv_addr, static_*, linkbeat, net_namespace, mcast_dst_ip', () => {
+test('what stays not carried says how lvsd covers it: skip_check_adv_addr, track_group, linkbeat, net_namespace, mcast_dst_ip', () => {
   const r = importText(
-    'global_defs {\n vrrp_skip_check_adv_addr\n linkbeat_use_polling\n net_namespace blue\n}\nstatic_ipaddress {\n 10.9.0.1/24 dev eth0\n}\n' + VI(' skip_check_adv_addr'),
+    'global_defs {\n vrrp_skip_check_adv_addr\n linkbeat_use_polling\n net_namespace blue\n}\ntrack_group G {\n group {\n  VI_1\n }\n}\n' + VI(' skip_check_adv_addr'),
   );
   const why = Object.fromEntries(r.diagnostics.map((d) => [d.directive, d.why]));
   assert.match(why.vrrp_skip_check_adv_addr ?? '', /^nothing to skip: lvsd accepts an advert whose address list differs/);
   assert.equal(why.skip_check_adv_addr, why.vrrp_skip_check_adv_addr);
-  assert.match(why.static_ipaddress ?? '', /adds these at start whatever the VRRP state .* removes them at stop; .* system's network configuration/);
+  assert.match(why.track_group ?? '', /does not watch them after, so one deleted behind its back puts no instance in FAULT/);
   assert.match(why.linkbeat_use_polling ?? '', /rtnetlink link events only .* track_script/);
   assert.match(why.net_namespace ?? '', /NetworkNamespacePath=/);
 });

@@ -81,7 +81,8 @@ test('importer and config: virtual_routes and virtual_rules carried; a bad line 
   const r = importText(VI(' virtual_routes {\n  10.10.0.0/16 via 10.0.0.254\n  10.14.0.0/16 dev eth0 proto static\n }\n virtual_rules {\n  from 10.0.0.100 table 100\n }'));
   const inst = (r.config.vrrp as { instances: { virtualRoutes?: unknown; virtualRules?: unknown }[] }).instances[0];
   assert.deepEqual(inst?.virtualRoutes, [{ to: '10.10.0.0/16', via: '10.0.0.254' }]);
-  assert.deepEqual(inst.virtualRules, [{ from: '10.0.0.100/32', table: 100 }]);
+  // keepalived sets 16384 for a rule written without a preference (counting down); the importer writes it.
+  assert.deepEqual(inst.virtualRules, [{ from: '10.0.0.100/32', table: 100, priority: 16384 }]);
   assert.deepEqual(r.diagnostics.map((d) => `${d.line} ${d.why}`), ['9 proto is not carried by lvsd; this route is not carried over']);
   const ok = loadConfigText('vrrp:\n  instances:\n    - name: VI_1\n      interface: eth0\n      virtualRouterId: 51\n      virtualIpaddresses: [10.0.0.100/24]\n      virtualRoutes:\n        - { to: 10.10.0.0/16, via: 10.0.0.254 }\n', 'l.yaml');
   assert.ok(ok.ok);

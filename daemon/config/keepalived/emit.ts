@@ -29,7 +29,7 @@ type Kind = 'root' | 'vrrp' | 'instance' | 'script' | 'process' | 'vs' | 'rs' | 
 
 const ORDER: Partial<Record<Kind, string[]>> = {
   root: ['node', 'api', 'stateFile', 'dataplane', 'ipvs', 'nftables', 'userspace', 'vrrp', 'alerts', 'virtualServers'],
-  vrrp: ['scriptUser', 'scriptSecurity', 'notifyFifo', 'multicastGroup4', 'multicastGroup6', 'startupDelay', 'delayAfterBoot', 'interfaceUpDownDelays', 'disableLocalIgmp', 'nftables', 'garp', 'garpGroups', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'scripts', 'processes', 'instances', 'syncGroups'],
+  vrrp: ['scriptUser', 'scriptSecurity', 'notifyFifo', 'multicastGroup4', 'multicastGroup6', 'startupDelay', 'delayAfterBoot', 'interfaceUpDownDelays', 'staticIpaddresses', 'staticRoutes', 'staticRules', 'disableLocalIgmp', 'nftables', 'garp', 'garpGroups', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'scripts', 'processes', 'instances', 'syncGroups'],
   instance: [
     'name', 'interface', 'state', 'virtualRouterId', 'priority', 'version', 'advertInterval', 'preempt', 'preemptDelay', 'accept',
     'authentication', 'unicastSrcIp', 'unicastPeers', 'unicastTtl', 'oldUnicastChecksum', 'downTimerAdverts', 'trackSrcIp', 'dontTrackPrimary', 'promoteSecondaries', 'multicastGroup', 'virtualIpaddresses', 'virtualIpaddressesExcluded', 'trackInterfaces', 'trackScripts', 'trackFiles', 'trackProcesses',

@@ -229,6 +229,9 @@ export interface ConfigOut {
     startupDelay?: Duration;
     delayAfterBoot?: Duration;
     interfaceUpDownDelays?: Record<string, { down: Duration; up?: Duration }>;
+    staticIpaddresses?: VipOut[];
+    staticRoutes?: VirtualRouteOut[];
+    staticRules?: VirtualRuleOut[];
     disableLocalIgmp?: boolean;
     nftables?: { table?: string; priority?: number; counters?: boolean };
     scripts?: Record<string, ScriptOut>;

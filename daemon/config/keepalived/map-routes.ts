@@ -25,7 +25,7 @@ function badPrefix(s: string): boolean {
 const num = (s: string | undefined): number | undefined => (s !== undefined && /^(0x[0-9a-f]+|\d+)$/i.test(s) ? Number(s) : undefined);
 const tableOf = (s: string | undefined): number | undefined => (s === 'main' ? 254 : s === 'local' ? 255 : s === 'default' ? 253 : num(s));
 
-function words(d: Directive): string[] {
+export function words(d: Directive): string[] {
   return [d.keyword, ...d.args];
 }
 
@@ -76,6 +76,9 @@ export function parseRoute(w: readonly string[]): VirtualRouteOut | string {
     const a = out[k];
     if (a !== undefined && isIP(a) === 0) return `${k} ${a} is not an address`;
   }
+  // keepalived sends every route with scope universe unless told (measured: "10.71.0.0/16 dev eth0" goes in
+  // without scope link); lvsd's own default for a route without a gateway is link, as ip(8)'s.
+  if ((out.type ?? 'unicast') === 'unicast' && out.via === undefined && out.scope === undefined) out.scope = 'global';
   const r: VirtualRouteOut = { to: out.to };
   for (const k of ['via', 'dev', 'src', 'table', 'metric', 'scope', 'type'] as const) if (out[k] !== undefined) Object.assign(r, { [k]: out[k] });
   return r;
@@ -138,9 +141,36 @@ export function mapVirtualRoutes(ctx: Context, r: BlockReader, inst: InstanceOut
     for (const line of block.block ?? []) {
       const p = parseRule(words(line));
       if (typeof p === 'string') ctx.reportDirective(line, `${p}; this rule is not carried over`);
-      else rules.push(p);
+      else {
+        ctx.source.self(p, line.pos);
+        rules.push(p);
+      }
     }
   }
   if (routes.length > 0) inst.virtualRoutes = routes;
   if (rules.length > 0) inst.virtualRules = rules;
+}
+
+/**
+ * keepalived 2.2.7 gives a rule written without a preference 16384, then 16383, … in the order it reads
+ * them, static_rules and virtual_rules alike, IPv4 and IPv6 counted apart ("Rule has no preference specified
+ * - setting to N"; measured: 16384). The importer writes those numbers, so lvsd sets the same rules. Order:
+ * each file's rules by line, the files in the order their rules come here (keepalived reads includes in place).
+ */
+export function keepalivedRulePriorities(ctx: Context, rules: readonly VirtualRuleOut[]): void {
+  const files: string[] = [];
+  const pending = rules.filter((r) => r.priority === undefined).map((r) => {
+    const pos = ctx.source.get(r, '');
+    if (pos !== undefined && !files.includes(pos.file)) files.push(pos.file);
+    return { r, pos };
+  });
+  const key = (p: { pos: { file: string; line: number } | undefined }): number => (p.pos === undefined ? 0 : files.indexOf(p.pos.file) * 1e9 + p.pos.line);
+  pending.sort((a, b) => key(a) - key(b));
+  const next = { 4: 16384, 6: 16384 };
+  for (const { r, pos } of pending) {
+    const family = [r.from, r.to].some((a) => a?.includes(':') === true) ? 6 : 4;
+    r.priority = next[family]--;
+    if (pos !== undefined) ctx.source.at(r, 'priority', pos);
+    ctx.note(r, `priority ${r.priority}: what keepalived sets for a rule without a preference (it counts down from 16384)`);
+  }
 }

@@ -454,7 +454,7 @@ function mapAuthentication(ctx: Context, auth: Directive, inst: InstanceOut): vo
 }
 
 /** One virtual_ipaddress line: ADDR[/MASK] [dev IF] [label L] [scope S] [brd B] [peer P] [home] [-nodad] [noprefixroute] [preferred_lft N|forever] … */
-function mapVip(ctx: Context, line: Directive): VipOut | undefined {
+export function mapVip(ctx: Context, line: Directive): VipOut | undefined {
   const [addr, mask] = line.keyword.split('/');
   const family = isIP(addr ?? '');
   if (family === 0 || (mask !== undefined && !/^\d{1,3}$/.test(mask))) {

@@ -15,6 +15,8 @@ import { expandGroup, mapVirtualServer, virtualServerKeys, type GroupMember } fr
 import { safeName } from './names.js';
 import { unsupportedReason } from './unsupported.js';
 import { mapInterfaceUpDownDelays } from './map-link-delays.js';
+import { mapStatics, STATIC_BLOCKS } from './map-static.js';
+import { keepalivedRulePriorities } from './map-routes.js';
 
 export interface MapResult {
   config: ConfigOut;
@@ -26,9 +28,10 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
   const config: ConfigOut = {};
 
   for (const [d, why] of ast.invalid) ctx.reportDirective(d, `${why}; not carried over`);
+  const statics = mapStatics(ctx, ast.other.filter((d) => STATIC_BLOCKS.includes(d.keyword) && d.block));
   const linkDelays = mapInterfaceUpDownDelays(ctx, ast.other.filter((d) => d.keyword === 'interface_up_down_delays' && d.block));
   for (const d of ast.other) {
-    if (!(['interface_up_down_delays', 'garp_group'].includes(d.keyword) && d.block)) ctx.reportDirective(d, unsupportedReason('the top level', d.keyword));
+    if (!(['interface_up_down_delays', 'garp_group', ...STATIC_BLOCKS].includes(d.keyword) && d.block)) ctx.reportDirective(d, unsupportedReason('the top level', d.keyword));
   }
 
   const global = mapGlobalDefs(ctx, ast.globalDefs);
@@ -112,6 +115,8 @@ export function mapKeepalived(ast: KeepalivedAst, display: (file: string) => str
     ctx.note(vrrp, 'vrrp_delay_after_boot is keepalived 2.4\'s (2.2.7 ignores it as an unknown keyword); lvsd applies it');
   }
   if (linkDelays !== undefined) vrrp.interfaceUpDownDelays = linkDelays;
+  Object.assign(vrrp, statics);
+  keepalivedRulePriorities(ctx, [...(statics.staticRules ?? []), ...instances.flatMap((i) => i.virtualRules ?? [])]);
   if (Object.keys(scripts).length > 0) vrrp.scripts = scripts;
   if (Object.keys(processes).length > 0) vrrp.processes = processes;
   if (instances.length > 0) vrrp.instances = instances;

@@ -14,8 +14,6 @@ export const STRICT_NOT_CARRIED =
 
 const SKIP_CHECK_ADV_ADDR =
   'nothing to skip: lvsd accepts an advert whose address list differs from its own, in every state (logged, rate-limited), where keepalived drops it unless this option lets a backup take it from the master it already follows; the unicast source check stays, as the same master passed it before';
-const STATIC =
-  'not carried yet: keepalived 2.2.7 (measured) adds these at start whatever the VRRP state (routes and rules proto keepalived, a rule without a preference at 16384) and removes them at stop; lvsd manages only what follows the state (virtual_ipaddress, virtual_routes, virtual_rules): put them in the system\'s network configuration (systemd-networkd, ifupdown, netplan), where they also stay when lvsd stops';
 
 const REASONS: Record<string, string> = {
   lvs_id: 'obsolete (keepalived 1.x); use router_id',
@@ -63,7 +61,7 @@ const REASONS: Record<string, string> = {
   vmac_addr_prefix: 'lvsd creates no VMAC for VIPs on other interfaces (use_vmac_addr), so there is nothing to name',
   use_vmac_addr: 'lvsd creates VMAC interfaces only for the instance\'s own interface (use_vmac); a VIP on another interface goes on that interface itself',
   vrf: 'lvsd does not put its VMAC interface in a VRF: enslave it (and the VIPs\' interfaces) to the VRF with your network configuration (e.g. a networkd .network file matching vrrp.*)',
-  track_group: 'lvsd has no static addresses/routes/rules (see static_ipaddress), so no static track group',
+  track_group: 'not carried: lvsd adds its static addresses, routes and rules at start and does not watch them after, so one deleted behind its back puts no instance in FAULT (keepalived\'s static track group does); track them with a track_script if you rely on it',
   hashed: 'obsolete: IPVS sets the hashed flag itself (keepalived 2.2.7 ignores it too)',
   nftables_ifindex: 'lvsd\'s VMAC table always matches interfaces by index (keepalived\'s setting is for its VIP filter rules, which lvsd does not install)',
   vrrp_strict: STRICT_NOT_CARRIED,
@@ -72,9 +70,6 @@ const REASONS: Record<string, string> = {
   skip_check_adv_addr: SKIP_CHECK_ADV_ADDR,
   lvs_flush: 'lvsd reconciles the IPVS table instead of flushing it',
   lvs_flush_on_stop: 'lvsd leaves IPVS entries in place on stop so traffic keeps flowing',
-  static_ipaddress: STATIC,
-  static_routes: STATIC,
-  static_rules: STATIC,
   track_bfd: 'lvsd has no BFD daemon (keepalived runs one as a process of its own); follow a BFD session from a track_script (e.g. BIRD\'s `birdc show bfd sessions`) instead',
   bfd_instance: 'lvsd has no BFD daemon (keepalived runs one as a process of its own); run BFD in BIRD or FRR and track it with a track_script',
   notify_priority_changes: 'priority changes are not written to the notify FIFO (vrrp.notifyFifo carries the state changes); they are in the REST API\'s event stream and the instance snapshot',
