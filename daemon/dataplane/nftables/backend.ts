@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import type { ApplyReport, ChangedServices, Dataplane, DesiredTable, ObservedRealServer, ObservedService, ObservedTable, ServiceSpec } from '../types.js';
 import { sameService, tableModel, DEFAULT_TABLE, ModelCache, type NftService, type NftTableModel } from './model.js';
 import { fullLive, planPhases, planUpdate, slotMapsIn, type UpdatePlan } from './render.js';
-import { tableDelta } from './delta.js';
+import { tableDelta, type TableDelta } from './delta.js';
 import { changedStep, landStep } from './changed.js';
 import { fullText, nftText } from './nft-text.js';
 import { fastChanges } from './fast-path.js';
@@ -116,6 +116,25 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
     }
   }
 
+  /**
+   * The changed chains netlink can write in place (weights, members: fast-path.ts) go in one netlink
+   * transaction; returns how many operations that was and the delta left for nft's plan. Refused, nothing of
+   * it reached the kernel and nft's path does the whole change.
+   */
+  async function sendFast(from: NftTableModel, to: NftTableModel, delta: TableDelta): Promise<{ fastOps: number; rest: TableDelta }> {
+    const fast = fastChanges(from, to, delta.changed);
+    if (fast.ops.length === 0) return { fastOps: 0, rest: delta };
+    try {
+      await netlink.send(fast.ops);
+      // Those services are now as `to` says, on the same slot side: the plan leaves them be.
+      const written = new Set(fast.chains);
+      return { fastOps: fast.ops.length, rest: { changed: delta.changed.filter((chain) => !written.has(chain)), removed: delta.removed } };
+    } catch (e) {
+      log?.info({ err: e }, 'nftables: netlink change refused (a table from an older lvsd?); writing it through nft');
+      return { fastOps: 0, rest: delta };
+    }
+  }
+
   /** Sends the plan's transactions in order; returns how many commands went out. */
   async function run(plan: UpdatePlan): Promise<number> {
     let n = 0;
@@ -141,19 +160,7 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
     }
     if (step === undefined) return undefined;
     const { from, to, delta } = step;
-    let fastOps = 0;
-    let rest = delta;
-    const fast = fastChanges(from, to, delta.changed);
-    if (fast.ops.length > 0) {
-      try {
-        await netlink.send(fast.ops);
-        fastOps = fast.ops.length;
-        const written = new Set(fast.chains);
-        rest = { changed: delta.changed.filter((chain) => !written.has(chain)), removed: delta.removed };
-      } catch (e) {
-        log?.info({ err: e }, 'nftables: netlink change refused (a table from an older lvsd?); writing it through nft');
-      }
-    }
+    const { fastOps, rest } = await sendFast(from, to, delta);
     const p = planUpdate(from, to, sameService, [], slotMapsIn(record), rest);
     let operations: number;
     try {
@@ -216,21 +223,7 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
         // The one walk over the table; everything below looks only at what it found changed.
         const delta = tableDelta(from, next);
         changedChains = [...delta.changed, ...delta.removed];
-        let fastOps = 0;
-        let rest = delta;
-        const fast = fastChanges(from, next, delta.changed);
-        if (fast.ops.length > 0) {
-          try {
-            await netlink.send(fast.ops);
-            fastOps = fast.ops.length;
-            // Those services are now as `next` says, on the same slot side: the plan below leaves them be.
-            const written = new Set(fast.chains);
-            rest = { changed: delta.changed.filter((chain) => !written.has(chain)), removed: delta.removed };
-          } catch (e) {
-            // Nothing of that transaction reached the kernel; nft's path below does the same change.
-            log?.info({ err: e }, 'nftables: netlink change refused (a table from an older lvsd?); writing it through nft');
-          }
-        }
+        const { fastOps, rest } = await sendFast(from, next, delta);
         const p = planUpdate(from, next, sameService, [], slotMapsIn(from), rest);
         try {
           done = { plan: p, operations: fastOps + (await run(p)) };
