@@ -3,6 +3,7 @@
 // that cannot map ports, scheduler flags of another scheduler. Runs on a document that already
 // passed the schema; returns every problem with its path.
 import { normalizeRoutes, normalizeRules } from '../vrrp/virtual-routes.js';
+import { normalizeStatics } from '../vrrp/options.js';
 import { bodyRegexProblems, type BodyRegexPage } from '../health/checkers/body-regex.js';
 import { checkAlerts } from './alerts.js';
 import { checkCluster } from './cluster.js';
@@ -69,20 +70,18 @@ export function checkSemantics(cfg: ConfigFile): SemanticResult {
   for (const [name, p] of Object.entries(cfg.vrrp?.processes ?? {})) {
     if (p.quorumMax !== undefined && p.quorumMax < (p.quorum ?? 1)) err(['vrrp', 'processes', name, 'quorumMax'], `${p.quorumMax} is below quorum (${p.quorum ?? 1}): the tracker could never be OK`);
   }
-  (cfg.vrrp?.staticIpaddresses ?? []).forEach((v, i) => {
-    if (typeof v === 'string' || v.dev === undefined) err(['vrrp', 'staticIpaddresses', i], 'a static address names its interface: { address, dev }');
-  });
-  // The engine's own checks of static routes and rules, placed at their FILE:LINE:COL.
-  const staticErr = (field: string, msg: string): void => {
-    const m = /^(virtualRoutes|virtualRules)\[(\d+)\](?:\.(\w+))?$/.exec(field);
-    const list = m?.[1] === 'virtualRules' ? 'staticRules' : 'staticRoutes';
-    err(m === null ? ['vrrp'] : m[3] === undefined ? ['vrrp', list, Number(m[2])] : ['vrrp', list, Number(m[2]), m[3]], msg);
-  };
-  normalizeRoutes(cfg.vrrp?.staticRoutes ?? [], staticErr);
-  (cfg.vrrp?.staticRoutes ?? []).forEach((r, i) => {
-    if ((r.type ?? 'unicast') === 'unicast' && r.via === undefined && r.dev === undefined) err(['vrrp', 'staticRoutes', i], 'a static route has a via or a dev (there is no instance interface to fall back on)');
-  });
-  normalizeRules(cfg.vrrp?.staticRules ?? [], staticErr);
+  // The engine's own checks of the static addresses, routes and rules, placed at their FILE:LINE:COL.
+  normalizeStatics(
+    {
+      staticIpaddresses: (cfg.vrrp?.staticIpaddresses ?? []).map((v) => (typeof v === 'string' ? { address: v, dev: '' } : { ...v, dev: v.dev ?? '' })),
+      staticRoutes: cfg.vrrp?.staticRoutes ?? [],
+      staticRules: cfg.vrrp?.staticRules ?? [],
+    },
+    (field, msg) => {
+      const m = /^(\w+)\[(\d+)\](?:\.(\w+))?$/.exec(field);
+      err(m === null ? ['vrrp'] : ['vrrp', m[1] ?? '', Number(m[2]), ...(m[3] === undefined ? [] : [m[3]])], msg);
+    },
+  );
   for (const [name, d] of Object.entries(cfg.vrrp?.interfaceUpDownDelays ?? {})) {
     for (const k of ['down', 'up'] as const) {
       const v = d[k];

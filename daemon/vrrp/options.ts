@@ -280,6 +280,32 @@ export interface StaticSet {
   rules: NormalizedRule[];
 }
 
+/**
+ * keepalived static_ipaddress / static_routes / static_rules, checked as the engine needs them: an address
+ * names its interface, a route has a via or a dev (no instance interface to fall back on). `err` gets the
+ * field (`staticRoutes[1].via`, …): the config check places it at its FILE:LINE:COL.
+ */
+export function normalizeStatics(o: Pick<VrrpOptions, 'staticIpaddresses' | 'staticRoutes' | 'staticRules'>, err: (field: string, msg: string) => void): StaticSet {
+  const renamed = (list: string) => (field: string, msg: string): void => { err(field.replace(/^virtual(Routes|Rules)/, list), msg); };
+  const addresses = (o.staticIpaddresses ?? []).flatMap((v, i): NormalizedVip[] => {
+    try {
+      const c = parseCidr(v.address);
+      const { address: _a, dev, ...addrOptions } = v;
+      if (typeof dev !== 'string' || dev === '') throw new Error('a static address names its interface (dev)');
+      const nv: NormalizedVip = { ...addrOptions, address: c.address, prefixLength: c.prefixLength, cidr: `${c.address}/${c.prefixLength}`, dev };
+      addressRequest(0, nv.cidr, addrOptions);
+      return [nv];
+    } catch (e) {
+      err(`staticIpaddresses[${i}]`, e instanceof Error ? e.message : String(e));
+      return [];
+    }
+  });
+  (o.staticRoutes ?? []).forEach((r, i) => {
+    if ((r.type ?? 'unicast') === 'unicast' && r.via === undefined && r.dev === undefined) err(`staticRoutes[${i}]`, 'a static route has a via or a dev (there is no instance interface to fall back on)');
+  });
+  return { addresses, routes: normalizeRoutes(o.staticRoutes ?? [], renamed('staticRoutes')), rules: normalizeRules(o.staticRules ?? [], renamed('staticRules')) };
+}
+
 /** One interface's interface_up_down_delays, ms (keepalived: `IF DOWN [UP]`, seconds). */
 export interface UpDownDelays {
   downMs: number;
@@ -516,26 +542,7 @@ export function normalizeOptions(o: VrrpOptions): NormalizedOptions {
     const v = o[k];
     if (v !== undefined && !(Number.isFinite(v) && v >= 0)) errors.push(`${k}: ${v} is not a duration ≥ 0`);
   }
-  const statics: StaticSet = {
-    addresses: (o.staticIpaddresses ?? []).flatMap((v, i): NormalizedVip[] => {
-      try {
-        const c = parseCidr(v.address);
-        const { address: _a, dev, ...addrOptions } = v;
-        if (typeof dev !== 'string' || dev === '') throw new Error('a static address names its interface (dev)');
-        const nv: NormalizedVip = { ...addrOptions, address: c.address, prefixLength: c.prefixLength, cidr: `${c.address}/${c.prefixLength}`, dev };
-        addressRequest(0, nv.cidr, addrOptions);
-        return [nv];
-      } catch (e) {
-        errors.push(`staticIpaddresses[${i}]: ${e instanceof Error ? e.message : String(e)}`);
-        return [];
-      }
-    }),
-    routes: normalizeRoutes(o.staticRoutes ?? [], (field, msg) => errors.push(`${field.replace(/^virtualRoutes/, 'staticRoutes')}: ${msg}`)),
-    rules: normalizeRules(o.staticRules ?? [], (field, msg) => errors.push(`${field.replace(/^virtualRules/, 'staticRules')}: ${msg}`)),
-  };
-  for (const [i, r] of statics.routes.entries()) {
-    if (r.type === 'unicast' && r.via === undefined && r.dev === undefined) errors.push(`staticRoutes[${i}]: a route with neither via nor dev (no instance's interface to fall back on)`);
-  }
+  const statics = normalizeStatics(o, (field, msg) => errors.push(`${field}: ${msg}`));
   const interfaceUpDownDelays: Record<string, UpDownDelays> = {};
   for (const [name, d] of Object.entries(o.interfaceUpDownDelays ?? {})) {
     const delays = { downMs: d.downMs, upMs: d.upMs ?? 0 };

@@ -439,6 +439,11 @@ export class VrrpRuntime {
     this.log('info', inst, `stopping: ${why}`, {});
     this.cancelGarp(inst);
     this.feed(inst, { type: 'shutdown' });
+    await this.release(inst);
+  }
+
+  /** Its address changes done, the instance lets go of its timer and socket and leaves the table. */
+  private async release(inst: Inst): Promise<void> {
     await inst.vipChain;
     if (inst.timer !== null) clearTimeout(inst.timer);
     inst.timer = null;
@@ -508,12 +513,7 @@ export class VrrpRuntime {
     try {
       this.log('info', inst, `setting up again: ${why}`, {});
       this.cancelGarp(inst);
-      if (inst.timer !== null) clearTimeout(inst.timer);
-      inst.timer = null;
-      inst.socket?.close();
-      inst.socket = null;
-      await inst.vipChain;
-      this.insts.delete(name);
+      await this.release(inst);
       const fresh = await this.addInstance(inst.o);
       this.retrack(fresh);
       this.feed(fresh, this.startupEvent());

@@ -28,7 +28,7 @@ test('staticDelta: a reload removes what went and adds what came; what stays is 
 
 test('engine options: a static address names its interface, a static route has a via or a dev', () => {
   assert.throws(() => statics({ staticIpaddresses: [{ address: '10.9.5.1/24', dev: '' }] }), /staticIpaddresses\[0\]: a static address names its interface/);
-  assert.throws(() => statics({ staticRoutes: [{ to: '10.70.0.0/16' }] }), /staticRoutes\[0\]: a route with neither via nor dev/);
+  assert.throws(() => statics({ staticRoutes: [{ to: '10.70.0.0/16' }] }), /staticRoutes\[0\]: a static route has a via or a dev/);
   assert.throws(() => statics({ staticRoutes: [{ to: '10.70.0.0/16', via: 'fd00::1' }] }), /staticRoutes\[0\]\.via: fd00::1 is not an IPv4 address/);
 });
 
