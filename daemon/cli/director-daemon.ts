@@ -11,8 +11,6 @@ import { openStore } from '../state/store.js';
 import type { Daemon, RunContext } from './daemon.js';
 import { packageVersion } from './version.js';
 import { lifecycleBudgetMs, runLifecycleScript } from './lifecycle-script.js';
-import { loadConfigText } from '../config/load.js';
-import type { Config } from '../config/types.js';
 
 export class DirectorDaemon implements Daemon {
   private director: Director | null = null;
@@ -68,7 +66,7 @@ export class DirectorDaemon implements Daemon {
 
   async stop(): Promise<void> {
     // The running config names the shutdown script (a reload may have changed it since the start).
-    const running = await this.runningConfig();
+    const running = this.director?.config;
     await this.api?.close();
     await this.director?.stop();
     // keepalived's shutdown_script: once everything stopped (VIPs released), waited for before the exit.
@@ -77,13 +75,7 @@ export class DirectorDaemon implements Daemon {
   }
 
   /** How much longer than the usual stop the shutdown script may take (runDaemon's stop deadline). */
-  async stopGraceMs(): Promise<number> {
-    return lifecycleBudgetMs((await this.runningConfig())?.node.shutdownScript);
-  }
-
-  private async runningConfig(): Promise<Config | undefined> {
-    if (this.director === null) return undefined;
-    const r = loadConfigText((await this.director.runningConfig()).text);
-    return r.ok ? r.config : undefined;
+  stopGraceMs(): Promise<number> {
+    return Promise.resolve(lifecycleBudgetMs(this.director?.config.node.shutdownScript));
   }
 }

@@ -91,7 +91,8 @@ export class Director implements DirectorPort {
     return d;
   }
 
-  private get config(): Config {
+  /** The running config (the daemon reads its shutdown script from it after the stop). */
+  get config(): Config {
     return this.file.running.config;
   }
 
