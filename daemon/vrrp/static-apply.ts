@@ -36,8 +36,7 @@ export async function applyStaticDelta(io: StaticIo, delta: { remove: StaticSet;
   await addresses(io, remove.addresses, false, ifindexOf, log);
   await addresses(io, add.addresses, true, ifindexOf, log);
   if (add.routes.length + add.rules.length > 0) await applyRoutes(io, { interface: '', virtualRoutes: add.routes, virtualRules: add.rules }, true, ifindexOf, log, { announce: false });
-  const changed = [...add.addresses, ...remove.addresses].length + [...add.routes, ...remove.routes].length + [...add.rules, ...remove.rules].length;
-  if (changed > 0) {
+  if ([add, remove].some((x) => x.addresses.length + x.routes.length + x.rules.length > 0)) {
     log('info', 'static addresses, routes and rules set', {
       added: [...add.addresses.map((a) => a.cidr), ...add.routes.map(describeRoute), ...add.rules.map(describeRule)],
       removed: [...remove.addresses.map((a) => a.cidr), ...remove.routes.map(describeRoute), ...remove.rules.map(describeRule)],

@@ -135,7 +135,6 @@ export class IpvsDataplane implements Dataplane {
     return job;
   }
 
-  /** The kernel's table, configuration and connection counts only (the traffic counters are observe()'s). */
   /**
    * The canonical form of every desired service, for a full apply: a spec handed before (the same object: specs
    * are immutable once handed) keeps the form remembered for it; any other is canonicalised afresh, without
