@@ -2,92 +2,25 @@
 // It runs inside the VRRP engine process (engine-process.ts) so nothing else in lvsd can delay its timers;
 // everything that may block (notify hooks, track scripts, logging I/O) stays on the main thread.
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { createMachine, nextDeadline, step, type Action, type Machine, type MachineEvent } from './machine.js';
+import { nextDeadline, step, type Action, type MachineEvent } from './machine.js';
 import { encodeAdvert, AUTH_PASS, type Advert } from './packet.js';
-import { validateAdvert, type InstanceView } from './validate.js';
+import { validateAdvert } from './validate.js';
 import { applyTracking, type TrackedState } from './tracking.js';
 import { startupDelayFor, type NormalizedInstance, type NormalizedOptions, type NormalizedVip } from './options.js';
-import type { InstanceSnapshot, LogLevel, ReconfigureSummary, TransitionEvent, VrrpSnapshot } from './protocol.js';
+import type { LogLevel, ReconfigureSummary, TransitionEvent, VrrpSnapshot } from './protocol.js';
 import { familyOf, formatIP, parseIP } from '../net/addr.js';
-import type { IfAddress, LinkInfo } from '../net/rtnl.js';
-import type { AddressOptions } from '../net/addr-request.js';
-import type { ReceivedPacket, VrrpSocketOptions, VrrpTransport } from '../net/vrrp-socket.js';
-import { applyRoutes, type RouteIo } from './route-apply.js';
-import { LocalIgmpReports, type LocalIgmpIo } from './local-igmp.js';
+import type { LinkInfo } from '../net/rtnl.js';
+import type { ReceivedPacket } from '../net/vrrp-socket.js';
+import { applyRoutes } from './route-apply.js';
+import { LocalIgmpReports } from './local-igmp.js';
 import { capDelays, LinkDebouncer } from './link-debounce.js';
 import { applyStaticDelta, NO_STATICS, staticDelta } from './static-apply.js';
 import { GarpQueueTimer } from './garp-queue-timer.js';
+import { addressOptions, held, instanceSnapshot, newInst, peerOf, type Inst } from './instance.js';
+import { logGate } from './log-gate.js';
+import type { RuntimeHooks, RuntimeIo } from './runtime-io.js';
 
-/** The I/O the runtime needs, so tests and other hosts can provide their own (routes: virtual_routes/rules). */
-export interface RuntimeIo extends RouteIo {
-  links(): Promise<LinkInfo[]>;
-  addresses(ifindex: number): Promise<IfAddress[]>;
-  addAddress(ifindex: number, cidr: string, o?: AddressOptions): Promise<boolean>;
-  delAddress(ifindex: number, cidr: string, o?: Pick<AddressOptions, 'peer'>): Promise<boolean>;
-  watchLinks(onLink: (l: LinkInfo, deleted: boolean) => void): void;
-  /** Address events, for track_src_ip (absent: the source address is taken as present for good). */
-  watchAddresses?(onAddress: (ifindex: number, address: Buffer, deleted: boolean) => void): void;
-  openSocket(o: VrrpSocketOptions, onPacket: (p: ReceivedPacket) => void, onError: (e: Error) => void): VrrpTransport;
-  announce(ifname: string, ifindex: number, vip: Buffer): void;
-  /** Optional warm-up of the announce path (sockets, MAC) for an interface. */
-  prepareAnnounce?(ifname: string, family: 4 | 6): void;
-  /** Milliseconds since the system booted (/proc/uptime), for vrrp_delay_after_boot; null if unknown. */
-  uptimeMs?(): number | null;
-  /** net.ipv4.igmp_link_local_mcast_reports, for disableLocalIgmp (absent: the option has nothing to act on). */
-  localIgmpReports?: LocalIgmpIo;
-  close(): void;
-}
-
-export interface RuntimeHooks {
-  transition(e: TransitionEvent): void;
-  /** A MASTER heard an advert of lower priority (keepalived's MASTER_RX_LOWER_PRI event: notify_master_rx_lower_pri, the notify FIFO). */
-  masterRxLowerPri?(instance: string, priority: number): void;
-  log(level: LogLevel, msg: string, fields: Record<string, unknown>): void;
-}
-
-/** One log line per (instance, reason, peer) per window; the rest is counted and reported with the next. */
-const LOG_WINDOW_MS = 10_000;
-
-interface Inst {
-  o: NormalizedInstance;
-  m: Machine;
-  ifindex: number;
-  src: Buffer | null;
-  /** track_src_ip: the configured source address is not on the interface. */
-  srcMissing: boolean;
-  dsts: Buffer[];
-  view: InstanceView;
-  socket: VrrpTransport | null;
-  timer: NodeJS.Timeout | null;
-  vipChain: Promise<void>;
-  vipsHeld: boolean;
-  garpTimers: NodeJS.Timeout[];
-  rx: number;
-  tx: number;
-  txErrors: number;
-  drops: Record<string, number>;
-  tracked: Map<string, TrackedState>;
-  offset: number;
-  forcedFault: boolean;
-  faultReasons: string[];
-  last: TransitionEvent | null;
-  timerLateMs: number;
-  lowerPriorityAdverts: number;
-  /** garp_extra_if: the next periodic announcement on the other interfaces is due after this (null: not master). */
-  extraIfAt: number | null;
-}
-
-/** Every address the instance holds while MASTER: the advertised VIPs, then the excluded ones. */
-function held(o: NormalizedInstance): NormalizedVip[] {
-  return o.excludedVips.length === 0 ? o.vips : [...o.vips, ...o.excludedVips];
-}
-
-/** A VIP's address options for the kernel (everything of it but where it goes). */
-function addressOptions(v: NormalizedVip): AddressOptions {
-  const { address: _a, prefixLength: _p, cidr: _c, dev: _d, ...o } = v;
-  return o;
-}
-const peerOf = (v: NormalizedVip): Pick<AddressOptions, 'peer'> => (v.peer === undefined ? {} : { peer: v.peer });
+export type { RuntimeHooks, RuntimeIo } from './runtime-io.js';
 
 /** Fields that can change on a running instance without restarting it. */
 const IN_PLACE_FIELDS = new Set(['priority', 'trackInterfaces', 'trackScripts', 'trackFiles', 'trackProcesses', 'notify', 'notifyDeleted', 'garp', 'group', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'dontTrackPrimary', 'promoteSecondaries']);
@@ -106,7 +39,7 @@ function sameExcept(a: NormalizedInstance, b: NormalizedInstance): boolean {
 
 export class VrrpRuntime {
   private readonly insts = new Map<string, Inst>();
-  private readonly logGate = new Map<string, { at: number; suppressed: number }>();
+  private readonly limited = logGate((level, instance, msg, fields) => { this.hooks.log(level, msg, { instance, ...fields }); });
   private readonly links = new Map<number, LinkInfo>();
   private readonly loopDelay = monitorEventLoopDelay({ resolution: 1 });
   private stopping = false;
@@ -200,71 +133,9 @@ export class VrrpRuntime {
   /** Sets one instance up (addresses, socket, tracking) in INIT; the caller feeds it `startup`. */
   private async addInstance(o: NormalizedInstance): Promise<Inst> {
     const byName = (n: string): LinkInfo | undefined => this.byName(n);
-    const link = byName(o.interface);
-    const ifindex = link?.index ?? 0;
+    const ifindex = byName(o.interface)?.index ?? 0;
     const addrs = ifindex > 0 ? await this.io.addresses(ifindex) : [];
-    const vipBytes = o.vips.map((v) => parseIP(v.address));
-    // Excluded VIPs are ours like the VIPs (never a source, never "own"), only not in the adverts.
-    const heldBytes = held(o).map((v) => parseIP(v.address));
-    const isVip = (a: Buffer): boolean => heldBytes.some((v) => v.equals(a));
-    let src: Buffer | null = null;
-    if (o.unicastSrcIp !== undefined) src = parseIP(o.unicastSrcIp);
-    else if (o.family === 4) src = addrs.find((a) => a.family === 4 && !isVip(a.address))?.address ?? null;
-    else src = addrs.find((a) => a.family === 6 && a.address[0] === 0xfe && ((a.address[1] ?? 0) & 0xc0) === 0x80)?.address ?? null;
-    const peers = o.unicastPeers.map(parseIP);
-    const view: InstanceView = {
-      family: o.family,
-      version: o.version,
-      vrid: o.vrid,
-      intervalCs: o.intervalCs,
-      ownAddresses: addrs.filter((a) => a.family === o.family && !isVip(a.address)).map((a) => a.address),
-      unicastPeers: peers,
-      vips: vipBytes,
-    };
-    if (o.authPass !== undefined) view.authPass = o.authPass;
-    if (o.version === 3 && o.family === 4 && peers.length > 0 && o.oldUnicastChecksum !== 'never') {
-      view.oldChecksum = { group: parseIP(o.multicastGroup), mode: o.oldUnicastChecksum === 'always' ? 'old' : 'either' };
-    }
-    if (src !== null && !view.ownAddresses.some((a) => Buffer.compare(a, src) === 0)) view.ownAddresses.push(src);
-    const inst: Inst = {
-      o,
-      m: createMachine(
-        {
-          version: o.version,
-          intervalCs: o.intervalCs,
-          preempt: o.preempt,
-          preemptDelayMs: o.preemptDelayMs,
-          primaryAddress: src ?? Buffer.alloc(o.family === 4 ? 4 : 16),
-          lowerPrioNoAdvert: o.lowerPrioNoAdvert,
-          higherPrioSendAdvert: o.higherPrioSendAdvert,
-          downTimerAdverts: o.downTimerAdverts,
-        },
-        o.priority,
-      ),
-      ifindex,
-      src,
-      // keepalived track_src_ip: a configured source the interface does not have is a FAULT.
-      srcMissing: o.trackSrcIp && src !== null && !addrs.some((a) => a.address.equals(src)),
-      dsts: peers.length > 0 ? peers : [parseIP(o.multicastGroup)],
-      view,
-      socket: null,
-      timer: null,
-      vipChain: Promise.resolve(),
-      vipsHeld: false,
-      garpTimers: [],
-      rx: 0,
-      tx: 0,
-      txErrors: 0,
-      drops: {},
-      tracked: new Map(),
-      offset: 0,
-      forcedFault: false,
-      faultReasons: [],
-      last: null,
-      timerLateMs: 0,
-      lowerPriorityAdverts: 0,
-      extraIfAt: null,
-    };
+    const inst = newInst(o, ifindex, addrs);
     inst.tracked = this.trackedFor(o);
     this.insts.set(o.name, inst);
     // A VIP left behind by an earlier crash of this node must not stay up while we start as Backup.
@@ -292,7 +163,7 @@ export class VrrpRuntime {
           ifname: o.interface,
           ifindex,
           vrid: o.vrid,
-          multicast: peers.length === 0,
+          multicast: o.unicastPeers.length === 0,
           group: parseIP(o.multicastGroup),
           ...(o.unicastTtl !== undefined ? { unicastTtl: o.unicastTtl } : {}),
         },
@@ -847,31 +718,7 @@ export class VrrpRuntime {
   }
 
   snapshot(): VrrpSnapshot {
-    const instances = [...this.insts.values()].map((i): InstanceSnapshot => {
-      const s: InstanceSnapshot = {
-        name: i.o.name,
-        interface: i.o.interface,
-        vrid: i.o.vrid,
-        version: i.o.version,
-        family: i.o.family,
-        state: i.m.state,
-        basePriority: i.o.priority,
-        priority: i.m.priority,
-        faultReasons: i.m.state === 'FAULT' ? i.faultReasons : [],
-        advertIntervalMs: i.o.intervalCs * 10,
-        masterAdvertIntervalMs: i.m.masterAdverIntervalCs * 10,
-        sourceAddress: i.src === null ? null : formatIP(i.src),
-        masterAddress: i.m.state === 'MASTER' ? (i.src === null ? null : formatIP(i.src)) : i.m.master === null ? null : formatIP(i.m.master.address),
-        masterPriority: i.m.state === 'MASTER' ? i.m.priority : (i.m.master?.priority ?? null),
-        vips: i.o.vips.map((v) => v.cidr),
-        excludedVips: i.o.excludedVips.map((v) => v.cidr),
-        vipsHeld: i.vipsHeld,
-        counters: { advertsSent: i.tx, advertsReceived: i.rx, sendErrors: i.txErrors, drops: { ...i.drops }, maxTimerLateMs: Math.round(i.timerLateMs * 100) / 100, lowerPriorityAdverts: i.lowerPriorityAdverts },
-        lastTransition: i.last,
-      };
-      if (i.o.group !== undefined) s.group = i.o.group;
-      return s;
-    });
+    const instances = [...this.insts.values()].map(instanceSnapshot);
     const ns = (x: number): number => Math.round(x / 1e4) / 100;
     return { instances, loopDelayMs: { p99: ns(this.loopDelay.percentile(99)), max: ns(this.loopDelay.max) }, at: Date.now() };
   }
@@ -881,15 +728,6 @@ export class VrrpRuntime {
   }
 
   private logLimited(level: LogLevel, inst: Inst, msg: string, reason: string, peer: Uint8Array): void {
-    const peerText = formatIP(peer);
-    const key = `${inst.o.name}|${reason}|${peerText}`;
-    const t = Date.now();
-    const g = this.logGate.get(key);
-    if (g !== undefined && t - g.at < LOG_WINDOW_MS) {
-      g.suppressed++;
-      return;
-    }
-    this.logGate.set(key, { at: t, suppressed: 0 });
-    this.log(level, inst, msg, { peer: peerText, reason, ...(g !== undefined && g.suppressed > 0 ? { suppressedSinceLast: g.suppressed } : {}) });
+    this.limited(level, inst.o.name, msg, reason, peer);
   }
 }
