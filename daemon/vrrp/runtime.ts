@@ -6,7 +6,7 @@ import { nextDeadline, step, type Action, type MachineEvent } from './machine.js
 import { encodeAdvert, AUTH_PASS, type Advert } from './packet.js';
 import { validateAdvert } from './validate.js';
 import { applyTracking, type TrackedState } from './tracking.js';
-import { startupDelayFor, type NormalizedInstance, type NormalizedOptions, type NormalizedVip } from './options.js';
+import { startupDelayFor, type NormalizedInstance, type NormalizedOptions } from './options.js';
 import type { LogLevel, ReconfigureSummary, TransitionEvent, VrrpSnapshot } from './protocol.js';
 import { familyOf, formatIP, parseIP } from '../net/addr.js';
 import type { LinkInfo } from '../net/rtnl.js';
@@ -15,7 +15,7 @@ import { applyRoutes } from './route-apply.js';
 import { LocalIgmpReports } from './local-igmp.js';
 import { capDelays, LinkDebouncer } from './link-debounce.js';
 import { applyStaticDelta, NO_STATICS, staticDelta } from './static-apply.js';
-import { GarpQueueTimer } from './garp-queue-timer.js';
+import { Announcer } from './announcer.js';
 import { addressOptions, held, instanceSnapshot, newInst, peerOf, type Inst } from './instance.js';
 import { logGate } from './log-gate.js';
 import type { RuntimeHooks, RuntimeIo } from './runtime-io.js';
@@ -49,16 +49,8 @@ export class VrrpRuntime {
   private readonly trackResults = new Map<string, { ok: boolean; value?: number; disabled?: boolean }>();
   /** End of the start-up delay (vrrp_startup_delay / vrrp_delay_after_boot) on our clock, if any. */
   private holdUntil: number | undefined;
-  /** keepalived's garp_group queues: GARPs / NAs of every instance paced per interface. */
-  private readonly garpQueue: GarpQueueTimer;
-  /** Configuration order of the instances (the queue sends pending addresses in it). */
-  private rank = new Map<string, number>();
-  /**
-   * The first bursts, in the order the instances became master: keepalived adds an instance's VIPs and
-   * sends its burst before the next instance's transition, so one with more VIPs to add does not let a
-   * later one take the GARP queue first.
-   */
-  private burstChain: Promise<void> = Promise.resolve();
+  /** The masters' GARPs / NAs, paced per interface by keepalived's garp_group queues. */
+  private readonly announcer: Announcer;
 
   constructor(
     private opts: NormalizedOptions,
@@ -66,8 +58,11 @@ export class VrrpRuntime {
     private readonly hooks: RuntimeHooks,
     private readonly now: () => number = () => performance.now(),
   ) {
-    this.garpQueue = new GarpQueueTimer(opts.garpGroups, now);
-    this.rank = new Map(opts.instances.map((o, i) => [o.name, i]));
+    this.announcer = new Announcer(opts.garpGroups, opts.instances, {
+      announce: (ifname, ifindex, vip) => { this.io.announce(ifname, ifindex, vip); },
+      indexOf: (ifname) => this.byName(ifname)?.index ?? 0,
+      logLimited: (level, inst, msg, reason, peer) => { this.logLimited(level, inst, msg, reason, peer); },
+    }, now);
   }
 
   /** disableLocalIgmp's switch (set up by start()). */
@@ -255,8 +250,7 @@ export class VrrpRuntime {
       }
     }
     this.opts = next;
-    this.rank = new Map(next.instances.map((o, i) => [o.name, i]));
-    this.garpQueue.regroup(next.garpGroups);
+    this.announcer.reconfigure(next.garpGroups, next.instances);
     this.igmp?.want(next.disableLocalIgmp);
     await this.setStatics(next.statics);
     for (const inst of toStop) await this.stopInstance(inst, summary.removed.includes(inst.o.name) ? 'removed by reload' : 'restarted by reload');
@@ -269,8 +263,8 @@ export class VrrpRuntime {
       this.retrack(inst);
       // A running refresh uses the settings it started with: re-arm it with the new ones (no extra burst).
       if (garpChanged && inst.m.state === 'MASTER') {
-        this.cancelGarp(inst);
-        this.garpRefresh(inst);
+        this.announcer.cancel(inst);
+        this.announcer.refresh(inst);
       }
       summary.updated.push(o.name);
     }
@@ -308,7 +302,7 @@ export class VrrpRuntime {
   /** Stops one instance as on shutdown (priority-0 advert from a master, VIPs released) and forgets it. */
   private async stopInstance(inst: Inst, why: string): Promise<void> {
     this.log('info', inst, `stopping: ${why}`, {});
-    this.cancelGarp(inst);
+    this.announcer.cancel(inst);
     this.feed(inst, { type: 'shutdown' });
     await this.release(inst);
   }
@@ -383,7 +377,7 @@ export class VrrpRuntime {
     this.rebinding.set(name, inst.o.interface);
     try {
       this.log('info', inst, `setting up again: ${why}`, {});
-      this.cancelGarp(inst);
+      this.announcer.cancel(inst);
       await this.release(inst);
       const fresh = await this.addInstance(inst.o);
       this.retrack(fresh);
@@ -495,30 +489,30 @@ export class VrrpRuntime {
       switch (a.type) {
         case 'sendAdvert':
           this.sendAdvert(inst, a.priority);
-          this.garpExtraIf(inst, now);
+          this.announcer.extraIf(inst, now);
           break;
         case 'addVips':
           this.vips(inst, true);
           break;
         case 'removeVips':
           inst.extraIfAt = null;
-          this.cancelGarp(inst);
+          this.announcer.cancel(inst);
           this.vips(inst, false);
           break;
         case 'garp':
           // keepalived arms garp_extra_if when the instance becomes master: the Nth advert after is due then.
           inst.extraIfAt = now + inst.o.garp.extraIfMs;
-          this.garp(inst);
+          this.announcer.becameMaster(inst);
           break;
         case 'lowerPriorityAdvert':
           inst.lowerPriorityAdverts++;
           this.logLimited('info', inst, `received advert with lower priority ${a.priority}, ours ${inst.m.priority}${inst.o.lowerPrioNoAdvert ? '' : ', forcing new election'}`, 'lower-priority', a.from);
-          this.garpLowerPriority(inst);
+          this.announcer.lowerPriority(inst);
           this.hooks.masterRxLowerPri?.(inst.o.name, inst.m.priority);
           // keepalived refreshes the other members of the sync group too: they hold VIPs the same
           // split brain moved.
           if (inst.o.group !== undefined) {
-            for (const other of this.insts.values()) if (other !== inst && other.o.group === inst.o.group) this.garpLowerPriority(other);
+            for (const other of this.insts.values()) if (other !== inst && other.o.group === inst.o.group) this.announcer.lowerPriority(other);
           }
           break;
         case 'transition': {
@@ -586,121 +580,12 @@ export class VrrpRuntime {
     });
   }
 
-  /** A GARP timer that leaves inst.garpTimers when it fires (a master answering adverts for hours arms many). */
-  private garpLater(inst: Inst, ms: number, fn: () => void): void {
-    const t = setTimeout(() => {
-      const i = inst.garpTimers.indexOf(t);
-      if (i >= 0) inst.garpTimers.splice(i, 1);
-      fn();
-    }, ms);
-    inst.garpTimers.push(t);
-  }
-
-  private cancelGarp(inst: Inst): void {
-    for (const t of inst.garpTimers) clearTimeout(t);
-    inst.garpTimers = [];
-    this.garpQueue.drop(inst.o.name);
-  }
-
-  /** First burst right after the VIPs are up, a second after masterDelay, then refreshes (keepalived's vrrp_garp_*). */
-  private garp(inst: Inst): void {
-    const g = inst.o.garp;
-    const vipsUp = inst.vipChain;
-    this.burstChain = this.burstChain.then(() => vipsUp).then(() => {
-      // It may have left MASTER while earlier bursts went: its timers were cancelled then, arm none.
-      if (inst.m.state !== 'MASTER') return;
-      this.garpBurst(inst, g.masterRepeat);
-      if (g.masterDelayMs > 0) this.garpLater(inst, g.masterDelayMs, () => { this.garpBurst(inst, g.masterRepeat); });
-      this.garpRefresh(inst);
-    }).catch(() => undefined); // a failed VIP change is logged where it happens; the next burst must not wait on it
-  }
-
-  /** vrrp_garp_lower_prio_repeat GARPs now and again after vrrp_garp_lower_prio_delay (each answer arms its own). */
-  private garpLowerPriority(inst: Inst): void {
-    const g = inst.o.garp;
-    if (g.lowerPrioRepeat === 0 || !inst.vipsHeld) return;
-    this.garpBurst(inst, g.lowerPrioRepeat);
-    if (g.lowerPrioDelayMs > 0) this.garpLater(inst, g.lowerPrioDelayMs, () => { this.garpBurst(inst, g.lowerPrioRepeat); });
-  }
-
-  private garpBurst(inst: Inst, count: number): void {
-    if (inst.m.state !== 'MASTER') return;
-    const g = inst.o.garp;
-    // GARPs (IPv4) are spaced by garp_interval, unsolicited NAs (IPv6) by gna_interval: two trains.
-    const all = held(inst.o);
-    // One gap for both: one train, each round walking every address in order (keepalived alike).
-    if (g.intervalMs === g.naIntervalMs) {
-      this.announceTrain(inst, all, count, g.intervalMs);
-      return;
-    }
-    for (const [family, gap] of [[4, g.intervalMs], [6, g.naIntervalMs]] as const) {
-      const list = all.filter((v) => (familyOf(v.address) ?? inst.o.family) === family);
-      if (list.length > 0) this.announceTrain(inst, list, count, gap);
-    }
-  }
-
-  private announceTrain(inst: Inst, list: NormalizedVip[], count: number, gapMs: number): void {
-    const once = (): void => {
-      if (inst.m.state !== 'MASTER') return;
-      // keepalived announces the excluded addresses too (vrrp_send_link_update walks vip and evip).
-      for (const v of list) this.announce(inst, v);
-    };
-    for (let i = 0; i < count; i++) {
-      if (i === 0 || gapMs === 0) once();
-      else this.garpLater(inst, i * gapMs, once);
-    }
-  }
-
-  /** One GARP / NA through the link's GARP queue (sent at once when it has none or it is free). */
-  private announce(inst: Inst, v: NormalizedVip): void {
-    const send = (): void => {
-      if (inst.m.state !== 'MASTER') return;
-      const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
-      try {
-        this.io.announce(v.dev, dev, parseIP(v.address));
-      } catch (e) {
-        this.logLimited('warn', inst, `gratuitous ARP/NA failed: ${e instanceof Error ? e.message : String(e)}`, 'garp', parseIP(v.address));
-      }
-    };
-    // Its queue is its interface's, a VMAC's parent's for a VMAC (keepalived's base interface).
-    const ifname = v.dev === inst.o.vmac?.name ? inst.o.vmac.parent : v.dev;
-    const order = (this.rank.get(inst.o.name) ?? 0) * 65536 + held(inst.o).indexOf(v);
-    this.garpQueue.announce({ owner: inst.o.name, order, ifname, family: familyOf(v.address) ?? inst.o.family, id: `${v.dev} ${v.cidr}`, item: send });
-  }
-
-  /**
-   * garp_extra_if all: at a master's advert once extraIfMs has passed, one announcement on each interface
-   * other than the instance's that holds a VIP, for the first VIP there (keepalived vrrp_send_vmac_update).
-   */
-  private garpExtraIf(inst: Inst, now: number): void {
-    const ms = inst.o.garp.extraIfMs;
-    if (ms <= 0 || inst.m.state !== 'MASTER' || !inst.vipsHeld || inst.extraIfAt === null || now < inst.extraIfAt) return;
-    inst.extraIfAt = now + ms;
-    const done = new Set([inst.o.interface, inst.o.vmac?.name]);
-    for (const v of held(inst.o)) {
-      if (done.has(v.dev)) continue;
-      done.add(v.dev);
-      this.announce(inst, v);
-    }
-  }
-
-  /** vrrp_garp_master_refresh: re-announce every masterRefreshMs while master. */
-  private garpRefresh(inst: Inst): void {
-    const g = inst.o.garp;
-    if (g.masterRefreshMs <= 0) return;
-    const refresh = (): void => {
-      this.garpBurst(inst, g.masterRefreshRepeat);
-      this.garpLater(inst, g.masterRefreshMs, refresh);
-    };
-    this.garpLater(inst, g.masterRefreshMs, refresh);
-  }
-
   /** Graceful stop: priority-0 advert from masters, VIPs released, sockets closed. */
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
     for (const inst of this.insts.values()) {
-      this.cancelGarp(inst);
+      this.announcer.cancel(inst);
       this.feed(inst, { type: 'shutdown' });
     }
     await Promise.all([...this.insts.values()].map((i) => i.vipChain));
@@ -711,7 +596,7 @@ export class VrrpRuntime {
     }
     await this.setStatics(NO_STATICS);
     this.debounce.stop();
-    this.garpQueue.close();
+    this.announcer.close();
     this.loopDelay.disable();
     this.igmp?.want(false);
     this.io.close();
