@@ -13,7 +13,8 @@ import type { LinkInfo } from '../net/rtnl.js';
 import type { ReceivedPacket } from '../net/vrrp-socket.js';
 import { applyRoutes } from './route-apply.js';
 import { LocalIgmpReports } from './local-igmp.js';
-import { capDelays, LinkDebouncer } from './link-debounce.js';
+import { LinkTable } from './link-table.js';
+import { Rebinder } from './rebind.js';
 import { applyStaticDelta, NO_STATICS, staticDelta } from './static-apply.js';
 import { Announcer } from './announcer.js';
 import { addressOptions, held, instanceSnapshot, newInst, peerOf, type Inst } from './instance.js';
@@ -40,7 +41,6 @@ function sameExcept(a: NormalizedInstance, b: NormalizedInstance): boolean {
 export class VrrpRuntime {
   private readonly insts = new Map<string, Inst>();
   private readonly limited = logGate((level, instance, msg, fields) => { this.hooks.log(level, msg, { instance, ...fields }); });
-  private readonly links = new Map<number, LinkInfo>();
   private readonly loopDelay = monitorEventLoopDelay({ resolution: 1 });
   private stopping = false;
   /** Set while instances added by reconfigure start: their startup transitions do not move their sync group. */
@@ -68,10 +68,27 @@ export class VrrpRuntime {
   /** disableLocalIgmp's switch (set up by start()). */
   private igmp: LocalIgmpReports | null = null;
 
-  /** interface_up_down_delays: what `links` says of a link's state is its debounced state. */
-  private readonly debounce = new LinkDebouncer({}, (index, up) => { this.linkSettled(index, up); }, () => this.now(), {
-    set: (ms, fire) => setTimeout(fire, ms),
-    clear: (t) => { clearTimeout(t as NodeJS.Timeout); },
+  /** The links, debounced by interface_up_down_delays. */
+  private readonly links = new LinkTable({
+    appeared: (l) => { this.rebinder.linkAppeared(l); },
+    changed: (name, up) => { this.linkChanged(name, up); },
+    log: (level, msg, fields) => { this.hooks.log(level, msg, fields); },
+  }, () => this.now(), () => !this.stopping);
+
+  /** Instances set up again when their link (or an address on it) appears: dynamic_interfaces. */
+  private readonly rebinder = new Rebinder({
+    instances: () => this.insts.values(),
+    current: (name) => this.insts.get(name),
+    stopping: () => this.stopping,
+    byName: (n) => this.byName(n),
+    setUpAgain: async (inst, why) => {
+      this.log('info', inst, `setting up again: ${why}`, {});
+      this.announcer.cancel(inst);
+      await this.release(inst);
+      const fresh = await this.addInstance(inst.o);
+      this.retrack(fresh);
+      this.feed(fresh, this.startupEvent());
+    },
   });
 
   /** static_ipaddress / static_routes / static_rules as last set. */
@@ -81,14 +98,6 @@ export class VrrpRuntime {
     const delta = staticDelta(this.statics, next);
     this.statics = next;
     await applyStaticDelta(this.io, delta, (n) => this.byName(n)?.index ?? 0, (level, msg, fields) => { this.hooks.log(level, msg, fields); });
-  }
-
-  private setDelays(o: NormalizedOptions): void {
-    const { delays, capped } = capDelays(o.interfaceUpDownDelays, o.instances);
-    for (const c of capped) {
-      this.hooks.log('warn', `interface ${c.interface} up/down delays not less than ${c.capMs === 0 ? 'what down_timer_adverts 1 allows' : '(down_timer_adverts - 1) adverts'}: capped to ${c.capMs} ms, as keepalived does`, { instance: c.instance, capMs: c.capMs });
-    }
-    this.debounce.setDelays(delays);
   }
 
   async start(): Promise<void> {
@@ -101,12 +110,12 @@ export class VrrpRuntime {
     const igmp = this.io.localIgmpReports;
     this.igmp = igmp === undefined ? null : new LocalIgmpReports(igmp, (msg) => { this.hooks.log('warn', msg, {}); });
     this.igmp?.want(this.opts.disableLocalIgmp);
-    this.setDelays(this.opts);
-    for (const l of await this.io.links()) this.links.set(l.index, { ...l, up: this.debounce.report(l.index, l.name, l.up) });
+    this.links.setDelays(this.opts);
+    this.links.learn(await this.io.links());
     await this.setStatics(this.opts.statics);
     for (const o of this.opts.instances) await this.addInstance(o);
     this.io.watchLinks((l, deleted) => {
-      this.onLink(l, deleted);
+      this.links.event(l, deleted);
     });
     this.io.watchAddresses?.((ifindex, address, deleted) => {
       this.onAddress(ifindex, address, deleted);
@@ -122,7 +131,7 @@ export class VrrpRuntime {
   }
 
   private byName(n: string): LinkInfo | undefined {
-    return [...this.links.values()].find((l) => l.name === n);
+    return this.links.byName(n);
   }
 
   /** Sets one instance up (addresses, socket, tracking) in INIT; the caller feeds it `startup`. */
@@ -231,8 +240,8 @@ export class VrrpRuntime {
   async reconfigure(next: NormalizedOptions): Promise<ReconfigureSummary> {
     if (this.stopping) throw new Error('the VRRP runtime is stopping');
     // Links made just before (a new virtual MAC interface) may not have come as events yet.
-    for (const l of await this.io.links()) if (!this.links.has(l.index)) this.links.set(l.index, { ...l, up: this.debounce.report(l.index, l.name, l.up) });
-    this.setDelays(next);
+    this.links.learn(await this.io.links());
+    this.links.setDelays(next);
     const summary: ReconfigureSummary = { unchanged: [], updated: [], restarted: [], added: [], removed: [] };
     const wanted = new Map(next.instances.map((o) => [o.name, o]));
     const toStop: Inst[] = [];
@@ -335,68 +344,6 @@ export class VrrpRuntime {
     return i;
   }
 
-  private onLink(l: LinkInfo, deleted: boolean): void {
-    const before = this.links.get(l.index);
-    if (deleted) {
-      this.links.delete(l.index);
-      this.debounce.forget(l.index);
-    } else this.links.set(l.index, { ...l, up: this.debounce.report(l.index, l.name, l.up) });
-    const up = !deleted && this.links.get(l.index)?.up === true;
-    if (!deleted && before === undefined) this.rebindFor(l);
-    if (before?.up === up && !deleted) return;
-    this.linkChanged(l.name, up);
-  }
-
-  /**
-   * keepalived's dynamic_interfaces, always: an instance whose interface was missing (or deleted and made
-   * again, under a new index) or had no address to advertise from is set up again on it once they come.
-   * It keeps its tracking results; its machine starts afresh (FAULT → BACKUP, as keepalived's). An
-   * instance on a VMAC or ipvlan waits for a reload: the engine makes those links before the runtime.
-   */
-  private rebindFor(l: LinkInfo): void {
-    // One being set up now read the link before this news: it goes again once done.
-    for (const [name, ifname] of this.rebinding) if (ifname === l.name) this.rebindAgain.add(name);
-    for (const inst of this.insts.values()) {
-      if (inst.o.interface !== l.name || inst.o.vmac !== undefined) continue;
-      if (inst.ifindex === l.index && inst.src !== null) continue;
-      void this.rebind(inst, inst.ifindex === 0 || inst.ifindex !== l.index ? `interface ${l.name} appeared` : `an address appeared on ${l.name}`);
-    }
-  }
-
-  /** Instances being set up again, and those asked again meanwhile (an address that came during it). */
-  private readonly rebinding = new Map<string, string>();
-  private readonly rebindAgain = new Set<string>();
-
-  private async rebind(inst: Inst, why: string): Promise<void> {
-    const name = inst.o.name;
-    if (this.rebinding.has(name)) {
-      this.rebindAgain.add(name);
-      return;
-    }
-    if (this.stopping || this.insts.get(name) !== inst) return;
-    this.rebinding.set(name, inst.o.interface);
-    try {
-      this.log('info', inst, `setting up again: ${why}`, {});
-      this.announcer.cancel(inst);
-      await this.release(inst);
-      const fresh = await this.addInstance(inst.o);
-      this.retrack(fresh);
-      this.feed(fresh, this.startupEvent());
-    } finally {
-      this.rebinding.delete(name);
-    }
-    const link = this.byName(inst.o.interface);
-    if (this.rebindAgain.delete(name) && link !== undefined) this.rebindFor(link);
-  }
-
-  /** A link's change that waited out its interface_up_down_delays. */
-  private linkSettled(index: number, up: boolean): void {
-    const l = this.links.get(index);
-    if (l === undefined || this.stopping) return;
-    this.links.set(index, { ...l, up });
-    this.linkChanged(l.name, up);
-  }
-
   private linkChanged(name: string, up: boolean): void {
     for (const inst of this.insts.values()) {
       const t = inst.tracked.get(`interface:${name}`);
@@ -412,7 +359,7 @@ export class VrrpRuntime {
   /** track_src_ip: the configured source address coming and going on the instance's interface. */
   private onAddress(ifindex: number, address: Buffer, deleted: boolean): void {
     const link = this.links.get(ifindex);
-    if (!deleted && link !== undefined) this.rebindFor(link);
+    if (!deleted && link !== undefined) this.rebinder.linkAppeared(link);
     for (const inst of this.insts.values()) {
       if (!inst.o.trackSrcIp || inst.src === null || inst.ifindex !== ifindex || !inst.src.equals(address) || inst.srcMissing === deleted) continue;
       inst.srcMissing = deleted;
@@ -427,7 +374,7 @@ export class VrrpRuntime {
     const reasons = [...r.reasons];
     // Like keepalived, an instance without its interface, without a source address, or whose own
     // interface is down is in FAULT.
-    if (inst.ifindex === 0 || !this.links.has(inst.ifindex)) reasons.push(`interface ${inst.o.interface} missing`);
+    if (inst.ifindex === 0 || this.links.get(inst.ifindex) === undefined) reasons.push(`interface ${inst.o.interface} missing`);
     else if (inst.srcMissing) reasons.push(`source address ${inst.o.unicastSrcIp ?? ''} not on ${inst.o.interface} (track_src_ip)`);
     else if (inst.src === null) reasons.push(`no IPv${inst.o.family} ${inst.o.family === 6 ? 'link-local ' : ''}address on ${inst.o.interface}`);
     // dont_track_primary: keepalived leaves the own interface out of the tracked ones.
@@ -562,7 +509,7 @@ export class VrrpRuntime {
       const routes = (): Promise<number> => applyRoutes(this.io, inst.o, add, (n) => this.byName(n)?.index ?? 0, (level, msg, fields) => { this.log(level, inst, msg, fields); });
       if (!add) await routes();
       for (const v of held(inst.o)) {
-        const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
+        const dev = v.dev === inst.o.interface ? inst.ifindex : (this.byName(v.dev)?.index ?? 0);
         if (dev === 0) {
           this.log('error', inst, `VIP ${v.cidr}: no interface ${v.dev}`, {});
           continue;
@@ -595,7 +542,7 @@ export class VrrpRuntime {
       inst.socket = null;
     }
     await this.setStatics(NO_STATICS);
-    this.debounce.stop();
+    this.links.stop();
     this.announcer.close();
     this.loopDelay.disable();
     this.igmp?.want(false);
