@@ -5,38 +5,24 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { nextDeadline, step, type Action, type MachineEvent } from './machine.js';
 import { encodeAdvert, AUTH_PASS, type Advert } from './packet.js';
 import { validateAdvert } from './validate.js';
-import { applyTracking, type TrackedState } from './tracking.js';
+import { applyTracking, trackedFor, type TrackedState, type TrackResult } from './tracking.js';
 import { startupDelayFor, type NormalizedInstance, type NormalizedOptions } from './options.js';
 import type { LogLevel, ReconfigureSummary, TransitionEvent, VrrpSnapshot } from './protocol.js';
 import { familyOf, formatIP, parseIP } from '../net/addr.js';
 import type { LinkInfo } from '../net/rtnl.js';
 import type { ReceivedPacket } from '../net/vrrp-socket.js';
-import { applyRoutes } from './route-apply.js';
+import { changeVips, removeStale } from './vip-apply.js';
+import { planReload } from './reload-plan.js';
 import { LocalIgmpReports } from './local-igmp.js';
 import { LinkTable } from './link-table.js';
 import { Rebinder } from './rebind.js';
 import { applyStaticDelta, NO_STATICS, staticDelta } from './static-apply.js';
 import { Announcer } from './announcer.js';
-import { addressOptions, held, instanceSnapshot, newInst, peerOf, type Inst } from './instance.js';
+import { held, instanceSnapshot, newInst, type Inst } from './instance.js';
 import { logGate } from './log-gate.js';
 import type { RuntimeHooks, RuntimeIo } from './runtime-io.js';
 
 export type { RuntimeHooks, RuntimeIo } from './runtime-io.js';
-
-/** Fields that can change on a running instance without restarting it. */
-const IN_PLACE_FIELDS = new Set(['priority', 'trackInterfaces', 'trackScripts', 'trackFiles', 'trackProcesses', 'notify', 'notifyDeleted', 'garp', 'group', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'dontTrackPrimary', 'promoteSecondaries']);
-
-/** True when only in-place fields differ (and the address owner, 255, is neither side: it starts as MASTER). */
-export function inPlaceChange(a: NormalizedInstance, b: NormalizedInstance): boolean {
-  if (a.priority === 255 || b.priority === 255) return a.priority === b.priority && sameExcept(a, b);
-  return sameExcept(a, b);
-}
-
-function sameExcept(a: NormalizedInstance, b: NormalizedInstance): boolean {
-  const strip = (x: NormalizedInstance): string =>
-    JSON.stringify(Object.fromEntries(Object.entries(x).filter(([k]) => !IN_PLACE_FIELDS.has(k)).sort(([k1], [k2]) => k1.localeCompare(k2))));
-  return strip(a) === strip(b);
-}
 
 export class VrrpRuntime {
   private readonly insts = new Map<string, Inst>();
@@ -46,7 +32,7 @@ export class VrrpRuntime {
   /** Set while instances added by reconfigure start: their startup transitions do not move their sync group. */
   private quietSync = false;
   /** Latest result of every track script and file, so an instance added by reconfigure starts from it. */
-  private readonly trackResults = new Map<string, { ok: boolean; value?: number; disabled?: boolean }>();
+  private readonly trackResults = new Map<string, TrackResult>();
   /** End of the start-up delay (vrrp_startup_delay / vrrp_delay_after_boot) on our clock, if any. */
   private holdUntil: number | undefined;
   /** The masters' GARPs / NAs, paced per interface by keepalived's garp_group queues. */
@@ -134,6 +120,8 @@ export class VrrpRuntime {
     return this.links.byName(n);
   }
 
+  private readonly indexOf = (ifname: string): number => this.byName(ifname)?.index ?? 0;
+
   /** Sets one instance up (addresses, socket, tracking) in INIT; the caller feeds it `startup`. */
   private async addInstance(o: NormalizedInstance): Promise<Inst> {
     const byName = (n: string): LinkInfo | undefined => this.byName(n);
@@ -142,17 +130,7 @@ export class VrrpRuntime {
     const inst = newInst(o, ifindex, addrs);
     inst.tracked = this.trackedFor(o);
     this.insts.set(o.name, inst);
-    // A VIP left behind by an earlier crash of this node must not stay up while we start as Backup.
-    if (ifindex > 0) {
-      for (const v of held(o)) {
-        const dev = byName(v.dev)?.index ?? ifindex;
-        if (await this.io.delAddress(dev, v.cidr, peerOf(v))) this.log('info', inst, 'removed a stale VIP left from an earlier run', { vip: v.cidr });
-      }
-      // So do its virtual routes and rules. keepalived 2.2.7 tries the same at start ("removing Virtual
-      // Routes"), and measured here removes the rules but leaves the routes of a crashed master in place.
-      const stale = await applyRoutes(this.io, o, false, (n) => byName(n)?.index ?? 0, (level, msg, fields) => { this.log(level, inst, msg, fields); }, { announce: false });
-      if (stale > 0) this.log('info', inst, 'removed stale virtual routes and rules left from an earlier run', { count: stale });
-    }
+    if (ifindex > 0) await removeStale(this.io, o, ifindex, (n) => byName(n)?.index ?? 0, (level, msg, fields) => { this.log(level, inst, msg, fields); });
     for (const v of held(o)) {
       try {
         this.io.prepareAnnounce?.(v.dev, familyOf(v.address) ?? o.family);
@@ -201,33 +179,8 @@ export class VrrpRuntime {
     }
   }
 
-  /**
-   * The tracked objects of an instance with their current state: kept from `previous` where the same
-   * object was tracked already, else the link state / last track result. Scripts count as passing until
-   * their first result; files as 0 until read (keepalived alike).
-   */
   private trackedFor(o: NormalizedInstance, previous?: Map<string, TrackedState>): Map<string, TrackedState> {
-    const out = new Map<string, TrackedState>();
-    const keep = (key: string, fresh: TrackedState): void => {
-      const p = previous?.get(key);
-      out.set(key, p === undefined ? fresh : { ...p, weight: fresh.weight, ...(fresh.reverse !== undefined ? { reverse: fresh.reverse } : {}) });
-    };
-    for (const t of o.trackInterfaces) keep(`interface:${t.name}`, { kind: 'interface', name: t.name, weight: t.weight, ok: this.byName(t.name)?.up ?? false });
-    for (const t of o.trackScripts) {
-      const r = this.trackResults.get(`script:${t.name}`);
-      if (r?.disabled === true) continue;
-      keep(`script:${t.name}`, { kind: 'script', name: t.name, weight: t.weight, ok: r?.ok ?? true });
-    }
-    for (const t of o.trackFiles) {
-      const r = this.trackResults.get(`file:${t.path}`);
-      keep(`file:${t.path}`, { kind: 'file', name: t.path, weight: t.weight, ok: true, value: r?.value ?? 0 });
-    }
-    // A process tracker counts as OK until the start-up scan says (it comes within milliseconds of the start).
-    for (const t of o.trackProcesses) {
-      const r = this.trackResults.get(`process:${t.name}`);
-      keep(`process:${t.name}`, { kind: 'process', name: t.name, weight: t.weight, reverse: t.reverse, ok: r?.ok ?? true });
-    }
-    return out;
+    return trackedFor(o, (n) => this.byName(n)?.up ?? false, this.trackResults, previous);
   }
 
   /**
@@ -242,28 +195,14 @@ export class VrrpRuntime {
     // Links made just before (a new virtual MAC interface) may not have come as events yet.
     this.links.learn(await this.io.links());
     this.links.setDelays(next);
-    const summary: ReconfigureSummary = { unchanged: [], updated: [], restarted: [], added: [], removed: [] };
-    const wanted = new Map(next.instances.map((o) => [o.name, o]));
-    const toStop: Inst[] = [];
-    const inPlace: [Inst, NormalizedInstance][] = [];
-    for (const inst of this.insts.values()) {
-      const o = wanted.get(inst.o.name);
-      if (o === undefined) {
-        toStop.push(inst);
-        summary.removed.push(inst.o.name);
-      } else if (JSON.stringify(o) === JSON.stringify(inst.o)) summary.unchanged.push(o.name);
-      else if (inPlaceChange(inst.o, o)) inPlace.push([inst, o]);
-      else {
-        toStop.push(inst);
-        summary.restarted.push(o.name);
-      }
-    }
+    const { summary, stop: toStop, inPlace } = planReload([...this.insts.values()].map((i) => i.o), next.instances);
     this.opts = next;
     this.announcer.reconfigure(next.garpGroups, next.instances);
     this.igmp?.want(next.disableLocalIgmp);
     await this.setStatics(next.statics);
-    for (const inst of toStop) await this.stopInstance(inst, summary.removed.includes(inst.o.name) ? 'removed by reload' : 'restarted by reload');
-    for (const [inst, o] of inPlace) {
+    for (const name of toStop) await this.stopInstance(this.get(name), summary.removed.includes(name) ? 'removed by reload' : 'restarted by reload');
+    for (const [name, o] of inPlace) {
+      const inst = this.get(name);
       const garpChanged = JSON.stringify(o.garp) !== JSON.stringify(inst.o.garp);
       inst.tracked = this.trackedFor(o, inst.tracked);
       inst.o = o;
@@ -439,12 +378,12 @@ export class VrrpRuntime {
           this.announcer.extraIf(inst, now);
           break;
         case 'addVips':
-          this.vips(inst, true);
+          changeVips(this.io, inst, true, this.indexOf, (level, msg, fields) => { this.log(level, inst, msg, fields); });
           break;
         case 'removeVips':
           inst.extraIfAt = null;
           this.announcer.cancel(inst);
-          this.vips(inst, false);
+          changeVips(this.io, inst, false, this.indexOf, (level, msg, fields) => { this.log(level, inst, msg, fields); });
           break;
         case 'garp':
           // keepalived arms garp_extra_if when the instance becomes master: the Nth advert after is due then.
@@ -501,30 +440,6 @@ export class VrrpRuntime {
         this.logLimited('warn', inst, `sending advert failed: ${e instanceof Error ? e.message : String(e)}`, 'send', dst);
       }
     }
-  }
-
-  private vips(inst: Inst, add: boolean): void {
-    inst.vipChain = inst.vipChain.then(async () => {
-      // Virtual routes and rules go before the VIPs on the way down, after them on the way up (keepalived's order).
-      const routes = (): Promise<number> => applyRoutes(this.io, inst.o, add, (n) => this.byName(n)?.index ?? 0, (level, msg, fields) => { this.log(level, inst, msg, fields); });
-      if (!add) await routes();
-      for (const v of held(inst.o)) {
-        const dev = v.dev === inst.o.interface ? inst.ifindex : (this.byName(v.dev)?.index ?? 0);
-        if (dev === 0) {
-          this.log('error', inst, `VIP ${v.cidr}: no interface ${v.dev}`, {});
-          continue;
-        }
-        try {
-          if (add) await this.io.addAddress(dev, v.cidr, addressOptions(v));
-          else await this.io.delAddress(dev, v.cidr, peerOf(v));
-        } catch (e) {
-          this.log('error', inst, `${add ? 'adding' : 'removing'} VIP failed`, { vip: v.cidr, err: e instanceof Error ? e.message : String(e) });
-        }
-      }
-      if (add) await routes();
-      inst.vipsHeld = add;
-      this.log('info', inst, add ? 'setting VIPs' : 'removing VIPs', { vips: inst.o.vips.map((v) => v.cidr), ...(inst.o.excludedVips.length > 0 ? { excludedVips: inst.o.excludedVips.map((v) => v.cidr) } : {}) });
-    });
   }
 
   /** Graceful stop: priority-0 advert from masters, VIPs released, sockets closed. */
