@@ -3,11 +3,11 @@
 // and the interface's addresses, without I/O; the runtime gives it its socket and timers.
 import { createMachine, type Machine } from './machine.js';
 import type { InstanceView } from './validate.js';
-import type { TrackedState } from './tracking.js';
+import { applyTracking, type TrackedState } from './tracking.js';
 import type { NormalizedInstance, NormalizedVip } from './options.js';
 import type { InstanceSnapshot, TransitionEvent } from './protocol.js';
 import { formatIP, parseIP } from '../net/addr.js';
-import type { IfAddress } from '../net/rtnl.js';
+import type { IfAddress, LinkInfo } from '../net/rtnl.js';
 import type { AddressOptions } from '../net/addr-request.js';
 import type { VrrpTransport } from '../net/vrrp-socket.js';
 
@@ -143,4 +143,23 @@ export function instanceSnapshot(i: Inst): InstanceSnapshot {
   };
   if (i.o.group !== undefined) s.group = i.o.group;
   return s;
+}
+
+/**
+ * The instance's priority and fault reasons from its tracking, the operator's overrides and its own
+ * interface (`link`: as the runtime sees it now; undefined: missing).
+ */
+export function effectiveState(inst: Inst, link: LinkInfo | undefined): { priority: number; reasons: string[] } {
+  const r = applyTracking(inst.o.priority, [...inst.tracked.values()]);
+  const reasons = [...r.reasons];
+  // Like keepalived, an instance without its interface, without a source address, or whose own
+  // interface is down is in FAULT.
+  if (inst.ifindex === 0 || link === undefined) reasons.push(`interface ${inst.o.interface} missing`);
+  else if (inst.srcMissing) reasons.push(`source address ${inst.o.unicastSrcIp ?? ''} not on ${inst.o.interface} (track_src_ip)`);
+  else if (inst.src === null) reasons.push(`no IPv${inst.o.family} ${inst.o.family === 6 ? 'link-local ' : ''}address on ${inst.o.interface}`);
+  // dont_track_primary: keepalived leaves the own interface out of the tracked ones.
+  else if (!link.up && !inst.o.dontTrackPrimary) reasons.push(`interface ${inst.o.interface} down`);
+  if (inst.forcedFault) reasons.push('forced by operator');
+  const priority = inst.o.priority === 255 ? 255 : Math.max(1, Math.min(254, r.priority + inst.offset));
+  return { priority, reasons };
 }

@@ -3,9 +3,8 @@
 // everything that may block (notify hooks, track scripts, logging I/O) stays on the main thread.
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { nextDeadline, step, type Action, type MachineEvent } from './machine.js';
-import { encodeAdvert, AUTH_PASS, type Advert } from './packet.js';
-import { validateAdvert } from './validate.js';
-import { applyTracking, trackedFor, type TrackedState, type TrackResult } from './tracking.js';
+import { receiveAdvert, sendAdvert, type InstLimitedLog, type InstLog } from './adverts.js';
+import { trackedFor, type TrackedState, type TrackResult } from './tracking.js';
 import { startupDelayFor, type NormalizedInstance, type NormalizedOptions } from './options.js';
 import type { LogLevel, ReconfigureSummary, TransitionEvent, VrrpSnapshot } from './protocol.js';
 import { familyOf, formatIP, parseIP } from '../net/addr.js';
@@ -18,7 +17,7 @@ import { LinkTable } from './link-table.js';
 import { Rebinder } from './rebind.js';
 import { applyStaticDelta, NO_STATICS, staticDelta } from './static-apply.js';
 import { Announcer } from './announcer.js';
-import { held, instanceSnapshot, newInst, type Inst } from './instance.js';
+import { effectiveState, held, instanceSnapshot, newInst, type Inst } from './instance.js';
 import { logGate } from './log-gate.js';
 import type { RuntimeHooks, RuntimeIo } from './runtime-io.js';
 
@@ -309,41 +308,16 @@ export class VrrpRuntime {
 
   /** Recomputes priority and fault from tracking, operator overrides and the instance's own interface. */
   private retrack(inst: Inst): void {
-    const r = applyTracking(inst.o.priority, [...inst.tracked.values()]);
-    const reasons = [...r.reasons];
-    // Like keepalived, an instance without its interface, without a source address, or whose own
-    // interface is down is in FAULT.
-    if (inst.ifindex === 0 || this.links.get(inst.ifindex) === undefined) reasons.push(`interface ${inst.o.interface} missing`);
-    else if (inst.srcMissing) reasons.push(`source address ${inst.o.unicastSrcIp ?? ''} not on ${inst.o.interface} (track_src_ip)`);
-    else if (inst.src === null) reasons.push(`no IPv${inst.o.family} ${inst.o.family === 6 ? 'link-local ' : ''}address on ${inst.o.interface}`);
-    // dont_track_primary: keepalived leaves the own interface out of the tracked ones.
-    else if (this.links.get(inst.ifindex)?.up === false && !inst.o.dontTrackPrimary) reasons.push(`interface ${inst.o.interface} down`);
-    if (inst.forcedFault) reasons.push('forced by operator');
+    const { priority, reasons } = effectiveState(inst, inst.ifindex === 0 ? undefined : this.links.get(inst.ifindex));
     inst.faultReasons = reasons;
-    const priority = inst.o.priority === 255 ? 255 : Math.max(1, Math.min(254, r.priority + inst.offset));
     this.feed(inst, { type: 'setPriority', priority });
     this.feed(inst, { type: 'setFault', fault: reasons.length > 0 });
   }
 
   private receive(inst: Inst, p: ReceivedPacket): void {
     if (this.stopping) return;
-    const v = validateAdvert(inst.view, p);
-    if (!v.ok) {
-      inst.drops[v.reason] = (inst.drops[v.reason] ?? 0) + 1;
-      // Other routers' VRIDs share the group; our own adverts may come back in some set-ups: count only.
-      if (v.reason !== 'other-vrid' && v.reason !== 'own') this.logLimited('warn', inst, `dropped advert: ${v.detail}`, v.reason, p.src);
-      return;
-    }
-    inst.rx++;
-    for (const w of v.warnings) {
-      if (w === 'interval-differs') this.logLimited('info', inst, `advertisement interval differs: ${v.advert.intervalCs * 10} ms, ours ${inst.o.intervalCs * 10} ms (learned, RFC 5798)`, w, p.src);
-      else if (w === 'old-checksum' && inst.view.oldChecksum !== undefined) {
-        // keepalived 2.2.7 alike: from now on the old checksum both ways, till a restart of the instance.
-        inst.view.oldChecksum = { ...inst.view.oldChecksum, mode: 'old' };
-        this.log('info', inst, 'Setting unicast VRRPv3 checksum to old version', { peer: formatIP(p.src) });
-      } else if (w === 'address-list' && v.advert.priority !== 0) this.logLimited('warn', inst, `advert's address list differs from ours (${v.advert.addresses.map(formatIP).join(', ')})`, w, p.src);
-    }
-    this.feed(inst, { type: 'advert', from: p.src, priority: v.advert.priority, intervalCs: v.advert.intervalCs });
+    const ev = receiveAdvert(inst, p, this.instLog, this.instLimited);
+    if (ev !== null) this.feed(inst, ev);
   }
 
   private feed(inst: Inst, ev: MachineEvent): void {
@@ -374,7 +348,7 @@ export class VrrpRuntime {
     for (const a of actions) {
       switch (a.type) {
         case 'sendAdvert':
-          this.sendAdvert(inst, a.priority);
+          sendAdvert(inst, a.priority, this.instLimited);
           this.announcer.extraIf(inst, now);
           break;
         case 'addVips':
@@ -422,26 +396,6 @@ export class VrrpRuntime {
     }
   }
 
-  private sendAdvert(inst: Inst, priority: number): void {
-    if (inst.socket === null || inst.src === null) return;
-    const advert: Advert = { version: inst.o.version, vrid: inst.o.vrid, priority, intervalCs: inst.o.intervalCs, addresses: inst.view.vips.map((v) => Buffer.from(v)) };
-    if (inst.o.authPass !== undefined) {
-      advert.authType = AUTH_PASS;
-      advert.password = inst.o.authPass;
-    }
-    for (const dst of inst.dsts) {
-      try {
-        // The old checksum (old_unicast_checksum) covers the multicast group, though the advert goes to the peer.
-        const sumDst = inst.view.oldChecksum?.mode === 'old' ? inst.view.oldChecksum.group : dst;
-        inst.socket.send(encodeAdvert(advert, { family: inst.o.family, src: inst.src, dst: sumDst }), dst, inst.src);
-        inst.tx++;
-      } catch (e) {
-        inst.txErrors++;
-        this.logLimited('warn', inst, `sending advert failed: ${e instanceof Error ? e.message : String(e)}`, 'send', dst);
-      }
-    }
-  }
-
   /** Graceful stop: priority-0 advert from masters, VIPs released, sockets closed. */
   async stop(): Promise<void> {
     if (this.stopping) return;
@@ -477,4 +431,7 @@ export class VrrpRuntime {
   private logLimited(level: LogLevel, inst: Inst, msg: string, reason: string, peer: Uint8Array): void {
     this.limited(level, inst.o.name, msg, reason, peer);
   }
+
+  private readonly instLog: InstLog = (level, inst, msg, fields) => { this.log(level, inst, msg, fields); };
+  private readonly instLimited: InstLimitedLog = (level, inst, msg, reason, peer) => { this.logLimited(level, inst, msg, reason, peer); };
 }
