@@ -78,7 +78,9 @@ async function start(options: NormalizedOptions): Promise<void> {
     return;
   }
   promote.sync(running);
-  rt = new VrrpRuntime(running, hostIo((e) => { log('warn', `rtnetlink: ${e.message}`); }), {
+  // A VMAC or ipvlan whose parent comes late is made then (dynamic_interfaces, always on).
+  const io = { ...hostIo((e) => { log('warn', `rtnetlink: ${e.message}`); }), remakeVmac: (name: string) => vmacs.remake(name) };
+  rt = new VrrpRuntime(running, io, {
     masterRxLowerPri: (instance, priority) => {
       post({ type: 'rxLowerPri', instance, priority });
     },

@@ -6,6 +6,7 @@ import type { ReceivedPacket, VrrpSocketOptions, VrrpTransport } from '../net/vr
 import type { RouteIo } from './route-apply.js';
 import type { LocalIgmpIo } from './local-igmp.js';
 import type { LogLevel, TransitionEvent } from './protocol.js';
+import type { NormalizedInstance } from './options.js';
 
 /** The I/O the runtime needs, so tests and other hosts can provide their own (routes: virtual_routes/rules). */
 export interface RuntimeIo extends RouteIo {
@@ -24,6 +25,11 @@ export interface RuntimeIo extends RouteIo {
   uptimeMs?(): number | null;
   /** net.ipv4.igmp_link_local_mcast_reports, for disableLocalIgmp (absent: the option has nothing to act on). */
   localIgmpReports?: LocalIgmpIo;
+  /**
+   * use_vmac / use_ipvlan under dynamic_interfaces: makes (or adopts) the instance's link once its parent
+   * is there, and returns the instance as it then runs (onVmac's); null: not made (absent: never made late).
+   */
+  remakeVmac?(instance: string): Promise<NormalizedInstance | null>;
   close(): void;
 }
 

@@ -70,7 +70,7 @@ export class VrrpRuntime {
       this.log('info', inst, `setting up again: ${why}`, {});
       this.announcer.cancel(inst);
       await this.release(inst);
-      const fresh = await this.addInstance(inst.o);
+      const fresh = await this.addInstance(await this.remakeVmac(inst.o));
       this.retrack(fresh);
       this.feed(fresh, this.startupEvent());
     },
@@ -113,6 +113,21 @@ export class VrrpRuntime {
 
   private startupEvent(): MachineEvent {
     return this.holdUntil === undefined ? { type: 'startup' } : { type: 'startup', holdUntil: this.holdUntil };
+  }
+
+  /** A VMAC / ipvlan instance's link made (again) if its parent is there; the options it then runs with. */
+  private async remakeVmac(o: NormalizedInstance): Promise<NormalizedInstance> {
+    if (o.vmac === undefined || this.io.remakeVmac === undefined) return o;
+    try {
+      const made = await this.io.remakeVmac(o.name);
+      if (made === null) return o;
+      // The link just made may not have come as an event yet.
+      this.links.learn(await this.io.links());
+      return made;
+    } catch (e) {
+      this.hooks.log('error', `cannot make the virtual MAC interface of ${o.name}: ${e instanceof Error ? e.message : String(e)}`, { instance: o.name });
+      return o;
+    }
   }
 
   private byName(n: string): LinkInfo | undefined {
