@@ -2,7 +2,7 @@
 // (the kernel takes the macvlan with it) and made again. The runtime on a fake host whose remakeVmac makes
 // the macvlan as the engine's VmacLinks does (a new link, the parent's IPv4 address as the adverts' source).
 // keepalived 2.2.7 measured (docs/vrrp.md): it makes vrrp.51 when the parent appears, is FAULT when the
-// parent goes, and makes vrrp.51 again when it comes back. test/netns/vrrp-vmac-dynamic.test.ts runs it beside keepalived.
+// parent goes, and makes vrrp.51 again when it comes back. test/netns/vrrp-vmac.test.ts runs it beside keepalived.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { VrrpRuntime, type RuntimeIo } from '../../daemon/vrrp/runtime.js';
