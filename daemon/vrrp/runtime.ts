@@ -7,17 +7,18 @@ import { receiveAdvert, sendAdvert, type InstLimitedLog, type InstLog } from './
 import { trackedFor, type TrackedState, type TrackResult } from './tracking.js';
 import { startupDelayFor, type NormalizedInstance, type NormalizedOptions } from './options.js';
 import type { LogLevel, ReconfigureSummary, TransitionEvent, VrrpSnapshot } from './protocol.js';
-import { familyOf, formatIP, parseIP } from '../net/addr.js';
+import { formatIP } from '../net/addr.js';
 import type { LinkInfo } from '../net/rtnl.js';
 import type { ReceivedPacket } from '../net/vrrp-socket.js';
-import { changeVips, removeStale } from './vip-apply.js';
+import { changeVips } from './vip-apply.js';
+import { remakeVmac, setUpInstance } from './instance-setup.js';
 import { planReload } from './reload-plan.js';
 import { LocalIgmpReports } from './local-igmp.js';
 import { LinkTable } from './link-table.js';
 import { Rebinder } from './rebind.js';
 import { applyStaticDelta, NO_STATICS, staticDelta } from './static-apply.js';
 import { Announcer } from './announcer.js';
-import { effectiveState, held, instanceSnapshot, newInst, type Inst } from './instance.js';
+import { effectiveState, instanceSnapshot, type Inst } from './instance.js';
 import { logGate } from './log-gate.js';
 import type { RuntimeHooks, RuntimeIo } from './runtime-io.js';
 
@@ -70,7 +71,8 @@ export class VrrpRuntime {
       this.log('info', inst, `setting up again: ${why}`, {});
       this.announcer.cancel(inst);
       await this.release(inst);
-      const fresh = await this.addInstance(await this.remakeVmac(inst.o));
+      const o = await remakeVmac(this.io, inst.o, async () => { this.links.learn(await this.io.links()); }, (level, msg, fields) => { this.hooks.log(level, msg, fields); });
+      const fresh = await this.addInstance(o);
       this.retrack(fresh);
       this.feed(fresh, this.startupEvent());
     },
@@ -115,21 +117,6 @@ export class VrrpRuntime {
     return this.holdUntil === undefined ? { type: 'startup' } : { type: 'startup', holdUntil: this.holdUntil };
   }
 
-  /** A VMAC / ipvlan instance's link made (again) if its parent is there; the options it then runs with. */
-  private async remakeVmac(o: NormalizedInstance): Promise<NormalizedInstance> {
-    if (o.vmac === undefined || this.io.remakeVmac === undefined) return o;
-    try {
-      const made = await this.io.remakeVmac(o.name);
-      if (made === null) return o;
-      // The link just made may not have come as an event yet.
-      this.links.learn(await this.io.links());
-      return made;
-    } catch (e) {
-      this.hooks.log('error', `cannot make the virtual MAC interface of ${o.name}: ${e instanceof Error ? e.message : String(e)}`, { instance: o.name });
-      return o;
-    }
-  }
-
   private byName(n: string): LinkInfo | undefined {
     return this.links.byName(n);
   }
@@ -137,41 +124,16 @@ export class VrrpRuntime {
   private readonly indexOf = (ifname: string): number => this.byName(ifname)?.index ?? 0;
 
   /** Sets one instance up (addresses, socket, tracking) in INIT; the caller feeds it `startup`. */
-  private async addInstance(o: NormalizedInstance): Promise<Inst> {
-    const byName = (n: string): LinkInfo | undefined => this.byName(n);
-    const ifindex = byName(o.interface)?.index ?? 0;
-    const addrs = ifindex > 0 ? await this.io.addresses(ifindex) : [];
-    const inst = newInst(o, ifindex, addrs);
-    inst.tracked = this.trackedFor(o);
-    this.insts.set(o.name, inst);
-    if (ifindex > 0) await removeStale(this.io, o, ifindex, (n) => byName(n)?.index ?? 0, (level, msg, fields) => { this.log(level, inst, msg, fields); });
-    for (const v of held(o)) {
-      try {
-        this.io.prepareAnnounce?.(v.dev, familyOf(v.address) ?? o.family);
-      } catch (e) {
-        this.log('warn', inst, `cannot prepare gratuitous ARP/NA on ${v.dev}`, { err: e instanceof Error ? e.message : String(e) });
-      }
-    }
-    if (ifindex > 0) {
-      inst.socket = this.io.openSocket(
-        {
-          family: o.family,
-          ifname: o.interface,
-          ifindex,
-          vrid: o.vrid,
-          multicast: o.unicastPeers.length === 0,
-          group: parseIP(o.multicastGroup),
-          ...(o.unicastTtl !== undefined ? { unicastTtl: o.unicastTtl } : {}),
-        },
-        (p) => {
-          this.receive(inst, p);
-        },
-        (e) => {
-          this.log('error', inst, 'VRRP socket error', { err: e.message });
-        },
-      );
-    }
-    return inst;
+  private addInstance(o: NormalizedInstance): Promise<Inst> {
+    return setUpInstance(this.io, o, {
+      indexOf: this.indexOf,
+      register: (inst) => {
+        inst.tracked = this.trackedFor(o);
+        this.insts.set(o.name, inst);
+      },
+      receive: (inst, p) => { this.receive(inst, p); },
+      log: this.instLog,
+    });
   }
 
   /** Tracking results from the main thread (scripts, files). */
