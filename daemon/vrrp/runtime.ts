@@ -2,15 +2,14 @@
 // It runs inside the VRRP engine process (engine-process.ts) so nothing else in lvsd can delay its timers;
 // everything that may block (notify hooks, track scripts, logging I/O) stays on the main thread.
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { nextDeadline, step, type Action, type MachineEvent } from './machine.js';
-import { receiveAdvert, sendAdvert, type InstLimitedLog, type InstLog } from './adverts.js';
+import type { MachineEvent } from './machine.js';
+import { receiveAdvert, type InstLimitedLog, type InstLog } from './adverts.js';
 import { trackedFor, type TrackedState, type TrackResult } from './tracking.js';
 import { startupDelayFor, type NormalizedInstance, type NormalizedOptions } from './options.js';
-import type { LogLevel, ReconfigureSummary, TransitionEvent, VrrpSnapshot } from './protocol.js';
+import type { LogLevel, ReconfigureSummary, VrrpSnapshot } from './protocol.js';
 import { formatIP } from '../net/addr.js';
 import type { LinkInfo } from '../net/rtnl.js';
 import type { ReceivedPacket } from '../net/vrrp-socket.js';
-import { changeVips } from './vip-apply.js';
 import { remakeVmac, setUpInstance } from './instance-setup.js';
 import { planReload } from './reload-plan.js';
 import { LocalIgmpReports } from './local-igmp.js';
@@ -18,6 +17,7 @@ import { LinkTable } from './link-table.js';
 import { Rebinder } from './rebind.js';
 import { applyStaticDelta, NO_STATICS, staticDelta } from './static-apply.js';
 import { Announcer } from './announcer.js';
+import { Driver } from './driver.js';
 import { effectiveState, instanceSnapshot, type Inst } from './instance.js';
 import { logGate } from './log-gate.js';
 import type { RuntimeHooks, RuntimeIo } from './runtime-io.js';
@@ -37,6 +37,8 @@ export class VrrpRuntime {
   private holdUntil: number | undefined;
   /** The masters' GARPs / NAs, paced per interface by keepalived's garp_group queues. */
   private readonly announcer: Announcer;
+  /** Steps the instances' machines and carries out what they decide. */
+  private readonly driver: Driver;
 
   constructor(
     private opts: NormalizedOptions,
@@ -48,6 +50,13 @@ export class VrrpRuntime {
       announce: (ifname, ifindex, vip) => { this.io.announce(ifname, ifindex, vip); },
       indexOf: (ifname) => this.byName(ifname)?.index ?? 0,
       logLimited: (level, inst, msg, reason, peer) => { this.logLimited(level, inst, msg, reason, peer); },
+    }, now);
+    this.driver = new Driver(io, hooks, this.announcer, {
+      instances: () => this.insts.values(),
+      syncFollows: () => !this.stopping && !this.quietSync,
+      indexOf: (ifname) => this.indexOf(ifname),
+      log: this.instLog,
+      logLimited: this.instLimited,
     }, now);
   }
 
@@ -298,79 +307,7 @@ export class VrrpRuntime {
   }
 
   private feed(inst: Inst, ev: MachineEvent): void {
-    const now = this.now();
-    const r = step(inst.m, ev, now);
-    inst.m = r.machine;
-    this.execute(inst, r.actions, now);
-    this.arm(inst);
-  }
-
-  private arm(inst: Inst): void {
-    if (inst.timer !== null) clearTimeout(inst.timer);
-    inst.timer = null;
-    const d = nextDeadline(inst.m);
-    if (d === null) return;
-    inst.timer = setTimeout(() => {
-      inst.timer = null;
-      const late = this.now() - d;
-      inst.timerLateMs = Math.max(inst.timerLateMs, late);
-      this.feed(inst, { type: 'timer' });
-      if (inst.m.state === 'MASTER' && late > 5) this.log('debug', inst, 'timer fired late', { lateMs: Math.round(late * 10) / 10 });
-    }, Math.max(0, d - this.now()));
-  }
-
-  /** `now`: the time the machine stepped at (its advert deadlines count from it). */
-  private execute(inst: Inst, actions: Action[], now: number): void {
-    const synced: ('MASTER' | 'BACKUP' | 'FAULT')[] = [];
-    for (const a of actions) {
-      switch (a.type) {
-        case 'sendAdvert':
-          sendAdvert(inst, a.priority, this.instLimited);
-          this.announcer.extraIf(inst, now);
-          break;
-        case 'addVips':
-          changeVips(this.io, inst, true, this.indexOf, (level, msg, fields) => { this.log(level, inst, msg, fields); });
-          break;
-        case 'removeVips':
-          inst.extraIfAt = null;
-          this.announcer.cancel(inst);
-          changeVips(this.io, inst, false, this.indexOf, (level, msg, fields) => { this.log(level, inst, msg, fields); });
-          break;
-        case 'garp':
-          // keepalived arms garp_extra_if when the instance becomes master: the Nth advert after is due then.
-          inst.extraIfAt = now + inst.o.garp.extraIfMs;
-          this.announcer.becameMaster(inst);
-          break;
-        case 'lowerPriorityAdvert':
-          inst.lowerPriorityAdverts++;
-          this.logLimited('info', inst, `received advert with lower priority ${a.priority}, ours ${inst.m.priority}${inst.o.lowerPrioNoAdvert ? '' : ', forcing new election'}`, 'lower-priority', a.from);
-          this.announcer.lowerPriority(inst);
-          this.hooks.masterRxLowerPri?.(inst.o.name, inst.m.priority);
-          // keepalived refreshes the other members of the sync group too: they hold VIPs the same
-          // split brain moved.
-          if (inst.o.group !== undefined) {
-            for (const other of this.insts.values()) if (other !== inst && other.o.group === inst.o.group) this.announcer.lowerPriority(other);
-          }
-          break;
-        case 'transition': {
-          const e: TransitionEvent = { instance: inst.o.name, from: a.from, to: a.to, priority: inst.m.priority, reason: a.reason, at: Date.now() };
-          if (inst.o.group !== undefined) e.group = inst.o.group;
-          inst.last = e;
-          this.log(a.to === 'FAULT' ? 'warn' : 'info', inst, `Entering ${a.to} STATE (${a.reason})`, { from: a.from, priority: e.priority, ...(a.to === 'FAULT' ? { faultReasons: inst.faultReasons } : {}) });
-          this.hooks.transition(e);
-          if (a.to !== 'INIT') synced.push(a.to);
-          break;
-        }
-      }
-    }
-    // Sync group: the other members follow (keepalived vrrp_sync_group).
-    if (inst.o.group !== undefined && !this.stopping && !this.quietSync) {
-      for (const s of synced) {
-        for (const other of this.insts.values()) {
-          if (other !== inst && other.o.group === inst.o.group && other.m.state !== s) this.feed(other, { type: 'sync', state: s });
-        }
-      }
-    }
+    this.driver.feed(inst, ev);
   }
 
   /** Graceful stop: priority-0 advert from masters, VIPs released, sockets closed. */
