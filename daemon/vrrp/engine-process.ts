@@ -51,6 +51,12 @@ const promote = new PromoteSecondaries(
   (msg) => { log('warn', msg); },
 );
 let reconfiguring: Promise<void> = Promise.resolve();
+/**
+ * Requests that came before the runtime was up, handled once it is: the facade's once-a-second snapshot
+ * refresh may ask while this process still loads, and its requests are coalesced, so one left unanswered
+ * would leave every later snapshot waiting for good.
+ */
+const early: ToWorker[] = [];
 let stopping: Promise<void> | null = null;
 
 function stop(): Promise<void> {
@@ -78,7 +84,9 @@ async function start(options: NormalizedOptions): Promise<void> {
     return;
   }
   promote.sync(running);
-  rt = new VrrpRuntime(running, hostIo((e) => { log('warn', `rtnetlink: ${e.message}`); }), {
+  // A VMAC or ipvlan whose parent comes late is made then (dynamic_interfaces, always on).
+  const io = { ...hostIo((e) => { log('warn', `rtnetlink: ${e.message}`); }), remakeVmac: (name: string) => vmacs.remake(name) };
+  rt = new VrrpRuntime(running, io, {
     masterRxLowerPri: (instance, priority) => {
       post({ type: 'rxLowerPri', instance, priority });
     },
@@ -92,6 +100,7 @@ async function start(options: NormalizedOptions): Promise<void> {
   try {
     await rt.start();
     post({ type: 'ready', snapshot: rt.snapshot() });
+    for (const m of early.splice(0)) handle(m, rt);
   } catch (e) {
     post({ type: 'fatal', message: e instanceof Error ? (e.stack ?? e.message) : String(e) });
   }
@@ -149,11 +158,20 @@ process.on('message', (raw) => {
       if (rt === null) void start(normalizeOptions(m.options));
       return;
     }
-    if (rt !== null) onMessage(m, rt);
+    if (rt === null) early.push(m);
+    else onMessage(m, rt);
   } catch (e) {
     log('error', e instanceof Error ? e.message : String(e), { request: m.type });
   }
 });
+
+function handle(m: ToWorker, r: VrrpRuntime): void {
+  try {
+    onMessage(m, r);
+  } catch (e) {
+    log('error', e instanceof Error ? e.message : String(e), { request: m.type });
+  }
+}
 
 // The parent is gone (or asked to stop and closed the channel): stop as on shutdown, then exit.
 process.on('disconnect', () => {

@@ -2,130 +2,43 @@
 // It runs inside the VRRP engine process (engine-process.ts) so nothing else in lvsd can delay its timers;
 // everything that may block (notify hooks, track scripts, logging I/O) stays on the main thread.
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { createMachine, nextDeadline, step, type Action, type Machine, type MachineEvent } from './machine.js';
-import { encodeAdvert, AUTH_PASS, type Advert } from './packet.js';
-import { validateAdvert, type InstanceView } from './validate.js';
-import { applyTracking, type TrackedState } from './tracking.js';
-import { startupDelayFor, type NormalizedInstance, type NormalizedOptions, type NormalizedVip } from './options.js';
-import type { InstanceSnapshot, LogLevel, ReconfigureSummary, TransitionEvent, VrrpSnapshot } from './protocol.js';
-import { familyOf, formatIP, parseIP } from '../net/addr.js';
-import type { IfAddress, LinkInfo } from '../net/rtnl.js';
-import type { AddressOptions } from '../net/addr-request.js';
-import type { ReceivedPacket, VrrpSocketOptions, VrrpTransport } from '../net/vrrp-socket.js';
-import { applyRoutes, type RouteIo } from './route-apply.js';
-import { LocalIgmpReports, type LocalIgmpIo } from './local-igmp.js';
-import { capDelays, LinkDebouncer } from './link-debounce.js';
+import type { MachineEvent } from './machine.js';
+import { receiveAdvert, type InstLimitedLog, type InstLog } from './adverts.js';
+import { trackedFor, type TrackedState, type TrackResult } from './tracking.js';
+import { startupDelayFor, type NormalizedInstance, type NormalizedOptions } from './options.js';
+import type { LogLevel, ReconfigureSummary, VrrpSnapshot } from './protocol.js';
+import { formatIP } from '../net/addr.js';
+import type { LinkInfo } from '../net/rtnl.js';
+import type { ReceivedPacket } from '../net/vrrp-socket.js';
+import { remakeVmac, setUpInstance } from './instance-setup.js';
+import { planReload } from './reload-plan.js';
+import { LocalIgmpReports } from './local-igmp.js';
+import { LinkTable } from './link-table.js';
+import { Rebinder } from './rebind.js';
 import { applyStaticDelta, NO_STATICS, staticDelta } from './static-apply.js';
-import { GarpQueueTimer } from './garp-queue-timer.js';
+import { Announcer } from './announcer.js';
+import { Driver } from './driver.js';
+import { effectiveState, instanceSnapshot, type Inst } from './instance.js';
+import { logGate } from './log-gate.js';
+import type { RuntimeHooks, RuntimeIo } from './runtime-io.js';
 
-/** The I/O the runtime needs, so tests and other hosts can provide their own (routes: virtual_routes/rules). */
-export interface RuntimeIo extends RouteIo {
-  links(): Promise<LinkInfo[]>;
-  addresses(ifindex: number): Promise<IfAddress[]>;
-  addAddress(ifindex: number, cidr: string, o?: AddressOptions): Promise<boolean>;
-  delAddress(ifindex: number, cidr: string, o?: Pick<AddressOptions, 'peer'>): Promise<boolean>;
-  watchLinks(onLink: (l: LinkInfo, deleted: boolean) => void): void;
-  /** Address events, for track_src_ip (absent: the source address is taken as present for good). */
-  watchAddresses?(onAddress: (ifindex: number, address: Buffer, deleted: boolean) => void): void;
-  openSocket(o: VrrpSocketOptions, onPacket: (p: ReceivedPacket) => void, onError: (e: Error) => void): VrrpTransport;
-  announce(ifname: string, ifindex: number, vip: Buffer): void;
-  /** Optional warm-up of the announce path (sockets, MAC) for an interface. */
-  prepareAnnounce?(ifname: string, family: 4 | 6): void;
-  /** Milliseconds since the system booted (/proc/uptime), for vrrp_delay_after_boot; null if unknown. */
-  uptimeMs?(): number | null;
-  /** net.ipv4.igmp_link_local_mcast_reports, for disableLocalIgmp (absent: the option has nothing to act on). */
-  localIgmpReports?: LocalIgmpIo;
-  close(): void;
-}
-
-export interface RuntimeHooks {
-  transition(e: TransitionEvent): void;
-  /** A MASTER heard an advert of lower priority (keepalived's MASTER_RX_LOWER_PRI event: notify_master_rx_lower_pri, the notify FIFO). */
-  masterRxLowerPri?(instance: string, priority: number): void;
-  log(level: LogLevel, msg: string, fields: Record<string, unknown>): void;
-}
-
-/** One log line per (instance, reason, peer) per window; the rest is counted and reported with the next. */
-const LOG_WINDOW_MS = 10_000;
-
-interface Inst {
-  o: NormalizedInstance;
-  m: Machine;
-  ifindex: number;
-  src: Buffer | null;
-  /** track_src_ip: the configured source address is not on the interface. */
-  srcMissing: boolean;
-  dsts: Buffer[];
-  view: InstanceView;
-  socket: VrrpTransport | null;
-  timer: NodeJS.Timeout | null;
-  vipChain: Promise<void>;
-  vipsHeld: boolean;
-  garpTimers: NodeJS.Timeout[];
-  rx: number;
-  tx: number;
-  txErrors: number;
-  drops: Record<string, number>;
-  tracked: Map<string, TrackedState>;
-  offset: number;
-  forcedFault: boolean;
-  faultReasons: string[];
-  last: TransitionEvent | null;
-  timerLateMs: number;
-  lowerPriorityAdverts: number;
-  /** garp_extra_if: the next periodic announcement on the other interfaces is due after this (null: not master). */
-  extraIfAt: number | null;
-}
-
-/** Every address the instance holds while MASTER: the advertised VIPs, then the excluded ones. */
-function held(o: NormalizedInstance): NormalizedVip[] {
-  return o.excludedVips.length === 0 ? o.vips : [...o.vips, ...o.excludedVips];
-}
-
-/** A VIP's address options for the kernel (everything of it but where it goes). */
-function addressOptions(v: NormalizedVip): AddressOptions {
-  const { address: _a, prefixLength: _p, cidr: _c, dev: _d, ...o } = v;
-  return o;
-}
-const peerOf = (v: NormalizedVip): Pick<AddressOptions, 'peer'> => (v.peer === undefined ? {} : { peer: v.peer });
-
-/** Fields that can change on a running instance without restarting it. */
-const IN_PLACE_FIELDS = new Set(['priority', 'trackInterfaces', 'trackScripts', 'trackFiles', 'trackProcesses', 'notify', 'notifyDeleted', 'garp', 'group', 'lowerPrioNoAdvert', 'higherPrioSendAdvert', 'dontTrackPrimary', 'promoteSecondaries']);
-
-/** True when only in-place fields differ (and the address owner, 255, is neither side: it starts as MASTER). */
-export function inPlaceChange(a: NormalizedInstance, b: NormalizedInstance): boolean {
-  if (a.priority === 255 || b.priority === 255) return a.priority === b.priority && sameExcept(a, b);
-  return sameExcept(a, b);
-}
-
-function sameExcept(a: NormalizedInstance, b: NormalizedInstance): boolean {
-  const strip = (x: NormalizedInstance): string =>
-    JSON.stringify(Object.fromEntries(Object.entries(x).filter(([k]) => !IN_PLACE_FIELDS.has(k)).sort(([k1], [k2]) => k1.localeCompare(k2))));
-  return strip(a) === strip(b);
-}
+export type { RuntimeHooks, RuntimeIo } from './runtime-io.js';
 
 export class VrrpRuntime {
   private readonly insts = new Map<string, Inst>();
-  private readonly logGate = new Map<string, { at: number; suppressed: number }>();
-  private readonly links = new Map<number, LinkInfo>();
+  private readonly limited = logGate((level, instance, msg, fields) => { this.hooks.log(level, msg, { instance, ...fields }); });
   private readonly loopDelay = monitorEventLoopDelay({ resolution: 1 });
   private stopping = false;
   /** Set while instances added by reconfigure start: their startup transitions do not move their sync group. */
   private quietSync = false;
   /** Latest result of every track script and file, so an instance added by reconfigure starts from it. */
-  private readonly trackResults = new Map<string, { ok: boolean; value?: number; disabled?: boolean }>();
+  private readonly trackResults = new Map<string, TrackResult>();
   /** End of the start-up delay (vrrp_startup_delay / vrrp_delay_after_boot) on our clock, if any. */
   private holdUntil: number | undefined;
-  /** keepalived's garp_group queues: GARPs / NAs of every instance paced per interface. */
-  private readonly garpQueue: GarpQueueTimer;
-  /** Configuration order of the instances (the queue sends pending addresses in it). */
-  private rank = new Map<string, number>();
-  /**
-   * The first bursts, in the order the instances became master: keepalived adds an instance's VIPs and
-   * sends its burst before the next instance's transition, so one with more VIPs to add does not let a
-   * later one take the GARP queue first.
-   */
-  private burstChain: Promise<void> = Promise.resolve();
+  /** The masters' GARPs / NAs, paced per interface by keepalived's garp_group queues. */
+  private readonly announcer: Announcer;
+  /** Steps the instances' machines and carries out what they decide. */
+  private readonly driver: Driver;
 
   constructor(
     private opts: NormalizedOptions,
@@ -133,17 +46,45 @@ export class VrrpRuntime {
     private readonly hooks: RuntimeHooks,
     private readonly now: () => number = () => performance.now(),
   ) {
-    this.garpQueue = new GarpQueueTimer(opts.garpGroups, now);
-    this.rank = new Map(opts.instances.map((o, i) => [o.name, i]));
+    this.announcer = new Announcer(opts.garpGroups, opts.instances, {
+      announce: (ifname, ifindex, vip) => { this.io.announce(ifname, ifindex, vip); },
+      indexOf: (ifname) => this.byName(ifname)?.index ?? 0,
+      logLimited: (level, inst, msg, reason, peer) => { this.logLimited(level, inst, msg, reason, peer); },
+    }, now);
+    this.driver = new Driver(io, hooks, this.announcer, {
+      instances: () => this.insts.values(),
+      syncFollows: () => !this.stopping && !this.quietSync,
+      indexOf: (ifname) => this.indexOf(ifname),
+      log: this.instLog,
+      logLimited: this.instLimited,
+    }, now);
   }
 
   /** disableLocalIgmp's switch (set up by start()). */
   private igmp: LocalIgmpReports | null = null;
 
-  /** interface_up_down_delays: what `links` says of a link's state is its debounced state. */
-  private readonly debounce = new LinkDebouncer({}, (index, up) => { this.linkSettled(index, up); }, () => this.now(), {
-    set: (ms, fire) => setTimeout(fire, ms),
-    clear: (t) => { clearTimeout(t as NodeJS.Timeout); },
+  /** The links, debounced by interface_up_down_delays. */
+  private readonly links = new LinkTable({
+    appeared: (l) => { this.rebinder.linkAppeared(l); },
+    changed: (name, up) => { this.linkChanged(name, up); },
+    log: (level, msg, fields) => { this.hooks.log(level, msg, fields); },
+  }, () => this.now(), () => !this.stopping);
+
+  /** Instances set up again when their link (or an address on it) appears: dynamic_interfaces. */
+  private readonly rebinder = new Rebinder({
+    instances: () => this.insts.values(),
+    current: (name) => this.insts.get(name),
+    stopping: () => this.stopping,
+    byName: (n) => this.byName(n),
+    setUpAgain: async (inst, why) => {
+      this.log('info', inst, `setting up again: ${why}`, {});
+      this.announcer.cancel(inst);
+      await this.release(inst);
+      const o = await remakeVmac(this.io, inst.o, async () => { this.links.learn(await this.io.links()); }, (level, msg, fields) => { this.hooks.log(level, msg, fields); });
+      const fresh = await this.addInstance(o);
+      this.retrack(fresh);
+      this.feed(fresh, this.startupEvent());
+    },
   });
 
   /** static_ipaddress / static_routes / static_rules as last set. */
@@ -153,14 +94,6 @@ export class VrrpRuntime {
     const delta = staticDelta(this.statics, next);
     this.statics = next;
     await applyStaticDelta(this.io, delta, (n) => this.byName(n)?.index ?? 0, (level, msg, fields) => { this.hooks.log(level, msg, fields); });
-  }
-
-  private setDelays(o: NormalizedOptions): void {
-    const { delays, capped } = capDelays(o.interfaceUpDownDelays, o.instances);
-    for (const c of capped) {
-      this.hooks.log('warn', `interface ${c.interface} up/down delays not less than ${c.capMs === 0 ? 'what down_timer_adverts 1 allows' : '(down_timer_adverts - 1) adverts'}: capped to ${c.capMs} ms, as keepalived does`, { instance: c.instance, capMs: c.capMs });
-    }
-    this.debounce.setDelays(delays);
   }
 
   async start(): Promise<void> {
@@ -173,12 +106,12 @@ export class VrrpRuntime {
     const igmp = this.io.localIgmpReports;
     this.igmp = igmp === undefined ? null : new LocalIgmpReports(igmp, (msg) => { this.hooks.log('warn', msg, {}); });
     this.igmp?.want(this.opts.disableLocalIgmp);
-    this.setDelays(this.opts);
-    for (const l of await this.io.links()) this.links.set(l.index, { ...l, up: this.debounce.report(l.index, l.name, l.up) });
+    this.links.setDelays(this.opts);
+    this.links.learn(await this.io.links());
     await this.setStatics(this.opts.statics);
     for (const o of this.opts.instances) await this.addInstance(o);
     this.io.watchLinks((l, deleted) => {
-      this.onLink(l, deleted);
+      this.links.event(l, deleted);
     });
     this.io.watchAddresses?.((ifindex, address, deleted) => {
       this.onAddress(ifindex, address, deleted);
@@ -194,117 +127,22 @@ export class VrrpRuntime {
   }
 
   private byName(n: string): LinkInfo | undefined {
-    return [...this.links.values()].find((l) => l.name === n);
+    return this.links.byName(n);
   }
 
+  private readonly indexOf = (ifname: string): number => this.byName(ifname)?.index ?? 0;
+
   /** Sets one instance up (addresses, socket, tracking) in INIT; the caller feeds it `startup`. */
-  private async addInstance(o: NormalizedInstance): Promise<Inst> {
-    const byName = (n: string): LinkInfo | undefined => this.byName(n);
-    const link = byName(o.interface);
-    const ifindex = link?.index ?? 0;
-    const addrs = ifindex > 0 ? await this.io.addresses(ifindex) : [];
-    const vipBytes = o.vips.map((v) => parseIP(v.address));
-    // Excluded VIPs are ours like the VIPs (never a source, never "own"), only not in the adverts.
-    const heldBytes = held(o).map((v) => parseIP(v.address));
-    const isVip = (a: Buffer): boolean => heldBytes.some((v) => v.equals(a));
-    let src: Buffer | null = null;
-    if (o.unicastSrcIp !== undefined) src = parseIP(o.unicastSrcIp);
-    else if (o.family === 4) src = addrs.find((a) => a.family === 4 && !isVip(a.address))?.address ?? null;
-    else src = addrs.find((a) => a.family === 6 && a.address[0] === 0xfe && ((a.address[1] ?? 0) & 0xc0) === 0x80)?.address ?? null;
-    const peers = o.unicastPeers.map(parseIP);
-    const view: InstanceView = {
-      family: o.family,
-      version: o.version,
-      vrid: o.vrid,
-      intervalCs: o.intervalCs,
-      ownAddresses: addrs.filter((a) => a.family === o.family && !isVip(a.address)).map((a) => a.address),
-      unicastPeers: peers,
-      vips: vipBytes,
-    };
-    if (o.authPass !== undefined) view.authPass = o.authPass;
-    if (o.version === 3 && o.family === 4 && peers.length > 0 && o.oldUnicastChecksum !== 'never') {
-      view.oldChecksum = { group: parseIP(o.multicastGroup), mode: o.oldUnicastChecksum === 'always' ? 'old' : 'either' };
-    }
-    if (src !== null && !view.ownAddresses.some((a) => Buffer.compare(a, src) === 0)) view.ownAddresses.push(src);
-    const inst: Inst = {
-      o,
-      m: createMachine(
-        {
-          version: o.version,
-          intervalCs: o.intervalCs,
-          preempt: o.preempt,
-          preemptDelayMs: o.preemptDelayMs,
-          primaryAddress: src ?? Buffer.alloc(o.family === 4 ? 4 : 16),
-          lowerPrioNoAdvert: o.lowerPrioNoAdvert,
-          higherPrioSendAdvert: o.higherPrioSendAdvert,
-          downTimerAdverts: o.downTimerAdverts,
-        },
-        o.priority,
-      ),
-      ifindex,
-      src,
-      // keepalived track_src_ip: a configured source the interface does not have is a FAULT.
-      srcMissing: o.trackSrcIp && src !== null && !addrs.some((a) => a.address.equals(src)),
-      dsts: peers.length > 0 ? peers : [parseIP(o.multicastGroup)],
-      view,
-      socket: null,
-      timer: null,
-      vipChain: Promise.resolve(),
-      vipsHeld: false,
-      garpTimers: [],
-      rx: 0,
-      tx: 0,
-      txErrors: 0,
-      drops: {},
-      tracked: new Map(),
-      offset: 0,
-      forcedFault: false,
-      faultReasons: [],
-      last: null,
-      timerLateMs: 0,
-      lowerPriorityAdverts: 0,
-      extraIfAt: null,
-    };
-    inst.tracked = this.trackedFor(o);
-    this.insts.set(o.name, inst);
-    // A VIP left behind by an earlier crash of this node must not stay up while we start as Backup.
-    if (ifindex > 0) {
-      for (const v of held(o)) {
-        const dev = byName(v.dev)?.index ?? ifindex;
-        if (await this.io.delAddress(dev, v.cidr, peerOf(v))) this.log('info', inst, 'removed a stale VIP left from an earlier run', { vip: v.cidr });
-      }
-      // So do its virtual routes and rules. keepalived 2.2.7 tries the same at start ("removing Virtual
-      // Routes"), and measured here removes the rules but leaves the routes of a crashed master in place.
-      const stale = await applyRoutes(this.io, o, false, (n) => byName(n)?.index ?? 0, (level, msg, fields) => { this.log(level, inst, msg, fields); }, { announce: false });
-      if (stale > 0) this.log('info', inst, 'removed stale virtual routes and rules left from an earlier run', { count: stale });
-    }
-    for (const v of held(o)) {
-      try {
-        this.io.prepareAnnounce?.(v.dev, familyOf(v.address) ?? o.family);
-      } catch (e) {
-        this.log('warn', inst, `cannot prepare gratuitous ARP/NA on ${v.dev}`, { err: e instanceof Error ? e.message : String(e) });
-      }
-    }
-    if (ifindex > 0) {
-      inst.socket = this.io.openSocket(
-        {
-          family: o.family,
-          ifname: o.interface,
-          ifindex,
-          vrid: o.vrid,
-          multicast: peers.length === 0,
-          group: parseIP(o.multicastGroup),
-          ...(o.unicastTtl !== undefined ? { unicastTtl: o.unicastTtl } : {}),
-        },
-        (p) => {
-          this.receive(inst, p);
-        },
-        (e) => {
-          this.log('error', inst, 'VRRP socket error', { err: e.message });
-        },
-      );
-    }
-    return inst;
+  private addInstance(o: NormalizedInstance): Promise<Inst> {
+    return setUpInstance(this.io, o, {
+      indexOf: this.indexOf,
+      register: (inst) => {
+        inst.tracked = this.trackedFor(o);
+        this.insts.set(o.name, inst);
+      },
+      receive: (inst, p) => { this.receive(inst, p); },
+      log: this.instLog,
+    });
   }
 
   /** Tracking results from the main thread (scripts, files). */
@@ -326,33 +164,8 @@ export class VrrpRuntime {
     }
   }
 
-  /**
-   * The tracked objects of an instance with their current state: kept from `previous` where the same
-   * object was tracked already, else the link state / last track result. Scripts count as passing until
-   * their first result; files as 0 until read (keepalived alike).
-   */
   private trackedFor(o: NormalizedInstance, previous?: Map<string, TrackedState>): Map<string, TrackedState> {
-    const out = new Map<string, TrackedState>();
-    const keep = (key: string, fresh: TrackedState): void => {
-      const p = previous?.get(key);
-      out.set(key, p === undefined ? fresh : { ...p, weight: fresh.weight, ...(fresh.reverse !== undefined ? { reverse: fresh.reverse } : {}) });
-    };
-    for (const t of o.trackInterfaces) keep(`interface:${t.name}`, { kind: 'interface', name: t.name, weight: t.weight, ok: this.byName(t.name)?.up ?? false });
-    for (const t of o.trackScripts) {
-      const r = this.trackResults.get(`script:${t.name}`);
-      if (r?.disabled === true) continue;
-      keep(`script:${t.name}`, { kind: 'script', name: t.name, weight: t.weight, ok: r?.ok ?? true });
-    }
-    for (const t of o.trackFiles) {
-      const r = this.trackResults.get(`file:${t.path}`);
-      keep(`file:${t.path}`, { kind: 'file', name: t.path, weight: t.weight, ok: true, value: r?.value ?? 0 });
-    }
-    // A process tracker counts as OK until the start-up scan says (it comes within milliseconds of the start).
-    for (const t of o.trackProcesses) {
-      const r = this.trackResults.get(`process:${t.name}`);
-      keep(`process:${t.name}`, { kind: 'process', name: t.name, weight: t.weight, reverse: t.reverse, ok: r?.ok ?? true });
-    }
-    return out;
+    return trackedFor(o, (n) => this.byName(n)?.up ?? false, this.trackResults, previous);
   }
 
   /**
@@ -365,31 +178,16 @@ export class VrrpRuntime {
   async reconfigure(next: NormalizedOptions): Promise<ReconfigureSummary> {
     if (this.stopping) throw new Error('the VRRP runtime is stopping');
     // Links made just before (a new virtual MAC interface) may not have come as events yet.
-    for (const l of await this.io.links()) if (!this.links.has(l.index)) this.links.set(l.index, { ...l, up: this.debounce.report(l.index, l.name, l.up) });
-    this.setDelays(next);
-    const summary: ReconfigureSummary = { unchanged: [], updated: [], restarted: [], added: [], removed: [] };
-    const wanted = new Map(next.instances.map((o) => [o.name, o]));
-    const toStop: Inst[] = [];
-    const inPlace: [Inst, NormalizedInstance][] = [];
-    for (const inst of this.insts.values()) {
-      const o = wanted.get(inst.o.name);
-      if (o === undefined) {
-        toStop.push(inst);
-        summary.removed.push(inst.o.name);
-      } else if (JSON.stringify(o) === JSON.stringify(inst.o)) summary.unchanged.push(o.name);
-      else if (inPlaceChange(inst.o, o)) inPlace.push([inst, o]);
-      else {
-        toStop.push(inst);
-        summary.restarted.push(o.name);
-      }
-    }
+    this.links.learn(await this.io.links());
+    this.links.setDelays(next);
+    const { summary, stop: toStop, inPlace } = planReload([...this.insts.values()].map((i) => i.o), next.instances);
     this.opts = next;
-    this.rank = new Map(next.instances.map((o, i) => [o.name, i]));
-    this.garpQueue.regroup(next.garpGroups);
+    this.announcer.reconfigure(next.garpGroups, next.instances);
     this.igmp?.want(next.disableLocalIgmp);
     await this.setStatics(next.statics);
-    for (const inst of toStop) await this.stopInstance(inst, summary.removed.includes(inst.o.name) ? 'removed by reload' : 'restarted by reload');
-    for (const [inst, o] of inPlace) {
+    for (const name of toStop) await this.stopInstance(this.get(name), summary.removed.includes(name) ? 'removed by reload' : 'restarted by reload');
+    for (const [name, o] of inPlace) {
+      const inst = this.get(name);
       const garpChanged = JSON.stringify(o.garp) !== JSON.stringify(inst.o.garp);
       inst.tracked = this.trackedFor(o, inst.tracked);
       inst.o = o;
@@ -398,8 +196,8 @@ export class VrrpRuntime {
       this.retrack(inst);
       // A running refresh uses the settings it started with: re-arm it with the new ones (no extra burst).
       if (garpChanged && inst.m.state === 'MASTER') {
-        this.cancelGarp(inst);
-        this.garpRefresh(inst);
+        this.announcer.cancel(inst);
+        this.announcer.refresh(inst);
       }
       summary.updated.push(o.name);
     }
@@ -437,7 +235,7 @@ export class VrrpRuntime {
   /** Stops one instance as on shutdown (priority-0 advert from a master, VIPs released) and forgets it. */
   private async stopInstance(inst: Inst, why: string): Promise<void> {
     this.log('info', inst, `stopping: ${why}`, {});
-    this.cancelGarp(inst);
+    this.announcer.cancel(inst);
     this.feed(inst, { type: 'shutdown' });
     await this.release(inst);
   }
@@ -470,68 +268,6 @@ export class VrrpRuntime {
     return i;
   }
 
-  private onLink(l: LinkInfo, deleted: boolean): void {
-    const before = this.links.get(l.index);
-    if (deleted) {
-      this.links.delete(l.index);
-      this.debounce.forget(l.index);
-    } else this.links.set(l.index, { ...l, up: this.debounce.report(l.index, l.name, l.up) });
-    const up = !deleted && this.links.get(l.index)?.up === true;
-    if (!deleted && before === undefined) this.rebindFor(l);
-    if (before?.up === up && !deleted) return;
-    this.linkChanged(l.name, up);
-  }
-
-  /**
-   * keepalived's dynamic_interfaces, always: an instance whose interface was missing (or deleted and made
-   * again, under a new index) or had no address to advertise from is set up again on it once they come.
-   * It keeps its tracking results; its machine starts afresh (FAULT → BACKUP, as keepalived's). An
-   * instance on a VMAC or ipvlan waits for a reload: the engine makes those links before the runtime.
-   */
-  private rebindFor(l: LinkInfo): void {
-    // One being set up now read the link before this news: it goes again once done.
-    for (const [name, ifname] of this.rebinding) if (ifname === l.name) this.rebindAgain.add(name);
-    for (const inst of this.insts.values()) {
-      if (inst.o.interface !== l.name || inst.o.vmac !== undefined) continue;
-      if (inst.ifindex === l.index && inst.src !== null) continue;
-      void this.rebind(inst, inst.ifindex === 0 || inst.ifindex !== l.index ? `interface ${l.name} appeared` : `an address appeared on ${l.name}`);
-    }
-  }
-
-  /** Instances being set up again, and those asked again meanwhile (an address that came during it). */
-  private readonly rebinding = new Map<string, string>();
-  private readonly rebindAgain = new Set<string>();
-
-  private async rebind(inst: Inst, why: string): Promise<void> {
-    const name = inst.o.name;
-    if (this.rebinding.has(name)) {
-      this.rebindAgain.add(name);
-      return;
-    }
-    if (this.stopping || this.insts.get(name) !== inst) return;
-    this.rebinding.set(name, inst.o.interface);
-    try {
-      this.log('info', inst, `setting up again: ${why}`, {});
-      this.cancelGarp(inst);
-      await this.release(inst);
-      const fresh = await this.addInstance(inst.o);
-      this.retrack(fresh);
-      this.feed(fresh, this.startupEvent());
-    } finally {
-      this.rebinding.delete(name);
-    }
-    const link = this.byName(inst.o.interface);
-    if (this.rebindAgain.delete(name) && link !== undefined) this.rebindFor(link);
-  }
-
-  /** A link's change that waited out its interface_up_down_delays. */
-  private linkSettled(index: number, up: boolean): void {
-    const l = this.links.get(index);
-    if (l === undefined || this.stopping) return;
-    this.links.set(index, { ...l, up });
-    this.linkChanged(l.name, up);
-  }
-
   private linkChanged(name: string, up: boolean): void {
     for (const inst of this.insts.values()) {
       const t = inst.tracked.get(`interface:${name}`);
@@ -547,7 +283,7 @@ export class VrrpRuntime {
   /** track_src_ip: the configured source address coming and going on the instance's interface. */
   private onAddress(ifindex: number, address: Buffer, deleted: boolean): void {
     const link = this.links.get(ifindex);
-    if (!deleted && link !== undefined) this.rebindFor(link);
+    if (!deleted && link !== undefined) this.rebinder.linkAppeared(link);
     for (const inst of this.insts.values()) {
       if (!inst.o.trackSrcIp || inst.src === null || inst.ifindex !== ifindex || !inst.src.equals(address) || inst.srcMissing === deleted) continue;
       inst.srcMissing = deleted;
@@ -558,270 +294,20 @@ export class VrrpRuntime {
 
   /** Recomputes priority and fault from tracking, operator overrides and the instance's own interface. */
   private retrack(inst: Inst): void {
-    const r = applyTracking(inst.o.priority, [...inst.tracked.values()]);
-    const reasons = [...r.reasons];
-    // Like keepalived, an instance without its interface, without a source address, or whose own
-    // interface is down is in FAULT.
-    if (inst.ifindex === 0 || !this.links.has(inst.ifindex)) reasons.push(`interface ${inst.o.interface} missing`);
-    else if (inst.srcMissing) reasons.push(`source address ${inst.o.unicastSrcIp ?? ''} not on ${inst.o.interface} (track_src_ip)`);
-    else if (inst.src === null) reasons.push(`no IPv${inst.o.family} ${inst.o.family === 6 ? 'link-local ' : ''}address on ${inst.o.interface}`);
-    // dont_track_primary: keepalived leaves the own interface out of the tracked ones.
-    else if (this.links.get(inst.ifindex)?.up === false && !inst.o.dontTrackPrimary) reasons.push(`interface ${inst.o.interface} down`);
-    if (inst.forcedFault) reasons.push('forced by operator');
+    const { priority, reasons } = effectiveState(inst, inst.ifindex === 0 ? undefined : this.links.get(inst.ifindex));
     inst.faultReasons = reasons;
-    const priority = inst.o.priority === 255 ? 255 : Math.max(1, Math.min(254, r.priority + inst.offset));
     this.feed(inst, { type: 'setPriority', priority });
     this.feed(inst, { type: 'setFault', fault: reasons.length > 0 });
   }
 
   private receive(inst: Inst, p: ReceivedPacket): void {
     if (this.stopping) return;
-    const v = validateAdvert(inst.view, p);
-    if (!v.ok) {
-      inst.drops[v.reason] = (inst.drops[v.reason] ?? 0) + 1;
-      // Other routers' VRIDs share the group; our own adverts may come back in some set-ups: count only.
-      if (v.reason !== 'other-vrid' && v.reason !== 'own') this.logLimited('warn', inst, `dropped advert: ${v.detail}`, v.reason, p.src);
-      return;
-    }
-    inst.rx++;
-    for (const w of v.warnings) {
-      if (w === 'interval-differs') this.logLimited('info', inst, `advertisement interval differs: ${v.advert.intervalCs * 10} ms, ours ${inst.o.intervalCs * 10} ms (learned, RFC 5798)`, w, p.src);
-      else if (w === 'old-checksum' && inst.view.oldChecksum !== undefined) {
-        // keepalived 2.2.7 alike: from now on the old checksum both ways, till a restart of the instance.
-        inst.view.oldChecksum = { ...inst.view.oldChecksum, mode: 'old' };
-        this.log('info', inst, 'Setting unicast VRRPv3 checksum to old version', { peer: formatIP(p.src) });
-      } else if (w === 'address-list' && v.advert.priority !== 0) this.logLimited('warn', inst, `advert's address list differs from ours (${v.advert.addresses.map(formatIP).join(', ')})`, w, p.src);
-    }
-    this.feed(inst, { type: 'advert', from: p.src, priority: v.advert.priority, intervalCs: v.advert.intervalCs });
+    const ev = receiveAdvert(inst, p, this.instLog, this.instLimited);
+    if (ev !== null) this.feed(inst, ev);
   }
 
   private feed(inst: Inst, ev: MachineEvent): void {
-    const now = this.now();
-    const r = step(inst.m, ev, now);
-    inst.m = r.machine;
-    this.execute(inst, r.actions, now);
-    this.arm(inst);
-  }
-
-  private arm(inst: Inst): void {
-    if (inst.timer !== null) clearTimeout(inst.timer);
-    inst.timer = null;
-    const d = nextDeadline(inst.m);
-    if (d === null) return;
-    inst.timer = setTimeout(() => {
-      inst.timer = null;
-      const late = this.now() - d;
-      inst.timerLateMs = Math.max(inst.timerLateMs, late);
-      this.feed(inst, { type: 'timer' });
-      if (inst.m.state === 'MASTER' && late > 5) this.log('debug', inst, 'timer fired late', { lateMs: Math.round(late * 10) / 10 });
-    }, Math.max(0, d - this.now()));
-  }
-
-  /** `now`: the time the machine stepped at (its advert deadlines count from it). */
-  private execute(inst: Inst, actions: Action[], now: number): void {
-    const synced: ('MASTER' | 'BACKUP' | 'FAULT')[] = [];
-    for (const a of actions) {
-      switch (a.type) {
-        case 'sendAdvert':
-          this.sendAdvert(inst, a.priority);
-          this.garpExtraIf(inst, now);
-          break;
-        case 'addVips':
-          this.vips(inst, true);
-          break;
-        case 'removeVips':
-          inst.extraIfAt = null;
-          this.cancelGarp(inst);
-          this.vips(inst, false);
-          break;
-        case 'garp':
-          // keepalived arms garp_extra_if when the instance becomes master: the Nth advert after is due then.
-          inst.extraIfAt = now + inst.o.garp.extraIfMs;
-          this.garp(inst);
-          break;
-        case 'lowerPriorityAdvert':
-          inst.lowerPriorityAdverts++;
-          this.logLimited('info', inst, `received advert with lower priority ${a.priority}, ours ${inst.m.priority}${inst.o.lowerPrioNoAdvert ? '' : ', forcing new election'}`, 'lower-priority', a.from);
-          this.garpLowerPriority(inst);
-          this.hooks.masterRxLowerPri?.(inst.o.name, inst.m.priority);
-          // keepalived refreshes the other members of the sync group too: they hold VIPs the same
-          // split brain moved.
-          if (inst.o.group !== undefined) {
-            for (const other of this.insts.values()) if (other !== inst && other.o.group === inst.o.group) this.garpLowerPriority(other);
-          }
-          break;
-        case 'transition': {
-          const e: TransitionEvent = { instance: inst.o.name, from: a.from, to: a.to, priority: inst.m.priority, reason: a.reason, at: Date.now() };
-          if (inst.o.group !== undefined) e.group = inst.o.group;
-          inst.last = e;
-          this.log(a.to === 'FAULT' ? 'warn' : 'info', inst, `Entering ${a.to} STATE (${a.reason})`, { from: a.from, priority: e.priority, ...(a.to === 'FAULT' ? { faultReasons: inst.faultReasons } : {}) });
-          this.hooks.transition(e);
-          if (a.to !== 'INIT') synced.push(a.to);
-          break;
-        }
-      }
-    }
-    // Sync group: the other members follow (keepalived vrrp_sync_group).
-    if (inst.o.group !== undefined && !this.stopping && !this.quietSync) {
-      for (const s of synced) {
-        for (const other of this.insts.values()) {
-          if (other !== inst && other.o.group === inst.o.group && other.m.state !== s) this.feed(other, { type: 'sync', state: s });
-        }
-      }
-    }
-  }
-
-  private sendAdvert(inst: Inst, priority: number): void {
-    if (inst.socket === null || inst.src === null) return;
-    const advert: Advert = { version: inst.o.version, vrid: inst.o.vrid, priority, intervalCs: inst.o.intervalCs, addresses: inst.view.vips.map((v) => Buffer.from(v)) };
-    if (inst.o.authPass !== undefined) {
-      advert.authType = AUTH_PASS;
-      advert.password = inst.o.authPass;
-    }
-    for (const dst of inst.dsts) {
-      try {
-        // The old checksum (old_unicast_checksum) covers the multicast group, though the advert goes to the peer.
-        const sumDst = inst.view.oldChecksum?.mode === 'old' ? inst.view.oldChecksum.group : dst;
-        inst.socket.send(encodeAdvert(advert, { family: inst.o.family, src: inst.src, dst: sumDst }), dst, inst.src);
-        inst.tx++;
-      } catch (e) {
-        inst.txErrors++;
-        this.logLimited('warn', inst, `sending advert failed: ${e instanceof Error ? e.message : String(e)}`, 'send', dst);
-      }
-    }
-  }
-
-  private vips(inst: Inst, add: boolean): void {
-    inst.vipChain = inst.vipChain.then(async () => {
-      // Virtual routes and rules go before the VIPs on the way down, after them on the way up (keepalived's order).
-      const routes = (): Promise<number> => applyRoutes(this.io, inst.o, add, (n) => this.byName(n)?.index ?? 0, (level, msg, fields) => { this.log(level, inst, msg, fields); });
-      if (!add) await routes();
-      for (const v of held(inst.o)) {
-        const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
-        if (dev === 0) {
-          this.log('error', inst, `VIP ${v.cidr}: no interface ${v.dev}`, {});
-          continue;
-        }
-        try {
-          if (add) await this.io.addAddress(dev, v.cidr, addressOptions(v));
-          else await this.io.delAddress(dev, v.cidr, peerOf(v));
-        } catch (e) {
-          this.log('error', inst, `${add ? 'adding' : 'removing'} VIP failed`, { vip: v.cidr, err: e instanceof Error ? e.message : String(e) });
-        }
-      }
-      if (add) await routes();
-      inst.vipsHeld = add;
-      this.log('info', inst, add ? 'setting VIPs' : 'removing VIPs', { vips: inst.o.vips.map((v) => v.cidr), ...(inst.o.excludedVips.length > 0 ? { excludedVips: inst.o.excludedVips.map((v) => v.cidr) } : {}) });
-    });
-  }
-
-  /** A GARP timer that leaves inst.garpTimers when it fires (a master answering adverts for hours arms many). */
-  private garpLater(inst: Inst, ms: number, fn: () => void): void {
-    const t = setTimeout(() => {
-      const i = inst.garpTimers.indexOf(t);
-      if (i >= 0) inst.garpTimers.splice(i, 1);
-      fn();
-    }, ms);
-    inst.garpTimers.push(t);
-  }
-
-  private cancelGarp(inst: Inst): void {
-    for (const t of inst.garpTimers) clearTimeout(t);
-    inst.garpTimers = [];
-    this.garpQueue.drop(inst.o.name);
-  }
-
-  /** First burst right after the VIPs are up, a second after masterDelay, then refreshes (keepalived's vrrp_garp_*). */
-  private garp(inst: Inst): void {
-    const g = inst.o.garp;
-    const vipsUp = inst.vipChain;
-    this.burstChain = this.burstChain.then(() => vipsUp).then(() => {
-      // It may have left MASTER while earlier bursts went: its timers were cancelled then, arm none.
-      if (inst.m.state !== 'MASTER') return;
-      this.garpBurst(inst, g.masterRepeat);
-      if (g.masterDelayMs > 0) this.garpLater(inst, g.masterDelayMs, () => { this.garpBurst(inst, g.masterRepeat); });
-      this.garpRefresh(inst);
-    }).catch(() => undefined); // a failed VIP change is logged where it happens; the next burst must not wait on it
-  }
-
-  /** vrrp_garp_lower_prio_repeat GARPs now and again after vrrp_garp_lower_prio_delay (each answer arms its own). */
-  private garpLowerPriority(inst: Inst): void {
-    const g = inst.o.garp;
-    if (g.lowerPrioRepeat === 0 || !inst.vipsHeld) return;
-    this.garpBurst(inst, g.lowerPrioRepeat);
-    if (g.lowerPrioDelayMs > 0) this.garpLater(inst, g.lowerPrioDelayMs, () => { this.garpBurst(inst, g.lowerPrioRepeat); });
-  }
-
-  private garpBurst(inst: Inst, count: number): void {
-    if (inst.m.state !== 'MASTER') return;
-    const g = inst.o.garp;
-    // GARPs (IPv4) are spaced by garp_interval, unsolicited NAs (IPv6) by gna_interval: two trains.
-    const all = held(inst.o);
-    // One gap for both: one train, each round walking every address in order (keepalived alike).
-    if (g.intervalMs === g.naIntervalMs) {
-      this.announceTrain(inst, all, count, g.intervalMs);
-      return;
-    }
-    for (const [family, gap] of [[4, g.intervalMs], [6, g.naIntervalMs]] as const) {
-      const list = all.filter((v) => (familyOf(v.address) ?? inst.o.family) === family);
-      if (list.length > 0) this.announceTrain(inst, list, count, gap);
-    }
-  }
-
-  private announceTrain(inst: Inst, list: NormalizedVip[], count: number, gapMs: number): void {
-    const once = (): void => {
-      if (inst.m.state !== 'MASTER') return;
-      // keepalived announces the excluded addresses too (vrrp_send_link_update walks vip and evip).
-      for (const v of list) this.announce(inst, v);
-    };
-    for (let i = 0; i < count; i++) {
-      if (i === 0 || gapMs === 0) once();
-      else this.garpLater(inst, i * gapMs, once);
-    }
-  }
-
-  /** One GARP / NA through the link's GARP queue (sent at once when it has none or it is free). */
-  private announce(inst: Inst, v: NormalizedVip): void {
-    const send = (): void => {
-      if (inst.m.state !== 'MASTER') return;
-      const dev = v.dev === inst.o.interface ? inst.ifindex : ([...this.links.values()].find((l) => l.name === v.dev)?.index ?? 0);
-      try {
-        this.io.announce(v.dev, dev, parseIP(v.address));
-      } catch (e) {
-        this.logLimited('warn', inst, `gratuitous ARP/NA failed: ${e instanceof Error ? e.message : String(e)}`, 'garp', parseIP(v.address));
-      }
-    };
-    // Its queue is its interface's, a VMAC's parent's for a VMAC (keepalived's base interface).
-    const ifname = v.dev === inst.o.vmac?.name ? inst.o.vmac.parent : v.dev;
-    const order = (this.rank.get(inst.o.name) ?? 0) * 65536 + held(inst.o).indexOf(v);
-    this.garpQueue.announce({ owner: inst.o.name, order, ifname, family: familyOf(v.address) ?? inst.o.family, id: `${v.dev} ${v.cidr}`, item: send });
-  }
-
-  /**
-   * garp_extra_if all: at a master's advert once extraIfMs has passed, one announcement on each interface
-   * other than the instance's that holds a VIP, for the first VIP there (keepalived vrrp_send_vmac_update).
-   */
-  private garpExtraIf(inst: Inst, now: number): void {
-    const ms = inst.o.garp.extraIfMs;
-    if (ms <= 0 || inst.m.state !== 'MASTER' || !inst.vipsHeld || inst.extraIfAt === null || now < inst.extraIfAt) return;
-    inst.extraIfAt = now + ms;
-    const done = new Set([inst.o.interface, inst.o.vmac?.name]);
-    for (const v of held(inst.o)) {
-      if (done.has(v.dev)) continue;
-      done.add(v.dev);
-      this.announce(inst, v);
-    }
-  }
-
-  /** vrrp_garp_master_refresh: re-announce every masterRefreshMs while master. */
-  private garpRefresh(inst: Inst): void {
-    const g = inst.o.garp;
-    if (g.masterRefreshMs <= 0) return;
-    const refresh = (): void => {
-      this.garpBurst(inst, g.masterRefreshRepeat);
-      this.garpLater(inst, g.masterRefreshMs, refresh);
-    };
-    this.garpLater(inst, g.masterRefreshMs, refresh);
+    this.driver.feed(inst, ev);
   }
 
   /** Graceful stop: priority-0 advert from masters, VIPs released, sockets closed. */
@@ -829,7 +315,7 @@ export class VrrpRuntime {
     if (this.stopping) return;
     this.stopping = true;
     for (const inst of this.insts.values()) {
-      this.cancelGarp(inst);
+      this.announcer.cancel(inst);
       this.feed(inst, { type: 'shutdown' });
     }
     await Promise.all([...this.insts.values()].map((i) => i.vipChain));
@@ -839,39 +325,15 @@ export class VrrpRuntime {
       inst.socket = null;
     }
     await this.setStatics(NO_STATICS);
-    this.debounce.stop();
-    this.garpQueue.close();
+    this.links.stop();
+    this.announcer.close();
     this.loopDelay.disable();
     this.igmp?.want(false);
     this.io.close();
   }
 
   snapshot(): VrrpSnapshot {
-    const instances = [...this.insts.values()].map((i): InstanceSnapshot => {
-      const s: InstanceSnapshot = {
-        name: i.o.name,
-        interface: i.o.interface,
-        vrid: i.o.vrid,
-        version: i.o.version,
-        family: i.o.family,
-        state: i.m.state,
-        basePriority: i.o.priority,
-        priority: i.m.priority,
-        faultReasons: i.m.state === 'FAULT' ? i.faultReasons : [],
-        advertIntervalMs: i.o.intervalCs * 10,
-        masterAdvertIntervalMs: i.m.masterAdverIntervalCs * 10,
-        sourceAddress: i.src === null ? null : formatIP(i.src),
-        masterAddress: i.m.state === 'MASTER' ? (i.src === null ? null : formatIP(i.src)) : i.m.master === null ? null : formatIP(i.m.master.address),
-        masterPriority: i.m.state === 'MASTER' ? i.m.priority : (i.m.master?.priority ?? null),
-        vips: i.o.vips.map((v) => v.cidr),
-        excludedVips: i.o.excludedVips.map((v) => v.cidr),
-        vipsHeld: i.vipsHeld,
-        counters: { advertsSent: i.tx, advertsReceived: i.rx, sendErrors: i.txErrors, drops: { ...i.drops }, maxTimerLateMs: Math.round(i.timerLateMs * 100) / 100, lowerPriorityAdverts: i.lowerPriorityAdverts },
-        lastTransition: i.last,
-      };
-      if (i.o.group !== undefined) s.group = i.o.group;
-      return s;
-    });
+    const instances = [...this.insts.values()].map(instanceSnapshot);
     const ns = (x: number): number => Math.round(x / 1e4) / 100;
     return { instances, loopDelayMs: { p99: ns(this.loopDelay.percentile(99)), max: ns(this.loopDelay.max) }, at: Date.now() };
   }
@@ -881,15 +343,9 @@ export class VrrpRuntime {
   }
 
   private logLimited(level: LogLevel, inst: Inst, msg: string, reason: string, peer: Uint8Array): void {
-    const peerText = formatIP(peer);
-    const key = `${inst.o.name}|${reason}|${peerText}`;
-    const t = Date.now();
-    const g = this.logGate.get(key);
-    if (g !== undefined && t - g.at < LOG_WINDOW_MS) {
-      g.suppressed++;
-      return;
-    }
-    this.logGate.set(key, { at: t, suppressed: 0 });
-    this.log(level, inst, msg, { peer: peerText, reason, ...(g !== undefined && g.suppressed > 0 ? { suppressedSinceLast: g.suppressed } : {}) });
+    this.limited(level, inst.o.name, msg, reason, peer);
   }
+
+  private readonly instLog: InstLog = (level, inst, msg, fields) => { this.log(level, inst, msg, fields); };
+  private readonly instLimited: InstLimitedLog = (level, inst, msg, reason, peer) => { this.logLimited(level, inst, msg, reason, peer); };
 }

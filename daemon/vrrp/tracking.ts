@@ -47,3 +47,47 @@ export function applyTracking(base: number, items: TrackedState[]): TrackingResu
   const priority = base === 255 ? 255 : Math.max(1, Math.min(254, base + delta));
   return { priority, fault: reasons.length > 0, reasons };
 }
+
+/** The latest result of a track script, file or process, by `kind:name` (what an instance starts from). */
+export interface TrackResult {
+  ok: boolean;
+  value?: number;
+  disabled?: boolean;
+}
+
+/** What trackedFor reads of an instance's options. */
+interface TrackedOptions {
+  trackInterfaces: readonly { name: string; weight: number }[];
+  trackScripts: readonly { name: string; weight: number }[];
+  trackFiles: readonly { path: string; weight: number }[];
+  trackProcesses: readonly { name: string; weight: number; reverse: boolean }[];
+}
+
+/**
+ * The tracked objects of an instance with their current state: kept from `previous` where the same
+ * object was tracked already, else the link state / last track result. Scripts count as passing until
+ * their first result; files as 0 until read (keepalived alike).
+ */
+export function trackedFor(o: TrackedOptions, linkUp: (name: string) => boolean, results: ReadonlyMap<string, TrackResult>, previous?: ReadonlyMap<string, TrackedState>): Map<string, TrackedState> {
+  const out = new Map<string, TrackedState>();
+  const keep = (key: string, fresh: TrackedState): void => {
+    const p = previous?.get(key);
+    out.set(key, p === undefined ? fresh : { ...p, weight: fresh.weight, ...(fresh.reverse !== undefined ? { reverse: fresh.reverse } : {}) });
+  };
+  for (const t of o.trackInterfaces) keep(`interface:${t.name}`, { kind: 'interface', name: t.name, weight: t.weight, ok: linkUp(t.name) });
+  for (const t of o.trackScripts) {
+    const r = results.get(`script:${t.name}`);
+    if (r?.disabled === true) continue;
+    keep(`script:${t.name}`, { kind: 'script', name: t.name, weight: t.weight, ok: r?.ok ?? true });
+  }
+  for (const t of o.trackFiles) {
+    const r = results.get(`file:${t.path}`);
+    keep(`file:${t.path}`, { kind: 'file', name: t.path, weight: t.weight, ok: true, value: r?.value ?? 0 });
+  }
+  // A process tracker counts as OK until the start-up scan says (it comes within milliseconds of the start).
+  for (const t of o.trackProcesses) {
+    const r = results.get(`process:${t.name}`);
+    keep(`process:${t.name}`, { kind: 'process', name: t.name, weight: t.weight, reverse: t.reverse, ok: r?.ok ?? true });
+  }
+  return out;
+}

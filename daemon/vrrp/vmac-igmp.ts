@@ -69,6 +69,11 @@ export class VmacIgmp {
     private readonly warn: (msg: string) => void,
   ) {}
 
+  /** The next sync writes the table even if its script is the same (a member's link was made anew). */
+  forget(): void {
+    if (this.applied !== null) this.applied = { ...this.applied, script: '' };
+  }
+
   async sync(members: readonly VmacMember[], s: VmacNftSettings, disableLocalIgmp: boolean): Promise<void> {
     if (members.length === 0 && this.applied === null) return;
     const script = members.length === 0 ? vmacNftClear(s.table) + (this.applied !== null && this.applied.table !== s.table ? vmacNftClear(this.applied.table) : '') : vmacNftScript(members, s, disableLocalIgmp, this.applied?.table);

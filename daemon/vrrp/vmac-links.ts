@@ -10,7 +10,7 @@ import type { IpvlanFlags, MacvlanMode } from '../net/link-codec.js';
 import { runNftScript } from '../net/nft-file.js';
 import { VmacIgmp } from './vmac-igmp.js';
 import { onVmac, PARENT_CONF, planVmac, VMAC_CONF, VMAC_MODE, vmacMembers, vmacSpecs, type VmacSpec } from './vmac.js';
-import type { NormalizedOptions } from './options.js';
+import type { NormalizedInstance, NormalizedOptions } from './options.js';
 import type { LogLevel } from './protocol.js';
 
 export interface VmacIo {
@@ -59,6 +59,8 @@ export class VmacLinks {
   private readonly igmp: VmacIgmp;
   /** The settings of the table, from the options last prepared (a stop clears the table they named). */
   private nft: NormalizedOptions['nftables'] | undefined;
+  /** The options last prepared, as configured (before onVmac): what remake() sets an instance up from. */
+  private options: NormalizedOptions | undefined;
 
   constructor(
     private readonly io: VmacIo,
@@ -69,18 +71,43 @@ export class VmacLinks {
 
   /** Makes sure every VMAC of `o` is there and up; returns the options as the runtime runs them. */
   async prepare(o: NormalizedOptions): Promise<NormalizedOptions> {
+    this.options = o;
+    const sources = await this.setUp(vmacSpecs(o));
+    return { ...o, instances: o.instances.map((i) => onVmac(i, sources.get(i.name) ?? null)) };
+  }
+
+  /**
+   * dynamic_interfaces for a VMAC or ipvlan (keepalived 2.2.7 alike, docs/vrrp.md): the instance's link
+   * made (or adopted) again from the options last prepared, once its parent is there; the instance as the
+   * runtime then runs it, or null when it has no such link or it cannot be made (still no parent).
+   */
+  async remake(instance: string): Promise<NormalizedInstance | null> {
+    const o = this.options;
+    const i = o?.instances.find((x) => x.name === instance);
+    const specs = o === undefined ? [] : vmacSpecs(o).filter((s) => s.instance === instance);
+    if (i === undefined || specs.length === 0) return null;
+    // A link made anew has a new index: the IGMP/MLD table, which holds indexes, is written again.
+    this.igmp.forget();
+    const sources = await this.setUp(specs);
+    return sources.has(instance) ? onVmac(i, sources.get(instance) ?? null) : null;
+  }
+
+  /** The links of `specs` made or adopted and up; the adverts' source of each instance set up (by instance). */
+  private async setUp(specs: readonly VmacSpec[]): Promise<Map<string, string | null>> {
     const sources = new Map<string, string | null>();
     const ready: [VmacSpec, LinkDetail, LinkDetail][] = [];
-    for (const s of vmacSpecs(o)) {
+    for (const s of specs) {
       const pair = await this.ensure(s);
       if (pair !== null) ready.push([s, ...pair]);
     }
+    const o = this.options;
+    if (o === undefined) return sources;
     // The IGMP/MLD table before any link comes up or gets its link-local: the first reports (measured: the
     // link-local's solicited-node group) would otherwise leave with the virtual MAC.
     this.nft = o.nftables;
     await this.igmp.sync(vmacMembers(o).filter((m) => this.ours.has(m.name)), o.nftables, o.disableLocalIgmp);
     for (const [s, vmac, parent] of ready) sources.set(s.instance, await this.bringUp(s, vmac, parent));
-    return { ...o, instances: o.instances.map((i) => onVmac(i, sources.get(i.name) ?? null)) };
+    return sources;
   }
 
   /** One VMAC created or adopted (null: refused): the link and its parent. */

@@ -131,3 +131,47 @@ test('vmac_xmit_base with a settable name: adverts leave by eth0 with its own MA
   assert.equal(await link(2, 'vx51'), null);
   await cleanup();
 });
+
+test('dynamic_interfaces with use_vmac: the parent made after the start gets its vrrp.51 then and the instance comes up on it; FAULT when the parent is deleted, a new vrrp.51 and MASTER when it is made again — keepalived (with dynamic_interfaces) and lvsd alike', { timeout: 120_000 }, async () => {
+  await cleanup();
+  // Each namespace its own parent (a veth pair inside it): two lone masters, each measured on its own.
+  const make = (i: number): Promise<unknown> => host(i).sh('ip link add dy0 type veth peer name dy1 && ip link set dy1 up && ip link set dy0 up && ip addr add 10.9.0.1/24 dev dy0');
+  const drop = (i: number): Promise<unknown> => host(i).sh('ip link del dy0 2>/dev/null; true');
+  const onVmac = async (i: number): Promise<string> => (await host(i).sh('ip -4 -br addr show dev vrrp.51 2>/dev/null; true')).stdout;
+  await Promise.all([drop(1), drop(2)]);
+  const k = own(await startKeepalived(host(1), keepalivedConf([{ name: 'VI_1', interface: 'dy0', vrid: 51, version: 3, interval: 0.1, priority: 150, vips: ['10.9.0.100/24'], extra: ['use_vmac'] }], 'kad1', ['dynamic_interfaces'])));
+  const l = await lvsd(2, { priority: 150, interface: 'dy0', vips: ['10.9.0.100/24'] });
+  await l.waitState('VI_1', 'FAULT', 10_000);
+  await sleep(500);
+  assert.doesNotMatch(k.log(), /Entering MASTER STATE/, 'keepalived waits for the parent');
+  assert.equal(await link(2), null, 'no vrrp.51 without its parent');
+  await Promise.all([make(1), make(2)]);
+  await Promise.all([k.waitForLog(/Entering MASTER STATE/, 10_000), l.waitState('VI_1', 'MASTER', 10_000)]);
+  assert.match(k.log(), /Success creating VMAC interface vrrp\.51/, 'keepalived made its VMAC when the parent came');
+  const first = await link(2);
+  assert.deepEqual(first && { address: first.address, mode: first.mode, parent: first.parent }, { address: VMAC, mode: 'macvlan/private', parent: 'dy0' });
+  assert.deepEqual((await link(1))?.mode, 'macvlan/private', 'keepalived made the same link');
+  await waitFor('lvsd holds the VIP on its vrrp.51', async () => /10\.9\.0\.100\/24/.test(await onVmac(2)), 5000);
+  assert.match(await onVmac(1), /10\.9\.0\.100\/24/, 'keepalived holds it on its vrrp.51');
+  const since = performance.timeOrigin + performance.now(); // waitState's `since` is a time (the transitions' mono)
+  await Promise.all([drop(1), drop(2)]);
+  await Promise.all([k.waitForLog(/Entering FAULT STATE/, 10_000), l.waitState('VI_1', 'FAULT', 10_000, since)]);
+  const kAt = k.log().length;
+  const again = performance.timeOrigin + performance.now();
+  await Promise.all([make(1), make(2)]);
+  await Promise.all([
+    waitFor('keepalived MASTER again', () => /Entering MASTER STATE/.test(k.log().slice(kAt)), 10_000),
+    l.waitState('VI_1', 'MASTER', 10_000, again),
+  ]);
+  assert.match(k.log().slice(kAt), /Success creating VMAC interface vrrp\.51/, 'keepalived made a new VMAC');
+  const second = await link(2);
+  assert.ok(second !== null && first !== null && second.ifindex !== first.ifindex && second.address === VMAC && second.parent === 'dy0', `a new vrrp.51 on the new dy0: ${JSON.stringify(second)}`);
+  // The VIPs follow the transition (as they do at any MASTER): give them their moment.
+  await waitFor('lvsd holds the VIP on the new vrrp.51', async () => /10\.9\.0\.100\/24/.test(await onVmac(2)), 5000).catch((e: unknown) => {
+    throw new Error(`${e instanceof Error ? e.message : String(e)}\n${l.lines.map((x) => JSON.stringify(x)).join('\n')}`);
+  });
+  await l.stop();
+  assert.equal(await link(2), null, 'lvsd removed vrrp.51 on stop');
+  await Promise.all([drop(1), drop(2)]);
+  await cleanup();
+});

@@ -278,3 +278,38 @@ test('importer: use_ipvlan NAME ADDRESS TYPE carried as keepalived 2.2.7 parses 
   assert.ok(!bad.ok);
   assert.match(bad.errors.map((e) => `${e.path}: ${e.message}`).join('\n'), /vrrp\.instances\[0\]\.ipvlan: an IPv4 instance on an ipvlan needs ipvlan\.address/);
 });
+
+test('VmacLinks.remake (dynamic_interfaces): nothing while the parent is missing; once it is there the macvlan (or ipvlan) is made and the instance returned as it runs on it; the IGMP table is written again for the new link', async () => {
+  const links: LinkDetail[] = [];
+  const { io, calls, scripts } = recordingIo(links, {});
+  const logs: string[] = [];
+  const v = new VmacLinks(io, (_l, msg) => logs.push(msg));
+  const o = opts({});
+  const running = await v.prepare(o);
+  assert.equal(running.instances[0]?.unicastSrcIp, undefined, 'no parent, no source');
+  assert.deepEqual(calls, []);
+  assert.equal(await v.remake('VI_1'), null, 'still no parent');
+  assert.equal(await v.remake('nobody'), null);
+  links.push(eth0);
+  const made = await v.remake('VI_1');
+  assert.equal(made?.interface, 'vrrp.51');
+  assert.equal(made.unicastSrcIp, '10.0.0.1', 'the parent\'s address is the adverts\' source');
+  assert.deepEqual(calls, ['add vrrp.51@2 00:00:5e:00:01:33 private', 'v6 vrrp.51 addr_gen_mode=1', 'up 11']);
+  assert.equal(scripts.length, 1, 'the IGMP table for the new macvlan');
+  // The parent and its macvlan deleted, the parent made again: a new macvlan, the table written again.
+  links.length = 0;
+  links.push(eth0);
+  calls.length = 0;
+  assert.equal((await v.remake('VI_1'))?.interface, 'vrrp.51');
+  assert.deepEqual(calls, ['add vrrp.51@2 00:00:5e:00:01:33 private', 'v6 vrrp.51 addr_gen_mode=1', 'up 11']);
+  assert.equal(scripts.length, 2, 'written again (its map holds the old link\'s index)');
+  const ipv = normalizeOptions({ instances: [{ name: 'VI_1', interface: 'eth0', vrid: 51, priority: 100, vips: ['10.0.0.100/24'], ipvlan: { address: '10.0.0.9/24', type: 'private' } }] });
+  const ipLinks: LinkDetail[] = [];
+  const r2 = recordingIo(ipLinks, {});
+  const w = new VmacLinks(r2.io, () => undefined);
+  await w.prepare(ipv);
+  assert.equal(await w.remake('VI_1'), null, 'no parent for the ipvlan');
+  ipLinks.push(eth0);
+  assert.equal((await w.remake('VI_1'))?.interface, 'vrrp.51');
+  assert.deepEqual(r2.calls, ['ipvlan vrrp.51@2 private', 'up 11', 'addr 11 10.0.0.9/24', 'v6 vrrp.51 disable_ipv6=1']);
+});

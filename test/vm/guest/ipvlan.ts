@@ -118,4 +118,52 @@ export async function ipvlanChecks(checks: Checks): Promise<void> {
       topo.destroy();
     }
   });
+  await checks.check('use_ipvlan under dynamic_interfaces: the parent made after the start gets its ipvlan then and the instance becomes MASTER on it; FAULT when the parent is deleted; a new ipvlan and MASTER when it is made again — keepalived and lvsd alike', async () => {
+    const topo = await Topology.create('ipvld');
+    try {
+      // Each side alone on a veth of its own namespace (dy0, made and deleted by the check): two lone masters.
+      const d1 = await topo.addHost({ name: 'd1', addresses: ['10.78.0.1/24'] });
+      const d2 = await topo.addHost({ name: 'd2', addresses: ['10.78.0.2/24'] });
+      const make = (ns: typeof d1): Promise<unknown> => ns.sh('ip link add dy0 type veth peer name dy1 && ip link set dy1 up && ip link set dy0 up && ip addr add 10.79.0.1/24 dev dy0');
+      const drop = (ns: typeof d1): Promise<unknown> => ns.sh('ip link del dy0 2>/dev/null; true');
+      const kind = async (ns: typeof d1): Promise<string> => (await ns.sh('ip -d -o link show dev vrrp.51 2>/dev/null | grep -o "vrrp.51@[a-z0-9]*: .*ipvlan  mode l2" | cut -d: -f1; true')).stdout.trim();
+      const k = await startKeepalived(d1, keepalivedConf([{ name: 'VI_1', interface: 'dy0', vrid: 51, priority: 150, version: 3, interval: 1, vips: ['10.79.0.100/24'], extra: ['use_ipvlan vrrp.51 10.79.0.11/24 private'] }], 'kad', ['dynamic_interfaces']));
+      try {
+        const l = await startLvsdNode(d2, { instances: [{ name: 'VI_1', interface: 'dy0', vrid: 51, version: 3, advertIntervalMs: 1000, priority: 150, vips: ['10.79.0.100/24'], ipvlan: { address: '10.79.0.12/24', type: 'private' } }], garp: { masterDelayMs: 0 } }, 60_000);
+        try {
+          await l.waitState('VI_1', 'FAULT', 10_000);
+          await new Promise((r) => setTimeout(r, 1000));
+          assert.doesNotMatch(k.log(), /Entering MASTER STATE/, 'keepalived waits for the parent');
+          await Promise.all([make(d1), make(d2)]);
+          await l.waitState('VI_1', 'MASTER', 20_000);
+          await k.waitForLog(/Entering MASTER STATE/, 20_000); // keepalived 2.2.7, measured: MASTER once the parent came
+          assert.equal(await kind(d1), 'vrrp.51@dy0', 'keepalived made its ipvlan on dy0');
+          assert.equal(await kind(d2), 'vrrp.51@dy0', `lvsd made its ipvlan on dy0; ${l.output().slice(-1500)}`);
+          const since = performance.timeOrigin + performance.now(); // waitState's `since` is a time (the transitions' mono)
+          const kDrop = k.log().length;
+          await Promise.all([drop(d1), drop(d2)]);
+          await l.waitState('VI_1', 'FAULT', 20_000, since);
+          await new Promise((r) => setTimeout(r, 1000));
+          assert.match(k.log().slice(kDrop), /Entering FAULT STATE/, 'keepalived FAULT without the parent (measured)');
+          const kAt = k.log().length;
+          const again = performance.timeOrigin + performance.now();
+          await Promise.all([make(d1), make(d2)]);
+          await l.waitState('VI_1', 'MASTER', 20_000, again);
+          const end = Date.now() + 20_000;
+          while (!/Entering MASTER STATE/.test(k.log().slice(kAt)) && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+          const kAgain = k.log().slice(kAt);
+          assert.match(kAgain, /Success creating ipvlan interface vrrp\.51[^]*Entering MASTER STATE/, 'keepalived made a new ipvlan and is MASTER again (measured)');
+          assert.equal(await kind(d2), 'vrrp.51@dy0', 'lvsd made a new ipvlan');
+          await l.stop();
+          return `keepalived, parent made again: ${kAgain.split('\n').filter((x) => /VMAC|ipvlan|vrrp\.51|STATE/.test(x)).slice(0, 8).join(' / ')}`;
+        } finally {
+          await l.kill();
+        }
+      } finally {
+        await k.kill();
+      }
+    } finally {
+      topo.destroy();
+    }
+  });
 }
