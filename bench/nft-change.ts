@@ -13,6 +13,8 @@
 //   nft round trip   an empty line through the long-lived nft (the sentinel alone: the pipe, no kernel)
 //   nft 1 element    one vmap element added or removed through nft: nft's cost for the least a change can be
 //   netlink 1 element  the same kind of transaction as one netlink batch from this process (nft-netlink-floor.ts)
+// Beside it the same change of service 1, a sh service: a hashed slot space never changes size (model.ts,
+// HASH_SLOTS), so its change is the map's elements alone, and no new rule makes the kernel validate the table.
 // The ratios printed are full program / (nft -f), change / (nft 1 element) and each size's change / the
 // 100-service change (the issue asks that a change not grow with the table).
 //
@@ -44,13 +46,16 @@ const ROUNDS = Number(process.env.BENCH_NFT_ROUNDS ?? 21);
 const TABLE = 'lvsdbench';
 const here = dirname(fileURLToPath(import.meta.url));
 
-/** `services` virtual servers of `servers` real servers each; `bump` changes service 0's first weight. */
-export function bigTable(services: number, servers: number, bump = -1): DesiredTable {
+/**
+ * `services` virtual servers of `servers` real servers each, wrr but for service 1 (sh: a hashed one);
+ * `bump` changes the first weight of service `which` (0: wrr, whose slot space follows its weights; 1: sh).
+ */
+export function bigTable(services: number, servers: number, bump = -1, which = 0): DesiredTable {
   return {
     services: Array.from({ length: services }, (_, i) => ({
-      id: `tcp:10.200.${i >> 8}.${i & 255}:80`, family: 4 as const, protocol: 'tcp' as const, address: `10.200.${i >> 8}.${i & 255}`, port: 80, scheduler: 'wrr' as const,
+      id: `tcp:10.200.${i >> 8}.${i & 255}:80`, family: 4 as const, protocol: 'tcp' as const, address: `10.200.${i >> 8}.${i & 255}`, port: 80, scheduler: i === 1 ? 'sh' as const : 'wrr' as const,
       realServers: Array.from({ length: servers }, (_, j) => ({
-        id: `10.201.${j >> 8}.${(j & 255) + 1}:80`, address: `10.201.${j >> 8}.${(j & 255) + 1}`, port: 80, weight: i === 0 && j === 0 ? 2 + bump : 1, method: 'nat' as const,
+        id: `10.201.${j >> 8}.${(j & 255) + 1}:80`, address: `10.201.${j >> 8}.${(j & 255) + 1}`, port: 80, weight: i === which && j === 0 ? 2 + bump : 1, method: 'nat' as const,
       })),
     })),
   };
@@ -89,6 +94,10 @@ interface Row {
   full: number;
   nftFile: number;
   changeCpu: number;
+  shChange: number;
+  shChangeCpu: number;
+  shBatch: number;
+  shBatchOps: number;
   walk: number;
   walkCpu: number;
   changeFresh: number;
@@ -140,12 +149,12 @@ async function measure(ns: string, exec: (cmd: string, args: string[]) => Promis
   const kept = bigTable(size, 10);
   let last: DesiredTable | undefined;
   /** Medians of wall and CPU: [with the changed services, without] when `hinted` alternates, else [without]. */
-  const rounds = async (tableOf: (i: number) => DesiredTable, hinted: (i: number) => boolean): Promise<[number, number, number, number]> => {
+  const rounds = async (tableOf: (i: number) => DesiredTable, hinted: (i: number) => boolean, touched = 0): Promise<[number, number, number, number]> => {
     const changes: [number[], number[]] = [[], []];
     const cpus: [number[], number[]] = [[], []];
     for (let i = 0; i < 2 * ROUNDS; i++) {
       const table = tableOf(i);
-      const first = table.services[0];
+      const first = table.services[touched];
       const changed: ChangedServices | undefined = hinted(i) && last !== undefined && first !== undefined ? { since: last, services: new Map([[first.id, first]]) } : undefined;
       const hint = changed !== undefined;
       const c0 = process.cpuUsage();
@@ -158,6 +167,10 @@ async function measure(ns: string, exec: (cmd: string, args: string[]) => Promis
   };
   const [change, changeCpu, walk, walkCpu] = await rounds((i) => ({ services: [...bigTable(1, 10, i).services, ...kept.services.slice(1)] }), (i) => i % 2 === 0);
   const [, , changeFresh, changeFreshCpu] = await rounds((i) => bigTable(size, 10, i), () => false);
+  // The same change of the sh service (service 1): its slot space stays, so it is the map's elements alone.
+  // The other services as the last round left them, the very same objects (the hint names service 1 alone).
+  const before = last ?? kept;
+  const [shChange, shChangeCpu] = await rounds((i) => ({ services: before.services.map((s, k) => (k === 1 ? bigTable(2, 10, i % 2, 1).services[1] ?? s : s)) }), () => true, 1);
   // The whole of what the daemon pays for one change: the director's pass (an override on service 0's first
   // real server, the service touched) and the apply, wall and CPU. Beside it, the same pass as the director
   // made it before its memo: every plan and spec decided afresh.
@@ -203,6 +216,14 @@ async function measure(ns: string, exec: (cmd: string, args: string[]) => Promis
   const fastBack = fastChanges({ ...b, live: liveA.live }, a).ops;
   await nl.send(fastThere);
   await nl.send(fastBack);
+  const shA = tableModel(bigTable(size, 10, 0, 1), { table: TABLE });
+  const shB = tableModel(bigTable(size, 10, 1, 1), { table: TABLE });
+  const shThere = fastChanges(liveA, shA).ops;
+  const shFwd = fastChanges({ ...shA, live: liveA.live }, shB).ops;
+  const shBack = fastChanges({ ...shB, live: liveA.live }, shA).ops;
+  await nl.send(shThere);
+  const shBatch = median(await timed(ROUNDS - (ROUNDS % 2), (i) => nl.send(i % 2 === 0 ? shFwd : shBack)));
+  await nl.send(fastChanges({ ...shA, live: liveA.live }, a).ops);
   const batch = median(await timed(ROUNDS, (i) => nl.send(i % 2 === 0 ? fastThere : fastBack)));
   nl.close();
   // The same change through nft: the structural path's three transactions (stage, switch, retire).
@@ -222,7 +243,7 @@ async function measure(ns: string, exec: (cmd: string, args: string[]) => Promis
   await exec('nft', ['add', 'map', 'inet', TABLE, 'probe4', '{ type mark : ipv4_addr; }']);
   const dataFloor = JSON.parse(await exec('node', [join(here, 'nft-netlink-floor.js'), TABLE, chain, String(ROUNDS), 'data'])) as { medianMs: number };
   await exec('nft', ['delete', 'table', 'inet', TABLE]);
-  return { size, full, nftFile, changeCpu, walk, walkCpu, changeFresh, changeFreshCpu, director, directorCpu, directorWalk, directorWalkCpu, directorFresh, directorFreshCpu, again, change, raw, batch, batchOps: fastThere.length, roundTrip, oneElement, netlink: floor.medianMs, netlinkData: dataFloor.medianMs };
+  return { size, full, nftFile, shChange, shChangeCpu, shBatch, shBatchOps: shFwd.length, changeCpu, walk, walkCpu, changeFresh, changeFreshCpu, director, directorCpu, directorWalk, directorWalkCpu, directorFresh, directorFreshCpu, again, change, raw, batch, batchOps: fastThere.length, roundTrip, oneElement, netlink: floor.medianMs, netlinkData: dataFloor.medianMs };
 }
 
 async function main(): Promise<void> {
@@ -236,12 +257,14 @@ async function main(): Promise<void> {
     for (const size of SIZES) {
       const r = await measure(host.name, exec, size);
       rows.push(r);
+      console.log(`S=${String(size).padStart(5)}  one change of the sh service ${r.shChange.toFixed(2)} ms (lvsd CPU ${r.shChangeCpu.toFixed(2)} ms; its netlink transaction of ${r.shBatchOps} messages, elements alone, ${r.shBatch.toFixed(2)} ms)`);
       console.log(`S=${String(size).padStart(5)}  full program ${r.full.toFixed(0).padStart(6)} ms (nft -f of its transaction ${r.nftFile.toFixed(0)} ms)  unchanged ${r.again.toFixed(1).padStart(6)} ms  one change ${r.change.toFixed(2).padStart(6)} ms (lvsd CPU ${r.changeCpu.toFixed(2)} ms; without the changed services ${r.walk.toFixed(2)} ms, CPU ${r.walkCpu.toFixed(2)} ms; every spec a new object ${r.changeFresh.toFixed(1)} ms, CPU ${r.changeFreshCpu.toFixed(2)} ms) ` +
         `(with the director's pass: ${r.director.toFixed(2)} ms, CPU ${r.directorCpu.toFixed(2)} ms; without the changed services ${r.directorWalk.toFixed(2)} ms, CPU ${r.directorWalkCpu.toFixed(2)} ms; the pass decided afresh ${r.directorFresh.toFixed(1)} ms, CPU ${r.directorFreshCpu.toFixed(2)} ms) ` +
         `(its netlink transaction of ${r.batchOps} messages ${r.batch.toFixed(2)} ms; the same change through nft, three transactions, ${r.raw.toFixed(1)} ms)  |  nft round trip ${r.roundTrip.toFixed(2)} ms  nft 1 element ${r.oneElement.toFixed(1)} ms  netlink 1 vmap element ${r.netlink.toFixed(3)} ms, 1 data-map element ${r.netlinkData.toFixed(3)} ms`);
     }
     const base = rows[0];
     for (const r of rows) {
+      console.log(`S=${r.size}: the sh change / the sh change at S=${base?.size ?? '?'} ${base === undefined ? '?' : (r.shChange / base.shChange).toFixed(1)}× (CPU ${base === undefined ? '?' : (r.shChangeCpu / base.shChangeCpu).toFixed(1)}×, its netlink transaction ${base === undefined ? '?' : (r.shBatch / base.shBatch).toFixed(1)}×); the wrr change's netlink transaction ${base === undefined ? '?' : (r.batch / base.batch).toFixed(1)}×`);
       console.log(`S=${r.size}: full program / (nft -f) ${(r.full / r.nftFile).toFixed(2)}×; change / (nft 1 element) ${(r.change / r.oneElement).toFixed(2)}×; change / change at S=${base?.size ?? '?'} ${base === undefined ? '?' : (r.change / base.change).toFixed(1)}× (CPU ${base === undefined ? '?' : (r.changeCpu / base.changeCpu).toFixed(1)}×; without the changed services ${base === undefined ? '?' : (r.walk / base.walk).toFixed(1)}×; every spec new ${base === undefined ? '?' : (r.changeFresh / base.changeFresh).toFixed(1)}×; with the director's pass ${base === undefined ? '?' : (r.director / base.director).toFixed(1)}×, without the changed services ${base === undefined ? '?' : (r.directorWalk / base.directorWalk).toFixed(1)}×); ` +
         `director's pass with its memo / afresh ${(r.director / r.directorFresh).toFixed(2)}×; ` +
         `netlink transaction / (nft 1 element) ${(r.batch / r.oneElement).toFixed(3)}×; ` +

@@ -158,6 +158,38 @@ test('netlink path: 50 weight changes under load, each one netlink transaction, 
   }
 });
 
+test('netlink path: a sh service\'s 30 changes of real servers under load are elements alone, zero failed requests', async (t) => {
+  // A hashed service keeps its slot space (model.ts, HASH_SLOTS): added, removed, drained, reweighted — never a new rule.
+  const fast = createNftablesDataplane({ netns: lab.director.name, driftCheckIntervalMs: 3_600_000 });
+  const sh = (w: number[]): ServiceSpec => {
+    const s = http4(w, 'sh');
+    return { ...s, realServers: s.realServers.filter((r, i) => (w[i] ?? -1) >= 0) };
+  };
+  try {
+    await fast.apply(table(sh([1, 1, 1])));
+    const load = await startLoad(lab.client, `http://${VIP4}/`, ['--concurrency', '8']);
+    // -1: the real server is not in the service at all.
+    const variants = [[2, 1, 1], [1, 0, 1], [1, 1, -1], [-1, 3, 1], [1, 1, 1], [5, 1, 0]];
+    const ops: number[] = [];
+    try {
+      for (let i = 0; i < 30; i++) {
+        const rep = await fast.apply(table(sh(variants[i % variants.length] ?? [1, 1, 1])));
+        ops.push(rep.operations);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      const r = await load.stop();
+      t.diagnostic(`30 sh changes under load: sent ${r.sent}, failed ${r.failed}; messages per change ${JSON.stringify([...new Set(ops)])}`);
+      assert.ok(r.ok > 100, `only ${r.ok} requests went through`);
+      assert.equal(r.failed, 0, `failed ${r.failed} of ${r.sent}: ${JSON.stringify(r.errors)}`);
+    }
+    assert.ok(ops.every((n) => n === 2), JSON.stringify(ops));
+    assert.deepEqual(await fast.checkDrift(), []);
+  } finally {
+    await fast.close();
+  }
+});
+
 test('netlink path: the table it leaves is what nft lists for a full program of the same services', async () => {
   const fast = createNftablesDataplane({ netns: lab.director.name, driftCheckIntervalMs: 3_600_000 });
   // The listing's blocks (maps, sets, chains) sorted: their order is the order they were created in.

@@ -58,7 +58,7 @@ test('two directors built independently, real servers listed in another order, p
   for (const h of FLOWS) assert.equal(target(a, h), target(b, h));
 });
 
-test('a failed real server (weight 0): its flows move, about 1/N of all; sh over the same servers moves most', () => {
+test('a failed real server (weight 0): its flows move, about 1/N of all; sh over the same servers moves more', () => {
   const before = serviceModel(mh(FOUR.map((a) => rs(a))));
   const after = serviceModel(mh(FOUR.map((a) => rs(a, a === '10.0.1.2' ? 0 : 1))));
   let moved = 0;
@@ -76,7 +76,9 @@ test('a failed real server (weight 0): its flows move, about 1/N of all; sh over
   // Maglev's promise is "little more than the leaver's own slots" (bench/maglev.ts measures it, mean +0.76 %).
   assert.ok(moved / FLOWS.length < 0.25 + 0.08, `mh moved ${String(moved)} of ${String(FLOWS.length)}`);
   assert.ok(movedOthers / FLOWS.length < 0.08, `flows of the servers still up that moved: ${String(movedOthers)}`);
-  assert.ok(shMoved > 2 * moved, `sh moved ${String(shMoved)}, mh ${String(moved)}`);
+  // sh keeps its slot space (model.ts, HASH_SLOTS) but its ranges are contiguous: the ones after the leaver's
+  // shift, and a third of all flows move (4 → 3 equal ranges), not a quarter.
+  assert.ok(shMoved > moved && shMoved / FLOWS.length > 0.3, `sh moved ${String(shMoved)}, mh ${String(moved)}`);
   // And back: the server's return restores the first table exactly.
   assert.equal(fingerprint(serviceModel(mh(FOUR.map((a) => rs(a))))), fingerprint(before));
 });

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { UnsupportedByDataplane, type DesiredTable, type RealServerSpec, type ServiceSpec } from '../../daemon/dataplane/types.js';
-import { canonicalAddress, fingerprint, ModelCache, sameService, serviceModel, sameSpec, slotChainName, tableModel, type NftDispatch, type NftService, type NftTableModel } from '../../daemon/dataplane/nftables/model.js';
+import { canonicalAddress, fingerprint, HASH_SLOTS, hashSlots, ModelCache, sameService, serviceModel, sameSpec, slotChainName, tableModel, type NftDispatch, type NftService, type NftTableModel } from '../../daemon/dataplane/nftables/model.js';
 import { fullCommands, fullLive, planPhases, planUpdate, serviceCommands, serviceRule, slotMapsIn, slotMapsOf, SLOT_TOP, type NftCommand, type UpdatePlan } from '../../daemon/dataplane/nftables/render.js';
 import { tableDelta } from '../../daemon/dataplane/nftables/delta.js';
 import { fastChanges } from '../../daemon/dataplane/nftables/fast-path.js';
@@ -552,4 +552,27 @@ test('planUpdate of a table the fast path already wrote: no commands, and the si
   // A side `from` does not know is still planned (the service is written).
   const partial = { ...m, live: new Map([...from.live].slice(0, 1)) };
   assert.equal(planPhases(planUpdate(partial, m, sameService)).length > 0, true);
+});
+
+test('property: a hashed service\'s slots fill HASH_SLOTS, one at least per real server, the rest within one slot of its weight\'s share', () => {
+  fc.assert(
+    fc.property(fc.array(fc.integer({ min: 1, max: 65535 }), { minLength: 1, maxLength: 64 }), (weights) => {
+      const n = hashSlots(weights, HASH_SLOTS);
+      assert.equal(n.reduce((a, x) => a + x, 0), HASH_SLOTS);
+      const total = weights.reduce((a, w) => a + w, 0);
+      n.forEach((x, i) => {
+        assert.ok(x >= 1);
+        const share = 1 + ((HASH_SLOTS - weights.length) * (weights[i] ?? 0)) / total;
+        assert.ok(Math.abs(x - share) < 1, `${String(x)} slots for a share of ${String(share)}`);
+      });
+      // And the model: the ranges tile [0, HASH_SLOTS - 1] in the order of the real servers' ids.
+      const m = serviceModel(svc({ scheduler: 'sh', realServers: weights.map((w, i) => rs(`10.0.${String(i >> 8)}.${String((i & 255) + 1)}`, 80, w)) }));
+      assert.equal(m.mod, HASH_SLOTS);
+      m.slots.forEach((s, i) => {
+        assert.equal(s.from, i === 0 ? 0 : (m.slots[i - 1]?.to ?? NaN) + 1);
+      });
+      assert.equal(m.slots.at(-1)?.to, HASH_SLOTS - 1);
+    }),
+    { numRuns: 200, seed: 28 },
+  );
 });

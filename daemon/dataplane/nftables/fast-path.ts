@@ -2,7 +2,9 @@
 //
 // A service whose match, family, scheduler kind and map shape stay the same and that dispatches before
 // and after has only its slot map's elements to change — and, when its slot space changes, its rule's
-// `mod`. Both go into one batch: the old elements out, the new ones in, and (if the mod changed) the slot
+// `mod`. Elements alone are the cheap case: a new rule that NATs makes the kernel validate the whole
+// table at commit, so its cost grows with the table (a hashed service's slot space never changes for
+// that reason: model.ts, HASH_SLOTS). Both go into one batch: the old elements out, the new ones in, and (if the mod changed) the slot
 // chain flushed and its rule added anew, which looks up the same named map. No set is created or removed,
 // and every slot value has an element (the last interval is open: render.ts, slotElements), so a packet
 // that walks the old rule while the batch commits still finds a real server. Everything else (a new or
@@ -10,7 +12,7 @@
 import { slotChainName, type NftService, type NftTableModel } from './model.js';
 import { sameService } from './model.js';
 import { slotRuleNeedsL4 } from './render.js';
-import { delSlotElements, flushChain, newSlotElements, newSlotRule, type NftOp, type SlotRuleSpec } from './nl-codec.js';
+import { flushChain, newSlotRule, slotElementOps, type NftOp, type SlotRuleSpec } from './nl-codec.js';
 
 export interface FastChanges {
   ops: NftOp[];
@@ -42,15 +44,17 @@ function ruleSpec(table: string, svc: NftService, chain: string): SlotRuleSpec |
   };
 }
 
+/** Whether a and b have one slot map type and rules that differ at most in `mod`. */
 function sameShape(a: NftService, b: NftService): boolean {
   if (a.family !== b.family || a.chain !== b.chain || a.slots.length === 0 || b.slots.length === 0) return false;
   if (withPort(a) !== withPort(b) || slotRuleNeedsL4(a) !== slotRuleNeedsL4(b)) return false;
   const ma = a.match;
   const mb = b.match;
   if (ma.kind === 'fwmark' ? mb.kind !== 'fwmark' || mb.mark !== ma.mark : mb.kind !== 'tuple' || mb.address !== ma.address || mb.protocol !== ma.protocol || mb.port !== ma.port) return false;
-  const da = ruleDispatch(a);
-  const db = ruleDispatch(b);
-  return da !== undefined && db !== undefined && JSON.stringify(da) === JSON.stringify(db);
+  const da = a.dispatch;
+  const db = b.dispatch;
+  if (da.kind === 'numgen' || db.kind === 'numgen') return da.kind === db.kind;
+  return da.seed === db.seed && da.fields.length === db.fields.length && da.fields.every((f, i) => f === db.fields[i]);
 }
 
 /**
@@ -66,10 +70,11 @@ export function fastChanges(from: NftTableModel, to: NftTableModel, chains: Iter
     const side = from.live.get(chain);
     if (old === undefined || side === undefined || sameService(old, svc) || !sameShape(old, svc)) continue;
     const slot = slotChainName(chain, side);
-    const spec = ruleSpec(to.table, svc, slot);
-    if (spec === undefined) continue;
-    out.ops.push(delSlotElements(to.table, slot, old.slots), newSlotElements(to.table, slot, svc.slots));
-    if (old.mod !== svc.mod) out.ops.push(flushChain(to.table, slot), newSlotRule(spec));
+    // The same `mod`: the rule stays as it is, whatever it holds (the codec need not be able to write it).
+    const spec = old.mod === svc.mod ? undefined : ruleSpec(to.table, svc, slot);
+    if (old.mod !== svc.mod && spec === undefined) continue;
+    out.ops.push(...slotElementOps('delete', to.table, slot, old.slots), ...slotElementOps('add', to.table, slot, svc.slots));
+    if (spec !== undefined) out.ops.push(flushChain(to.table, slot), newSlotRule(spec));
     out.chains.push(chain);
   }
   return out;

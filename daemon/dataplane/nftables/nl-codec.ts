@@ -120,11 +120,11 @@ function slotData(r: SlotRange, withPort: boolean): Buffer {
  * may look up has an element, even one computed under a previous, larger `mod` by a packet that walked the
  * old rule while this transaction committed (render.ts says why that matters).
  */
-function rangeElements(ranges: readonly SlotRange[], withPort: boolean, withData: boolean): Buffer[] {
+function rangeElements(ranges: readonly SlotRange[], withPort: boolean, withData: boolean, from = 0, to = ranges.length): Buffer[] {
   const out: Buffer[] = [];
   let n = 0;
-  ranges.forEach((r, i) => {
-    const last = i === ranges.length - 1;
+  ranges.slice(from, to).forEach((r, k) => {
+    const last = from + k === ranges.length - 1;
     const start = [nest(SET_ELEM.KEY, [attr(DATA_VALUE, u32be(r.from))])];
     if (withData) start.push(nest(SET_ELEM.DATA, [attr(DATA_VALUE, slotData(r, withPort))]));
     if (last) start.push(attr(SET_ELEM.USERDATA, UDATA_INTERVAL_OPEN));
@@ -149,6 +149,25 @@ export function delSlotElements(table: string, set: string, ranges: readonly Slo
 export function newSlotElements(table: string, set: string, ranges: readonly SlotRange[]): NftOp {
   const withPort = ranges.some((r) => r.port !== 0);
   return { cmd: NFT_MSG.NEWSETELEM, flags: NLM_F.CREATE, payload: elementList(table, set, rangeElements(ranges, withPort, true)) };
+}
+
+/**
+ * Ranges per element message. An attribute's length is 16 bits, so a list of thousands of intervals (a
+ * Maglev map, a wide hashed one) cannot be one message: it goes as several in the same batch (libnftnl
+ * splits its lists too). 400 ranges of IPv6 address and port data stay well under 64 KiB.
+ */
+export const RANGES_PER_MESSAGE = 400;
+
+/** delSlotElements / newSlotElements for any number of ranges: as many messages as the list needs. */
+export function slotElementOps(verb: 'add' | 'delete', table: string, set: string, ranges: readonly SlotRange[]): NftOp[] {
+  const withPort = ranges.some((r) => r.port !== 0);
+  const add = verb === 'add';
+  const out: NftOp[] = [];
+  for (let i = 0; i < ranges.length; i += RANGES_PER_MESSAGE) {
+    const payload = elementList(table, set, rangeElements(ranges, withPort, add, i, Math.min(ranges.length, i + RANGES_PER_MESSAGE)));
+    out.push(add ? { cmd: NFT_MSG.NEWSETELEM, flags: NLM_F.CREATE, payload } : { cmd: NFT_MSG.DELSETELEM, flags: 0, payload });
+  }
+  return out;
 }
 
 function expr(name: string, data: Buffer[]): Buffer {
