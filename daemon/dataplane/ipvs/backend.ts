@@ -14,7 +14,7 @@ import { canonicalizeDesired, canonicalService, fromIpvs, observedDest, serviceK
 import { IpvsError } from '../../ipvs/errors.js';
 import { applyDrain, DEFAULT_DRAIN_POLICY, REMOVAL_SYSCTLS, type DrainEntry, type DrainPolicy } from './drain.js';
 import { applyPlan, opText, plan, type PlanOp } from './reconcile.js';
-import { readService } from './observe.js';
+import { readPacked, readService } from './observe.js';
 import { fileOwnership, type OwnershipStore } from './ownership.js';
 import type { ApplyReport, ChangedServices, Dataplane, DesiredTable, ObservedService, ObservedTable, RealServerSpec, ServiceSpec } from '../types.js';
 
@@ -150,8 +150,13 @@ export class IpvsDataplane implements Dataplane {
     };
   }
 
-  /** The whole kernel table, configuration only, decoded straight from the replies (observe.ts). */
+  /**
+   * The whole kernel table, configuration only, decoded straight from the replies (observe.ts): read in C by the
+   * native addon when it is loaded (one buffer, no JavaScript per reply), through the transport otherwise.
+   */
   private async readKernel(): Promise<ObservedTable> {
+    const packed = await this.client.dumpTablePacked();
+    if (packed !== undefined) return { services: readPacked(packed) };
     return { services: (await this.client.dumpTable()).map((e) => readService(e.service, e.dests)) };
   }
 
@@ -259,13 +264,16 @@ export class IpvsDataplane implements Dataplane {
     let scope: Set<string> | undefined;
     let changed: ServiceSpec[] = [];
     let removed: string[] = [];
+    // A full read runs (on the addon's thread, or in the kernel) while the desired table is canonicalised.
+    const reading = fresh || this.cache === undefined ? this.readKernel() : undefined;
+    reading?.catch(() => undefined); // awaited below; a throw in between must not leave it unhandled
     if (fresh) {
       full = this.canonicalAll(desiredIn);
       desired = full;
     } else {
       ({ desired, scope, changed, removed } = this.changedScope(desiredIn, named));
     }
-    let cache = fresh || this.cache === undefined ? await this.readKernel() : scoped(this.cache, scope ?? new Set());
+    let cache = reading !== undefined ? await reading : scoped(this.cache ?? new Map(), scope ?? new Set());
     if (!fresh) {
       try {
         await this.refreshDrainCandidates(desired, cache);
