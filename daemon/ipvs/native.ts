@@ -14,6 +14,11 @@ import { fileURLToPath } from 'node:url';
 export interface IpvsNative {
   /** The whole table (the layout above); rejects with an Error carrying `errno` when a dump fails. */
   dumpTable(familyId: number): Promise<Buffer>;
+  /**
+   * One line per service of a dumpTable buffer, joined by "\n": reconcile.ts's configText of the service observe.ts
+   * reads from the same bytes, or an empty line where observe.ts refuses them. Throws if the layout is broken.
+   */
+  fingerprints(table: Buffer): string;
 }
 
 let cached: IpvsNative | null | undefined;

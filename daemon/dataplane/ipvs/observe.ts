@@ -178,9 +178,10 @@ export function readService(service: Buffer, replies: readonly Buffer[]): Observ
 
 /**
  * The native table read (ipvs/native.ts's layout: each SERVICE and DEST nest's attributes, framed) as observed
- * services: the same reading as readService over the transport's replies, from one buffer, no view made.
+ * services: the same reading as readService over the transport's replies, from one buffer, no view made. `held(k)`
+ * may give the k-th service's form instead (one the kernel holds as desired: heldAs), which is then not decoded.
  */
-export function readPacked(buf: Buffer): ObservedService[] {
+export function readPacked(buf: Buffer, held?: (k: number) => ObservedService | undefined): ObservedService[] {
   const w = 'native table read';
   const word = (off: number): number => {
     if (off + 4 > buf.length) throw new Error(`${w}: ends at byte ${buf.length}, expected 4 more at ${off}`);
@@ -197,18 +198,37 @@ export function readPacked(buf: Buffer): ObservedService[] {
   let off = 4;
   for (let k = 0; k < count; k++) {
     const svcEnd = blob(off);
-    const svc = observedServiceOf(buf, [], off + 4, svcEnd);
+    const known = held?.(k);
+    const svc = known ?? observedServiceOf(buf, [], off + 4, svcEnd);
     off = (svcEnd + 3) & ~3;
     const dests = word(off);
     off += 4;
     for (let d = 0; d < dests; d++) {
       const end = blob(off);
-      svc.realServers.push(observedDestOf(buf, svc.family, off + 4, end));
+      if (known === undefined) svc.realServers.push(observedDestOf(buf, svc.family, off + 4, end));
       off = (end + 3) & ~3;
     }
     out.push(svc);
   }
   if (off !== buf.length) throw new Error(`${w}: ${buf.length - off} bytes after the last service`);
+  return out;
+}
+
+/**
+ * The observed form of a service the kernel holds exactly as `s` says (the native read's line for it equals
+ * reconcile.ts's configText of `s`), made without decoding it. Connection counts are not read (0): the drain reads
+ * them only for real servers leaving their service, and a service held as desired has none leaving (and the drain
+ * re-reads them before it decides: backend.ts, refreshDrainCandidates).
+ */
+export function heldAs(s: ServiceSpec): ObservedService {
+  const out: ObservedService = { id: s.id, family: s.family, protocol: s.protocol, scheduler: s.scheduler, realServers: [] };
+  if (s.address !== undefined) out.address = s.address;
+  if (s.port !== undefined) out.port = s.port;
+  if (s.fwmark !== undefined) out.fwmark = s.fwmark;
+  if (s.schedulerFlags !== undefined && s.schedulerFlags.length > 0) out.schedulerFlags = s.schedulerFlags;
+  if (s.persistence !== undefined) out.persistence = s.persistence;
+  if (s.onePacket === true) out.onePacket = true;
+  for (const r of s.realServers) out.realServers.push({ ...r, activeConns: 0, inactiveConns: 0, persistConns: 0 });
   return out;
 }
 

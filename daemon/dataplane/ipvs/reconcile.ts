@@ -66,6 +66,29 @@ export function sameRealServerConfig(a: RealServerSpec, b: RealServerSpec): bool
   );
 }
 
+const NAME = /^[a-z0-9_-]*$/;
+
+/**
+ * A service's identity and configuration as one line of text: two services whose lines are equal are the same to
+ * plan() (same id, sameServiceConfig, the same real servers by id each with sameRealServerConfig), so a service the
+ * kernel holds whose line equals the desired one's needs nothing. Real servers in the order given (`reversed`: last
+ * first, the kernel's order for servers added in the desired order). The native table read writes the same line
+ * for each service it reads (daemon/ipvs/native/ipvs_dump.c; test/unit/ipvs-fingerprint.test.ts holds the two
+ * together). Undefined for a spec with a name outside [a-z0-9_-], which no kernel line can equal.
+ */
+export function configText(s: ServiceSpec, reversed = false): string | undefined {
+  const engine = s.persistence?.engine;
+  if (!NAME.test(s.scheduler) || (engine !== undefined && !NAME.test(engine))) return undefined;
+  const persistence = s.persistence === undefined ? '-' : `${s.persistence.timeoutSec}/${s.persistence.netmask}/${engine === undefined ? '' : `=${engine}`}`;
+  let out = `${s.id}|${s.scheduler}|${s.schedulerFlags?.join(',') ?? ''}|${s.onePacket === true ? 1 : 0}|${persistence}`;
+  const rs = s.realServers;
+  for (let i = 0; i < rs.length; i++) {
+    const r = rs[reversed ? rs.length - 1 - i : i];
+    if (r !== undefined) out += `|${r.id} ${r.weight} ${r.method} ${tunnelText(r)} ${r.upperThreshold ?? 0} ${r.lowerThreshold ?? 0}`;
+  }
+  return out;
+}
+
 /** Configuration only: strips observed fields so plans never carry counters. */
 function specOf(s: ServiceSpec): ServiceSpec {
   const out: ServiceSpec = { id: s.id, family: s.family, protocol: s.protocol, scheduler: s.scheduler, realServers: [] };

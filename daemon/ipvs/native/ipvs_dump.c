@@ -8,6 +8,7 @@
 #include <node_api.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,10 +315,303 @@ static napi_value DumpTable(napi_env env, napi_callback_info info) {
   return promise;
 }
 
+
+// ---- fingerprints: each service of a table read as one line of text, for an adoption's compare ----------------
+// The text is daemon/dataplane/ipvs/reconcile.ts's configText of the service observe.ts would read from the same
+// bytes (test/unit/ipvs-fingerprint.test.ts holds the two together over random tables): its id, scheduler, flags,
+// persistence and each destination's id and configuration, destinations in the kernel's order. A service whose
+// bytes observe.ts would refuse, or holding text outside [a-z0-9_-] where a name goes, gets an empty line (it
+// matches nothing, and is decoded and refused in JavaScript as before).
+
+typedef struct {
+  char *p;
+  size_t len, cap;
+  int bad;
+} text_t;
+
+static void put(text_t *t, const char *s, size_t n) {
+  if (t->bad) return;
+  if (t->len + n > t->cap) {
+    size_t cap = t->cap == 0 ? 1 << 16 : t->cap;
+    while (cap < t->len + n) cap *= 2;
+    char *q = realloc(t->p, cap);
+    if (q == NULL) {
+      t->bad = 1;
+      return;
+    }
+    t->p = q;
+    t->cap = cap;
+  }
+  memcpy(t->p + t->len, s, n);
+  t->len += n;
+}
+static void puts_(text_t *t, const char *s) { put(t, s, strlen(s)); }
+static void putu(text_t *t, uint32_t v) {
+  char b[16];
+  int n = snprintf(b, sizeof b, "%u", v);
+  put(t, b, (size_t)n);
+}
+
+static uint16_t rd16(const uint8_t *p) {
+  uint16_t v;
+  memcpy(&v, p, 2);
+  return v;
+}
+static uint32_t rd32(const uint8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+static uint16_t rdbe16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
+
+/** Each attribute's offset by type (types 0..15; the last one wins) as observe.ts's offsets(); -1 if malformed. */
+static int attr_offsets(const uint8_t *buf, uint32_t start, uint32_t end, long at[16]) {
+  for (int i = 0; i < 16; i++) at[i] = -1;
+  for (uint32_t off = start; off + 4 <= end;) {
+    uint16_t len = rd16(buf + off), type = rd16(buf + off + 2) & NLA_TYPE_MASK_;
+    if (len < 4 || off + len > end) return -1;
+    if (type < 16) at[type] = off;
+    off += (len + 3u) & ~3u;
+  }
+  return 0;
+}
+/** The value of attribute `a` if it holds at least n bytes; NULL (and *bad) if shorter, NULL if absent. */
+static const uint8_t *val(const uint8_t *buf, long a, uint32_t n, int *bad) {
+  if (a < 0) return NULL;
+  if ((uint32_t)rd16(buf + a) < n + 4) {
+    *bad = 1;
+    return NULL;
+  }
+  return buf + a + 4;
+}
+static uint32_t u32_or0(const uint8_t *buf, long a, int *bad) {
+  const uint8_t *v = val(buf, a, 4, bad);
+  return v == NULL ? 0 : rd32(v);
+}
+
+/** An address as observe.ts's ipText writes it (IPv6 as WHATWG URL serialises it, RFC 5952); 0 if too short. */
+static int put_ip(text_t *t, const uint8_t *buf, long a, int family) {
+  uint32_t len = rd16(buf + a) - 4u;
+  const uint8_t *p = buf + a + 4;
+  char b[48];
+  if (family == 4) {
+    if (len < 4) return 0;
+    snprintf(b, sizeof b, "%u.%u.%u.%u", p[0], p[1], p[2], p[3]);
+    puts_(t, b);
+    return 1;
+  }
+  if (len < 16) return 0;
+  uint16_t g[8];
+  for (int i = 0; i < 8; i++) g[i] = rdbe16(p + 2 * i);
+  int best = -1, bestLen = 1;
+  for (int i = 0; i < 8;) {
+    int j = i;
+    while (j < 8 && g[j] == 0) j++;
+    if (j - i > bestLen) {
+      best = i;
+      bestLen = j - i;
+    }
+    i = j == i ? i + 1 : j;
+  }
+  int ignore0 = 0;
+  for (int i = 0; i < 8; i++) {
+    if (ignore0 && g[i] == 0) continue;
+    ignore0 = 0;
+    if (best == i) {
+      puts_(t, i == 0 ? "::" : ":");
+      ignore0 = 1;
+      continue;
+    }
+    snprintf(b, sizeof b, "%x", g[i]);
+    puts_(t, b);
+    if (i != 7) puts_(t, ":");
+  }
+  return 1;
+}
+
+/** A name attribute (up to its NUL) if it is made of [a-z0-9_-] only; 0 otherwise. */
+static int put_name(text_t *t, const uint8_t *buf, long a) {
+  if (a < 0) return 1;
+  uint32_t len = rd16(buf + a) - 4u;
+  const uint8_t *p = buf + a + 4;
+  uint32_t n = 0;
+  while (n < len && p[n] != 0) {
+    uint8_t c = p[n];
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return 0;
+    n++;
+  }
+  put(t, (const char *)p, n);
+  return 1;
+}
+
+static int family_of(uint16_t af) { return af == 2 ? 4 : af == 10 ? 6 : 0; }
+
+/** One destination: "|id weight method tunnel upper lower". 0 where observe.ts refuses it. */
+static int put_dest(text_t *t, const uint8_t *buf, uint32_t start, uint32_t end, int serviceFamily) {
+  long at[16];
+  int bad = 0;
+  if (attr_offsets(buf, start, end, at) < 0) return 0;
+  int family = serviceFamily;
+  const uint8_t *af = val(buf, at[11], 2, &bad);
+  if (af != NULL) family = family_of(rd16(af));
+  const uint8_t *port = val(buf, at[2], 2, &bad);
+  if (bad || family == 0 || at[1] < 0 || port == NULL) return 0;
+  uint32_t fwd = u32_or0(buf, at[3], &bad) & 7, weight = u32_or0(buf, at[4], &bad);
+  uint32_t upper = u32_or0(buf, at[5], &bad), lower = u32_or0(buf, at[6], &bad);
+  const uint8_t *tt = val(buf, at[13], 1, &bad), *tp = val(buf, at[14], 2, &bad), *tf = val(buf, at[15], 2, &bad);
+  u32_or0(buf, at[7], &bad);
+  u32_or0(buf, at[8], &bad);
+  u32_or0(buf, at[9], &bad);
+  if (bad || fwd > 4 || (tt != NULL && *tt > 2)) return 0;
+  puts_(t, family == 6 ? "|[" : "|");
+  if (!put_ip(t, buf, at[1], family)) return 0;
+  puts_(t, family == 6 ? "]:" : ":");
+  putu(t, rdbe16(port));
+  puts_(t, " ");
+  putu(t, weight);
+  puts_(t, fwd == 3 ? " dr " : fwd == 2 ? " tun " : " nat ");
+  if (fwd == 2) {
+    static const char *names[] = {"ipip", "gue", "gre"};
+    int type = tt == NULL ? 0 : *tt;
+    uint16_t flags = tf == NULL ? 0 : rd16(tf);
+    puts_(t, names[type]);
+    puts_(t, "/");
+    putu(t, type == 1 && tp != NULL ? rdbe16(tp) : 0);
+    puts_(t, flags & 2 ? "/remcsum" : flags & 1 ? "/csum" : "/none");
+  }
+  puts_(t, " ");
+  putu(t, upper);
+  puts_(t, " ");
+  putu(t, lower);
+  return 1;
+}
+
+/** One service's line, without its destinations: 0 where observe.ts refuses it. *family gets its family. */
+static int put_service(text_t *t, const uint8_t *buf, uint32_t start, uint32_t end, int *family) {
+  long at[16];
+  int bad = 0;
+  if (attr_offsets(buf, start, end, at) < 0) return 0;
+  const uint8_t *af = val(buf, at[1], 2, &bad);
+  if (af == NULL || (*family = family_of(rd16(af))) == 0) return 0;
+  uint32_t mark = u32_or0(buf, at[5], &bad);
+  if (bad) return 0;
+  if (mark != 0) {
+    puts_(t, *family == 6 ? "fwmark:6:" : "fwmark:4:");
+    putu(t, mark);
+  } else {
+    const uint8_t *proto = val(buf, at[2], 2, &bad), *port = val(buf, at[4], 2, &bad);
+    if (bad || proto == NULL || port == NULL || at[3] < 0) return 0;
+    uint16_t p = rd16(proto);
+    if (p != 6 && p != 17 && p != 132) return 0;
+    puts_(t, p == 6 ? "tcp:" : p == 17 ? "udp:" : "sctp:");
+    if (*family == 6) puts_(t, "[");
+    if (!put_ip(t, buf, at[3], *family)) return 0;
+    puts_(t, *family == 6 ? "]:" : ":");
+    putu(t, rdbe16(port));
+  }
+  puts_(t, "|");
+  size_t sched = t->len;
+  if (!put_name(t, buf, at[6])) return 0;
+  int shmh = t->len - sched == 2 && (memcmp(t->p + sched, "sh", 2) == 0 || memcmp(t->p + sched, "mh", 2) == 0);
+  char sname[3] = {0};
+  if (shmh) memcpy(sname, t->p + sched, 2);
+  uint32_t flags = at[7] >= 0 && rd16(buf + at[7]) >= 8 ? rd32(buf + at[7] + 4) : 0;
+  uint32_t timeout = u32_or0(buf, at[8], &bad);
+  if (bad) return 0;
+  puts_(t, "|");
+  if (shmh && (flags & 0x8)) {
+    puts_(t, sname);
+    puts_(t, "-fallback");
+    if (flags & 0x10) puts_(t, ",");
+  }
+  if (shmh && (flags & 0x10)) {
+    puts_(t, sname);
+    puts_(t, "-port");
+  }
+  puts_(t, flags & 0x4 ? "|1|" : "|0|");
+  if (!(flags & 0x1)) {
+    puts_(t, "-");
+    return 1;
+  }
+  putu(t, timeout);
+  puts_(t, "/");
+  long nm = at[9];
+  if (nm < 0 || rd16(buf + nm) < 8) puts_(t, *family == 4 ? "255.255.255.255" : "128");
+  else if (*family == 4) put_ip(t, buf, nm, 4);
+  else putu(t, rd32(buf + nm + 4));
+  puts_(t, "/");
+  // The persistence engine, when named (observe.ts leaves an empty name out).
+  size_t eq = t->len;
+  puts_(t, "=");
+  if (!put_name(t, buf, at[11])) return 0;
+  if (t->len == eq + 1) t->len = eq;
+  return 1;
+}
+
+/** fingerprints(buf): one line per service of a dumpTable buffer, joined by "\n" (the layout is checked). */
+static napi_value Fingerprints(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], result;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  bool isBuffer = false;
+  if (argc < 1 || napi_is_buffer(env, argv[0], &isBuffer) != napi_ok || !isBuffer) {
+    napi_throw_type_error(env, NULL, "fingerprints(buffer): a dumpTable buffer");
+    return NULL;
+  }
+  uint8_t *buf;
+  size_t size;
+  CHECK(napi_get_buffer_info(env, argv[0], (void **)&buf, &size));
+  text_t t = {0};
+  const char *broken = NULL;
+  uint32_t off = 4, count = size >= 4 ? rd32(buf) : 0;
+  if (size < 4) broken = "fingerprints: the buffer is shorter than its count";
+  for (uint32_t k = 0; broken == NULL && k < count; k++) {
+    if (off + 4 > size || off + 4 + (uint64_t)rd32(buf + off) > size) {
+      broken = "fingerprints: a service runs past the end of the buffer";
+      break;
+    }
+    uint32_t svcEnd = off + 4 + rd32(buf + off);
+    size_t line = t.len;
+    int family = 0;
+    if (k > 0) puts_(&t, "\n");
+    line = t.len;
+    int ok = put_service(&t, buf, off + 4, svcEnd, &family);
+    off = (svcEnd + 3u) & ~3u;
+    if (off + 4 > size) {
+      broken = "fingerprints: a destination count runs past the end of the buffer";
+      break;
+    }
+    uint32_t dests = rd32(buf + off);
+    off += 4;
+    for (uint32_t d = 0; d < dests; d++) {
+      if (off + 4 > size || off + 4 + (uint64_t)rd32(buf + off) > size) {
+        broken = "fingerprints: a destination runs past the end of the buffer";
+        break;
+      }
+      uint32_t end = off + 4 + rd32(buf + off);
+      if (ok) ok = put_dest(&t, buf, off + 4, end, family);
+      off = (end + 3u) & ~3u;
+    }
+    if (!ok) t.len = line;
+  }
+  if (broken == NULL && t.bad) broken = "fingerprints: out of memory";
+  if (broken != NULL) {
+    free(t.p);
+    napi_throw_error(env, NULL, broken);
+    return NULL;
+  }
+  napi_status st = napi_create_string_latin1(env, t.len == 0 ? "" : t.p, t.len, &result);
+  free(t.p);
+  CHECK(st);
+  return result;
+}
+
 static napi_value Init(napi_env env, napi_value exports) {
   napi_value fn;
   CHECK(napi_create_function(env, "dumpTable", NAPI_AUTO_LENGTH, DumpTable, NULL, &fn));
   CHECK(napi_set_named_property(env, exports, "dumpTable", fn));
+  CHECK(napi_create_function(env, "fingerprints", NAPI_AUTO_LENGTH, Fingerprints, NULL, &fn));
+  CHECK(napi_set_named_property(env, exports, "fingerprints", fn));
   return exports;
 }
 
