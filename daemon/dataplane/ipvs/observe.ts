@@ -228,7 +228,14 @@ export function heldAs(s: ServiceSpec): ObservedService {
   if (s.schedulerFlags !== undefined && s.schedulerFlags.length > 0) out.schedulerFlags = s.schedulerFlags;
   if (s.persistence !== undefined) out.persistence = s.persistence;
   if (s.onePacket === true) out.onePacket = true;
-  for (const r of s.realServers) out.realServers.push({ ...r, activeConns: 0, inactiveConns: 0, persistConns: 0 });
+  // Literals, not spreads: run once per restart this is interpreted, where a spread costs ~10× a literal.
+  for (const r of s.realServers) {
+    const o: ObservedRealServer = { id: r.id, address: r.address, port: r.port, weight: r.weight, method: r.method, activeConns: 0, inactiveConns: 0, persistConns: 0 };
+    if (r.tunnel !== undefined) o.tunnel = r.tunnel;
+    if (r.upperThreshold !== undefined) o.upperThreshold = r.upperThreshold;
+    if (r.lowerThreshold !== undefined) o.lowerThreshold = r.lowerThreshold;
+    out.realServers.push(o);
+  }
   return out;
 }
 

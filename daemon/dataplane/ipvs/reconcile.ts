@@ -84,7 +84,12 @@ export function configText(s: ServiceSpec, reversed = false): string | undefined
   const rs = s.realServers;
   for (let i = 0; i < rs.length; i++) {
     const r = rs[reversed ? rs.length - 1 - i : i];
-    if (r !== undefined) out += `|${r.id} ${r.weight} ${r.method} ${tunnelText(r)} ${r.upperThreshold ?? 0} ${r.lowerThreshold ?? 0}`;
+    if (r === undefined) continue;
+    // What is nearly always at its default is written only when it is not (less to build, cold, per server).
+    out += `|${r.id} ${r.weight} ${r.method}`;
+    if (r.method === 'tun') out += ` ${tunnelText(r)}`;
+    if ((r.upperThreshold ?? 0) !== 0) out += ` u${r.upperThreshold}`;
+    if ((r.lowerThreshold ?? 0) !== 0) out += ` l${r.lowerThreshold}`;
   }
   return out;
 }

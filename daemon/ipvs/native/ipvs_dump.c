@@ -446,7 +446,7 @@ static int put_name(text_t *t, const uint8_t *buf, long a) {
 
 static int family_of(uint16_t af) { return af == 2 ? 4 : af == 10 ? 6 : 0; }
 
-/** One destination: "|id weight method tunnel upper lower". 0 where observe.ts refuses it. */
+/** One destination: "|id weight method", then " tunnel" for tun, " uN" / " lN" for thresholds not 0. 0 where observe.ts refuses it. */
 static int put_dest(text_t *t, const uint8_t *buf, uint32_t start, uint32_t end, int serviceFamily) {
   long at[16];
   int bad = 0;
@@ -469,7 +469,7 @@ static int put_dest(text_t *t, const uint8_t *buf, uint32_t start, uint32_t end,
   putu(t, rdbe16(port));
   puts_(t, " ");
   putu(t, weight);
-  puts_(t, fwd == 3 ? " dr " : fwd == 2 ? " tun " : " nat ");
+  puts_(t, fwd == 3 ? " dr" : fwd == 2 ? " tun " : " nat");
   if (fwd == 2) {
     static const char *names[] = {"ipip", "gue", "gre"};
     int type = tt == NULL ? 0 : *tt;
@@ -479,10 +479,14 @@ static int put_dest(text_t *t, const uint8_t *buf, uint32_t start, uint32_t end,
     putu(t, type == 1 && tp != NULL ? rdbe16(tp) : 0);
     puts_(t, flags & 2 ? "/remcsum" : flags & 1 ? "/csum" : "/none");
   }
-  puts_(t, " ");
-  putu(t, upper);
-  puts_(t, " ");
-  putu(t, lower);
+  if (upper != 0) {
+    puts_(t, " u");
+    putu(t, upper);
+  }
+  if (lower != 0) {
+    puts_(t, " l");
+    putu(t, lower);
+  }
   return 1;
 }
 
