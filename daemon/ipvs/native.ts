@@ -19,6 +19,11 @@ export interface IpvsNative {
    * reads from the same bytes, or an empty line where observe.ts refuses them. Throws if the layout is broken.
    */
   fingerprints(table: Buffer): string;
+  /**
+   * For each service of a dumpTable buffer, the index of the first of `lines` ("\n"-joined) equal to its fingerprint
+   * line, -1 for none (an empty line matches nothing): the adoption's compare done natively.
+   */
+  match(table: Buffer, lines: string): Int32Array;
 }
 
 let cached: IpvsNative | null | undefined;

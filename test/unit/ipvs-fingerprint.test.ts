@@ -144,3 +144,22 @@ test('configText: equal lines are services plan() finds nothing to do for (the a
   const two = { ...base, realServers: [...base.realServers, { id: '10.0.1.2:80', address: '10.0.1.2', port: 80, weight: 1, method: 'nat' as const }] };
   assert.equal(configText(two, true), configText({ ...two, realServers: [...two.realServers].reverse() }));
 });
+
+test('match: each service gets the index of the first desired line equal to its own, -1 for none (empty lines match nothing)', () => {
+  fc.assert(
+    fc.property(fc.array(entry, { maxLength: 6 }), fc.array(fc.tuple(fc.nat(), fc.constantFrom('same', 'changed', 'empty', 'other'))), (table, picks) => {
+      const buf = packed(table.map(([s, ds]): [Buffer, Buffer[]] => [Buffer.concat(encodeService(s)), ds.map((d) => Buffer.concat(encodeDest(d)))]));
+      const lines = native().fingerprints(buf).split('\n').slice(0, table.length);
+      // Desired lines: kernel lines (some twice), altered ones, empty ones, unrelated ones, in any order.
+      const desired = picks.map(([i, how]) => {
+        const line = lines.length === 0 ? 'x' : (lines[i % lines.length] ?? '');
+        return how === 'same' ? line : how === 'changed' ? `${line} ` : how === 'empty' ? '' : `tcp:10.0.0.${i % 256}:80|rr||0|-`;
+      });
+      const expectedIdx = lines.map((l) => (l === '' ? -1 : desired.indexOf(l)));
+      assert.deepEqual([...native().match(buf, desired.join('\n'))], expectedIdx);
+    }),
+    { numRuns: 1000 },
+  );
+  assert.throws(() => native().match(packed([]).subarray(0, 2), ''), /match: the buffer is shorter than its count/);
+  assert.deepEqual([...native().match(packed([]), 'anything')], []);
+});

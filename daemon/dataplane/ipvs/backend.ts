@@ -158,22 +158,24 @@ export class IpvsDataplane implements Dataplane {
 
   /**
    * A table read, configuration only, decoded straight from the replies (observe.ts). From the native read, a
-   * service whose line (the addon's fingerprints) equals the reversed configText of a `desired` one (canonical) is
+   * service whose line (the addon's fingerprint) equals the reversed configText of a `desired` one (canonical) is
    * taken as held as desired (heldAs) without being decoded: every service of a restart adopting its table.
    */
   private observedOf(raw: Buffer | RawServiceDump[], desired?: DesiredTable): ObservedTable {
     if (!Buffer.isBuffer(raw)) return { services: raw.map((e) => readService(e.service, e.dests)) };
     const addon = ipvsNative();
     if (desired === undefined || desired.services.length === 0 || addon === null) return { services: readPacked(raw) };
-    const lines = addon.fingerprints(raw).split('\n');
-    const byLine = new Map<string, ServiceSpec>();
-    for (const s of desired.services) {
-      const text = configText(s, true);
-      if (text !== undefined) byLine.set(text, s);
+    // Compared in C: the desired lines joined once, an index per kernel service back (no string or lookup each).
+    const services = desired.services;
+    const texts = new Array<string>(services.length);
+    for (let i = 0; i < services.length; i++) {
+      const s = services[i];
+      texts[i] = (s === undefined ? undefined : configText(s, true)) ?? '';
     }
+    const found = addon.match(raw, texts.join('\n'));
     return {
       services: readPacked(raw, (k) => {
-        const s = byLine.get(lines[k] ?? '');
+        const s = services[found[k] ?? -1];
         return s === undefined ? undefined : heldAs(s);
       }),
     };

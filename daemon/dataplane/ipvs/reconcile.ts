@@ -74,7 +74,8 @@ const NAME = /^[a-z0-9_-]*$/;
  * kernel holds whose line equals the desired one's needs nothing. Real servers in the order given (`reversed`: last
  * first, the kernel's order for servers added in the desired order). The native table read writes the same line
  * for each service it reads (daemon/ipvs/native/ipvs_dump.c; test/unit/ipvs-fingerprint.test.ts holds the two
- * together). Undefined for a spec with a name outside [a-z0-9_-], which no kernel line can equal.
+ * together). Undefined for a spec with a scheduler or engine outside [a-z0-9_-], or a newline anywhere, which no
+ * kernel line can equal.
  */
 export function configText(s: ServiceSpec, reversed = false): string | undefined {
   const engine = s.persistence?.engine;
@@ -91,7 +92,8 @@ export function configText(s: ServiceSpec, reversed = false): string | undefined
     if ((r.upperThreshold ?? 0) !== 0) out += ` u${r.upperThreshold}`;
     if ((r.lowerThreshold ?? 0) !== 0) out += ` l${r.lowerThreshold}`;
   }
-  return out;
+  // One service, one line: a newline inside a name would split it in two where lines are joined.
+  return out.includes('\n') ? undefined : out;
 }
 
 /** Configuration only: strips observed fields so plans never carry counters. */

@@ -347,9 +347,13 @@ static void put(text_t *t, const char *s, size_t n) {
 }
 static void puts_(text_t *t, const char *s) { put(t, s, strlen(s)); }
 static void putu(text_t *t, uint32_t v) {
-  char b[16];
-  int n = snprintf(b, sizeof b, "%u", v);
-  put(t, b, (size_t)n);
+  char b[10];
+  int n = 10;
+  do {
+    b[--n] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  put(t, b + n, (size_t)(10 - n));
 }
 
 static uint16_t rd16(const uint8_t *p) {
@@ -396,8 +400,10 @@ static int put_ip(text_t *t, const uint8_t *buf, long a, int family) {
   char b[48];
   if (family == 4) {
     if (len < 4) return 0;
-    snprintf(b, sizeof b, "%u.%u.%u.%u", p[0], p[1], p[2], p[3]);
-    puts_(t, b);
+    for (int i = 0; i < 4; i++) {
+      if (i > 0) put(t, ".", 1);
+      putu(t, p[i]);
+    }
     return 1;
   }
   if (len < 16) return 0;
@@ -552,60 +558,185 @@ static int put_service(text_t *t, const uint8_t *buf, uint32_t start, uint32_t e
   return 1;
 }
 
-/** fingerprints(buf): one line per service of a dumpTable buffer, joined by "\n" (the layout is checked). */
-static napi_value Fingerprints(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1], result;
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  bool isBuffer = false;
-  if (argc < 1 || napi_is_buffer(env, argv[0], &isBuffer) != napi_ok || !isBuffer) {
-    napi_throw_type_error(env, NULL, "fingerprints(buffer): a dumpTable buffer");
-    return NULL;
-  }
-  uint8_t *buf;
-  size_t size;
-  CHECK(napi_get_buffer_info(env, argv[0], (void **)&buf, &size));
-  text_t t = {0};
-  const char *broken = NULL;
-  uint32_t off = 4, count = size >= 4 ? rd32(buf) : 0;
-  if (size < 4) broken = "fingerprints: the buffer is shorter than its count";
-  for (uint32_t k = 0; broken == NULL && k < count; k++) {
-    if (off + 4 > size || off + 4 + (uint64_t)rd32(buf + off) > size) {
-      broken = "fingerprints: a service runs past the end of the buffer";
-      break;
-    }
+/**
+ * Each service's line of a dumpTable buffer into *t, line k starting at (*at)[k] (one more entry: the end); NULL, or
+ * what is wrong with the layout.
+ */
+static const char *table_lines(const uint8_t *buf, size_t size, text_t *t, size_t **at, uint32_t *count) {
+  uint32_t off = 4;
+  *count = size >= 4 ? rd32(buf) : 0;
+  *at = NULL;
+  if (size < 4) return "the buffer is shorter than its count";
+  if (*count > size / 8) return "a service runs past the end of the buffer";
+  *at = malloc(((size_t)*count + 1) * sizeof **at);
+  if (*at == NULL) return "out of memory";
+  for (uint32_t k = 0; k < *count; k++) {
+    if (off + 4 > size || off + 4 + (uint64_t)rd32(buf + off) > size) return "a service runs past the end of the buffer";
     uint32_t svcEnd = off + 4 + rd32(buf + off);
-    size_t line = t.len;
+    size_t line = t->len;
+    (*at)[k] = line;
     int family = 0;
-    if (k > 0) puts_(&t, "\n");
-    line = t.len;
-    int ok = put_service(&t, buf, off + 4, svcEnd, &family);
+    int ok = put_service(t, buf, off + 4, svcEnd, &family);
     off = (svcEnd + 3u) & ~3u;
-    if (off + 4 > size) {
-      broken = "fingerprints: a destination count runs past the end of the buffer";
-      break;
-    }
+    if (off + 4 > size) return "a destination count runs past the end of the buffer";
     uint32_t dests = rd32(buf + off);
     off += 4;
     for (uint32_t d = 0; d < dests; d++) {
-      if (off + 4 > size || off + 4 + (uint64_t)rd32(buf + off) > size) {
-        broken = "fingerprints: a destination runs past the end of the buffer";
-        break;
-      }
+      if (off + 4 > size || off + 4 + (uint64_t)rd32(buf + off) > size) return "a destination runs past the end of the buffer";
       uint32_t end = off + 4 + rd32(buf + off);
-      if (ok) ok = put_dest(&t, buf, off + 4, end, family);
+      if (ok) ok = put_dest(t, buf, off + 4, end, family);
       off = (end + 3u) & ~3u;
     }
-    if (!ok) t.len = line;
+    if (!ok) t->len = line;
   }
-  if (broken == NULL && t.bad) broken = "fingerprints: out of memory";
+  (*at)[*count] = t->len;
+  return t->bad ? "out of memory" : NULL;
+}
+
+static napi_value table_arg(napi_env env, napi_value v, uint8_t **buf, size_t *size) {
+  bool isBuffer = false;
+  if (napi_is_buffer(env, v, &isBuffer) != napi_ok || !isBuffer) {
+    napi_throw_type_error(env, NULL, "a dumpTable buffer expected");
+    return NULL;
+  }
+  CHECK(napi_get_buffer_info(env, v, (void **)buf, size));
+  return v;
+}
+
+static napi_value layout_error(napi_env env, const char *what, const char *broken) {
+  char msg[160];
+  snprintf(msg, sizeof msg, "%s: %s", what, broken);
+  napi_throw_error(env, NULL, msg);
+  return NULL;
+}
+
+/** fingerprints(buf): one line per service of a dumpTable buffer, joined by "\n" (the layout is checked). */
+static napi_value Fingerprints(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1] = {NULL}, result;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  uint8_t *buf;
+  size_t size;
+  if (argc < 1 || table_arg(env, argv[0], &buf, &size) == NULL) return NULL;
+  text_t t = {0};
+  size_t *at;
+  uint32_t count;
+  const char *broken = table_lines(buf, size, &t, &at, &count);
+  if (broken == NULL) {
+    // The lines joined by "\n" into a new text.
+    text_t j = {0};
+    for (uint32_t k = 0; k < count; k++) {
+      if (k > 0) puts_(&j, "\n");
+      put(&j, t.p + at[k], at[k + 1] - at[k]);
+    }
+    free(t.p);
+    t = j;
+    if (t.bad) broken = "out of memory";
+  }
+  free(at);
   if (broken != NULL) {
     free(t.p);
-    napi_throw_error(env, NULL, broken);
-    return NULL;
+    return layout_error(env, "fingerprints", broken);
   }
   napi_status st = napi_create_string_latin1(env, t.len == 0 ? "" : t.p, t.len, &result);
   free(t.p);
+  CHECK(st);
+  return result;
+}
+
+static uint64_t fnv(const char *p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)p[i]) * 1099511628211ull;
+  return h;
+}
+
+typedef struct {
+  uint64_t hash;
+  const char *p;
+  size_t len;
+  int32_t index;
+} line_t;
+
+static int by_hash(const void *a, const void *b) {
+  const line_t *x = a, *y = b;
+  if (x->hash != y->hash) return x->hash < y->hash ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/**
+ * match(buf, lines): for each service of a dumpTable buffer, the index of the first of `lines` ("\n"-joined, UTF-8)
+ * equal to its line, -1 for none; an empty line matches nothing. The adoption's compare, without a JavaScript
+ * string or Map lookup per service.
+ */
+static napi_value Match(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2] = {NULL, NULL}, ab, result;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  uint8_t *buf;
+  size_t size, dlen;
+  if (argc < 2 || table_arg(env, argv[0], &buf, &size) == NULL) return NULL;
+  if (napi_get_value_string_utf8(env, argv[1], NULL, 0, &dlen) != napi_ok) {
+    napi_throw_type_error(env, NULL, "match(buffer, lines): lines is a string");
+    return NULL;
+  }
+  char *desired = malloc(dlen + 1);
+  text_t t = {0};
+  size_t *at = NULL;
+  uint32_t count = 0;
+  line_t *lines = NULL;
+  const char *broken = desired == NULL ? "out of memory" : NULL;
+  if (broken == NULL && napi_get_value_string_utf8(env, argv[1], desired, dlen + 1, &dlen) != napi_ok) broken = "cannot read the lines";
+  if (broken == NULL) broken = table_lines(buf, size, &t, &at, &count);
+  size_t n = 0;
+  if (broken == NULL) {
+    size_t cap = 1;
+    for (size_t i = 0; i < dlen; i++) cap += desired[i] == '\n';
+    lines = malloc(cap * sizeof *lines);
+    if (lines == NULL) broken = "out of memory";
+    for (size_t i = 0, from = 0; broken == NULL && i <= dlen; i++) {
+      if (i < dlen && desired[i] != '\n') continue;
+      lines[n] = i > from ? (line_t){fnv(desired + from, i - from), desired + from, i - from, (int32_t)n} : (line_t){0, NULL, 0, -1};
+      n++;
+      from = i + 1;
+    }
+  }
+  if (broken != NULL) {
+    free(desired);
+    free(t.p);
+    free(at);
+    free(lines);
+    return layout_error(env, "match", broken);
+  }
+  // Sorted by hash (each keeps its index; an empty line, index -1, is never compared), then looked up by halving.
+  qsort(lines, n, sizeof *lines, by_hash);
+  int32_t *out;
+  napi_status st = napi_create_arraybuffer(env, (size_t)count * 4, (void **)&out, &ab);
+  if (st == napi_ok) {
+    for (uint32_t k = 0; k < count; k++) {
+      out[k] = -1;
+      size_t len = at[k + 1] - at[k];
+      if (len == 0) continue;
+      const char *p = t.p + at[k];
+      uint64_t h = fnv(p, len);
+      size_t lo = 0, hi = n;
+      while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (lines[mid].hash < h) lo = mid + 1;
+        else hi = mid;
+      }
+      for (size_t i = lo; i < n && lines[i].hash == h; i++) {
+        if (lines[i].p != NULL && lines[i].len == len && memcmp(lines[i].p, p, len) == 0) {
+          out[k] = lines[i].index;
+          break;
+        }
+      }
+    }
+    st = napi_create_typedarray(env, napi_int32_array, count, ab, 0, &result);
+  }
+  free(desired);
+  free(t.p);
+  free(at);
+  free(lines);
   CHECK(st);
   return result;
 }
@@ -616,6 +747,8 @@ static napi_value Init(napi_env env, napi_value exports) {
   CHECK(napi_set_named_property(env, exports, "dumpTable", fn));
   CHECK(napi_create_function(env, "fingerprints", NAPI_AUTO_LENGTH, Fingerprints, NULL, &fn));
   CHECK(napi_set_named_property(env, exports, "fingerprints", fn));
+  CHECK(napi_create_function(env, "match", NAPI_AUTO_LENGTH, Match, NULL, &fn));
+  CHECK(napi_set_named_property(env, exports, "match", fn));
   return exports;
 }
 
