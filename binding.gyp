@@ -19,7 +19,7 @@
     },
     {
       "target_name": "lvsd_ipvs",
-      "sources": ["daemon/ipvs/native/ipvs_dump.c"],
+      "sources": ["daemon/ipvs/native/ipvs_dump.c", "daemon/ipvs/native/ipvs_lines.c"],
       "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"]
     }
   ]
