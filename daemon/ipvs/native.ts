@@ -1,4 +1,4 @@
-// Loads lvsd_ipvs (daemon/ipvs/native/ipvs_dump.c, built by `npm ci` through binding.gyp into build/Release): the
+// Loads lvsd_ipvs (daemon/ipvs/native/ipvs_dump.c and ipvs_lines.c, built by `npm ci` through binding.gyp into build/Release): the
 // IPVS table read in C on a worker thread. Optional: without it (not built, or LVSD_IPVS_NATIVE=0) the client reads
 // the table through the JavaScript transport, which gives the same replies (test/vm/guest/program.ts compares them).
 //

@@ -1,4 +1,4 @@
-// The native read's lines (lvsd_ipvs fingerprints, daemon/ipvs/native/ipvs_dump.c) against the JavaScript they stand
+// The native read's lines (lvsd_ipvs fingerprints, daemon/ipvs/native/ipvs_lines.c) against the JavaScript they stand
 // in for: for every service of a table buffer, the line is reconcile.ts's configText of what observe.ts reads from the
 // same bytes, or empty where observe.ts refuses them; and two services with equal configText are the same to plan().
 // Over random tables, corrupted ones, and the names no kernel line can hold. Needs build/Release/lvsd_ipvs.node.

@@ -73,7 +73,7 @@ const NAME = /^[a-z0-9_-]*$/;
  * plan() (same id, sameServiceConfig, the same real servers by id each with sameRealServerConfig), so a service the
  * kernel holds whose line equals the desired one's needs nothing. Real servers in the order given (`reversed`: last
  * first, the kernel's order for servers added in the desired order). The native table read writes the same line
- * for each service it reads (daemon/ipvs/native/ipvs_dump.c; test/unit/ipvs-fingerprint.test.ts holds the two
+ * for each service it reads (daemon/ipvs/native/ipvs_lines.c; test/unit/ipvs-fingerprint.test.ts holds the two
  * together). Undefined for a spec with a scheduler or engine outside [a-z0-9_-], or a newline anywhere, which no
  * kernel line can equal.
  */
