@@ -16,6 +16,11 @@
       "sources": ["daemon/dataplane/userspace/native/relay.c", "daemon/dataplane/userspace/native/accept.c", "daemon/dataplane/userspace/native/pick.c", "daemon/dataplane/userspace/native/proxy_header.c"],
       "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
       "libraries": ["-lpthread"]
+    },
+    {
+      "target_name": "lvsd_ipvs",
+      "sources": ["daemon/ipvs/native/ipvs_dump.c", "daemon/ipvs/native/ipvs_lines.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"]
     }
   ]
 }

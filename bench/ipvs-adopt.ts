@@ -87,6 +87,7 @@ const baseTimes: number[] = [];
 const saveTimes: number[] = [];
 const coldOpen: number[] = [];
 const coldApply: number[] = [];
+const jsTimes: number[] = [];
 const readTimes: number[] = [];
 const adoptTimes: number[] = [];
 const startTimes: number[] = [];
@@ -102,6 +103,9 @@ for (let k = 0; k < ROUNDS; k++) {
   const child = JSON.parse(execSync(`node ${prof}${fileURLToPath(import.meta.url)}`, { env: { ...process.env, LVSD_BENCH_CHILD: '1' } }).toString()) as { open: number; apply: number };
   coldOpen.push(child.open);
   coldApply.push(child.apply);
+  // The same build reading through the JavaScript transport (the native table read switched off).
+  const js = JSON.parse(execSync(`node ${fileURLToPath(import.meta.url)}`, { env: { ...process.env, LVSD_BENCH_CHILD: '1', LVSD_IPVS_NATIVE: '0' } }).toString()) as { open: number; apply: number };
+  jsTimes.push(js.open + js.apply);
   if (BASELINE !== '') {
     const base = JSON.parse(execSync(`node ${BASELINE}/bench/ipvs-adopt.js`, { env: { ...process.env, LVSD_BENCH_CHILD: '1' } }).toString()) as { open: number; apply: number };
     baseTimes.push(base.open + base.apply);
@@ -133,7 +137,7 @@ for (let k = 0; k < ROUNDS; k++) {
   startTimes.push(ms(t0));
   await dp.close();
   if (r.operations !== 0 || r.failures !== undefined) throw new Error(`adoption made ${r.operations} operations: ${JSON.stringify(r.failures?.slice(0, 3))}`);
-  say(`  round ${k + 1}: ipvsadm -S -n ${fmt(saveTimes[k] ?? NaN)} ms, lvsd restart (fresh process) open ${fmt(coldOpen[k] ?? NaN)} + adopt ${fmt(coldApply[k] ?? NaN)} ms${BASELINE === '' ? '' : ` (baseline build: ${fmt(baseTimes[k] ?? NaN)} ms)`}, warm: read ${fmt(readTimes[k] ?? NaN)} ms, open + adopt ${fmt(startTimes[k] ?? NaN)} ms (apply ${fmt(adoptTimes[k] ?? NaN)} ms)`);
+  say(`  round ${k + 1}: ipvsadm -S -n ${fmt(saveTimes[k] ?? NaN)} ms, lvsd restart (fresh process) open ${fmt(coldOpen[k] ?? NaN)} + adopt ${fmt(coldApply[k] ?? NaN)} ms (without the native read: ${fmt(jsTimes[k] ?? NaN)} ms)${BASELINE === '' ? '' : ` (baseline build: ${fmt(baseTimes[k] ?? NaN)} ms)`}, warm: read ${fmt(readTimes[k] ?? NaN)} ms, open + adopt ${fmt(startTimes[k] ?? NaN)} ms (apply ${fmt(adoptTimes[k] ?? NaN)} ms)`);
 }
 if (execSync('ipvsadm -S -n', { maxBuffer: 64 << 20 }).toString() !== saved) throw new Error('the table changed across the adoptions');
 execSync('ipvsadm -C');
@@ -143,6 +147,7 @@ const range = (xs: number[]): string => `${fmt(Math.min(...xs))}–${fmt(Math.ma
 const cold = coldOpen.map((o, i) => o + (coldApply[i] ?? NaN));
 say(`  ipvsadm -S -n (median/${ROUNDS})                        ${fmt(save)} ms (${range(saveTimes)})`);
 say(`  lvsd restart, fresh process: open + adopt (median/${ROUNDS}) ${fmt(median(cold))} ms (${range(cold)}; open ${fmt(median(coldOpen))}, adopt ${fmt(median(coldApply))} ms, 0 operations) → adopt / ipvsadm -S = ${(median(cold) / save).toFixed(2)}`);
+say(`  the same, native table read off (LVSD_IPVS_NATIVE=0)      ${fmt(median(jsTimes))} ms (${range(jsTimes)}) → ${(median(jsTimes) / save).toFixed(2)}`);
 if (BASELINE !== '') say(`  the baseline build (${BASELINE}), fresh process: open + adopt (median/${ROUNDS}) ${fmt(median(baseTimes))} ms (${range(baseTimes)}) → ${(median(baseTimes) / save).toFixed(2)}; this build / baseline = ${(median(cold) / median(baseTimes)).toFixed(2)}`);
 say(`  the same in a warm process (median/${ROUNDS})             ${fmt(start)} ms (${range(startTimes)}; apply alone ${fmt(median(adoptTimes))} ms) → ${(start / save).toFixed(2)}; read alone ${fmt(median(readTimes))} ms → ${(median(readTimes) / save).toFixed(2)}`);
 say(`  before the adoption: node -e 0 ${fmt(median(nodeStart))} ms, lvsd's bundle loaded (lvsd --version) ${fmt(median(bundleStart))} ms (median/${ROUNDS}; not in the ratio)`);

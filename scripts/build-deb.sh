@@ -46,7 +46,7 @@ mkdir -p "$lib" "$stage/usr/bin" "$stage/usr/lib/systemd/system" "$stage/usr/lib
 cp -a package.json package-lock.json "$lib/"
 mkdir -p "$lib/dist" "$lib/build/Release" "$lib/webui"
 cp -a dist/daemon "$lib/dist/"
-cp -a build/Release/lvsd_net.node build/Release/lvsd_probe.node build/Release/lvsd_relay.node "$lib/build/Release/"
+cp -a build/Release/lvsd_net.node build/Release/lvsd_probe.node build/Release/lvsd_relay.node build/Release/lvsd_ipvs.node "$lib/build/Release/"
 cp -a webui/dist "$lib/webui/"
 mkdir -p "$lib/config"
 cp -a config/lvsd.schema.json config/lvsd.yaml config/examples "$lib/config/"

@@ -7,6 +7,7 @@ import {
 } from './codec.js';
 import { CMD_NAMES, Cmd, CmdAttr } from './constants.js';
 import { IpvsError } from './errors.js';
+import { ipvsNative } from './native.js';
 import { NetlinkErrno, NetlinkTransport, type IpvsTransport, type NetlinkTransportOptions } from './transport.js';
 
 /** One change, as data: what batch() sends. */
@@ -174,6 +175,23 @@ export class IpvsClient {
       entry.dests = r;
     });
     return out;
+  }
+
+  /**
+   * The table as one buffer of the kernel's attribute bytes (ipvs/native.ts has the layout), read in C on a worker
+   * thread by the lvsd_ipvs addon: what dumpTable() reads, without a JavaScript callback per reply. Undefined when
+   * the addon is not loaded, or the transport is not a netlink socket (an in-memory kernel): read by dumpTable().
+   */
+  async dumpTablePacked(): Promise<Buffer | undefined> {
+    const addon = ipvsNative();
+    if (addon === null || !(this.transport instanceof NetlinkTransport)) return undefined;
+    try {
+      return await addon.dumpTable(this.transport.familyId);
+    } catch (e) {
+      const { errno, command } = e as { errno?: unknown; command?: unknown };
+      if (typeof errno !== 'number') throw e;
+      throw IpvsError.fromErrno(errno, typeof command === 'string' ? command : 'GET_DEST', 'all services');
+    }
   }
 
   /** dumpMany for a transport without one: `window` dumps at a time, a new one as soon as one ends. */

@@ -9,7 +9,7 @@ import { canonicalIp } from '../../daemon/ipvs/addr.js';
 import { nest } from '../../daemon/net/nlattr.js';
 import { CmdAttr, SvcFlag } from '../../daemon/ipvs/constants.js';
 import { fromIpvs } from '../../daemon/dataplane/ipvs/spec.js';
-import { observedDestOf, observedServiceOf, readService } from '../../daemon/dataplane/ipvs/observe.js';
+import { observedDestOf, observedServiceOf, readPacked, readService } from '../../daemon/dataplane/ipvs/observe.js';
 import { SCHEDULERS } from '../../daemon/dataplane/types.js';
 
 const plain = (x: unknown): unknown => JSON.parse(JSON.stringify(x));
@@ -118,4 +118,43 @@ test('serviceKeyPayloadOf: the key of a service as read is the key serviceKeyPay
     }),
     { numRuns: 500 },
   );
+});
+
+// The native table read's buffer (daemon/ipvs/native.ts's layout), built here from the same nests the transport's
+// replies carry: readPacked must read it exactly as readService reads the replies (the guest compares the addon's
+// own buffer with the transport's replies on a real kernel: test/vm/guest/program.ts).
+const blob = (b: Buffer): Buffer => {
+  const out = Buffer.alloc(4 + ((b.length + 3) & ~3));
+  out.writeUInt32LE(b.length, 0);
+  b.copy(out, 4);
+  return out;
+};
+const word = (n: number): Buffer => {
+  const out = Buffer.alloc(4);
+  out.writeUInt32LE(n, 0);
+  return out;
+};
+const packed = (table: [Buffer, Buffer[]][]): Buffer => Buffer.concat([word(table.length), ...table.flatMap(([svc, dests]) => [blob(svc), word(dests.length), ...dests.map(blob)])]);
+
+test('observe: the native read\'s buffer reads as readService reads the same replies, over random tables', () => {
+  fc.assert(
+    fc.property(fc.array(entry, { maxLength: 8 }), (table) => {
+      const encoded = table.map(([s, ds]): [Buffer, Buffer[]] => [Buffer.concat(encodeService(s)), ds.map((d) => Buffer.concat(encodeDest(d)))]);
+      const expected = encoded.map(([svc, dests]) => readService(svc, dests.map((d) => nest(CmdAttr.DEST, [d]))));
+      assert.deepEqual(plain(readPacked(packed(encoded))), plain(expected));
+    }),
+    { numRuns: 500 },
+  );
+});
+
+test('observe: a native read\'s buffer cut short, padded or holding a malformed nest is refused', () => {
+  const svc = Buffer.concat(encodeService({ key: { family: 4, protocol: 'tcp', address: '10.0.0.1', port: 80 }, scheduler: 'wrr', flags: 0, timeout: 0, netmask: '255.255.255.255' }));
+  const dest = Buffer.concat(encodeDest({ family: 4, address: '10.0.1.1', port: 8080, fwd: 'nat', weight: 1, upperThreshold: 0, lowerThreshold: 0 }));
+  const good = packed([[svc, [dest]]]);
+  assert.equal(readPacked(good)[0]?.realServers[0]?.id, '10.0.1.1:8080');
+  assert.deepEqual(readPacked(word(0)), []);
+  for (let cut = 0; cut < good.length; cut += 4) assert.throws(() => readPacked(good.subarray(0, cut)), /native table read: /, `cut at ${cut}`);
+  assert.throws(() => readPacked(Buffer.concat([good, word(0)])), /native table read: 4 bytes after the last service/);
+  assert.throws(() => readPacked(packed([[svc.subarray(0, 20), []]])), /service: attribute \d+ at offset 16 has length \d+, only 4 bytes left/);
+  assert.throws(() => readPacked(packed([[svc, [Buffer.alloc(0)]]])), /destination: no address or port/);
 });

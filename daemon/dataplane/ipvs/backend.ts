@@ -7,14 +7,15 @@
 //   await dp.apply(desired); await dp.observe(); await dp.setSyncRole('master', { interface: 'eth0', syncId: 51 });
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { IpvsClient, probeIpvs, type IpvsOp } from '../../ipvs/client.js';
+import { IpvsClient, probeIpvs, type IpvsOp, type RawServiceDump } from '../../ipvs/client.js';
 import type { IpvsDaemon, IpvsInfo, IpvsTimeouts } from '../../ipvs/codec.js';
 import { planSync, syncSysctls, sysctlEquals, wantedDaemons, type SyncDaemonConfig, type SyncDaemonRole, type SyncTuning } from './sync.js';
 import { canonicalizeDesired, canonicalService, fromIpvs, observedDest, serviceKeyOf, toIpvsDest, toIpvsService } from './spec.js';
 import { IpvsError } from '../../ipvs/errors.js';
 import { applyDrain, DEFAULT_DRAIN_POLICY, REMOVAL_SYSCTLS, type DrainEntry, type DrainPolicy } from './drain.js';
-import { applyPlan, opText, plan, type PlanOp } from './reconcile.js';
-import { readService } from './observe.js';
+import { applyPlan, configText, opText, plan, type PlanOp } from './reconcile.js';
+import { heldAs, readPacked, readService } from './observe.js';
+import { ipvsNative } from '../../ipvs/native.js';
 import { fileOwnership, type OwnershipStore } from './ownership.js';
 import type { ApplyReport, ChangedServices, Dataplane, DesiredTable, ObservedService, ObservedTable, RealServerSpec, ServiceSpec } from '../types.js';
 
@@ -150,9 +151,38 @@ export class IpvsDataplane implements Dataplane {
     };
   }
 
-  /** The whole kernel table, configuration only, decoded straight from the replies (observe.ts). */
-  private async readKernel(): Promise<ObservedTable> {
-    return { services: (await this.client.dumpTable()).map((e) => readService(e.service, e.dests)) };
+  /** The whole kernel table as read: the native addon's buffer when it is loaded, the transport's replies otherwise. */
+  private async dumpKernel(): Promise<Buffer | RawServiceDump[]> {
+    return (await this.client.dumpTablePacked()) ?? (await this.client.dumpTable());
+  }
+
+  /**
+   * A table read, configuration only, decoded straight from the replies (observe.ts). From the native read, a
+   * service whose line (the addon's fingerprint) equals the reversed configText of a `desired` one (canonical) is
+   * taken as held as desired (heldAs) without being decoded: every service of a restart adopting its table.
+   */
+  private observedOf(raw: Buffer | RawServiceDump[], desired?: DesiredTable): ObservedTable {
+    if (!Buffer.isBuffer(raw)) return { services: raw.map((e) => readService(e.service, e.dests)) };
+    const addon = ipvsNative();
+    if (desired === undefined || desired.services.length === 0 || addon === null) return { services: readPacked(raw) };
+    // Compared in C: the desired lines joined once, an index per kernel service back (no string or lookup each).
+    const services = desired.services;
+    const texts = new Array<string>(services.length);
+    for (let i = 0; i < services.length; i++) {
+      const s = services[i];
+      texts[i] = (s === undefined ? undefined : configText(s, true)) ?? '';
+    }
+    const found = addon.match(raw, texts.join('\n'));
+    return {
+      services: readPacked(raw, (k) => {
+        const s = services[found[k] ?? -1];
+        return s === undefined ? undefined : heldAs(s);
+      }),
+    };
+  }
+
+  private async readKernel(desired?: DesiredTable): Promise<ObservedTable> {
+    return this.observedOf(await this.dumpKernel(), desired);
   }
 
   /** Fresh connection counts for the owned services that are losing (or draining) real servers. */
@@ -259,13 +289,16 @@ export class IpvsDataplane implements Dataplane {
     let scope: Set<string> | undefined;
     let changed: ServiceSpec[] = [];
     let removed: string[] = [];
+    // A full read runs (on the addon's thread, or in the kernel) while the desired table is canonicalised.
+    const reading = fresh ? this.dumpKernel() : undefined;
+    reading?.catch(() => undefined); // awaited below; a throw in between must not leave it unhandled
     if (fresh) {
       full = this.canonicalAll(desiredIn);
       desired = full;
     } else {
       ({ desired, scope, changed, removed } = this.changedScope(desiredIn, named));
     }
-    let cache = fresh || this.cache === undefined ? await this.readKernel() : scoped(this.cache, scope ?? new Set());
+    let cache = reading !== undefined ? this.observedOf(await reading, full) : scoped(this.cache ?? new Map(), scope ?? new Set());
     if (!fresh) {
       try {
         await this.refreshDrainCandidates(desired, cache);
@@ -282,7 +315,7 @@ export class IpvsDataplane implements Dataplane {
       scope = undefined;
       full ??= this.canonicalAll(desiredIn);
       desired = full;
-      cache = await this.readKernel();
+      cache = await this.readKernel(full);
       round = await this.reconcileOnce(desired, cache, true, undefined);
     }
     if (round.refused) {

@@ -116,10 +116,13 @@ function u32At(buf: Buffer, off: number, type: number, what: string): number {
 const TUN_NAMES: Record<number, TunnelSpec['type'] | undefined> = { [TunType.IPIP]: 'ipip', [TunType.GUE]: 'gue', [TunType.GRE]: 'gre' };
 const PROTO_NAMES: Record<number, Protocol | undefined> = { [IPPROTO_TCP]: 'tcp', [IPPROTO_UDP]: 'udp', [IPPROTO_SCTP]: 'sctp' };
 
-/** One GET_SERVICE reply's SERVICE nest (its attributes) as an observed service holding `realServers`. */
-export function observedServiceOf(buf: Buffer, realServers: ObservedRealServer[]): ObservedService {
+/**
+ * One GET_SERVICE reply's SERVICE nest (its attributes: buf[start..end), by default all of buf) as an observed
+ * service holding `realServers`.
+ */
+export function observedServiceOf(buf: Buffer, realServers: ObservedRealServer[], start = 0, end = buf.length): ObservedService {
   const w = 'service';
-  const at = offsets(buf, 0, buf.length, w);
+  const at = offsets(buf, start, end, w);
   const af = at[SvcAttr.AF] ?? -1, proto = at[SvcAttr.PROTOCOL] ?? -1, addr = at[SvcAttr.ADDR] ?? -1, port = at[SvcAttr.PORT] ?? -1;
   const fwmark = at[SvcAttr.FWMARK] ?? -1, sched = at[SvcAttr.SCHED_NAME] ?? -1, flagsAt = at[SvcAttr.FLAGS] ?? -1;
   const timeoutAt = at[SvcAttr.TIMEOUT] ?? -1, netmask = at[SvcAttr.NETMASK] ?? -1, pe = at[SvcAttr.PE_NAME] ?? -1;
@@ -169,6 +172,69 @@ export function readService(service: Buffer, replies: readonly Buffer[]): Observ
   for (const r of replies) {
     const at = nestAt(r, CmdAttr.DEST, 'GET_DEST');
     out.realServers.push(observedDestOf(r, out.family, at + 4, at + u16(r, at)));
+  }
+  return out;
+}
+
+/**
+ * The native table read (ipvs/native.ts's layout: each SERVICE and DEST nest's attributes, framed) as observed
+ * services: the same reading as readService over the transport's replies, from one buffer, no view made. `held(k)`
+ * may give the k-th service's form instead (one the kernel holds as desired: heldAs), which is then not decoded.
+ */
+export function readPacked(buf: Buffer, held?: (k: number) => ObservedService | undefined): ObservedService[] {
+  const w = 'native table read';
+  const word = (off: number): number => {
+    if (off + 4 > buf.length) throw new Error(`${w}: ends at byte ${buf.length}, expected 4 more at ${off}`);
+    // Host order, little-endian as every attribute read here (the u16/u32 above).
+    return u32(buf, off);
+  };
+  const blob = (off: number): number => {
+    const end = off + 4 + word(off);
+    if (end > buf.length) throw new Error(`${w}: a ${word(off)}-byte entry at ${off} runs past the end (${buf.length})`);
+    return end;
+  };
+  const count = word(0);
+  const out: ObservedService[] = [];
+  let off = 4;
+  for (let k = 0; k < count; k++) {
+    const svcEnd = blob(off);
+    const known = held?.(k);
+    const svc = known ?? observedServiceOf(buf, [], off + 4, svcEnd);
+    off = (svcEnd + 3) & ~3;
+    const dests = word(off);
+    off += 4;
+    for (let d = 0; d < dests; d++) {
+      const end = blob(off);
+      if (known === undefined) svc.realServers.push(observedDestOf(buf, svc.family, off + 4, end));
+      off = (end + 3) & ~3;
+    }
+    out.push(svc);
+  }
+  if (off !== buf.length) throw new Error(`${w}: ${buf.length - off} bytes after the last service`);
+  return out;
+}
+
+/**
+ * The observed form of a service the kernel holds exactly as `s` says (the native read's line for it equals
+ * reconcile.ts's configText of `s`), made without decoding it. Connection counts are not read (0): the drain reads
+ * them only for real servers leaving their service, and a service held as desired has none leaving (and the drain
+ * re-reads them before it decides: backend.ts, refreshDrainCandidates).
+ */
+export function heldAs(s: ServiceSpec): ObservedService {
+  const out: ObservedService = { id: s.id, family: s.family, protocol: s.protocol, scheduler: s.scheduler, realServers: [] };
+  if (s.address !== undefined) out.address = s.address;
+  if (s.port !== undefined) out.port = s.port;
+  if (s.fwmark !== undefined) out.fwmark = s.fwmark;
+  if (s.schedulerFlags !== undefined && s.schedulerFlags.length > 0) out.schedulerFlags = s.schedulerFlags;
+  if (s.persistence !== undefined) out.persistence = s.persistence;
+  if (s.onePacket === true) out.onePacket = true;
+  // Literals, not spreads: run once per restart this is interpreted, where a spread costs ~10× a literal.
+  for (const r of s.realServers) {
+    const o: ObservedRealServer = { id: r.id, address: r.address, port: r.port, weight: r.weight, method: r.method, activeConns: 0, inactiveConns: 0, persistConns: 0 };
+    if (r.tunnel !== undefined) o.tunnel = r.tunnel;
+    if (r.upperThreshold !== undefined) o.upperThreshold = r.upperThreshold;
+    if (r.lowerThreshold !== undefined) o.lowerThreshold = r.lowerThreshold;
+    out.realServers.push(o);
   }
   return out;
 }

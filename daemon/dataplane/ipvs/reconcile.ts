@@ -66,6 +66,36 @@ export function sameRealServerConfig(a: RealServerSpec, b: RealServerSpec): bool
   );
 }
 
+const NAME = /^[a-z0-9_-]*$/;
+
+/**
+ * A service's identity and configuration as one line of text: two services whose lines are equal are the same to
+ * plan() (same id, sameServiceConfig, the same real servers by id each with sameRealServerConfig), so a service the
+ * kernel holds whose line equals the desired one's needs nothing. Real servers in the order given (`reversed`: last
+ * first, the kernel's order for servers added in the desired order). The native table read writes the same line
+ * for each service it reads (daemon/ipvs/native/ipvs_lines.c; test/unit/ipvs-fingerprint.test.ts holds the two
+ * together). Undefined for a spec with a scheduler or engine outside [a-z0-9_-], or a newline anywhere, which no
+ * kernel line can equal.
+ */
+export function configText(s: ServiceSpec, reversed = false): string | undefined {
+  const engine = s.persistence?.engine;
+  if (!NAME.test(s.scheduler) || (engine !== undefined && !NAME.test(engine))) return undefined;
+  const persistence = s.persistence === undefined ? '-' : `${s.persistence.timeoutSec}/${s.persistence.netmask}/${engine === undefined ? '' : `=${engine}`}`;
+  let out = `${s.id}|${s.scheduler}|${s.schedulerFlags?.join(',') ?? ''}|${s.onePacket === true ? 1 : 0}|${persistence}`;
+  const rs = s.realServers;
+  for (let i = 0; i < rs.length; i++) {
+    const r = rs[reversed ? rs.length - 1 - i : i];
+    if (r === undefined) continue;
+    // What is nearly always at its default is written only when it is not (less to build, cold, per server).
+    out += `|${r.id} ${r.weight} ${r.method}`;
+    if (r.method === 'tun') out += ` ${tunnelText(r)}`;
+    if ((r.upperThreshold ?? 0) !== 0) out += ` u${r.upperThreshold}`;
+    if ((r.lowerThreshold ?? 0) !== 0) out += ` l${r.lowerThreshold}`;
+  }
+  // One service, one line: a newline inside a name would split it in two where lines are joined.
+  return out.includes('\n') ? undefined : out;
+}
+
 /** Configuration only: strips observed fields so plans never carry counters. */
 function specOf(s: ServiceSpec): ServiceSpec {
   const out: ServiceSpec = { id: s.id, family: s.family, protocol: s.protocol, scheduler: s.scheduler, realServers: [] };

@@ -11,6 +11,10 @@ import { IpvsClient } from '../../../daemon/ipvs/client.js';
 import { IpvsError } from '../../../daemon/ipvs/errors.js';
 import { SvcFlag } from '../../../daemon/ipvs/constants.js';
 import { canonicalizeDesired } from '../../../daemon/dataplane/ipvs/spec.js';
+import { readPacked, readService } from '../../../daemon/dataplane/ipvs/observe.js';
+import { ipvsNative } from '../../../daemon/ipvs/native.js';
+import type { IpvsOp } from '../../../daemon/ipvs/client.js';
+import type { IpvsDest, IpvsService } from '../../../daemon/ipvs/codec.js';
 import { createIpvsDataplane, probeIpvs } from '../../../daemon/dataplane/ipvs/backend.js';
 import { fileOwnership } from '../../../daemon/dataplane/ipvs/ownership.js';
 import type { DesiredTable, ObservedTable, RealServerSpec, Scheduler, ServiceSpec } from '../../../daemon/dataplane/types.js';
@@ -203,6 +207,47 @@ await checks.check('restart: a new backend with the same ownership record adopts
   assert.ok(s.includes('-A -u 10.9.9.10:123 -s rr'), 'operator service was touched');
   assert.ok(!s.some((l) => l.startsWith('-A -t 10.10.0.1:80')));
   await dp.apply(desired);
+});
+
+await checks.check('native table read (lvsd_ipvs): the addon\'s buffer reads as the transport\'s replies, on this table and on 3 random ones', async () => {
+  assert.ok(ipvsNative() !== null, 'build/Release/lvsd_ipvs.node did not load in the guest');
+  const same = async (what: string): Promise<number> => {
+    const packed = await client.dumpTablePacked();
+    assert.ok(packed !== undefined, 'the client did not read through the addon');
+    const replies = (await client.dumpTable()).map((e) => readService(e.service, e.dests));
+    assert.deepEqual(readPacked(packed), replies, what);
+    return replies.length;
+  };
+  const counts = [await same('the program table')];
+  // Random tables beside it (foreign to lvsd: an operator's), of every family, protocol, fwmark, flag, method,
+  // tunnel and threshold, programmed through the client; a seeded generator so a failure can be replayed.
+  let seed = 19;
+  const rnd = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  for (let round = 0; round < 3; round++) {
+    const ops: IpvsOp[] = [];
+    const keys: IpvsService['key'][] = [];
+    for (let i = 0; i < 40; i++) {
+      const family = rnd(3) === 0 ? 6 : 4;
+      const key: IpvsService['key'] = rnd(5) === 0 ? { family, fwmark: 1000 + round * 100 + i } : { family, protocol: (['tcp', 'udp', 'sctp'] as const)[rnd(3)] ?? 'tcp', address: family === 4 ? `10.77.${round}.${i + 1}` : `fd77:${round}::${(i + 1).toString(16)}`, port: 1 + rnd(65535) };
+      keys.push(key);
+      const persistent = rnd(2) === 0;
+      ops.push({ op: 'add-service', service: { key, scheduler: SCHEDS[rnd(SCHEDS.length)] ?? 'rr', flags: (persistent ? SvcFlag.PERSISTENT : 0) | (rnd(3) === 0 ? SvcFlag.ONEPACKET : 0), timeout: persistent ? 1 + rnd(3600) : 0, netmask: family === 4 ? '255.255.255.0' : '64' } });
+      for (let j = rnd(12); j > 0; j--) {
+        const fwd = (['nat', 'dr', 'tun'] as const)[rnd(3)] ?? 'nat';
+        const d: IpvsDest = { family, address: family === 4 ? `10.78.${i}.${j}` : `fd78:${i}::${j}`, port: fwd === 'dr' ? (key.port ?? 80) : 1 + rnd(65535), fwd, weight: rnd(100), upperThreshold: rnd(2) * rnd(1000), lowerThreshold: 0 };
+        if (fwd === 'tun') Object.assign(d, { tunType: (['ipip', 'gue', 'gre'] as const)[rnd(3)], tunPort: 6080, tunFlags: rnd(3) });
+        ops.push({ op: 'add-dest', service: key, dest: d });
+      }
+    }
+    const failed = (await client.batch(ops)).filter((r) => r.error !== undefined);
+    assert.deepEqual(failed.map((r) => r.error?.message), [], 'programming the random table');
+    counts.push(await same(`random table ${round}`));
+    await client.batch(keys.map((key) => ({ op: 'delete-service', key })));
+  }
+  return `services read both ways: ${counts.join(', ')}`;
 });
 
 await checks.check('connection timeouts (tcp, tcpfin, udp) set and read back, also through ipvsadm', async () => {
