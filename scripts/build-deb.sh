@@ -30,7 +30,7 @@ for cmd in dpkg-deb dpkg npm node; do
 done
 
 ((build)) && npm run --silent build
-for f in dist/daemon/cli/main.js webui/dist/index.html build/Release/lvsd_net.node build/Release/lvsd_probe.node build/Release/lvsd_relay.node node_modules/.package-lock.json; do
+for f in dist/daemon/cli/main.js webui/dist/index.html build/Release/lvsd_net.node build/Release/lvsd_probe.node build/Release/lvsd_relay.node build/Release/lvsd_ipvs.node node_modules/.package-lock.json; do
   [[ -e $f ]] || { echo "build-deb.sh: $f is missing: run npm ci and npm run build (or drop --no-build)" >&2; exit 1; }
 done
 

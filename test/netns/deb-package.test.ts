@@ -51,7 +51,7 @@ test('the .deb installs into a clean root: lvsd user, conffile, disabled unit th
     const listing = ok(spawnSync('dpkg-deb', ['--contents', deb], { encoding: 'utf8' }), 'dpkg-deb --contents').trim().split('\n');
     assert.deepEqual(listing.filter((l) => !/^\S+ root\/root /.test(l)), [], 'every file is root-owned');
     const names = listing.map((l) => l.split(/\s+/)[5] ?? '');
-    for (const f of ['./usr/lib/lvsd/dist/daemon/cli/main.js', './usr/lib/lvsd/build/Release/lvsd_net.node', './usr/lib/lvsd/build/Release/lvsd_probe.node', './usr/lib/lvsd/webui/dist/index.html', './usr/lib/lvsd/node_modules/fastify/package.json', './usr/lib/systemd/system/lvsd.service', './usr/lib/sysusers.d/lvsd.conf', './etc/lvsd/lvsd.yaml', './usr/share/doc/lvsd/copyright', './usr/share/doc/lvsd/install.md']) {
+    for (const f of ['./usr/lib/lvsd/dist/daemon/cli/main.js', './usr/lib/lvsd/build/Release/lvsd_net.node', './usr/lib/lvsd/build/Release/lvsd_probe.node', './usr/lib/lvsd/build/Release/lvsd_relay.node', './usr/lib/lvsd/build/Release/lvsd_ipvs.node', './usr/lib/lvsd/webui/dist/index.html', './usr/lib/lvsd/node_modules/fastify/package.json', './usr/lib/systemd/system/lvsd.service', './usr/lib/sysusers.d/lvsd.conf', './etc/lvsd/lvsd.yaml', './usr/share/doc/lvsd/copyright', './usr/share/doc/lvsd/install.md']) {
       assert.ok(names.includes(f), `the package holds ${f}`);
     }
     assert.ok(listing.some((l) => / \.\/usr\/bin\/lvsd -> \.\.\/lib\/lvsd\/dist\/daemon\/cli\/main\.js$/.test(l)), '/usr/bin/lvsd links to the program');
