@@ -1,18 +1,23 @@
 // Dataplane throughput, in one run on the same lab: wrk from the client namespace against
 //   direct    one real server, the director only routing (the anchor for nftables)
 //   nftables  lvsd's nft DNAT table (round robin over three nginx)
-//   userspace lvsd's Node proxy (round robin over three nginx), two processes (HAProxy runs two threads here)
+//   userspace lvsd's proxy with the native relay (round robin over three nginx), two processes, one relay
+//             thread each: the like-for-like setup against HAProxy, which runs one thread per CPU (two here)
 //   userspace-1 the same proxy in one process
 //   userspace-handles the proxy with its JavaScript relay (engine 'handles', two processes): what the native
 //             relay (the default engine) replaced
 //   haproxy   Debian HAProxy, mode tcp, roundrobin, same real servers (the anchor for userspace)
-// keepalive req/s, new connections/s (`Connection: close`) and p99 latency. nft reprogramming has its own
-// benchmark, nft-change.ts.
+// at each connection count of BENCH_CONNECTIONS (64 and 1,000 by default): keepalive req/s, new
+// connections/s (`Connection: close`), p99 latency, and for the proxies the CPU they spent per request
+// and per connection (their threads' schedstat: bench/proc-usage.ts) with the share of the round they
+// waited for a CPU. On two shared cores the rate at 1,000 connections is mostly the CPU share a proxy was
+// given (issue #19: both proxies waited for a CPU 60–75 % of a round); CPU per request is its own cost.
+// nft reprogramming has its own benchmark, nft-change.ts.
 // Prints figures and ratios; never fails on a timing. Every wrk round is bounded (wrk-round.ts): one that
 // hangs is killed and counted as failed, its setup's figure is the median of the rounds that worked, and
 // a round that went wrong prints the lab's conntrack, redirect and client-port counters beside it.
 //
-//   node dist/bench/dataplane-throughput.js            (BENCH_SECONDS=10 BENCH_REPEATS=3 by default)
+//   node dist/bench/dataplane-throughput.js   (BENCH_SECONDS=10 BENCH_REPEATS=3 BENCH_CONNECTIONS=64,1000)
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,10 +27,11 @@ import { removeStaleNamespaces } from '../test/support/netns.js';
 import { createNftablesDataplane } from '../daemon/dataplane/nftables/backend.js';
 import type { ServiceSpec } from '../daemon/dataplane/types.js';
 import { describeState, labState, labTrouble, wrkRound, type WrkResult } from './wrk-round.js';
+import { processTree, roundCost, usageOf, type RoundCost } from './proc-usage.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
-const CONNS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const CONNS = (process.env.BENCH_CONNECTIONS ?? '64,1000').split(',').map(Number);
 const ONLY = (process.env.BENCH_ONLY ?? 'direct,nftables,userspace,userspace-1,userspace-handles,haproxy').split(',');
 const USERSPACE_PORT = 8000;
 const USERSPACE1_PORT = 8002;
@@ -37,27 +43,63 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)] ?? NaN;
 }
 
+/** A setup's figures at one connection count: medians of the rounds that worked. */
+interface Figure extends WrkResult {
+  usPer?: number;
+  cores?: number;
+  waited?: number;
+}
+interface Row {
+  keep: Figure;
+  close: Figure;
+}
+
+function combine(rs: Round[]): Figure {
+  const f: Figure = { rps: median(rs.map((r) => r.rps)), p99ms: median(rs.map((r) => r.p99ms)), errors: rs.reduce((n, r) => n + r.errors, 0) };
+  const costs = rs.flatMap((r) => (r.cost === undefined ? [] : [r.cost]));
+  if (costs.length === 0) return f;
+  return { ...f, usPer: median(costs.map((c) => c.usPer)), cores: median(costs.map((c) => c.cores)), waited: median(costs.map((c) => c.waited)) };
+}
+
+function costText(f: Figure, per: string): string {
+  if (f.usPer === undefined) return '';
+  return ` CPU ${f.usPer.toFixed(1)} µs/${per} (${(f.cores ?? NaN).toFixed(2)} cores, waited ${((f.waited ?? NaN) * 100).toFixed(0)} %)`;
+}
+
+function loadavg(): string {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+}
+
 /** min–max of the rounds that worked. */
-function range(rs: WrkResult[], f: (r: WrkResult) => number, digits: number): string {
+function range(rs: Round[], f: (r: Round) => number, digits: number): string {
   const xs = rs.map(f);
   return xs.length === 0 ? '—' : `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
 }
 
+/** A round that worked, with what the proxy spent on it (when the setup is a proxy). */
+type Round = WrkResult & { cost?: RoundCost };
+
 /** One bounded round; undefined when it failed (said on stdout with the lab's counters). */
-async function wrk(lab: DataplaneLab, name: string, url: string, close: boolean): Promise<WrkResult | undefined> {
+async function wrk(lab: DataplaneLab, name: string, url: string, conns: number, close: boolean, pids: number[]): Promise<Round | undefined> {
   // --timeout: a response slower than this counts as a timeout error instead of stretching the latency tail.
-  const args = ['-t2', `-c${CONNS}`, `-d${SECONDS}s`, '--timeout', '5s', '--latency', ...(close ? ['-H', 'Connection: close'] : []), url];
+  const args = ['-t2', `-c${conns}`, `-d${SECONDS}s`, '--timeout', '5s', '--latency', ...(close ? ['-H', 'Connection: close'] : []), url];
   const before = await labState(lab.director, lab.client);
+  const procs = pids.flatMap(processTree);
+  const u0 = usageOf(procs);
+  const t0 = performance.now();
   const r = await wrkRound(lab.client, args, SECONDS);
+  const elapsed = performance.now() - t0;
+  const u1 = usageOf(procs);
   const after = await labState(lab.director, lab.client);
   const trouble = labTrouble(before, after);
-  const what = `${name} ${close ? 'new connections' : 'keepalive'}`;
+  const what = `${name} c${conns} ${close ? 'new connections' : 'keepalive'}`;
   if (!r.ok) {
     console.log(`  round FAILED: ${what}: ${r.reason} | ${describeState(after)}${trouble.length > 0 ? ` | ${trouble.join('; ')}` : ''}`);
     return undefined;
   }
   if (trouble.length > 0) console.log(`  round ${what} (${r.rps.toFixed(0)}/s): ${trouble.join('; ')}`);
-  return r;
+  // wrk's rate is over its -d seconds; the CPU is over the round's wall time (start and end included).
+  return procs.length === 0 ? r : { ...r, cost: roundCost(u0, u1, elapsed, r.rps * SECONDS) };
 }
 
 function service(lab: DataplaneLab, port: number): ServiceSpec {
@@ -98,62 +140,66 @@ ${lab.rs4.map((a, i) => `  server rs${i + 1} ${a}:80`).join('\n')}
   haproxy.once('exit', (code) => {
     if (code !== null) console.error(`haproxy exited (${code}): ${haproxyErr}`);
   });
-  const rows: { name: string; keep: WrkResult; close: WrkResult }[] = [];
   try {
     await nft.apply({ services: [service(lab, 80)] });
     await userspace.call('apply', { services: [service(lab, USERSPACE_PORT)] });
     await userspace1.call('apply', { services: [service(lab, USERSPACE1_PORT)] });
     await handles.call('apply', { services: [service(lab, HANDLES_PORT)] });
     await waitForPort(lab.director, HAPROXY_PORT);
-    const targets: [string, string][] = [
-      ['direct', `http://${lab.rs4[0] ?? ''}/`],
-      ['nftables', `http://${VIP4}/`],
-      ['userspace', `http://${VIP4}:${USERSPACE_PORT}/`],
-      ['userspace-1', `http://${VIP4}:${USERSPACE1_PORT}/`],
-      ['userspace-handles', `http://${VIP4}:${HANDLES_PORT}/`],
-      ['haproxy', `http://${VIP4}:${HAPROXY_PORT}/`],
+    const targets: [string, string, number[]][] = [
+      ['direct', `http://${lab.rs4[0] ?? ''}/`, []],
+      ['nftables', `http://${VIP4}/`, []],
+      ['userspace', `http://${VIP4}:${USERSPACE_PORT}/`, [userspace.pid]],
+      ['userspace-1', `http://${VIP4}:${USERSPACE1_PORT}/`, [userspace1.pid]],
+      ['userspace-handles', `http://${VIP4}:${HANDLES_PORT}/`, [handles.pid]],
+      ['haproxy', `http://${VIP4}:${HAPROXY_PORT}/`, [haproxy.pid ?? 0]],
     ];
-    console.log(`load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
-    console.log(`wrk -t2 -c${CONNS} -d${SECONDS}s, median of ${REPEATS} rounds; each round runs every setup once (interleaved, so load from other processes hits all alike)`);
+    console.log(`load average ${loadavg()}`);
+    console.log(`wrk -t2 -c${CONNS.join('/')} -d${SECONDS}s, median of ${REPEATS} rounds; each round runs every setup once (interleaved, so load from other processes hits all alike)`);
     console.log(`lab at start: ${describeState(await labState(lab.director, lab.client))}`);
-    const samples = new Map<string, { keep: WrkResult[]; close: WrkResult[]; failed: number }>();
-    for (let round = 0; round < REPEATS; round++) {
-      for (const [name, url] of targets) {
-        if (!ONLY.includes(name)) continue;
-        const s = samples.get(name) ?? { keep: [], close: [], failed: 0 };
-        const keep = await wrk(lab, name, url, false);
-        const close = await wrk(lab, name, url, true);
-        if (keep === undefined) s.failed++;
-        else s.keep.push(keep);
-        if (close === undefined) s.failed++;
-        else s.close.push(close);
-        samples.set(name, s);
+    const summary: string[] = [];
+    for (const conns of CONNS) {
+      const samples = new Map<string, { keep: Round[]; close: Round[]; failed: number }>();
+      for (let round = 0; round < REPEATS; round++) {
+        for (const [name, url, pids] of targets) {
+          if (!ONLY.includes(name)) continue;
+          const s = samples.get(name) ?? { keep: [], close: [], failed: 0 };
+          const keep = await wrk(lab, name, url, conns, false, pids);
+          const close = await wrk(lab, name, url, conns, true, pids);
+          if (keep === undefined) s.failed++;
+          else s.keep.push(keep);
+          if (close === undefined) s.failed++;
+          else s.close.push(close);
+          samples.set(name, s);
+        }
+      }
+      console.log(`— ${conns} connections (load average ${loadavg()})`);
+      const rows = new Map<string, Row>();
+      for (const [name, s] of samples) {
+        const row = { keep: combine(s.keep), close: combine(s.close) };
+        rows.set(name, row);
+        console.log(`${name.padEnd(17)} keepalive ${row.keep.rps.toFixed(0).padStart(7)} req/s p99 ${row.keep.p99ms.toFixed(2)} ms${costText(row.keep, 'req')}  |  ` +
+          `new conn ${row.close.rps.toFixed(0).padStart(6)} conn/s p99 ${row.close.p99ms.toFixed(2)} ms${costText(row.close, 'conn')}  |  errors ${row.keep.errors + row.close.errors}` +
+          (s.failed > 0 ? `  |  ${s.failed} of ${2 * REPEATS} rounds FAILED (median of the rest)` : ''));
+        console.log(`${''.padEnd(17)} rounds: keepalive ${range(s.keep, (r) => r.rps, 0)} req/s, p99 ${range(s.keep, (r) => r.p99ms, 1)} ms  |  new conn ${range(s.close, (r) => r.rps, 0)} conn/s, p99 ${range(s.close, (r) => r.p99ms, 1)} ms`);
+      }
+      for (const [a, b] of [['nftables', 'direct'], ['userspace', 'haproxy'], ['userspace-1', 'haproxy'], ['userspace-handles', 'haproxy'], ['haproxy', 'direct']] as const) {
+        const x = rows.get(a);
+        const y = rows.get(b);
+        if (x === undefined || y === undefined) continue;
+        const line = `${a} / ${b} at c${conns}: keepalive ${(x.keep.rps / y.keep.rps).toFixed(2)}×, new connections ${(x.close.rps / y.close.rps).toFixed(2)}×; ` +
+          `p99 ${x.keep.p99ms.toFixed(1)} vs ${y.keep.p99ms.toFixed(1)} ms keepalive, ${x.close.p99ms.toFixed(1)} vs ${y.close.p99ms.toFixed(1)} ms new connections` +
+          (x.keep.usPer !== undefined && y.keep.usPer !== undefined && x.close.usPer !== undefined && y.close.usPer !== undefined
+            ? `; CPU per request ${(x.keep.usPer / y.keep.usPer).toFixed(2)}×, per connection ${(x.close.usPer / y.close.usPer).toFixed(2)}×` : '');
+        console.log(line);
+        summary.push(line);
       }
     }
-    const combine = (rs: WrkResult[]): WrkResult => ({ rps: median(rs.map((r) => r.rps)), p99ms: median(rs.map((r) => r.p99ms)), errors: rs.reduce((n, r) => n + r.errors, 0) });
-    for (const [name, s] of samples) {
-      const keep = combine(s.keep);
-      const close = combine(s.close);
-      rows.push({ name, keep, close });
-      console.log(`${name.padEnd(17)} keepalive ${keep.rps.toFixed(0).padStart(7)} req/s p99 ${keep.p99ms.toFixed(2)} ms  |  new conn ${close.rps.toFixed(0).padStart(6)} conn/s p99 ${close.p99ms.toFixed(2)} ms  |  errors ${keep.errors + close.errors}` +
-        (s.failed > 0 ? `  |  ${s.failed} of ${2 * REPEATS} rounds FAILED (median of the rest)` : ''));
-      console.log(`${''.padEnd(17)} rounds: keepalive ${range(s.keep, (r) => r.rps, 0)} req/s, p99 ${range(s.keep, (r) => r.p99ms, 1)} ms  |  new conn ${range(s.close, (r) => r.rps, 0)} conn/s, p99 ${range(s.close, (r) => r.p99ms, 1)} ms`);
+    if (CONNS.length > 1) {
+      console.log('— summary');
+      for (const l of summary) console.log(l);
     }
-    const get = (n: string): { keep: WrkResult; close: WrkResult } | undefined => rows.find((r) => r.name === n);
-    const ratio = (a: string, b: string): void => {
-      const x = get(a);
-      const y = get(b);
-      if (x === undefined || y === undefined) return;
-      console.log(`${a} / ${b}: keepalive ${(x.keep.rps / y.keep.rps).toFixed(2)}×, new connections ${(x.close.rps / y.close.rps).toFixed(2)}×; ` +
-        `p99 ${x.keep.p99ms.toFixed(1)} vs ${y.keep.p99ms.toFixed(1)} ms keepalive, ${x.close.p99ms.toFixed(1)} vs ${y.close.p99ms.toFixed(1)} ms new connections`);
-    };
-    ratio('nftables', 'direct');
-    ratio('userspace', 'haproxy');
-    ratio('userspace-1', 'haproxy');
-    ratio('userspace-handles', 'haproxy');
-    ratio('haproxy', 'direct');
-    console.log(`load average at the end ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
-
+    console.log(`load average at the end ${loadavg()}`);
   } finally {
     haproxy.kill('SIGKILL');
     await userspace.stop();

@@ -184,6 +184,8 @@ process.stdin.on('data', (d) => { for (const _ of d.split('\\n').filter(Boolean)
 }
 
 export interface UserspaceRunner {
+  /** The runner's process (its helper processes are its children): benchmarks read its CPU. */
+  readonly pid: number;
   call<T>(op: 'apply' | 'observe' | 'listeners', desired?: unknown): Promise<T>;
   stop(): Promise<void>;
 }
@@ -226,6 +228,7 @@ export async function startUserspaceRunner(ns: Netns, options: Record<string, un
     });
   });
   return {
+    pid: child.pid ?? 0,
     call: <T>(op: string, desired?: unknown) =>
       new Promise<T>((resolve, reject) => {
         const id = next++;

@@ -93,9 +93,10 @@ void accept_ready(relay_t* r, service_t* s) {
       socklen_t llen = sizeof local;
       if (getsockname(fd, (struct sockaddr*)&local, &llen) == 0) build_head(c, s->proxy, &peer, &local);
     }
-    // Not read before a real server is connected; errors and hang-ups are reported regardless.
-    struct epoll_event ev = {.events = 0, .data.ptr = &c->cl};
-    epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev);
+    // Not in the epoll set before a real server is connected (connected() adds it with what it must be
+    // watched for): one epoll_ctl per connection less than adding it idle and modifying it then. A client
+    // that leaves meanwhile is seen once the relay starts; the connect timeout bounds the wait.
+    c->cl.out_of_set = 1;
     start_connect(r, c);
   }
 }

@@ -1,0 +1,85 @@
+// What a proxy's processes spent during one benchmark round, from the scheduler's own counters
+// (/proc/PID/task/TID/schedstat: nanoseconds on a CPU, nanoseconds runnable but waiting for one).
+//
+// Why: on this machine (two cores shared with other work) a proxy's requests per second at 1,000
+// connections is mostly the share of the cores it was given. Measured for issue #19: both HAProxy's
+// threads and the native relay's were runnable ~95 % of a round and waited for a CPU 60–75 % of it;
+// the native relay spent less CPU per request yet got less CPU in some rounds. CPU per request is the
+// proxy's own cost, whatever the load; the wait share says how much the rate figure is the scheduler's.
+import { readFileSync, readdirSync } from 'node:fs';
+
+/** Summed over a process tree's threads. */
+export interface Usage {
+  runNs: number;
+  waitNs: number;
+}
+
+/** The first two fields of a schedstat line (run ns, wait ns); zeros when unreadable. */
+export function parseSchedstat(line: string): Usage {
+  const [run, wait] = line.trim().split(/\s+/).map(Number);
+  return { runNs: Number.isFinite(run) ? (run ?? 0) : 0, waitNs: Number.isFinite(wait) ? (wait ?? 0) : 0 };
+}
+
+export interface RoundCost {
+  /** CPUs' worth used over the round (1 = one core all the time). */
+  cores: number;
+  /** Microseconds of CPU per request (or per connection). */
+  usPer: number;
+  /** Of the time its threads wanted a CPU, the share they waited for one (0–1). */
+  waited: number;
+}
+
+/** The cost of a round from usage before and after, its length and what it served. */
+export function roundCost(before: Usage, after: Usage, elapsedMs: number, served: number): RoundCost {
+  const run = Math.max(0, after.runNs - before.runNs);
+  const wait = Math.max(0, after.waitNs - before.waitNs);
+  return {
+    cores: elapsedMs > 0 ? run / (elapsedMs * 1e6) : NaN,
+    usPer: served > 0 ? run / 1000 / served : NaN,
+    waited: run + wait > 0 ? wait / (run + wait) : NaN,
+  };
+}
+
+function readOr(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** pid and its descendants (a userspace runner and its helper processes). */
+export function processTree(pid: number): number[] {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) {
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${out[i] ?? 0}/task`);
+    } catch {
+      continue;
+    }
+    for (const t of tasks) {
+      for (const c of readOr(`/proc/${out[i] ?? 0}/task/${t}/children`).split(/\s+/).filter(Boolean)) out.push(Number(c));
+    }
+  }
+  return out;
+}
+
+/** Run and wait time of every thread of the processes (a thread that exited is not counted). */
+export function usageOf(pids: number[]): Usage {
+  const sum: Usage = { runNs: 0, waitNs: 0 };
+  for (const pid of pids) {
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const t of tasks) {
+      const u = parseSchedstat(readOr(`/proc/${pid}/task/${t}/schedstat`));
+      sum.runNs += u.runNs;
+      sum.waitNs += u.waitNs;
+    }
+  }
+  return sum;
+}
