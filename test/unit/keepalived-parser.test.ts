@@ -131,6 +131,20 @@ test('parser: include with globs and braces, relative to the including file, sor
   assert.deepEqual(r.diagnostics, []);
 });
 
+test('parser: 10,000 nested blocks are an error at the first brace too deep, not a stack overflow; 64 still parse', () => {
+  const nested = (n: number) => 'a {\n'.repeat(n) + '}\n'.repeat(n);
+  const ok = parse({ '/etc/keepalived/keepalived.conf': nested(64) });
+  let depth = 0;
+  for (let d = ok.directives[0]; d !== undefined; d = d.block?.[0]) depth++;
+  assert.equal(depth, 64);
+  for (const n of [65, 10_000]) {
+    assert.throws(() => parse({ '/etc/keepalived/keepalived.conf': nested(n) }), (e: unknown) => e instanceof KeepalivedSyntaxError && /keepalived\.conf:65:3: blocks nested deeper than 64/.test(e.message));
+  }
+  // the depth counts across an include: a file opened inside 60 blocks has 4 left
+  const files = { '/etc/keepalived/keepalived.conf': 'a {\n'.repeat(60) + 'include deep.conf\n' + '}\n'.repeat(60), '/etc/keepalived/deep.conf': nested(5) };
+  assert.throws(() => parse(files), /deep\.conf:5:3: blocks nested deeper than 64/);
+});
+
 test('parser: an include that matches nothing is reported; a loop is an error', () => {
   const r = parse({ '/etc/keepalived/keepalived.conf': 'include /nowhere/*.conf\nrouter_id x' });
   assert.deepEqual(r.diagnostics.map((d) => `${d.pos.line}: ${d.directive}: ${d.why}`), ['1: include: no file matches /nowhere/*.conf']);
