@@ -154,6 +154,12 @@ test('parser: an include that matches nothing is reported; a loop is an error', 
   );
 });
 
+test('parser: an include whose [class] JavaScript cannot compile ([z-a]) matches no file, as glob(3) does; it is reported, not a crash', () => {
+  const r = parse({ '/etc/keepalived/keepalived.conf': 'include [z-a].conf\ninclude [a-c].conf\nrouter_id x', '/etc/keepalived/b.conf': 'router_id b' });
+  assert.deepEqual(r.diagnostics.map((d) => `${d.pos.line}: ${d.directive}: ${d.why}`), ['1: include: no file matches [z-a].conf']);
+  assert.deepEqual(show(r.directives), ['router_id b', 'router_id x'], 'the well-formed class next to it still matches');
+});
+
 test('parser: parameters defined before an include are seen in the included file', () => {
   const r = parse({ '/etc/keepalived/keepalived.conf': '$IF=eth1\ninclude i.conf', '/etc/keepalived/i.conf': 'interface $IF' });
   assert.deepEqual(show(r.directives), ['interface eth1']);
