@@ -160,6 +160,15 @@ test('parser: an include whose [class] JavaScript cannot compile ([z-a]) matches
   assert.deepEqual(show(r.directives), ['router_id b', 'router_id x'], 'the well-formed class next to it still matches');
 });
 
+test('parser: an include whose braces multiply past 1024 patterns is an error naming it, not minutes and gigabytes', () => {
+  const ten = '{a,b}'.repeat(10);
+  assert.equal(expandBraces(ten).length, 1024, 'the bound itself still expands');
+  const r = parse({ '/etc/keepalived/keepalived.conf': `include ${ten}.conf\n`, '/etc/keepalived/abababaaab.conf': 'router_id x' });
+  assert.deepEqual(show(r.directives), ['router_id x']);
+  const bomb = '{a,b}'.repeat(30);
+  assert.throws(() => parse({ '/etc/keepalived/keepalived.conf': `router_id x\ninclude ${bomb}.conf\n` }), (e: unknown) => e instanceof KeepalivedSyntaxError && e.message.startsWith(`/etc/keepalived/keepalived.conf:2:1: include ${bomb}.conf: its braces expand to more than 1024 patterns`));
+});
+
 test('parser: parameters defined before an include are seen in the included file', () => {
   const r = parse({ '/etc/keepalived/keepalived.conf': '$IF=eth1\ninclude i.conf', '/etc/keepalived/i.conf': 'interface $IF' });
   assert.deepEqual(show(r.directives), ['interface eth1']);

@@ -159,7 +159,12 @@ function expandIncludes(list: Directive[], state: State): Directive[] {
       throw new KeepalivedSyntaxError(d.pos, `${d.keyword}: missing file name`);
     }
     const abs = state.loader.resolve(state.loader.dirname(d.pos.file), pattern);
-    const files = state.loader.glob(abs);
+    let files: string[];
+    try {
+      files = state.loader.glob(abs);
+    } catch (e) {
+      throw new KeepalivedSyntaxError(d.pos, `${d.keyword} ${pattern}: ${e instanceof Error ? e.message : String(e)}`);
+    }
     if (files.length === 0) {
       state.diagnostics.push({ pos: d.pos, directive: d.keyword, why: `no file matches ${pattern}` });
       continue;
