@@ -298,7 +298,6 @@ export class StateStore {
     return u;
   }
 
-
   // ---- browser sessions (the API's SessionTable keeps them here) ----
 
   sessionRecords(): readonly SessionRecord[] {
@@ -360,7 +359,6 @@ export class StateStore {
 // Verifying against this keeps an unknown user's login as slow as a wrong password.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
-/** What a user name may be (also what a peer director may name as the user of a forwarded action). */
 // Checked inside a commit, on the state it changes: a check made before the queue could be stale by the
 // time the change runs (two admins demoting each other at once would leave none).
 function mustFind(s: State, name: string): User {
@@ -375,6 +373,7 @@ function keepOneAdmin(s: State, name: string): void {
   }
 }
 
+/** What a user name may be (also what a peer director may name as the user of a forwarded action). */
 export const USER_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 
 function checkName(name: string): void {
