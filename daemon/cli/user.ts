@@ -5,6 +5,7 @@ import { addUserLocally } from '../api/user-cli.js';
 import type { Role } from '../state/store.js';
 import { EXIT, UsageError, parse, type Command } from './command.js';
 import { findLocalDaemon } from './local.js';
+import { typedLine } from './typed-line.js';
 
 const ROLES: readonly Role[] = ['viewer', 'operator', 'admin'];
 
@@ -20,6 +21,13 @@ async function readPassword(): Promise<string> {
     for await (const chunk of process.stdin) {
       const s = typeof chunk === 'string' ? chunk : (chunk as Buffer).toString('utf8');
       text += s;
+      if (tty) {
+        // raw mode: the keys as pressed (Backspace is a byte here, Ctrl-C no signal)
+        const typed = typedLine(text);
+        if (typed.state === 'cancelled') throw new UsageError('cancelled; no user added');
+        if (typed.state === 'done') return typed.line;
+        continue;
+      }
       const end = text.search(/[\r\n]/);
       if (end >= 0) return text.slice(0, end);
     }

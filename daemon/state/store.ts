@@ -251,6 +251,8 @@ export class StateStore {
     if (this.getUser(name) !== undefined) throw new StoreError('conflict', `user "${name}" already exists`);
     const user: User = { name, hash: await hashPassword(password, this.passwordCost), role, createdAt: this.now().toISOString() };
     await this.#commit(who, 'user.add', name, (s) => {
+      // again in the queue: the same name may have been added while the password was hashed
+      if (s.users.some((u) => u.name === name)) throw new StoreError('conflict', `user "${name}" already exists`);
       s.users.push(user);
       if (role === 'admin') s.bootstrapTokenHash = null;
       return { before: null, after: { name, role } };
@@ -260,12 +262,13 @@ export class StateStore {
 
   async setRole(name: string, role: Role, who: string): Promise<void> {
     checkRole(role);
-    const user = this.#mustGet(name);
-    if (user.role === 'admin' && role !== 'admin') this.#keepOneAdmin(name);
+    this.#mustGet(name);
     await this.#commit(who, 'user.role', name, (s) => {
-      const u = s.users.find((x) => x.name === name);
-      if (u) u.role = role;
-      return { before: { role: user.role }, after: { role } };
+      const u = mustFind(s, name);
+      const before = u.role;
+      if (before === 'admin' && role !== 'admin') keepOneAdmin(s, name);
+      u.role = role;
+      return { before: { role: before }, after: { role } };
     });
   }
 
@@ -274,16 +277,16 @@ export class StateStore {
     checkPassword(password);
     const hash = await hashPassword(password, this.passwordCost);
     await this.#commit(who, 'user.password', name, (s) => {
-      const u = s.users.find((x) => x.name === name);
-      if (u) u.hash = hash;
+      mustFind(s, name).hash = hash;
       return { before: null, after: '(password changed)' };
     });
   }
 
   async deleteUser(name: string, who: string): Promise<void> {
-    const user = this.#mustGet(name);
-    if (user.role === 'admin') this.#keepOneAdmin(name);
+    this.#mustGet(name);
     await this.#commit(who, 'user.delete', name, (s) => {
+      const user = mustFind(s, name);
+      if (user.role === 'admin') keepOneAdmin(s, name);
       s.users = s.users.filter((u) => u.name !== name);
       return { before: { name, role: user.role }, after: null };
     });
@@ -293,12 +296,6 @@ export class StateStore {
     const u = this.getUser(name);
     if (u === undefined) throw new StoreError('not-found', `no user "${name}"`);
     return u;
-  }
-
-  #keepOneAdmin(name: string): void {
-    if (!this.db.data.users.some((u) => u.role === 'admin' && u.name !== name)) {
-      throw new StoreError('conflict', `"${name}" is the last admin; make another admin first`);
-    }
   }
 
   // ---- browser sessions (the API's SessionTable keeps them here) ----
@@ -361,6 +358,20 @@ export class StateStore {
 
 // Verifying against this keeps an unknown user's login as slow as a wrong password.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+
+// Checked inside a commit, on the state it changes: a check made before the queue could be stale by the
+// time the change runs (two admins demoting each other at once would leave none).
+function mustFind(s: State, name: string): User {
+  const u = s.users.find((x) => x.name === name);
+  if (u === undefined) throw new StoreError('not-found', `no user "${name}"`);
+  return u;
+}
+
+function keepOneAdmin(s: State, name: string): void {
+  if (!s.users.some((u) => u.role === 'admin' && u.name !== name)) {
+    throw new StoreError('conflict', `"${name}" is the last admin; make another admin first`);
+  }
+}
 
 /** What a user name may be (also what a peer director may name as the user of a forwarded action). */
 export const USER_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;

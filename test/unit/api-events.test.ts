@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -149,6 +150,41 @@ test('SSE re-checks its session before each event: an expired session gets nothi
   h.director.transition('VI_2', 'BACKUP', 'second');
   assert.equal(await endsSoon(sse), true);
   assert.equal(sse.events.filter((e) => e.data.type === 'vrrp.transition').length, 1, 'the event after expiry was not sent');
+});
+
+test('SSE: a caller that does not read gets its stream ended past 1 MiB waiting, not every event buffered for it', async (t) => {
+  const h = await harness();
+  t.after(() => h.close());
+  const address = await h.app.listen({ host: '127.0.0.1', port: 0 });
+  const { cookie } = await h.login('viewer');
+  // a raw connection: read the response head, then stop reading (a stalled or hostile client)
+  const url = new URL(address);
+  const sock = connect(Number(url.port), url.hostname);
+  t.after(() => { sock.destroy(); });
+  sock.write(`GET /api/v1/events/stream HTTP/1.1\r\nhost: ${url.host}\r\ncookie: ${cookie}\r\naccept: text/event-stream\r\n\r\n`);
+  await new Promise<void>((resolve) => { sock.once('data', () => { sock.pause(); resolve(); }); });
+  const reason = 'x'.repeat(64 * 1024);
+  const sent = 400; // 25 MiB of events: more than loopback's socket buffers hold
+  for (let i = 0; i < sent; i++) h.director.transition('VI_2', i % 2 === 0 ? 'MASTER' : 'BACKUP', `${String(i)} ${reason}`);
+  // the response is chunked: its end is the last chunk, "0" (the stream asks for keep-alive, so the connection stays)
+  let received = '';
+  const ended = new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => { resolve(false); }, 10_000);
+    sock.on('data', (chunk: string) => {
+      received += chunk;
+      if (received.endsWith('\r\n0\r\n\r\n')) {
+        clearTimeout(timer);
+        resolve(true);
+      }
+    });
+  });
+  sock.setEncoding('utf8');
+  sock.resume();
+  assert.equal(await ended, true, 'the server ended the stream');
+  const got = received.split('event: director').length - 1;
+  assert.ok(got > 0 && got < sent, `${String(got)} of ${String(sent)} events were kept for it`);
+  // the director and the API go on: another caller reads the events it missed from the ring
+  assert.equal((await h.call(await h.as('viewer'), 'GET', '/api/v1/events?type=vrrp&limit=1')).statusCode, 200);
 });
 
 test('recent events and the audit log filter by type / who / action', async (t) => {

@@ -131,6 +131,20 @@ test('parser: include with globs and braces, relative to the including file, sor
   assert.deepEqual(r.diagnostics, []);
 });
 
+test('parser: 10,000 nested blocks are an error at the first brace too deep, not a stack overflow; 64 still parse', () => {
+  const nested = (n: number) => 'a {\n'.repeat(n) + '}\n'.repeat(n);
+  const ok = parse({ '/etc/keepalived/keepalived.conf': nested(64) });
+  let depth = 0;
+  for (let d = ok.directives[0]; d !== undefined; d = d.block?.[0]) depth++;
+  assert.equal(depth, 64);
+  for (const n of [65, 10_000]) {
+    assert.throws(() => parse({ '/etc/keepalived/keepalived.conf': nested(n) }), (e: unknown) => e instanceof KeepalivedSyntaxError && /keepalived\.conf:65:3: blocks nested deeper than 64/.test(e.message));
+  }
+  // the depth counts across an include: a file opened inside 60 blocks has 4 left
+  const files = { '/etc/keepalived/keepalived.conf': 'a {\n'.repeat(60) + 'include deep.conf\n' + '}\n'.repeat(60), '/etc/keepalived/deep.conf': nested(5) };
+  assert.throws(() => parse(files), /deep\.conf:5:3: blocks nested deeper than 64/);
+});
+
 test('parser: an include that matches nothing is reported; a loop is an error', () => {
   const r = parse({ '/etc/keepalived/keepalived.conf': 'include /nowhere/*.conf\nrouter_id x' });
   assert.deepEqual(r.diagnostics.map((d) => `${d.pos.line}: ${d.directive}: ${d.why}`), ['1: include: no file matches /nowhere/*.conf']);
@@ -138,6 +152,21 @@ test('parser: an include that matches nothing is reported; a loop is an error', 
     () => parse({ '/etc/keepalived/keepalived.conf': 'include a.conf', '/etc/keepalived/a.conf': 'include keepalived.conf' }),
     /a\.conf:1:1: include loop: \/etc\/keepalived\/keepalived\.conf → \/etc\/keepalived\/a\.conf → \/etc\/keepalived\/keepalived\.conf/,
   );
+});
+
+test('parser: an include whose [class] JavaScript cannot compile ([z-a]) matches no file, as glob(3) does; it is reported, not a crash', () => {
+  const r = parse({ '/etc/keepalived/keepalived.conf': 'include [z-a].conf\ninclude [a-c].conf\nrouter_id x', '/etc/keepalived/b.conf': 'router_id b' });
+  assert.deepEqual(r.diagnostics.map((d) => `${d.pos.line}: ${d.directive}: ${d.why}`), ['1: include: no file matches [z-a].conf']);
+  assert.deepEqual(show(r.directives), ['router_id b', 'router_id x'], 'the well-formed class next to it still matches');
+});
+
+test('parser: an include whose braces multiply past 1024 patterns is an error naming it, not minutes and gigabytes', () => {
+  const ten = '{a,b}'.repeat(10);
+  assert.equal(expandBraces(ten).length, 1024, 'the bound itself still expands');
+  const r = parse({ '/etc/keepalived/keepalived.conf': `include ${ten}.conf\n`, '/etc/keepalived/abababaaab.conf': 'router_id x' });
+  assert.deepEqual(show(r.directives), ['router_id x']);
+  const bomb = '{a,b}'.repeat(30);
+  assert.throws(() => parse({ '/etc/keepalived/keepalived.conf': `router_id x\ninclude ${bomb}.conf\n` }), (e: unknown) => e instanceof KeepalivedSyntaxError && e.message.startsWith(`/etc/keepalived/keepalived.conf:2:1: include ${bomb}.conf: its braces expand to more than 1024 patterns`));
 });
 
 test('parser: parameters defined before an include are seen in the included file', () => {

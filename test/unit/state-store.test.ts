@@ -125,3 +125,24 @@ test('concurrent changes all land, in order, each with its audit entry', async (
   assert.equal(again.overrides().length, 20);
   assert.deepEqual(again.auditLog().map((e) => e.id), Array.from({ length: 20 }, (_, i) => 20 - i));
 });
+
+test('concurrent user changes are checked against each other: two demotions keep one admin, one name is added once', async (t) => {
+  const { store, file } = await fresh(t);
+  await addUser(store, 'a', 'a password', 'admin');
+  await addUser(store, 'b', 'b password', 'admin');
+  // two admins demote each other at once (two panels): each check alone sees another admin
+  const demotions = await Promise.allSettled([store.setRole('a', 'viewer', 'b'), store.setRole('b', 'viewer', 'a')]);
+  assert.deepEqual(demotions.map((r) => r.status).sort(), ['fulfilled', 'rejected']);
+  assert.ok(store.hasAdmin(), 'one admin is left');
+  const deletions = await Promise.allSettled([store.deleteUser('a', 'x'), store.deleteUser('b', 'x')]);
+  assert.ok(store.hasAdmin(), 'one admin is left after concurrent deletes');
+  assert.ok(deletions.some((r) => r.status === 'rejected' && r.reason instanceof StoreError && /last admin/.test(r.reason.message)));
+  // the same name added twice at once (a double click): hashing the password takes a while, both checks ran before it
+  const adds = await Promise.allSettled([store.addUser('c', 'c password', 'viewer', 'x'), store.addUser('c', 'c password', 'operator', 'x')]);
+  assert.deepEqual(adds.map((r) => r.status).sort(), ['fulfilled', 'rejected']);
+  assert.ok(adds.some((r) => r.status === 'rejected' && r.reason instanceof StoreError && r.reason.code === 'conflict'));
+  assert.equal(store.users().filter((u) => u.name === 'c').length, 1);
+  const { store: again } = await openStore(file);
+  assert.equal(again.users().filter((u) => u.name === 'c').length, 1, 'the file has it once too');
+  assert.ok(again.hasAdmin());
+});

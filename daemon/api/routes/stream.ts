@@ -9,6 +9,11 @@ import type { Api, ApiDeps } from '../types.js';
 import { allows } from '../types.js';
 import { ErrorSchema, type ApiEvent } from '../schemas.js';
 
+// What a stream may have waiting for a caller that does not read (stalled, or a viewer opening streams it
+// never reads to fill this process's memory). Past it the stream ends: EventSource reconnects with
+// Last-Event-ID and gets what it missed from the ring.
+export const STREAM_BACKLOG_BYTES = 1024 * 1024;
+
 export default function streamRoutes(app: Api, { events, sessions, store }: ApiDeps, opts: { heartbeatMs: number }): void {
   // Open streams never go idle: end them when the server closes, or close() would wait forever.
   const open = new Set<() => void>();
@@ -42,7 +47,7 @@ export default function streamRoutes(app: Api, { events, sessions, store }: ApiD
     let ended = false;
     const write = (text: string): void => {
       if (ended) return;
-      if (!stillAllowed(req)) {
+      if (!stillAllowed(req) || res.writableLength > STREAM_BACKLOG_BYTES) {
         end();
         return;
       }

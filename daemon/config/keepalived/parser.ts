@@ -37,9 +37,12 @@ export interface ParseResult {
 
 const INCLUDE_KEYWORDS = new Set(['include', 'includer', 'includem', 'includew', 'includeb', 'includea']);
 const MAX_INCLUDE_DEPTH = 32;
+// keepalived's deepest real nesting is 4 (virtual_server → real_server → HTTP_GET → url); the bound keeps a
+// hostile or broken file (10,000 '{') a placed error instead of a stack overflow in this recursive parser.
+const MAX_BLOCK_DEPTH = 64;
 
 export function parseKeepalived(file: string, loader: SourceLoader, opts: ParseOptions): ParseResult {
-  const state: State = { loader, opts, params: new Map(), diagnostics: [], files: [], stack: [], conditionalIds: new Set() };
+  const state: State = { loader, opts, params: new Map(), diagnostics: [], files: [], stack: [], conditionalIds: new Set(), depth: 0 };
   const directives = parseFile(file, state, undefined);
   return { directives, diagnostics: state.diagnostics, files: state.files, conditionalIds: state.conditionalIds };
 }
@@ -52,6 +55,8 @@ interface State {
   files: string[];
   stack: string[];
   conditionalIds: Set<string>;
+  /** How many blocks are open where the parser is, across included files. */
+  depth: number;
 }
 
 function parseFile(file: string, state: State, from: Pos | undefined): Directive[] {
@@ -122,7 +127,10 @@ function parseBlock(cur: Cursor, state: State, opener: Pos | undefined): Directi
           }
           owner = prev;
         }
+        if (state.depth >= MAX_BLOCK_DEPTH) throw new KeepalivedSyntaxError(t.pos, `blocks nested deeper than ${MAX_BLOCK_DEPTH}`);
+        state.depth++;
         owner.block = parseBlock(cur, state, t.pos);
+        state.depth--;
         break;
       }
       case 'close':
@@ -151,7 +159,12 @@ function expandIncludes(list: Directive[], state: State): Directive[] {
       throw new KeepalivedSyntaxError(d.pos, `${d.keyword}: missing file name`);
     }
     const abs = state.loader.resolve(state.loader.dirname(d.pos.file), pattern);
-    const files = state.loader.glob(abs);
+    let files: string[];
+    try {
+      files = state.loader.glob(abs);
+    } catch (e) {
+      throw new KeepalivedSyntaxError(d.pos, `${d.keyword} ${pattern}: ${e instanceof Error ? e.message : String(e)}`);
+    }
     if (files.length === 0) {
       state.diagnostics.push({ pos: d.pos, directive: d.keyword, why: `no file matches ${pattern}` });
       continue;
