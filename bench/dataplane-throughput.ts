@@ -4,6 +4,8 @@
 //   userspace lvsd's proxy with the native relay (round robin over three nginx), two processes, one relay
 //             thread each: the like-for-like setup against HAProxy, which runs one thread per CPU (two here)
 //   userspace-1 the same proxy in one process
+//   userspace-threads the same proxy in one process with two relay threads (relayThreads: 2): HAProxy's
+//             own shape, one process and two threads
 //   userspace-handles the proxy with its JavaScript relay (engine 'handles', two processes): what the native
 //             relay (the default engine) replaced
 //   haproxy   Debian HAProxy, mode tcp, roundrobin, same real servers (the anchor for userspace)
@@ -32,11 +34,12 @@ import { processTree, roundCost, usageOf, type RoundCost } from './proc-usage.js
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const CONNS = (process.env.BENCH_CONNECTIONS ?? '64,1000').split(',').map(Number);
-const ONLY = (process.env.BENCH_ONLY ?? 'direct,nftables,userspace,userspace-1,userspace-handles,haproxy').split(',');
+const ONLY = (process.env.BENCH_ONLY ?? 'direct,nftables,userspace,userspace-1,userspace-threads,userspace-handles,haproxy').split(',');
 const USERSPACE_PORT = 8000;
 const USERSPACE1_PORT = 8002;
 const HAPROXY_PORT = 8001;
 const HANDLES_PORT = 8003;
+const THREADS_PORT = 8004;
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -121,6 +124,7 @@ async function main(): Promise<void> {
   const userspace = await startUserspaceRunner(lab.director, JSON.parse(process.env.BENCH_USERSPACE_OPTIONS ?? '{"workers":2}') as Record<string, unknown>);
   const userspace1 = await startUserspaceRunner(lab.director, { workers: 1 });
   const handles = await startUserspaceRunner(lab.director, { workers: 2, engine: 'handles' });
+  const threads = await startUserspaceRunner(lab.director, { workers: 1, relayThreads: 2 });
   const haproxyCfg = join(dir, 'haproxy.cfg');
   writeFileSync(haproxyCfg, `global
   maxconn 8000
@@ -145,12 +149,14 @@ ${lab.rs4.map((a, i) => `  server rs${i + 1} ${a}:80`).join('\n')}
     await userspace.call('apply', { services: [service(lab, USERSPACE_PORT)] });
     await userspace1.call('apply', { services: [service(lab, USERSPACE1_PORT)] });
     await handles.call('apply', { services: [service(lab, HANDLES_PORT)] });
+    await threads.call('apply', { services: [service(lab, THREADS_PORT)] });
     await waitForPort(lab.director, HAPROXY_PORT);
     const targets: [string, string, number[]][] = [
       ['direct', `http://${lab.rs4[0] ?? ''}/`, []],
       ['nftables', `http://${VIP4}/`, []],
       ['userspace', `http://${VIP4}:${USERSPACE_PORT}/`, [userspace.pid]],
       ['userspace-1', `http://${VIP4}:${USERSPACE1_PORT}/`, [userspace1.pid]],
+      ['userspace-threads', `http://${VIP4}:${THREADS_PORT}/`, [threads.pid]],
       ['userspace-handles', `http://${VIP4}:${HANDLES_PORT}/`, [handles.pid]],
       ['haproxy', `http://${VIP4}:${HAPROXY_PORT}/`, [haproxy.pid ?? 0]],
     ];
@@ -183,7 +189,7 @@ ${lab.rs4.map((a, i) => `  server rs${i + 1} ${a}:80`).join('\n')}
           (s.failed > 0 ? `  |  ${s.failed} of ${2 * REPEATS} rounds FAILED (median of the rest)` : ''));
         console.log(`${''.padEnd(17)} rounds: keepalive ${range(s.keep, (r) => r.rps, 0)} req/s, p99 ${range(s.keep, (r) => r.p99ms, 1)} ms  |  new conn ${range(s.close, (r) => r.rps, 0)} conn/s, p99 ${range(s.close, (r) => r.p99ms, 1)} ms`);
       }
-      for (const [a, b] of [['nftables', 'direct'], ['userspace', 'haproxy'], ['userspace-1', 'haproxy'], ['userspace-handles', 'haproxy'], ['haproxy', 'direct']] as const) {
+      for (const [a, b] of [['nftables', 'direct'], ['userspace', 'haproxy'], ['userspace-1', 'haproxy'], ['userspace-threads', 'haproxy'], ['userspace-handles', 'haproxy'], ['haproxy', 'direct']] as const) {
         const x = rows.get(a);
         const y = rows.get(b);
         if (x === undefined || y === undefined) continue;
@@ -205,6 +211,7 @@ ${lab.rs4.map((a, i) => `  server rs${i + 1} ${a}:80`).join('\n')}
     await userspace.stop();
     await userspace1.stop();
     await handles.stop();
+    await threads.stop();
     await nft.close();
     await lab.destroy();
     rmSync(dir, { recursive: true, force: true });

@@ -8,7 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { createUserspaceDataplane, type UserspaceDataplane } from '../../daemon/dataplane/userspace/backend.js';
-import { nativeRelay, relayAddon } from '../../daemon/dataplane/userspace/native-relay.js';
+import { openedRelays, relayAddon } from '../../daemon/dataplane/userspace/native-relay.js';
 import type { ObservedTable, ServiceSpec } from '../../daemon/dataplane/types.js';
 import { freePort } from '../support/loopback-servers.js';
 import type { Logger } from 'pino';
@@ -37,14 +37,19 @@ function service(servers: number[]): ServiceSpec {
   };
 }
 
+/** Connections held by the relay threads opened so far. */
+function held(): number {
+  return openedRelays().reduce((n, r) => n + r.count(), 0);
+}
+
 async function settle(): Promise<ObservedTable> {
   // Closed connections are reported in batches: wait until none is held.
   for (let i = 0; i < 200; i++) {
     const seen = await dp.observe();
-    if ((nativeRelay()?.count() ?? 0) === 0 && seen.services.every((s) => s.realServers.every((r) => r.activeConns === 0))) return seen;
+    if (held() === 0 && seen.services.every((s) => s.realServers.every((r) => r.activeConns === 0))) return seen;
     await new Promise((r) => setTimeout(r, 25));
   }
-  assert.fail(`connections still held: relay ${nativeRelay()?.count()}`);
+  assert.fail(`connections still held: ${held()}`);
 }
 
 /** Connects through the VIP and collects everything until the end (or an error). */
@@ -407,6 +412,56 @@ describe('native accept: the thread schedules, retries, drains, writes PROXY and
           after = (await d.observe()).services[0]?.realServers[0]?.counters?.inBytes ?? -1;
         }
         assert.equal(after, before + 20);
+      });
+    } finally {
+      hold = false;
+      for (const s of socks) s.destroy();
+    }
+  });
+
+  test('relayThreads: 2: one socket, both threads accept; rr stays even, counters are summed, weight 0 drains', async () => {
+    hold = true;
+    const socks: Socket[] = [];
+    const open = async (n: number): Promise<void> => {
+      const more = Array.from({ length: n }, () => connect(vip2, HOST));
+      for (const s of more) s.on('error', () => undefined);
+      socks.push(...more);
+      await Promise.all(more.map((s) => new Promise<void>((r) => s.once('connect', () => { r(); }))));
+    };
+    try {
+      await withDp({ relayThreads: 2 }, async (d) => {
+        await d.apply({ services: [svc('rr', [1, 1, 0])] });
+        const relays = openedRelays();
+        assert.ok(relays.length >= 2);
+        const active = async (): Promise<number[]> => (await d.observe()).services[0]?.realServers.map((r) => r.activeConns) ?? [];
+        const until = async (total: number): Promise<number[]> => {
+          let a = await active();
+          for (let k = 0; k < 200 && a.reduce((n, x) => n + x, 0) < total; k++) {
+            await new Promise((r) => setTimeout(r, 10));
+            a = await active();
+          }
+          return a;
+        };
+        await open(400);
+        const [a = 0, b = 0, c = -1] = await until(400);
+        const perThread = relays.slice(0, 2).map((r) => r.count());
+        // Each thread took some of the burst; their counts add up to what observe() reports.
+        assert.ok(perThread.every((n) => n > 0), `per thread: ${perThread.join(', ')}`);
+        assert.equal(perThread.reduce((n, x) => n + x, 0), 400);
+        assert.equal(a + b, 400);
+        assert.equal(c, 0);
+        // Each thread alternates by itself: at most one apart per thread.
+        assert.ok(Math.abs(a - b) <= 2, `rr split ${a}/${b}`);
+        // Drain a: new connections avoid it, its open ones go on.
+        await d.apply({ services: [svc('rr', [0, 1, 0])] });
+        await open(40);
+        assert.deepEqual(await until(440), [a, b + 40, 0]);
+        const conns = (await d.observe()).services[0]?.realServers.map((r) => r.counters?.conns);
+        assert.deepEqual(conns, [a, b + 40, 0]);
+        for (const s of socks) s.destroy();
+        for (let k = 0; k < 200 && held() > 0; k++) await new Promise((r) => setTimeout(r, 10));
+        assert.equal(held(), 0);
+        assert.deepEqual(await active(), [0, 0, 0]);
       });
     } finally {
       hold = false;

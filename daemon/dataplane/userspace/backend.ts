@@ -48,6 +48,13 @@ export interface UserspaceOptions {
    * does with its threads. Needs the handles or native engine. UDP stays in this process.
    */
   workers?: number;
+  /**
+   * Native relay threads per process (default 1; engine 'native' only). With N > 1 each process runs N
+   * relay threads, each its own epoll set on the same listening sockets (EPOLLEXCLUSIVE: the kernel
+   * wakes one per new connection); counters are summed, scheduling state (rr position) is per thread.
+   * `workers: 1, relayThreads: 2` is HAProxy's shape (one process, two threads).
+   */
+  relayThreads?: number;
   /** PROXY protocol to the real servers: one version for all, or per service (undefined = none). */
   proxyProtocol?: ProxyProtocolVersion | ((service: ServiceSpec) => ProxyProtocolVersion | undefined);
   logger?: Logger;
@@ -99,12 +106,14 @@ export function createUserspaceDataplane(opts: UserspaceOptions = {}): Userspace
       ...(pp === undefined ? {} : { proxyProtocol: pp }),
       ...(log === undefined ? {} : { logger: log }),
       ...(workers > 1 ? { onBound: shareListener } : {}),
-      ...(engine === 'native' ? { native: true } : {}),
+      ...(engine === 'native' ? { native: true, relayThreads } : {}),
     };
   };
   const helpers: ChildProcess[] = [];
   const workers = Math.max(1, Math.floor(opts.workers ?? 1));
   if (workers > 1 && engine === 'sockets') throw new Error('userspace: workers > 1 needs the handles or native engine');
+  const relayThreads = Math.max(1, Math.floor(opts.relayThreads ?? 1));
+  if (relayThreads > 1 && engine !== 'native') throw new Error('userspace: relayThreads > 1 needs the native engine');
   let seq = 0;
   const waiting = new Map<number, { left: number; resolve: () => void; counts: WorkerCounts[] }>();
   for (let i = 1; i < workers; i++) {
@@ -164,7 +173,7 @@ export function createUserspaceDataplane(opts: UserspaceOptions = {}): Userspace
     const tcp = desired.services.filter((s) => s.protocol !== 'udp');
     const helpersDone = broadcast((s) => ({
       op: 'apply', seq: s, services: tcp,
-      options: { idleTimeoutMs: opts.idleTimeoutMs ?? 900_000, connectTimeoutMs: opts.connectTimeoutMs ?? 3000, bindRetryMs: opts.bindRetryMs ?? 250, ...(engine === 'native' ? { native: true } : {}) },
+      options: { idleTimeoutMs: opts.idleTimeoutMs ?? 900_000, connectTimeoutMs: opts.connectTimeoutMs ?? 3000, bindRetryMs: opts.bindRetryMs ?? 250, ...(engine === 'native' ? { native: true, relayThreads } : {}) },
       proxy: Object.fromEntries(tcp.flatMap((t) => {
         const pp = proxyFor(t);
         return pp === undefined ? [] : [[t.id, pp]];

@@ -19,7 +19,7 @@ import { Pool, type RealServer } from './backend-pool.js';
 import { proxyHeader, type ProxyProtocolVersion } from './proxy-protocol.js';
 import { Listener, type Bindable } from './listener.js';
 import { NativeService } from './native-service.js';
-import { nativeRelay } from './native-relay.js';
+import { nativeRelays } from './native-relay.js';
 
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-explicit-any */
 // The bindings are untyped; this file keeps every use of them in one place.
@@ -78,6 +78,8 @@ export interface HandleServiceOptions {
   onBound?: (serviceId: string, handle: unknown) => void;
   /** Accept, connect and copy in the native relay thread (engine 'native'); this class then only binds. */
   native?: boolean;
+  /** Native relay threads in this process that accept on the service's socket (default 1). */
+  relayThreads?: number;
 }
 
 /** Pending bytes on one side above which the other side stops reading (backpressure). */
@@ -147,9 +149,9 @@ export class HandleTcpService {
     this.b = b;
     this.pool = new Pool(spec);
     if (opts.native === true) {
-      const relay = nativeRelay();
-      if (relay === null) throw new Error('the native engine needs build/Release/lvsd_relay.node');
-      this.native = new NativeService(relay, this.pool, spec, opts);
+      const relays = nativeRelays(opts.relayThreads ?? 1);
+      if (relays === null) throw new Error('the native engine needs build/Release/lvsd_relay.node');
+      this.native = new NativeService(relays, this.pool, spec, opts);
     }
     const bindable: Bindable = {
       bind: (host, port, done) => {

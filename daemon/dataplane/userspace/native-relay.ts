@@ -1,6 +1,6 @@
 // The native relay (daemon/dataplane/userspace/native/relay.c + accept.c, built by node-gyp into
-// build/Release/lvsd_relay.node): one epoll thread per process accepts on the services' listening
-// sockets, picks the real server with the service's scheduler, connects (the next real server after a
+// build/Release/lvsd_relay.node): an epoll thread (one per process, or relayThreads of them) accepts
+// on the services' listening sockets, picks the real server with the service's scheduler, connects (the next real server after a
 // refusal or a connect timeout), writes the PROXY header and copies the bytes both ways. JavaScript
 // keeps the configuration — it hands each service its pool (ids, addresses, weights, the Maglev table
 // for mh) whenever it changes — and hears only of refusals and connections that found no real server,
@@ -54,7 +54,7 @@ export function relayAddon(): RelayAddon | null {
   return addon;
 }
 
-/** The process's one relay thread and the services it serves. */
+/** One relay thread of the process and the services it serves. */
 export class NativeRelay {
   readonly handle: object;
   private readonly listeners = new Map<number, RelayListener>();
@@ -91,12 +91,21 @@ export class NativeRelay {
   };
 }
 
-let shared: NativeRelay | null | undefined;
+const opened: NativeRelay[] = [];
 
-/** The process's relay, opened on first use; null without the addon. */
-export function nativeRelay(): NativeRelay | null {
-  if (shared !== undefined) return shared;
+/**
+ * The process's first `n` relays (each its own thread and epoll), opened on first use; null without
+ * the addon. Services on several relays put the same listening socket in each relay's epoll set
+ * (EPOLLEXCLUSIVE), so the kernel wakes one thread per new connection, as it does across processes.
+ */
+export function nativeRelays(n = 1): NativeRelay[] | null {
   const lib = relayAddon();
-  shared = lib === null ? null : new NativeRelay(lib);
-  return shared;
+  if (lib === null) return null;
+  while (opened.length < Math.max(1, n)) opened.push(new NativeRelay(lib));
+  return opened.slice(0, Math.max(1, n));
+}
+
+/** The relays opened so far (tests: connections held by each thread). */
+export function openedRelays(): readonly NativeRelay[] {
+  return opened;
 }

@@ -1,7 +1,9 @@
 // One TCP virtual server carried by the native relay (engine 'native'): the relay thread accepts on its
 // listening socket, picks, connects and copies (native-relay.ts); this side hands it the pool whenever
 // the pool changes, logs what the thread reports, and copies the thread's per-real-server counters
-// into the pool's RealServers when the dataplane is observed.
+// into the pool's RealServers when the dataplane is observed. With several relay threads the service
+// is one native service in each, all on the same listening socket; their counters are summed and each
+// keeps its own scheduler state (rr position), as helper processes do.
 import { getSystemErrorName } from 'node:util';
 import type { Logger } from 'pino';
 import type { ServiceSpec } from '../types.js';
@@ -40,16 +42,16 @@ function errName(errno: number): string {
 export class NativeService implements RelayListener {
   /** Connections that found no real server at all. */
   dropped = 0;
-  private readonly svc: ServiceHandle;
+  private readonly svcs: { relay: NativeRelay; svc: ServiceHandle }[];
   private closed = false;
 
   constructor(
-    private readonly relay: NativeRelay,
+    relays: NativeRelay[],
     private readonly pool: Pool,
     private spec: ServiceSpec,
     private opts: NativeServiceOptions,
   ) {
-    this.svc = relay.service(this);
+    this.svcs = relays.map((relay) => ({ relay, svc: relay.service(this) }));
     this.push();
   }
 
@@ -71,40 +73,61 @@ export class NativeService implements RelayListener {
       const at = new Map(servers.map((s, i) => [s.id, i]));
       mh = table.slots.map((b) => at.get(table.backends[b] ?? '') ?? -1);
     }
-    this.relay.lib.servers(this.relay.handle, this.svc, servers.map((s) => s.nid), servers.map((s) => s.address), servers.map((s) => s.port),
-      servers.map((s) => s.weight), mode, this.opts.proxyProtocol ?? 0, this.opts.connectTimeoutMs, this.opts.idleTimeoutMs, mh);
+    const nids = servers.map((s) => s.nid);
+    const hosts = servers.map((s) => s.address);
+    const ports = servers.map((s) => s.port);
+    const weights = servers.map((s) => s.weight);
+    for (const { relay, svc } of this.svcs) {
+      relay.lib.servers(relay.handle, svc, nids, hosts, ports, weights, mode, this.opts.proxyProtocol ?? 0, this.opts.connectTimeoutMs, this.opts.idleTimeoutMs, mh);
+    }
   }
 
-  /** Accepts on fd (a bound socket; its descriptor is duplicated). Returns 0 or a negative errno. */
+  /** Accepts on fd (a bound socket; its descriptor is duplicated) in every thread. Returns 0 or a negative errno. */
   listen(fd: number): number {
-    return this.relay.lib.listen(this.relay.handle, this.svc, fd);
+    for (const [i, { relay, svc }] of this.svcs.entries()) {
+      const err = relay.lib.listen(relay.handle, svc, fd);
+      if (err === 0) continue;
+      for (const done of this.svcs.slice(0, i)) done.relay.lib.unlisten(done.relay.handle, done.svc, fd);
+      return err;
+    }
+    return 0;
   }
 
   /** Stops accepting on fd (the caller's descriptor of the socket given to listen()). */
   unlisten(fd: number): void {
-    if (!this.closed) this.relay.lib.unlisten(this.relay.handle, this.svc, fd);
+    if (this.closed) return;
+    for (const { relay, svc } of this.svcs) relay.lib.unlisten(relay.handle, svc, fd);
   }
 
   /** The end of the service: connections run on (drop: they end too). */
   close(drop: boolean): void {
     if (this.closed) return;
     this.closed = true;
-    this.relay.closeService(this.svc, drop);
+    for (const { relay, svc } of this.svcs) relay.closeService(svc, drop);
   }
 
-  /** Copies the thread's counters into the pool's RealServers. */
+  /** Copies the threads' counters, summed, into the pool's RealServers. */
   refreshCounts(): void {
     if (this.closed) return;
-    const c = this.relay.lib.counts(this.relay.handle, this.svc);
     const byNid = new Map<number, RealServer>(this.pool.servers.map((s) => [s.nid, s]));
-    for (let i = 0; i + 6 <= c.length; i += 6) {
-      const rs = byNid.get(c[i] ?? -1);
-      if (rs === undefined) continue;
-      rs.active = c[i + 1] ?? 0;
-      rs.conns = c[i + 2] ?? 0;
-      rs.inBytes = c[i + 3] ?? 0;
-      rs.outBytes = c[i + 4] ?? 0;
-      rs.refused = c[i + 5] ?? 0;
+    for (const rs of byNid.values()) {
+      rs.active = 0;
+      rs.conns = 0;
+      rs.inBytes = 0;
+      rs.outBytes = 0;
+      rs.refused = 0;
+    }
+    for (const { relay, svc } of this.svcs) {
+      const c = relay.lib.counts(relay.handle, svc);
+      for (let i = 0; i + 6 <= c.length; i += 6) {
+        const rs = byNid.get(c[i] ?? -1);
+        if (rs === undefined) continue;
+        rs.active += c[i + 1] ?? 0;
+        rs.conns += c[i + 2] ?? 0;
+        rs.inBytes += c[i + 3] ?? 0;
+        rs.outBytes += c[i + 4] ?? 0;
+        rs.refused += c[i + 5] ?? 0;
+      }
     }
   }
 
