@@ -8,10 +8,8 @@
 // (errors.ts), and an HTTP head the engine does not accept on its own (bad status, odd head, closed
 // early) comes back as bytes that the JavaScript checker's reader judges; an SMTP check always does
 // (its transcript, judged by the JavaScript checker's dialog).
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { constants } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { loadAddon } from '../native-addon.js';
 import { verdictFromError } from './checkers/errors.js';
 import { HttpResponseReader } from './checkers/http-response.js';
 import { prepareHttp, verdictAfterData, verdictAtEnd, type PreparedHttp } from './checkers/http.js';
@@ -92,13 +90,7 @@ let addon: Addon | null | undefined;
 
 /** The addon, or null when it is not built or LVSD_HEALTH_NATIVE=0 switches it off. */
 export function probeAddon(): Addon | null {
-  if (addon !== undefined) return addon;
-  addon = null;
-  if (process.env.LVSD_HEALTH_NATIVE === '0') return addon;
-  const found = ['../../../build/Release/lvsd_probe.node', '../../build/Release/lvsd_probe.node']
-    .map((p) => fileURLToPath(new URL(p, import.meta.url)))
-    .find((p) => existsSync(p));
-  if (found !== undefined) addon = createRequire(import.meta.url)(found) as Addon;
+  if (addon === undefined) addon = loadAddon('lvsd_probe', 'LVSD_HEALTH_NATIVE') as Addon | null;
   return addon;
 }
 

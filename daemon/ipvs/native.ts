@@ -7,9 +7,7 @@
 //   then per destination: blob(its DEST nest's attributes)          where blob = u32 length, the bytes, padding.
 // Services come in the kernel's GET_SERVICE order, destinations in its GET_DEST order (the same as the transport's
 // dumpTable). A service deleted between the dumps has none.
-import { createRequire } from 'node:module';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { loadAddon } from '../native-addon.js';
 
 export interface IpvsNative {
   /** The whole table (the layout above); rejects with an Error carrying `errno` when a dump fails. */
@@ -30,13 +28,6 @@ let cached: IpvsNative | null | undefined;
 
 /** The addon, or null when it is not built or LVSD_IPVS_NATIVE=0. */
 export function ipvsNative(): IpvsNative | null {
-  if (cached !== undefined) return cached;
-  cached = null;
-  if (process.env.LVSD_IPVS_NATIVE === '0') return cached;
-  // From dist/daemon/ipvs/ and from the bundle (dist/bundle/lvsd/): both three levels under the project.
-  const found = ['../../../build/Release/lvsd_ipvs.node', '../../build/Release/lvsd_ipvs.node']
-    .map((p) => fileURLToPath(new URL(p, import.meta.url)))
-    .find((p) => existsSync(p));
-  if (found !== undefined) cached = createRequire(import.meta.url)(found) as IpvsNative;
+  if (cached === undefined) cached = loadAddon('lvsd_ipvs', 'LVSD_IPVS_NATIVE') as IpvsNative | null;
   return cached;
 }

@@ -1,8 +1,6 @@
 // Loads lvsd's N-API addon (daemon/net/native/vrrp_net.c, built by `npm ci` through binding.gyp into
 // build/Release). Only daemon/net/ talks to it.
-import { createRequire } from 'node:module';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { loadAddon } from '../native-addon.js';
 
 export interface RecvResult {
   data: Buffer;
@@ -39,13 +37,10 @@ let cached: NativeNet | null = null;
 
 export function native(): NativeNet {
   if (cached !== null) return cached;
-  const here = fileURLToPath(new URL('.', import.meta.url));
-  const candidates = ['../../../build/Release/lvsd_net.node', '../../build/Release/lvsd_net.node'].map((p) => new URL(p, `file://${here}`));
-  const found = candidates.find((u) => existsSync(fileURLToPath(u)));
-  if (found === undefined) {
+  cached = loadAddon('lvsd_net') as NativeNet | null;
+  if (cached === null) {
     throw new Error('lvsd native addon not built (build/Release/lvsd_net.node missing): run `npm ci` or `npm rebuild` (needs node-gyp and a C compiler)');
   }
-  cached = createRequire(import.meta.url)(fileURLToPath(found)) as NativeNet;
   return cached;
 }
 

@@ -9,9 +9,7 @@
 // Why: a profile of the engine before this (JavaScript accepted and chose, the thread connected and
 // copied) put 32 % of the process's CPU under accept and connect in JavaScript at ~8,000 new
 // connections/s; here a new connection costs JavaScript nothing.
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { loadAddon } from '../../native-addon.js';
 
 /** The native service handle (an external). */
 export type ServiceHandle = object & { readonly __service: unique symbol };
@@ -44,13 +42,7 @@ let addon: RelayAddon | null | undefined;
 
 /** The addon, or null when it is not built or LVSD_USERSPACE_NATIVE=0 switches it off. */
 export function relayAddon(): RelayAddon | null {
-  if (addon !== undefined) return addon;
-  addon = null;
-  if (process.env.LVSD_USERSPACE_NATIVE === '0') return addon;
-  const found = ['../../../../build/Release/lvsd_relay.node', '../../../build/Release/lvsd_relay.node']
-    .map((p) => fileURLToPath(new URL(p, import.meta.url)))
-    .find((p) => existsSync(p));
-  if (found !== undefined) addon = createRequire(import.meta.url)(found) as RelayAddon;
+  if (addon === undefined) addon = loadAddon('lvsd_relay', 'LVSD_USERSPACE_NATIVE') as RelayAddon | null;
   return addon;
 }
 
