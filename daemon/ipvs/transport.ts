@@ -288,21 +288,43 @@ function openConn(): Conn {
 
 /** Generic netlink sockets bound to family "IPVS": one for changes, a small pool for dumps. */
 export class NetlinkTransport implements IpvsTransport {
-  private readonly dumpQueues: Promise<unknown>[];
+  private dumpQueues: Promise<unknown>[] = [];
+  /** Opened by the first dump (dumpConns()): a restart that reads its table through lvsd_ipvs needs none. */
+  private dumpPool: Conn[] | undefined;
   private nextDump = 0;
   private readonly perDatagram: number;
   private readonly inFlight: number;
+  private readonly dumpSockets: number;
+  private closed = false;
 
   private constructor(
     private readonly conn: Conn,
-    private readonly dumpConns: Conn[],
     readonly familyId: number,
     private readonly timeoutMs: number,
     opts: NetlinkTransportOptions,
   ) {
-    this.dumpQueues = dumpConns.map(() => Promise.resolve());
     this.perDatagram = opts.messagesPerDatagram ?? 64;
     this.inFlight = opts.datagramsInFlight ?? 4;
+    this.dumpSockets = Math.max(1, opts.dumpSockets ?? 4);
+  }
+
+  /**
+   * The dump sockets, opened when first needed: each open costs a socket and its 4 MiB buffers (114–212 ms for
+   * the four on a restart in the QEMU guest), which a restart reading its table through the addon never uses.
+   */
+  private dumpConns(): Conn[] {
+    if (this.dumpPool !== undefined) return this.dumpPool;
+    if (this.closed) throw new Error('netlink transport closed');
+    const pool: Conn[] = [];
+    try {
+      for (let i = 0; i < this.dumpSockets; i++) pool.push(openConn());
+    } catch (e) {
+      for (const d of pool) d.close();
+      throw e;
+    }
+    this.dumpPool = pool;
+    this.dumpQueues = pool.map(() => Promise.resolve());
+    return pool;
   }
 
   static async open(opts: NetlinkTransportOptions = {}): Promise<NetlinkTransport> {
@@ -313,22 +335,20 @@ export class NetlinkTransport implements IpvsTransport {
       throw new IpvsUnavailable(`cannot open a generic netlink socket: ${(e as Error).message}`);
     }
     const timeoutMs = opts.timeoutMs ?? 5000;
-    const dumpConns: Conn[] = [];
     try {
       const familyId = await resolveFamily(conn, timeoutMs);
-      for (let i = 0; i < (opts.dumpSockets ?? 4); i++) dumpConns.push(openConn());
-      return new NetlinkTransport(conn, dumpConns, familyId, timeoutMs, opts);
+      return new NetlinkTransport(conn, familyId, timeoutMs, opts);
     } catch (e) {
       conn.close();
-      for (const d of dumpConns) d.close();
       throw e;
     }
   }
 
   request(cmd: number, payload: Buffer, dump: boolean): Promise<Buffer[]> {
     if (!dump) return this.conn.request(this.familyId, cmd, IPVS_GENL_VERSION, payload, false, this.timeoutMs);
-    const i = this.nextDump++ % this.dumpConns.length;
-    const conn = this.dumpConns[i] ?? this.conn;
+    const pool = this.dumpConns();
+    const i = this.nextDump++ % pool.length;
+    const conn = pool[i] ?? this.conn;
     const job = (this.dumpQueues[i] ?? Promise.resolve()).then(() => conn.request(this.familyId, cmd, IPVS_GENL_VERSION, payload, true, this.timeoutMs));
     this.dumpQueues[i] = job.catch(() => undefined);
     return job;
@@ -336,9 +356,10 @@ export class NetlinkTransport implements IpvsTransport {
 
   async dumpMany(cmd: number, payloads: readonly Buffer[]): Promise<(Buffer[] | NetlinkErrno)[]> {
     const out = new Array<Buffer[] | NetlinkErrno>(payloads.length);
-    const n = this.dumpConns.length;
+    const pool = this.dumpConns();
+    const n = pool.length;
     await Promise.all(
-      this.dumpConns.map((conn, i) => {
+      pool.map((conn, i) => {
         // Every n-th dump on socket i, queued behind whatever dump that socket runs now.
         const which: number[] = [];
         for (let k = i; k < payloads.length; k += n) which.push(k);
@@ -380,8 +401,9 @@ export class NetlinkTransport implements IpvsTransport {
   }
 
   close(): void {
+    this.closed = true;
     this.conn.close();
-    for (const d of this.dumpConns) d.close();
+    for (const d of this.dumpPool ?? []) d.close();
   }
 }
 

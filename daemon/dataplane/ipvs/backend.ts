@@ -13,8 +13,9 @@ import { planSync, syncSysctls, sysctlEquals, wantedDaemons, type SyncDaemonConf
 import { canonicalizeDesired, canonicalService, fromIpvs, observedDest, serviceKeyOf, toIpvsDest, toIpvsService } from './spec.js';
 import { IpvsError } from '../../ipvs/errors.js';
 import { applyDrain, DEFAULT_DRAIN_POLICY, REMOVAL_SYSCTLS, type DrainEntry, type DrainPolicy } from './drain.js';
-import { applyPlan, configText, opText, plan, type PlanOp } from './reconcile.js';
+import { applyPlan, checkUniqueServices, configText, opText, plan, type PlanOp } from './reconcile.js';
 import { heldAs, readPacked, readService } from './observe.js';
+import { KernelView } from './view.js';
 import { ipvsNative } from '../../ipvs/native.js';
 import { fileOwnership, type OwnershipStore } from './ownership.js';
 import type { ApplyReport, ChangedServices, Dataplane, DesiredTable, ObservedService, ObservedTable, RealServerSpec, ServiceSpec } from '../types.js';
@@ -49,6 +50,13 @@ export interface IpvsDataplaneOptions {
   sysctlDir?: string;
 }
 
+/** A full table read (observedOf): what was decoded, the owned services held as desired, the desired ones left to plan. */
+interface Read {
+  table: ObservedTable;
+  held: ServiceSpec[];
+  rest: DesiredTable;
+}
+
 interface Round {
   /** The kernel refused an operation because lvsd's view was stale: plan again from a full read. */
   refused: boolean;
@@ -74,7 +82,7 @@ export class IpvsDataplane implements Dataplane {
   /** The timer's resync is queued or running: the next tick skips it rather than queue another behind it. */
   private resyncing = false;
   /** lvsd's view of the kernel table by service id (undefined: read it in full on the next apply). */
-  private cache: Map<string, ObservedService> | undefined;
+  private cache: KernelView | undefined;
   /** Per desired service (raw id): its spec at the last apply and its canonical form — to find what changed. */
   private lastSeen = new Map<string, { spec: ServiceSpec; canonical: ServiceSpec; pass: number }>();
   /** lastSeen's canonical forms by canonical id (what a draining real server's service is looked up by). */
@@ -159,29 +167,48 @@ export class IpvsDataplane implements Dataplane {
   /**
    * A table read, configuration only, decoded straight from the replies (observe.ts). From the native read, a
    * service whose line (the addon's fingerprint) equals the reversed configText of a `desired` one (canonical) is
-   * taken as held as desired (heldAs) without being decoded: every service of a restart adopting its table.
+   * not decoded: if lvsd owns it, it is left out of `table` and of `rest` (the desired services still to plan) and
+   * given in `held`, as its desired spec — nothing is built for it, and reconcile and drain never walk it (every
+   * service of a restart adopting its table); otherwise (a conflict, a takeOver) it is in `table` as heldAs.
    */
-  private observedOf(raw: Buffer | RawServiceDump[], desired?: DesiredTable): ObservedTable {
-    if (!Buffer.isBuffer(raw)) return { services: raw.map((e) => readService(e.service, e.dests)) };
+  private observedOf(raw: Buffer | RawServiceDump[], desired?: DesiredTable): Read {
+    const all = (services: ObservedService[]): Read => ({ table: { services }, held: [], rest: desired ?? { services: [] } });
+    if (!Buffer.isBuffer(raw)) return all(raw.map((e) => readService(e.service, e.dests)));
     const addon = ipvsNative();
-    if (desired === undefined || desired.services.length === 0 || addon === null) return { services: readPacked(raw) };
+    if (desired === undefined || desired.services.length === 0 || addon === null) return all(readPacked(raw));
     // Compared in C: the desired lines joined once, an index per kernel service back (no string or lookup each).
     const services = desired.services;
+    // The walk that would have found a service listed twice may not see either of them now.
+    checkUniqueServices(desired);
     const texts = new Array<string>(services.length);
     for (let i = 0; i < services.length; i++) {
       const s = services[i];
       texts[i] = (s === undefined ? undefined : configText(s, true)) ?? '';
     }
     const found = addon.match(raw, texts.join('\n'));
-    return {
+    const taken = new Uint8Array(services.length);
+    const held: ServiceSpec[] = [];
+    const table = {
       services: readPacked(raw, (k) => {
-        const s = services[found[k] ?? -1];
-        return s === undefined ? undefined : heldAs(s);
+        const i = found[k] ?? -1;
+        const s = services[i];
+        if (s === undefined) return undefined;
+        if (!this.owned.has(s.id)) return heldAs(s);
+        taken[i] = 1;
+        held.push(s);
+        return null;
       }),
     };
+    if (held.length === 0) return { table, held, rest: desired };
+    const rest: ServiceSpec[] = [];
+    for (let i = 0; i < services.length; i++) {
+      const s = services[i];
+      if (s !== undefined && taken[i] === 0) rest.push(s);
+    }
+    return { table, held, rest: { services: rest } };
   }
 
-  private async readKernel(desired?: DesiredTable): Promise<ObservedTable> {
+  private async readKernel(desired?: DesiredTable): Promise<Read> {
     return this.observedOf(await this.dumpKernel(), desired);
   }
 
@@ -298,7 +325,8 @@ export class IpvsDataplane implements Dataplane {
     } else {
       ({ desired, scope, changed, removed } = this.changedScope(desiredIn, named));
     }
-    let cache = reading !== undefined ? this.observedOf(await reading, full) : scoped(this.cache ?? new Map(), scope ?? new Set());
+    let read: Read | undefined = reading !== undefined ? this.observedOf(await reading, full) : undefined;
+    const cache = read?.table ?? scoped(this.cache ?? new KernelView(), scope ?? new Set());
     if (!fresh) {
       try {
         await this.refreshDrainCandidates(desired, cache);
@@ -311,21 +339,27 @@ export class IpvsDataplane implements Dataplane {
     let round = fresh ? undefined : await this.reconcileOnce(desired, cache, false, scope);
     if (round === undefined || round.refused) {
       // First apply, resync, or lvsd's view was stale (someone changed the kernel): read it all, plan everything.
+      // The first two have read it above, overlapping the canonicalisation (that read used to be thrown away and
+      // the table read a second time here: every restart read its table twice).
+      const stale = round !== undefined || read === undefined;
       fresh = true;
       scope = undefined;
       full ??= this.canonicalAll(desiredIn);
       desired = full;
-      cache = await this.readKernel(full);
-      round = await this.reconcileOnce(desired, cache, true, undefined);
+      if (stale) read = await this.readKernel(full);
+      if (read === undefined) throw new Error('unreachable: no table read');
+      round = await this.reconcileOnce(read.rest, read.table, true, undefined, read.held);
     }
     if (round.refused) {
       this.cache = undefined;
     } else if (scope === undefined) {
-      this.cache = byId(round.after.services);
+      const held = read?.held ?? [];
+      this.cache = new KernelView(round.after.services, held);
       this.lastEffective = byId(round.effective.services);
+      for (const s of held) this.lastEffective.set(s.id, s);
       this.conflicts = new Set(round.conflicts);
     } else {
-      this.cache = merge(this.cache, round.after, scope);
+      this.cache = mergeView(this.cache ?? new KernelView(), round.after, scope);
       this.lastEffective = merge(this.lastEffective, round.effective, scope);
       for (const id of scope) this.conflicts.delete(id);
       for (const id of round.conflicts) this.conflicts.add(id);
@@ -346,7 +380,7 @@ export class IpvsDataplane implements Dataplane {
   }
 
   /** One plan + batch over `cache` (the whole table, or only the services in `scope`). */
-  private async reconcileOnce(desired: DesiredTable, cache: ObservedTable, fresh: boolean, scope: Set<string> | undefined): Promise<Round> {
+  private async reconcileOnce(desired: DesiredTable, cache: ObservedTable, fresh: boolean, scope: Set<string> | undefined, held: readonly ServiceSpec[] = []): Promise<Round> {
     const drain = applyDrain(desired, cache, this.owned, this.drainState, this.drainPolicy, this.now());
     const p = plan(drain.effective, cache, this.owned);
     // Drift: on a fresh read, operations that would not be needed had the kernel still held what lvsd last applied.
@@ -366,6 +400,8 @@ export class IpvsDataplane implements Dataplane {
     const okOps: PlanOp[] = [];
     // p.owned speaks for the services the plan saw (all of them, or those in scope); the others keep theirs.
     const nextOwned = new Set(p.owned);
+    // Services held as desired (observedOf) were left out of the plan: owned, and staying so.
+    for (const s of held) nextOwned.add(s.id);
     let refused = false;
     for (const [i, r] of results.entries()) {
       const op = p.ops[i];
@@ -573,7 +609,7 @@ function sameSpec(a: ServiceSpec, b: ServiceSpec): boolean {
 }
 
 /** The services of `t` in `scope`, looked up one by one (the table is not walked). */
-function scoped(t: ReadonlyMap<string, ObservedService>, scope: Set<string>): ObservedTable {
+function scoped(t: KernelView, scope: Set<string>): ObservedTable {
   const services: ObservedService[] = [];
   for (const id of scope) {
     const s = t.get(id);
@@ -592,6 +628,13 @@ function merge<T extends { id: string }>(base: Map<string, T> | undefined, part:
   for (const id of scope) out.delete(id);
   for (const s of part.services) out.set(s.id, s);
   return out;
+}
+
+/** `view` with the services in `scope` replaced by those of `part`, in place (only the scope is touched). */
+function mergeView(view: KernelView, part: ObservedTable, scope: Set<string>): KernelView {
+  for (const id of scope) view.delete(id);
+  for (const s of part.services) view.set(s);
+  return view;
 }
 
 /** A planned table as an observed one: connection counts carried over from what was read. */

@@ -179,9 +179,10 @@ export function readService(service: Buffer, replies: readonly Buffer[]): Observ
 /**
  * The native table read (ipvs/native.ts's layout: each SERVICE and DEST nest's attributes, framed) as observed
  * services: the same reading as readService over the transport's replies, from one buffer, no view made. `held(k)`
- * may give the k-th service's form instead (one the kernel holds as desired: heldAs), which is then not decoded.
+ * may give the k-th service's form instead (one the kernel holds as desired: heldAs), or null to leave it out (one
+ * the caller keeps as its desired spec: view.ts); either way it is not decoded.
  */
-export function readPacked(buf: Buffer, held?: (k: number) => ObservedService | undefined): ObservedService[] {
+export function readPacked(buf: Buffer, held?: (k: number) => ObservedService | null | undefined): ObservedService[] {
   const w = 'native table read';
   const word = (off: number): number => {
     if (off + 4 > buf.length) throw new Error(`${w}: ends at byte ${buf.length}, expected 4 more at ${off}`);
@@ -199,16 +200,16 @@ export function readPacked(buf: Buffer, held?: (k: number) => ObservedService | 
   for (let k = 0; k < count; k++) {
     const svcEnd = blob(off);
     const known = held?.(k);
-    const svc = known ?? observedServiceOf(buf, [], off + 4, svcEnd);
+    const svc = known === undefined ? observedServiceOf(buf, [], off + 4, svcEnd) : known;
     off = (svcEnd + 3) & ~3;
     const dests = word(off);
     off += 4;
     for (let d = 0; d < dests; d++) {
       const end = blob(off);
-      if (known === undefined) svc.realServers.push(observedDestOf(buf, svc.family, off + 4, end));
+      if (known === undefined && svc !== null) svc.realServers.push(observedDestOf(buf, svc.family, off + 4, end));
       off = (end + 3) & ~3;
     }
-    out.push(svc);
+    if (svc !== null) out.push(svc);
   }
   if (off !== buf.length) throw new Error(`${w}: ${buf.length - off} bytes after the last service`);
   return out;

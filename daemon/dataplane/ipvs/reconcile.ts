@@ -151,9 +151,14 @@ function settled(want: readonly RealServerSpec[], have: readonly RealServerSpec[
   return true;
 }
 
-export function plan(desired: TableLike, actual: TableLike, owned: ReadonlySet<string>): Plan {
+/** Throws if the desired table lists a service id twice. */
+export function checkUniqueServices(desired: TableLike): void {
   const dupes = duplicates(desired.services.map((s) => s.id));
   if (dupes.length > 0) throw new Error(`desired table lists service ${dupes.join(', ')} more than once`);
+}
+
+export function plan(desired: TableLike, actual: TableLike, owned: ReadonlySet<string>): Plan {
+  checkUniqueServices(desired);
   const actualById = new Map(actual.services.map((s) => [s.id, s]));
   const desiredIds = new Set(desired.services.map((s) => s.id));
   const ops: PlanOp[] = [];
