@@ -55,6 +55,7 @@
 #include <netinet/icmp6.h>
 #include "icmp_codec.h"
 #include "smtp_scan.h"
+#include "napi_check.h"
 
 #ifndef IP_BIND_ADDRESS_NO_PORT
 #define IP_BIND_ADDRESS_NO_PORT 24
@@ -877,14 +878,6 @@ static void* engine_main(void* arg) {
 }
 
 // ——— the JavaScript side ———
-
-#define CHECK(call)                                                  \
-  do {                                                               \
-    if ((call) != napi_ok) {                                         \
-      napi_throw_error(env, NULL, "N-API call failed: " #call);     \
-      return NULL;                                                   \
-    }                                                                \
-  } while (0)
 
 static void deliver(napi_env env, napi_value js_cb, void* context, void* data) {
   engine_t* e = context;

@@ -3,13 +3,7 @@
 #define LVSD_IPVS_H
 #include <node_api.h>
 
-#define CHECK(call)                                                                    \
-  do {                                                                                 \
-    if ((call) != napi_ok) {                                                           \
-      napi_throw_error(env, NULL, "N-API call failed: " #call);                     \
-      return NULL;                                                                     \
-    }                                                                                  \
-  } while (0)
+#include "napi_check.h"
 
 #define NLA_TYPE_MASK_ 0x3fff
 

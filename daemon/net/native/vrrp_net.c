@@ -29,13 +29,7 @@
 #include <sched.h>
 #include <dirent.h>
 
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    if ((call) != napi_ok) {                                                         \
-      napi_throw_error(env, NULL, "N-API call failed: " #call);                     \
-      return NULL;                                                                   \
-    }                                                                                \
-  } while (0)
+#include "napi_check.h"
 
 static napi_value throw_errno(napi_env env, const char* what) {
   char msg[256];
