@@ -1,7 +1,7 @@
 // The native relay (daemon/dataplane/userspace/native/relay.c + accept.c, built by node-gyp into
 // build/Release/lvsd_relay.node): an epoll thread (one per process, or relayThreads of them) accepts
-// on the services' listening sockets, picks the real server with the service's scheduler, connects (the next real server after a
-// refusal or a connect timeout), writes the PROXY header and copies the bytes both ways. JavaScript
+// on the services' listening sockets, picks the real server with the service's scheduler, connects
+// (the next real server after a refusal or a connect timeout), writes the PROXY header and copies the bytes both ways. JavaScript
 // keeps the configuration — it hands each service its pool (ids, addresses, weights, the Maglev table
 // for mh) whenever it changes — and hears only of refusals and connections that found no real server,
 // in batches; it reads the per-real-server counters when it observes.
