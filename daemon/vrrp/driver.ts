@@ -28,8 +28,8 @@ export class Driver {
     private readonly now: () => number,
   ) {}
 
-  feed(inst: Inst, ev: MachineEvent): void {
-    const now = this.now();
+  /** `now`: one clock reading shared by events that happen together (the instances' start, due timers). */
+  feed(inst: Inst, ev: MachineEvent, now = this.now()): void {
     const r = step(inst.m, ev, now);
     inst.m = r.machine;
     this.execute(inst, r.actions, now);
@@ -43,11 +43,30 @@ export class Driver {
     if (d === null) return;
     inst.timer = setTimeout(() => {
       inst.timer = null;
-      const late = this.now() - d;
-      inst.timerLateMs = Math.max(inst.timerLateMs, late);
-      this.feed(inst, { type: 'timer' });
-      if (inst.m.state === 'MASTER' && late > 5) this.host.log('debug', inst, 'timer fired late', { lateMs: Math.round(late * 10) / 10 });
+      this.fireDue(inst);
     }, Math.max(0, d - this.now()));
+  }
+
+  /**
+   * Every instance whose deadline has come, stepped at one clock reading in configuration order, as
+   * keepalived's timer thread does with its one time_now: instances started together that become master
+   * together add their VIPs and send their first GARPs in the order they are written, whichever OS timer
+   * the event loop ran first.
+   */
+  private fireDue(fired: Inst): void {
+    const now = this.now();
+    for (const inst of this.host.instances()) {
+      const d = nextDeadline(inst.m);
+      if ((inst !== fired && inst.timer === null) || d === null || d > now) continue;
+      if (inst.timer !== null) clearTimeout(inst.timer);
+      inst.timer = null;
+      const late = now - d;
+      inst.timerLateMs = Math.max(inst.timerLateMs, late);
+      this.feed(inst, { type: 'timer' }, now);
+      if (inst.m.state === 'MASTER' && late > 5) this.host.log('debug', inst, 'timer fired late', { lateMs: Math.round(late * 10) / 10 });
+    }
+    // The OS timer can come a fraction of a millisecond before our clock's deadline: wait out the rest.
+    if (fired.timer === null) this.arm(fired);
   }
 
   /** `now`: the time the machine stepped at (its advert deadlines count from it). */

@@ -116,9 +116,11 @@ export class VrrpRuntime {
     this.io.watchAddresses?.((ifindex, address, deleted) => {
       this.onAddress(ifindex, address, deleted);
     });
+    // One clock reading for every instance: equal deadlines, so their timers come due together (fireDue).
+    const now = this.now();
     for (const inst of this.insts.values()) {
       this.retrack(inst);
-      this.feed(inst, this.startupEvent());
+      this.feed(inst, this.startupEvent(), now);
     }
   }
 
@@ -306,8 +308,8 @@ export class VrrpRuntime {
     if (ev !== null) this.feed(inst, ev);
   }
 
-  private feed(inst: Inst, ev: MachineEvent): void {
-    this.driver.feed(inst, ev);
+  private feed(inst: Inst, ev: MachineEvent, now?: number): void {
+    this.driver.feed(inst, ev, now);
   }
 
   /** Graceful stop: priority-0 advert from masters, VIPs released, sockets closed. */

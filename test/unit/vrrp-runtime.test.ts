@@ -286,6 +286,24 @@ test('runtime: a VRRPv2 instance without VIPs elects a master (adverts carry no 
   await rb.stop();
 });
 
+test('runtime: instances started together become master in configuration order, whichever OS timer fires first (keepalived\'s one time_now)', { timeout: 20_000 }, async () => {
+  const seg = new FakeSegment();
+  const h = seg.host('10.0.0.1');
+  const names = ['V1', 'V2', 'V3', 'V4', 'V5'];
+  const instances: VrrpInstanceOptions[] = names.map((name, i) => ({ name, interface: 'eth0', vrid: 61 + i, priority: 100, advertIntervalMs: 50, vips: [`10.0.0.${101 + i}/24`], garp: { masterDelayMs: 0, masterRepeat: 1 } }));
+  // A clock that moves on at every reading: each instance's OS timer is armed a little later against the
+  // same deadline, so V5's fires first and V1's last.
+  let readings = 0;
+  const r = new VrrpRuntime(normalizeOptions({ instances }), h.io, { transition: (e) => h.transitions.push(e), log: () => undefined }, () => performance.now() + 0.2 * readings++);
+  live.add(r);
+  await r.start();
+  await until('all masters', () => h.transitions.filter((e) => e.to === 'MASTER').length === names.length);
+  await until('every GARP', () => h.calls.filter((c) => c.startsWith('garp')).length === names.length);
+  assert.deepEqual(h.transitions.filter((e) => e.to === 'MASTER').map((e) => e.instance), names);
+  assert.deepEqual(h.calls.filter((c) => c.startsWith('garp')), names.map((_, i) => `garp 10.0.0.${101 + i}`));
+  await r.stop();
+});
+
 test('startupDelayFor: the longer of vrrp_startup_delay and what is left of vrrp_delay_after_boot (keepalived\'s rule)', () => {
   assert.equal(startupDelayFor({ startupDelayMs: 5000, delayAfterBootMs: 0 }, null), 5000);
   assert.equal(startupDelayFor({ startupDelayMs: 0, delayAfterBootMs: 60_000 }, 20_000), 40_000);
