@@ -5,13 +5,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { encodeDest, encodeService, type IpvsDest, type IpvsService, type ServiceKey } from '../../daemon/ipvs/codec.js';
-import { canonicalIp } from '../../daemon/ipvs/addr.js';
-import { SvcFlag } from '../../daemon/ipvs/constants.js';
+import { encodeDest, encodeService, type IpvsDest, type IpvsService } from '../../daemon/ipvs/codec.js';
 import { ipvsNative } from '../../daemon/ipvs/native.js';
 import { readPacked } from '../../daemon/dataplane/ipvs/observe.js';
 import { configText, plan } from '../../daemon/dataplane/ipvs/reconcile.js';
-import { SCHEDULERS, type ServiceSpec } from '../../daemon/dataplane/types.js';
+import type { ServiceSpec } from '../../daemon/dataplane/types.js';
+import { packed, tableArbitraries, word } from '../support/ipvs-tables.js';
 
 const addon = ipvsNative();
 const native = (): NonNullable<typeof addon> => {
@@ -20,49 +19,7 @@ const native = (): NonNullable<typeof addon> => {
   return addon;
 };
 
-const u32 = fc.nat({ max: 0xffffffff });
-const u16 = fc.nat({ max: 0xffff });
-const family = fc.constantFrom<4 | 6>(4, 6);
-// IPv6 addresses rich in zero runs (the compression rules), and any.
-const ip6 = fc.oneof(fc.ipV6(), fc.array(fc.constantFrom(0, 0, 0, 1, 0xffff, 0xabc), { minLength: 8, maxLength: 8 }).map((g) => g.map((x) => x.toString(16)).join(':'))).map(canonicalIp);
-const ip = (f: 4 | 6): fc.Arbitrary<string> => (f === 4 ? fc.ipV4() : ip6);
-const serviceKey: fc.Arbitrary<ServiceKey> = family.chain((f) =>
-  fc.oneof(
-    fc.record({ family: fc.constant(f), protocol: fc.constantFrom('tcp' as const, 'udp' as const, 'sctp' as const), address: ip(f), port: u16 }),
-    fc.record({ family: fc.constant(f), fwmark: fc.integer({ min: 1, max: 0xffffffff }) }),
-  ),
-);
-const flags = fc.oneof(fc.subarray([SvcFlag.PERSISTENT, SvcFlag.HASHED, SvcFlag.ONEPACKET, SvcFlag.SCHED1, SvcFlag.SCHED2, SvcFlag.SCHED3]).map((b) => b.reduce((a, x) => a | x, 0)), u32);
-const service: fc.Arbitrary<IpvsService> = serviceKey.chain((key) =>
-  fc.record(
-    {
-      key: fc.constant(key), scheduler: fc.oneof(fc.constantFrom(...SCHEDULERS), fc.constantFrom('', 'Wrr', 'w|rr', 'sh\n')), flags, timeout: u32,
-      netmask: key.family === 4 ? fc.ipV4() : fc.integer({ min: 1, max: 128 }).map(String),
-      peName: fc.constantFrom('sip', '', 'S;p'),
-    },
-    { requiredKeys: ['key', 'scheduler', 'flags', 'timeout', 'netmask'] },
-  ),
-);
-const dest = (f: 4 | 6): fc.Arbitrary<IpvsDest> =>
-  fc.record(
-    {
-      family: fc.constant(f), address: ip(f), port: u16,
-      fwd: fc.constantFrom('nat' as const, 'dr' as const, 'tun' as const, 'local' as const, 'bypass' as const),
-      weight: u32, upperThreshold: fc.oneof(fc.constant(0), u32), lowerThreshold: fc.oneof(fc.constant(0), u32),
-      tunType: fc.constantFrom('ipip' as const, 'gue' as const, 'gre' as const), tunPort: u16, tunFlags: fc.constantFrom(0, 1, 2, 3),
-      activeConns: u32, inactiveConns: u32, persistConns: u32,
-    },
-    { requiredKeys: ['family', 'address', 'port', 'fwd', 'weight', 'upperThreshold', 'lowerThreshold'] },
-  );
-const entry = service.chain((s) => fc.tuple(fc.constant(s), fc.array(fc.oneof(dest(s.key.family), dest(s.key.family === 4 ? 6 : 4)), { maxLength: 12 })));
-
-const word = (n: number): Buffer => {
-  const out = Buffer.alloc(4);
-  out.writeUInt32LE(n, 0);
-  return out;
-};
-const blob = (b: Buffer): Buffer => Buffer.concat([word(b.length), b, Buffer.alloc(((b.length + 3) & ~3) - b.length)]);
-const packed = (table: [Buffer, Buffer[]][]): Buffer => Buffer.concat([word(table.length), ...table.flatMap(([svc, dests]) => [blob(svc), word(dests.length), ...dests.map(blob)])]);
+const { entry } = tableArbitraries({ odd: true });
 
 /** What the line of each service must be: configText of observe.ts's reading, '' where it refuses it. */
 const expected = (svc: Buffer, dests: Buffer[]): string => {

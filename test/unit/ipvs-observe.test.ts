@@ -4,51 +4,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { decodeDest, decodeService, encodeDest, encodeService, serviceKeyPayload, serviceKeyPayloadOf, type IpvsDest, type IpvsService, type ServiceKey, type Stats } from '../../daemon/ipvs/codec.js';
-import { canonicalIp } from '../../daemon/ipvs/addr.js';
+import { decodeDest, decodeService, encodeDest, encodeService, serviceKeyPayload, serviceKeyPayloadOf } from '../../daemon/ipvs/codec.js';
 import { nest } from '../../daemon/net/nlattr.js';
-import { CmdAttr, SvcFlag } from '../../daemon/ipvs/constants.js';
+import { CmdAttr } from '../../daemon/ipvs/constants.js';
 import { fromIpvs } from '../../daemon/dataplane/ipvs/spec.js';
 import { observedDestOf, observedServiceOf, readPacked, readService } from '../../daemon/dataplane/ipvs/observe.js';
-import { SCHEDULERS } from '../../daemon/dataplane/types.js';
+import { packed, tableArbitraries, word } from '../support/ipvs-tables.js';
 
 const plain = (x: unknown): unknown => JSON.parse(JSON.stringify(x));
-const u32 = fc.nat({ max: 0xffffffff });
-const u16 = fc.nat({ max: 0xffff });
-const big = fc.nat({ max: Number.MAX_SAFE_INTEGER });
-const stats: fc.Arbitrary<Stats> = fc.record({ conns: u32, inPackets: u32, outPackets: u32, inBytes: big, outBytes: big, cps: u32, inPps: u32, outPps: u32, inBps: u32, outBps: u32 });
-const family = fc.constantFrom<4 | 6>(4, 6);
-const ip = (f: 4 | 6): fc.Arbitrary<string> => (f === 4 ? fc.ipV4() : fc.ipV6().map(canonicalIp));
-const serviceKey: fc.Arbitrary<ServiceKey> = family.chain((f) =>
-  fc.oneof(
-    fc.record({ family: fc.constant(f), protocol: fc.constantFrom('tcp' as const, 'udp' as const, 'sctp' as const), address: ip(f), port: u16 }),
-    fc.record({ family: fc.constant(f), fwmark: fc.integer({ min: 1, max: 0xffffffff }) }),
-  ),
-);
-// Flags drawn from the bits that mean something (and the kernel's HASHED), plus any others.
-const flags = fc.oneof(fc.subarray([SvcFlag.PERSISTENT, SvcFlag.HASHED, SvcFlag.ONEPACKET, SvcFlag.SCHED1, SvcFlag.SCHED2, SvcFlag.SCHED3]).map((b) => b.reduce((a, x) => a | x, 0)), u32);
-const service: fc.Arbitrary<IpvsService> = serviceKey.chain((key) =>
-  fc.record(
-    {
-      key: fc.constant(key), scheduler: fc.constantFrom(...SCHEDULERS), flags, timeout: u32,
-      netmask: key.family === 4 ? fc.ipV4() : fc.integer({ min: 1, max: 128 }).map(String),
-      peName: fc.constantFrom('sip', ''), stats, stats64: stats,
-    },
-    { requiredKeys: ['key', 'scheduler', 'flags', 'timeout', 'netmask'] },
-  ),
-);
-const dest = (f: 4 | 6): fc.Arbitrary<IpvsDest> =>
-  fc.record(
-    {
-      family: fc.constant(f), address: ip(f), port: u16,
-      fwd: fc.constantFrom('nat' as const, 'dr' as const, 'tun' as const, 'local' as const, 'bypass' as const),
-      weight: u32, upperThreshold: fc.oneof(fc.constant(0), u32), lowerThreshold: fc.oneof(fc.constant(0), u32),
-      tunType: fc.constantFrom('ipip' as const, 'gue' as const, 'gre' as const), tunPort: u16, tunFlags: fc.constantFrom(0, 1, 2, 3),
-      activeConns: u32, inactiveConns: u32, persistConns: u32, stats, stats64: stats,
-    },
-    { requiredKeys: ['family', 'address', 'port', 'fwd', 'weight', 'upperThreshold', 'lowerThreshold'] },
-  );
-const entry = service.chain((s) => fc.tuple(fc.constant(s), fc.array(fc.oneof(dest(s.key.family), dest(s.key.family === 4 ? 6 : 4)), { maxLength: 12 })));
+const { family, service, dest, entry } = tableArbitraries({ stats: true });
 
 const reference = (svc: Buffer, dests: Buffer[]): unknown => {
   const s = decodeService(svc, false);
@@ -123,19 +87,6 @@ test('serviceKeyPayloadOf: the key of a service as read is the key serviceKeyPay
 // The native table read's buffer (daemon/ipvs/native.ts's layout), built here from the same nests the transport's
 // replies carry: readPacked must read it exactly as readService reads the replies (the guest compares the addon's
 // own buffer with the transport's replies on a real kernel: test/vm/guest/program.ts).
-const blob = (b: Buffer): Buffer => {
-  const out = Buffer.alloc(4 + ((b.length + 3) & ~3));
-  out.writeUInt32LE(b.length, 0);
-  b.copy(out, 4);
-  return out;
-};
-const word = (n: number): Buffer => {
-  const out = Buffer.alloc(4);
-  out.writeUInt32LE(n, 0);
-  return out;
-};
-const packed = (table: [Buffer, Buffer[]][]): Buffer => Buffer.concat([word(table.length), ...table.flatMap(([svc, dests]) => [blob(svc), word(dests.length), ...dests.map(blob)])]);
-
 test('observe: the native read\'s buffer reads as readService reads the same replies, over random tables', () => {
   fc.assert(
     fc.property(fc.array(entry, { maxLength: 8 }), (table) => {
