@@ -80,3 +80,12 @@ const blob = (b: Buffer): Buffer => Buffer.concat([word(b.length), b, Buffer.all
 
 /** The native table read's buffer: the service count, then each service's nest, its destination count and theirs. */
 export const packed = (table: [Buffer, Buffer[]][]): Buffer => Buffer.concat([word(table.length), ...table.flatMap(([svc, dests]) => [blob(svc), word(dests.length), ...dests.map(blob)])]);
+
+/** A corrupted copy of a nest: cut short at `at`, or the byte at `at` set to `byte`. */
+export const mangle = (b: Buffer, at: number, byte: number, cut: boolean): Buffer => {
+  if (b.length === 0) return b;
+  if (cut) return b.subarray(0, at % b.length);
+  const c = Buffer.from(b);
+  c[at % c.length] = byte;
+  return c;
+};

@@ -10,7 +10,7 @@ import { ipvsNative } from '../../daemon/ipvs/native.js';
 import { readPacked } from '../../daemon/dataplane/ipvs/observe.js';
 import { configText, plan } from '../../daemon/dataplane/ipvs/reconcile.js';
 import type { ServiceSpec } from '../../daemon/dataplane/types.js';
-import { packed, tableArbitraries, word } from '../support/ipvs-tables.js';
+import { mangle as mangled, packed, tableArbitraries, word } from '../support/ipvs-tables.js';
 
 const addon = ipvsNative();
 const native = (): NonNullable<typeof addon> => {
@@ -44,13 +44,7 @@ test('fingerprints: each line is configText of what observe.ts reads from the sa
 test('fingerprints: corrupted nests give the empty line exactly where observe.ts refuses them', () => {
   fc.assert(
     fc.property(entry, fc.nat(), fc.nat({ max: 255 }), fc.boolean(), fc.boolean(), ([s, ds], at, byte, cut, inDest) => {
-      const mangle = (b: Buffer): Buffer => {
-        if (b.length === 0) return b;
-        if (cut) return b.subarray(0, at % b.length);
-        const c = Buffer.from(b);
-        c[at % c.length] = byte;
-        return c;
-      };
+      const mangle = (b: Buffer): Buffer => mangled(b, at, byte, cut);
       let svc: Buffer = Buffer.concat(encodeService(s));
       const dests: Buffer[] = ds.map((d) => Buffer.concat(encodeDest(d)));
       if (inDest && dests.length > 0) dests[at % dests.length] = mangle(dests[at % dests.length] ?? Buffer.alloc(0));

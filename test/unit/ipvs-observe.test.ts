@@ -9,7 +9,7 @@ import { nest } from '../../daemon/net/nlattr.js';
 import { CmdAttr } from '../../daemon/ipvs/constants.js';
 import { fromIpvs } from '../../daemon/dataplane/ipvs/spec.js';
 import { observedDestOf, observedServiceOf, readPacked, readService } from '../../daemon/dataplane/ipvs/observe.js';
-import { packed, tableArbitraries, word } from '../support/ipvs-tables.js';
+import { mangle as mangled, packed, tableArbitraries, word } from '../support/ipvs-tables.js';
 
 const plain = (x: unknown): unknown => JSON.parse(JSON.stringify(x));
 const { family, service, dest, entry } = tableArbitraries({ stats: true });
@@ -54,13 +54,7 @@ const outcome = (f: () => unknown): unknown => {
 test('observe: malformed replies (truncated, cut, bytes flipped) are refused where the codec refuses them', () => {
   fc.assert(
     fc.property(entry, fc.nat(), fc.nat({ max: 255 }), fc.boolean(), ([s, ds], at, byte, cut) => {
-      const mangle = (b: Buffer): Buffer => {
-        if (b.length === 0) return b;
-        if (cut) return b.subarray(0, at % b.length);
-        const c = Buffer.from(b);
-        c[at % c.length] = byte;
-        return c;
-      };
+      const mangle = (b: Buffer): Buffer => mangled(b, at, byte, cut);
       const svc = mangle(Buffer.concat(encodeService(s)));
       assert.deepEqual(outcome(() => observedServiceOf(svc, [])), outcome(() => fromIpvs({ ...decodeService(svc, false), dests: [] })));
       const d = ds[0];
