@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { removeStaleNamespaces, Topology, type Netns } from './netns.js';
 import { requireCommands, requireRoot } from './prereq.js';
 import type { VrrpInstanceOptions, VrrpOptions } from '../../daemon/vrrp/options.js';
+import type { Keepalived } from './keepalived.js';
+import type { LvsdNode } from './vrrp-node.js';
 
 export const VIP4 = '10.77.0.100';
 export const VIP6 = 'fd77::100';
@@ -132,4 +134,22 @@ export function naSenders(capture: string, vip: string): string[] {
 export async function macOf(ns: Netns, ifname = 'eth0'): Promise<string> {
   const { stdout } = await ns.exec('cat', [`/sys/class/net/${ifname}/address`]);
   return stdout.trim();
+}
+
+/**
+ * dynamic_interfaces: the instance's link deleted under keepalived and lvsd (both go to FAULT), then made again
+ * (both MASTER again). Returns where keepalived's log stood before the link was made again.
+ */
+export async function relinkBoth(k: Keepalived, l: LvsdNode, drop: () => Promise<unknown>, make: () => Promise<unknown>, instance = 'VI_1'): Promise<number> {
+  const since = performance.timeOrigin + performance.now(); // waitState's `since` is a time (the transitions' mono)
+  await drop();
+  await Promise.all([k.waitForLog(/Entering FAULT STATE/, 10_000), l.waitState(instance, 'FAULT', 10_000, since)]);
+  const kAt = k.log().length;
+  const again = performance.timeOrigin + performance.now();
+  await make();
+  await Promise.all([
+    waitFor('keepalived MASTER again', () => /Entering MASTER STATE/.test(k.log().slice(kAt)), 10_000),
+    l.waitState(instance, 'MASTER', 10_000, again),
+  ]);
+  return kAt;
 }
