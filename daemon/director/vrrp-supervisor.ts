@@ -41,6 +41,12 @@ export class VrrpSupervisor {
   private readonly forced = new Map<string, 'lower-priority' | 'maintenance'>();
   /** Each instance's state as its transitions told it: the role is decided from these, never a stale snapshot. */
   private readonly states = new Map<string, VrrpState>();
+  /**
+   * MASTERs whose VIPs are up and first gratuitous ARPs sent. The sync daemon turns master only then, as
+   * keepalived's does (vrrp_state_become_master): stopping the backup daemon in the kernel while the VIPs are
+   * being added held them up by 0.3–0.5 s in a loaded guest, and the ARPs with them (docs/ipvs.md).
+   */
+  private readonly announced = new Set<string>();
   private config: Config | null = null;
   private sync: SyncDaemonPort | null = null;
   /** The sync daemon as last applied ("role config"), and the chain that applies changes one at a time. */
@@ -74,7 +80,7 @@ export class VrrpSupervisor {
     let engine: VrrpEngine;
     try {
       // Transitions made while starting (INIT → BACKUP) arrive through the third argument.
-      engine = await start(vrrpOptions(config), this.log.child({ component: 'vrrp' }), { transition: (t) => { this.onTransition(t); } });
+      engine = await start(vrrpOptions(config), this.log.child({ component: 'vrrp' }), { transition: (t) => { this.onTransition(t); }, announced: (name) => { this.onAnnounced(name); } });
     } catch (e) {
       // No raw sockets (no CAP_NET_RAW), a missing interface…: say so plainly and keep serving the rest.
       this.problem = e instanceof Error ? e.message : String(e);
@@ -115,6 +121,7 @@ export class VrrpSupervisor {
       this.engine = null;
       this.problem = null;
       this.states.clear();
+      this.announced.clear();
       await this.followRole();
       return;
     }
@@ -140,12 +147,19 @@ export class VrrpSupervisor {
     if (history.length > HISTORY) history.splice(0, history.length - HISTORY);
     this.transitions.set(t.instance, history);
     this.states.set(t.instance, t.to);
+    this.announced.delete(t.instance);
     this.opts.emit({ type: 'vrrp.transition', instance: t.instance, from: t.from, to: t.to, reason: t.reason });
     void this.followRole();
   }
 
+  private onAnnounced(instance: string): void {
+    if (this.states.get(instance) !== 'MASTER') return;
+    this.announced.add(instance);
+    void this.followRole();
+  }
+
   /**
-   * The IPVS sync daemon follows the VRRP role: master while any instance is MASTER, else backup (or runs both
+   * The IPVS sync daemon follows the VRRP role: master while any instance is MASTER (once announced), else backup (or runs both
    * whatever the role, with ipvs.syncDaemon.role: both). Decided from
    * the transitions themselves (the engine's snapshot lags one transition behind when they arrive), and applied
    * one change at a time, so two quick transitions cannot race each other into the kernel.
@@ -154,7 +168,7 @@ export class VrrpSupervisor {
     const run = this.syncQueue.then(async () => {
       const sd = this.config?.ipvs.syncDaemon;
       if (this.sync === null) return;
-      const master = [...this.states.values()].includes('MASTER');
+      const master = [...this.states].some(([name, state]) => state === 'MASTER' && this.announced.has(name));
       const role: SyncRole = sd === undefined ? 'none' : sd.role === 'both' ? 'both' : master ? 'master' : 'backup';
       const cfg = sd === undefined ? undefined : syncDaemonConfig(sd);
       const key = `${role} ${JSON.stringify(cfg ?? null)}`;
@@ -198,6 +212,7 @@ export class VrrpSupervisor {
     if (this.stopping || this.problem === null || this.config === null || this.config.vrrp.instances.length === 0) return;
     this.engine = null;
     this.states.clear();
+    this.announced.clear();
     const problem = await this.start(this.config);
     if (problem === null) this.log.info('VRRP engine restarted');
     else this.scheduleRespawn(false);

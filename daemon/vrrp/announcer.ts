@@ -15,6 +15,8 @@ export interface AnnouncerIo {
   /** The index of a link by name (0: none). */
   indexOf(ifname: string): number;
   logLimited(level: LogLevel, inst: Inst, msg: string, reason: string, peer: Uint8Array): void;
+  /** The instance's first burst is out (its VIPs up before it). */
+  announced(instance: string): void;
 }
 
 export class Announcer {
@@ -63,6 +65,7 @@ export class Announcer {
       // It may have left MASTER while earlier bursts went: its timers were cancelled then, arm none.
       if (inst.m.state !== 'MASTER') return;
       this.burst(inst, g.masterRepeat);
+      this.io.announced(inst.o.name);
       if (g.masterDelayMs > 0) this.later(inst, g.masterDelayMs, () => { this.burst(inst, g.masterRepeat); });
       this.refresh(inst);
     }).catch(() => undefined); // a failed VIP change is logged where it happens; the next burst must not wait on it

@@ -93,6 +93,9 @@ async function start(options: NormalizedOptions): Promise<void> {
     transition: (event) => {
       post({ type: 'transition', event });
     },
+    announced: (instance) => {
+      post({ type: 'announced', instance });
+    },
     log: (level, msg, fields) => {
       post({ type: 'log', level, msg, fields });
     },

@@ -41,6 +41,13 @@ export interface NotifyEvent {
   result: NotifyResult;
 }
 
+/** What startVrrp's caller hears from the start on (later events arrive on the engine's emitter too). */
+export interface EngineEvents {
+  transition?: (e: TransitionEvent) => void;
+  /** A new MASTER's VIPs are up and its first gratuitous ARPs / NAs sent. */
+  announced?: (instance: string) => void;
+}
+
 export interface VrrpEngine {
   on(event: 'transition', fn: (e: TransitionEvent) => void): this;
   on(event: 'notify', fn: (e: NotifyEvent) => void): this;
@@ -349,6 +356,9 @@ class Engine extends EventEmitter implements VrrpEngine {
         if (inst?.notify !== undefined) this.notify.runMasterRxLowerPri(m.instance, inst.notify);
         break;
       }
+      case 'announced':
+        this.emit('announced', m.instance);
+        break;
       case 'log':
         this.log[m.level](m.fields, m.msg);
         break;
@@ -468,13 +478,14 @@ class Engine extends EventEmitter implements VrrpEngine {
 /**
  * Starts the VRRP engine. Rejects on invalid options (VrrpOptionsError naming instance and field) or a
  * failed start. Pass `events.transition` to also see the transitions made while starting (INIT → BACKUP,
- * or → MASTER for an address owner); later ones arrive on 'transition' as well.
+ * or → MASTER for an address owner); later ones arrive on 'transition' as well; `events.announced` likewise.
  */
-export async function startVrrp(options: VrrpOptions, logger: VrrpLogger, events: { transition?: (e: TransitionEvent) => void } = {}): Promise<VrrpEngine> {
+export async function startVrrp(options: VrrpOptions, logger: VrrpLogger, events: EngineEvents = {}): Promise<VrrpEngine> {
   const opts = normalizeOptions(options);
   const worker = forkEngine();
   const engine = new Engine(worker, opts, logger);
   if (events.transition !== undefined) engine.on('transition', events.transition);
+  if (events.announced !== undefined) engine.on('announced', events.announced);
   worker.post({ type: 'start', options });
   try {
     await engine.ready;

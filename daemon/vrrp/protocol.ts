@@ -78,6 +78,8 @@ export type FromWorker =
   | { type: 'transition'; event: TransitionEvent }
   /** A MASTER heard a lower-priority advert (keepalived MASTER_RX_LOWER_PRI); `priority` is ours. */
   | { type: 'rxLowerPri'; instance: string; priority: number }
+  /** A new MASTER's VIPs are up and its first gratuitous ARPs / NAs sent (keepalived switches its sync daemon then). */
+  | { type: 'announced'; instance: string }
   | { type: 'log'; level: LogLevel; msg: string; fields: Record<string, unknown> }
   | { type: 'snapshot'; id: number; snapshot: VrrpSnapshot }
   | { type: 'stopped' }

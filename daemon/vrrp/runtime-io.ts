@@ -37,5 +37,7 @@ export interface RuntimeHooks {
   transition(e: TransitionEvent): void;
   /** A MASTER heard an advert of lower priority (keepalived's MASTER_RX_LOWER_PRI event: notify_master_rx_lower_pri, the notify FIFO). */
   masterRxLowerPri?(instance: string, priority: number): void;
+  /** A new MASTER's VIPs are up and its first burst of gratuitous ARPs / NAs is out. */
+  announced?(instance: string): void;
   log(level: LogLevel, msg: string, fields: Record<string, unknown>): void;
 }

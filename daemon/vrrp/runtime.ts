@@ -50,6 +50,7 @@ export class VrrpRuntime {
       announce: (ifname, ifindex, vip) => { this.io.announce(ifname, ifindex, vip); },
       indexOf: (ifname) => this.byName(ifname)?.index ?? 0,
       logLimited: (level, inst, msg, reason, peer) => { this.logLimited(level, inst, msg, reason, peer); },
+      announced: (name) => { this.hooks.announced?.(name); },
     }, now);
     this.driver = new Driver(io, hooks, this.announcer, {
       instances: () => this.insts.values(),

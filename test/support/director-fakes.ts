@@ -42,12 +42,20 @@ export class FakeEngine extends EventEmitter implements VrrpEngine {
   constructor(
     private options: VrrpOptions,
     private readonly onTransition: (e: TransitionEvent) => void = () => undefined,
+    private readonly onAnnounced: (instance: string) => void = () => undefined,
   ) {
     super();
   }
-  /** A transition as the engine announces it (through the callback startVrrp was given). */
-  transition(instance: string, from: VrrpState, to: VrrpState): void {
+  /**
+   * A transition as the engine reports it (through the callbacks startVrrp was given); a new MASTER's VIPs
+   * and first gratuitous ARPs follow at once unless `announced` is false (then announced() says when).
+   */
+  transition(instance: string, from: VrrpState, to: VrrpState, announced = true): void {
     this.onTransition({ instance, from, to, reason: 'test', at: Date.now() } as TransitionEvent);
+    if (to === 'MASTER' && announced) this.announced(instance);
+  }
+  announced(instance: string): void {
+    this.onAnnounced(instance);
   }
   snapshot(): VrrpSnapshot {
     return {
@@ -133,7 +141,7 @@ export async function startFakeDirector(text: string, extra: Pick<DirectorOption
       return { dataplane, kind: 'nftables' as const, reason: 'test', sync, retune: (c: Config) => { retuned.push(c); return Promise.resolve(); } };
     },
     startVrrp: (o, _log, events) => {
-      started.engine = new FakeEngine(o, events?.transition);
+      started.engine = new FakeEngine(o, events?.transition, events?.announced);
       started.all.push(started.engine);
       return Promise.resolve(started.engine);
     },

@@ -125,6 +125,15 @@ test('the sync daemon follows the transition being announced, not the engine sna
     engine.transition('VI_1', 'BACKUP', 'MASTER');
     await sleep(100);
     assert.deepEqual(sync.calls.map((c) => c.role), ['backup', 'master']);
+    // keepalived's order: the sync daemon turns master once the new master's VIPs and first ARPs are out.
+    engine.transition('VI_1', 'MASTER', 'BACKUP');
+    await sleep(100);
+    engine.transition('VI_1', 'BACKUP', 'MASTER', false);
+    await sleep(100);
+    assert.deepEqual(sync.calls.map((c) => c.role), ['backup', 'master', 'backup'], 'master before the VIPs were up');
+    engine.announced('VI_1');
+    await sleep(100);
+    assert.deepEqual(sync.calls.map((c) => c.role), ['backup', 'master', 'backup', 'master']);
     // A quick flap: the changes queue behind each other, each taking the role that holds when its turn comes.
     engine.transition('VI_1', 'MASTER', 'BACKUP');
     engine.transition('VI_1', 'BACKUP', 'MASTER');

@@ -294,13 +294,17 @@ test('runtime: instances started together become master in configuration order, 
   // A clock that moves on at every reading: each instance's OS timer is armed a little later against the
   // same deadline, so V5's fires first and V1's last.
   let readings = 0;
-  const r = new VrrpRuntime(normalizeOptions({ instances }), h.io, { transition: (e) => h.transitions.push(e), log: () => undefined }, () => performance.now() + 0.2 * readings++);
+  const r = new VrrpRuntime(normalizeOptions({ instances }), h.io, { transition: (e) => h.transitions.push(e), announced: (n) => h.calls.push(`announced ${n}`), log: () => undefined }, () => performance.now() + 0.2 * readings++);
   live.add(r);
   await r.start();
   await until('all masters', () => h.transitions.filter((e) => e.to === 'MASTER').length === names.length);
   await until('every GARP', () => h.calls.filter((c) => c.startsWith('garp')).length === names.length);
   assert.deepEqual(h.transitions.filter((e) => e.to === 'MASTER').map((e) => e.instance), names);
-  assert.deepEqual(h.calls.filter((c) => c.startsWith('garp')), names.map((_, i) => `garp 10.0.0.${101 + i}`));
+  // Each one announced once its VIP is up and its first GARP sent (the sync daemon turns master on that).
+  await until('every announcement', () => h.calls.filter((c) => c.startsWith('announced')).length === names.length);
+  assert.deepEqual(h.calls.filter((c) => !/^(del|add) /.test(c)), names.flatMap((n, i) => [`garp 10.0.0.${101 + i}`, `announced ${n}`]));
+  const at = (c: string): number => h.calls.indexOf(c);
+  for (const [i, n] of names.entries()) assert.ok(at(`add 10.0.0.${101 + i}/24`) < at(`announced ${n}`), h.calls.join(', '));
   await r.stop();
 });
 
