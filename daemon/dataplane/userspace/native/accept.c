@@ -75,9 +75,7 @@ void accept_ready(relay_t* r, service_t* s) {
       close(fd);
       return;
     }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    c->cl.fd = fd;
+    c->cl.fd = fd;  // TCP_NODELAY comes from the listening socket (Linux copies it to accepted ones)
     c->cl.c = c;
     c->up.fd = -1;
     c->up.up = 1;
@@ -329,7 +327,12 @@ static napi_value svc_listen(napi_env env, napi_callback_info info) {
   int dup_fd = -1;
   if (rc == 0 && (dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
     rc = -errno;
-  } else if (rc == 0 && (fcntl(dup_fd, F_SETFL, fcntl(dup_fd, F_GETFL) | O_NONBLOCK) != 0 || listen(dup_fd, 4096) != 0)) {
+  }
+  // TCP_NODELAY here, not on each accepted socket: Linux gives it to every socket accept(2) returns (one
+  // setsockopt per connection saved).
+  int one = 1;
+  if (rc == 0 && (setsockopt(dup_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0 ||
+                  fcntl(dup_fd, F_SETFL, fcntl(dup_fd, F_GETFL) | O_NONBLOCK) != 0 || listen(dup_fd, 4096) != 0)) {
     rc = -errno;
     close(dup_fd);
   }
