@@ -2,7 +2,8 @@
 // YAML syntax errors, then schema errors, then semantic errors (each stage needs the previous one
 // to be clean to say anything meaningful, so a stage with errors stops the pipeline there).
 import { open } from 'node:fs/promises';
-import { isScalar, LineCounter, parseDocument, visit, type Document } from 'yaml';
+import { isScalar, LineCounter, visit, type Document } from 'yaml';
+import { parseBounded, tooDeepMessage, tooDeepPath } from './depth.js';
 import { duplicateKeys } from './duplicate-keys.js';
 import { validateShape } from './validate.js';
 import { checkSemantics } from './semantic.js';
@@ -73,7 +74,10 @@ function checkText(text: string, file: string): LoadResult {
   const lc = new LineCounter();
   // Duplicate keys are found in one pass of our own (duplicate-keys.ts): the yaml package's check compares
   // each key with every earlier one of its map, which took 31 s for a 256 KiB map of keys.
-  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: false, merge: true, strict: true });
+  // Bounded in depth while it is parsed (depth.ts): the parse and every check after it recurse.
+  const parsed = parseBounded(text, lc, { prettyErrors: false, uniqueKeys: false, merge: true, strict: true });
+  if (!parsed.ok) return { ok: false, errors: [{ file, ...lc.linePos(parsed.offset), path: '', message: tooDeepMessage() }], warnings: [] };
+  const doc = parsed.doc;
   const syntax: ConfigError[] = [
     ...doc.errors.map((e) => ({ offset: e.pos[0], message: `YAML: ${e.message.split('\n')[0] ?? e.message}` })),
     ...duplicateKeys(doc).map((offset) => ({ offset, message: 'YAML: Map keys must be unique' })),
@@ -106,6 +110,9 @@ function checkText(text: string, file: string): LoadResult {
     const { line, col } = lc.linePos(offset);
     return { ok: false, errors: [{ file, line, col, path: '', message: `YAML: ${(e as Error).message}` }], warnings: [] };
   }
+  // aliases can nest anchored structures deeper than the text does
+  const deep = tooDeepPath(value);
+  if (deep !== undefined) return { ok: false, errors: placed(doc, lc, file, [{ path: deep, message: tooDeepMessage() }]), warnings: [] };
   const shape = validateShape(value);
   if (shape.length === 0) {
     const cfgFile = value as ConfigFile;
