@@ -1,8 +1,8 @@
 // lvsd.yaml → normalised Config, or EVERY problem at once as `FILE:LINE:COL: path: message`:
 // YAML syntax errors, then schema errors, then semantic errors (each stage needs the previous one
 // to be clean to say anything meaningful, so a stage with errors stops the pipeline there).
-import { open } from 'node:fs/promises';
 import { isScalar, LineCounter, visit, type Document } from 'yaml';
+import { readCapped } from './read-capped.js';
 import { parseBounded, tooDeepMessage, tooDeepPath } from './depth.js';
 import { duplicateKeys } from './duplicate-keys.js';
 import { validateShape } from './validate.js';
@@ -152,23 +152,9 @@ function checkText(text: string, file: string): LoadResult {
 export async function loadConfig(path: string): Promise<LoadResult> {
   let text: string;
   try {
-    // Never more than one byte past the limit is read: a huge file costs no memory to refuse.
-    const fh = await open(path, 'r');
-    try {
-      const { size } = await fh.stat();
-      if (size > MAX_CONFIG_BYTES) return { ok: false, errors: [tooBig(path, size)], warnings: [] };
-      const buf = Buffer.alloc(MAX_CONFIG_BYTES + 1);
-      let n = 0;
-      for (;;) {
-        const { bytesRead } = await fh.read(buf, n, buf.length - n, n);
-        if (bytesRead === 0) break;
-        n += bytesRead;
-        if (n > MAX_CONFIG_BYTES) return { ok: false, errors: [tooBig(path, n)], warnings: [] };
-      }
-      text = buf.subarray(0, n).toString('utf8');
-    } finally {
-      await fh.close();
-    }
+    const r = await readCapped(path);
+    if (!r.ok) return { ok: false, errors: [tooBig(path, r.bytes, r.endless)], warnings: [] };
+    text = r.text;
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     return { ok: false, errors: [{ file: path, line: 1, col: 1, path: '', message: `cannot read: ${err.code ?? ''} ${err.message}`.trim() }], warnings: [] };

@@ -71,8 +71,10 @@ function parseFile(file: string, state: State, from: Pos | undefined): Directive
     text = state.loader.read(file);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    if (from) throw new KeepalivedSyntaxError(from, `cannot read included file ${file}: ${why}`);
-    throw new KeepalivedSyntaxError({ file, line: 0, col: 0 }, `cannot read: ${why}`);
+    // a file over the size limit was read, and its message says why it stops there
+    const tooBig = (e as { code?: unknown }).code === 'EFBIG';
+    if (from) throw new KeepalivedSyntaxError(from, tooBig ? `included file ${file}: ${why}` : `cannot read included file ${file}: ${why}`);
+    throw new KeepalivedSyntaxError({ file, line: 0, col: 0 }, tooBig ? why : `cannot read: ${why}`);
   }
   state.files.push(file);
   state.stack.push(file);
