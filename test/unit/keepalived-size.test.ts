@@ -62,6 +62,16 @@ test('an endless pipe (FIFO): refused past the limit, the writer sees the pipe c
   assert.notEqual(await ended, 0);
 });
 
+test('a binary file (a NUL byte) is "not a text file" at the NUL, as lvsd\'s loader says, not an unterminated string', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lvsd-kbin-'));
+  t.after(() => { fs.rmSync(dir, { recursive: true, force: true }); });
+  const bin = path.join(dir, 'keepalived.conf');
+  fs.writeFileSync(bin, Buffer.from('global_defs {\n "x\0\x01\x02\n}\n', 'binary'));
+  const r = await importFile(bin);
+  assert.equal(r.code, 1);
+  assert.equal(r.stderr, 'lvsd import-keepalived: keepalived.conf:2:4: not a text file (a NUL byte here); a keepalived.conf is text\n');
+});
+
 test('lvsd\'s own loader: /dev/zero is "more than 1 MiB", not a 1.0 MiB file', async () => {
   const r = await loadConfig('/dev/zero');
   assert.ok(!r.ok);

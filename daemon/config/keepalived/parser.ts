@@ -76,6 +76,14 @@ function parseFile(file: string, state: State, from: Pos | undefined): Directive
     if (from) throw new KeepalivedSyntaxError(from, tooBig ? `included file ${file}: ${why}` : `cannot read included file ${file}: ${why}`);
     throw new KeepalivedSyntaxError({ file, line: 0, col: 0 }, tooBig ? why : `cannot read: ${why}`);
   }
+  // A NUL byte: a binary file, not a keepalived.conf (lvsd's own loader says the same of its config);
+  // lexing one only gives an error about a "quoted string" somewhere in it.
+  const nul = text.indexOf('\0');
+  if (nul >= 0) {
+    const before = text.slice(0, nul);
+    const pos = { file, line: before.split('\n').length, col: nul - before.lastIndexOf('\n') };
+    throw new KeepalivedSyntaxError(pos, 'not a text file (a NUL byte here); a keepalived.conf is text');
+  }
   state.files.push(file);
   state.stack.push(file);
   const lexed = lex(text, file, { configId: state.opts.configId, params: state.params, dir: state.loader.dirname(file), conditionalIds: state.conditionalIds });
