@@ -157,7 +157,9 @@ export async function loadConfig(path: string): Promise<LoadResult> {
     text = r.text;
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
-    return { ok: false, errors: [{ file: path, line: 1, col: 1, path: '', message: `cannot read: ${err.code ?? ''} ${err.message}`.trim() }], warnings: [] };
+    // node's message starts with the code already ("ENOENT: no such file…"): say it once
+    const why = err.code === undefined || err.message.startsWith(`${err.code}:`) ? err.message : `${err.code} ${err.message}`;
+    return { ok: false, errors: [{ file: path, line: 1, col: 1, path: '', message: `cannot read: ${why}` }], warnings: [] };
   }
   return loadConfigText(text, path);
 }
