@@ -18,7 +18,7 @@ import bgpRoutes from './routes/bgp.js';
 import configRoutes from './routes/config.js';
 import userRoutes from './routes/users.js';
 import auditRoutes from './routes/audit.js';
-import streamRoutes from './routes/stream.js';
+import streamRoutes, { STREAM_LIMITS, type StreamLimits } from './routes/stream.js';
 import metricsRoutes from './routes/metrics.js';
 import historyRoutes from './routes/history.js';
 import clusterRoutes from './routes/cluster.js';
@@ -62,6 +62,8 @@ export interface ApiOptions {
   history?: History;
   historyPeriodMs?: number;
   heartbeatMs?: number;
+  /** Event streams open at once, per session and in all (routes/stream.ts: STREAM_LIMITS); tests lower them. */
+  streamLimits?: StreamLimits;
   processMetrics?: boolean;
   /**
    * Names the TCP panel answers to besides localhost, 127.0.0.1, [::1] and the address a request came in
@@ -163,7 +165,7 @@ export async function buildApi(opts: ApiOptions): Promise<Api> {
     auditRoutes(scope, deps);
     clusterRoutes(scope, deps, cluster);
     clusterForwardRoutes(scope, deps, cluster);
-    streamRoutes(scope, deps, { heartbeatMs: opts.heartbeatMs ?? 15_000 });
+    streamRoutes(scope, deps, { heartbeatMs: opts.heartbeatMs ?? 15_000, limits: opts.streamLimits ?? STREAM_LIMITS });
     metricsRoutes(scope, metrics.registry);
     return Promise.resolve();
   });

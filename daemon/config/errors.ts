@@ -50,10 +50,20 @@ export function renderPath(path: readonly PathSegment[]): string {
  */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 
+const mib = (n: number): string => `${(n / 1024 / 1024).toFixed(n % (1024 * 1024) === 0 ? 0 : 1)} MiB`;
+
+/**
+ * Why a config over MAX_CONFIG_BYTES is not parsed: its size and the limit. `endless`: the size is unknown
+ * (a device, a pipe) and reading stopped one byte past the limit.
+ */
+export function tooBigMessage(bytes: number, endless = false): string {
+  const size = endless ? `more than ${mib(MAX_CONFIG_BYTES)} (reading stopped at ${bytes} bytes)` : `${mib(bytes)} (${bytes} bytes)`;
+  return `the config is ${size}; lvsd parses at most ${mib(MAX_CONFIG_BYTES)} — not parsed`;
+}
+
 /** The one error of a config over MAX_CONFIG_BYTES: names the file, its size and the limit. */
-export function tooBig(file: string, bytes: number): ConfigError {
-  const mib = (n: number): string => `${(n / 1024 / 1024).toFixed(n % (1024 * 1024) === 0 ? 0 : 1)} MiB`;
-  return { file, line: 1, col: 1, path: '', message: `the config is ${mib(bytes)} (${bytes} bytes); lvsd parses at most ${mib(MAX_CONFIG_BYTES)} — not parsed` };
+export function tooBig(file: string, bytes: number, endless = false): ConfigError {
+  return { file, line: 1, col: 1, path: '', message: tooBigMessage(bytes, endless) };
 }
 
 /** Errors a load reports at most; the rest are counted in one last line. */

@@ -1,8 +1,9 @@
 // lvsd.yaml → normalised Config, or EVERY problem at once as `FILE:LINE:COL: path: message`:
 // YAML syntax errors, then schema errors, then semantic errors (each stage needs the previous one
 // to be clean to say anything meaningful, so a stage with errors stops the pipeline there).
-import { open } from 'node:fs/promises';
-import { isScalar, LineCounter, parseDocument, visit, type Document } from 'yaml';
+import { isScalar, LineCounter, visit, type Document } from 'yaml';
+import { readCapped } from './read-capped.js';
+import { parseBounded, tooDeepMessage, tooDeepPath } from './depth.js';
 import { duplicateKeys } from './duplicate-keys.js';
 import { validateShape } from './validate.js';
 import { checkSemantics } from './semantic.js';
@@ -73,7 +74,10 @@ function checkText(text: string, file: string): LoadResult {
   const lc = new LineCounter();
   // Duplicate keys are found in one pass of our own (duplicate-keys.ts): the yaml package's check compares
   // each key with every earlier one of its map, which took 31 s for a 256 KiB map of keys.
-  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: false, merge: true, strict: true });
+  // Bounded in depth while it is parsed (depth.ts): the parse and every check after it recurse.
+  const parsed = parseBounded(text, lc, { prettyErrors: false, uniqueKeys: false, merge: true, strict: true });
+  if (!parsed.ok) return { ok: false, errors: [{ file, ...lc.linePos(parsed.offset), path: '', message: tooDeepMessage() }], warnings: [] };
+  const doc = parsed.doc;
   const syntax: ConfigError[] = [
     ...doc.errors.map((e) => ({ offset: e.pos[0], message: `YAML: ${e.message.split('\n')[0] ?? e.message}` })),
     ...duplicateKeys(doc).map((offset) => ({ offset, message: 'YAML: Map keys must be unique' })),
@@ -106,6 +110,9 @@ function checkText(text: string, file: string): LoadResult {
     const { line, col } = lc.linePos(offset);
     return { ok: false, errors: [{ file, line, col, path: '', message: `YAML: ${(e as Error).message}` }], warnings: [] };
   }
+  // aliases can nest anchored structures deeper than the text does
+  const deep = tooDeepPath(value);
+  if (deep !== undefined) return { ok: false, errors: placed(doc, lc, file, [{ path: deep, message: tooDeepMessage() }]), warnings: [] };
   const shape = validateShape(value);
   if (shape.length === 0) {
     const cfgFile = value as ConfigFile;
@@ -145,26 +152,14 @@ function checkText(text: string, file: string): LoadResult {
 export async function loadConfig(path: string): Promise<LoadResult> {
   let text: string;
   try {
-    // Never more than one byte past the limit is read: a huge file costs no memory to refuse.
-    const fh = await open(path, 'r');
-    try {
-      const { size } = await fh.stat();
-      if (size > MAX_CONFIG_BYTES) return { ok: false, errors: [tooBig(path, size)], warnings: [] };
-      const buf = Buffer.alloc(MAX_CONFIG_BYTES + 1);
-      let n = 0;
-      for (;;) {
-        const { bytesRead } = await fh.read(buf, n, buf.length - n, n);
-        if (bytesRead === 0) break;
-        n += bytesRead;
-        if (n > MAX_CONFIG_BYTES) return { ok: false, errors: [tooBig(path, n)], warnings: [] };
-      }
-      text = buf.subarray(0, n).toString('utf8');
-    } finally {
-      await fh.close();
-    }
+    const r = await readCapped(path);
+    if (!r.ok) return { ok: false, errors: [tooBig(path, r.bytes, r.endless)], warnings: [] };
+    text = r.text;
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
-    return { ok: false, errors: [{ file: path, line: 1, col: 1, path: '', message: `cannot read: ${err.code ?? ''} ${err.message}`.trim() }], warnings: [] };
+    // node's message starts with the code already ("ENOENT: no such file…"): say it once
+    const why = err.code === undefined || err.message.startsWith(`${err.code}:`) ? err.message : `${err.code} ${err.message}`;
+    return { ok: false, errors: [{ file: path, line: 1, col: 1, path: '', message: `cannot read: ${why}` }], warnings: [] };
   }
   return loadConfigText(text, path);
 }

@@ -228,7 +228,7 @@ virtualServers: [{ address: 192.0.2.99, port: 80 }]
 test('loadConfig names an unreadable file', async () => {
   const r = await loadConfig('/nonexistent/lvsd.yaml');
   assert.equal(r.ok, false);
-  assert.match(formatError(r.errors[0] ?? assert.fail()), /^\/nonexistent\/lvsd\.yaml:1:1: cannot read: ENOENT/);
+  assert.match(formatError(r.errors[0] ?? assert.fail()), /^\/nonexistent\/lvsd\.yaml:1:1: cannot read: ENOENT: no such file or directory/);
 });
 
 test('loadConfig reads a file and reports with its path', async () => {

@@ -1,5 +1,6 @@
 // One error shape for every failure: { statusCode, error, message, details? }. The message names what was
 // wrong (the field, the object); internal errors are logged and answered without their details.
+import { echo } from '../../config/errors.js';
 import fp from 'fastify-plugin';
 import type { FastifyError } from 'fastify';
 import { StoreError } from '../../state/store.js';
@@ -23,6 +24,9 @@ export class HttpError extends Error {
     this.name = 'HttpError';
   }
 }
+
+/** Characters of one error message or detail line at most (escaping only, in practice: lvsd's own are shorter). */
+const MAX_ERROR_TEXT = 4000;
 
 function describeValidation(e: FastifyError): { message: string; details: string[] } {
   const ctx = e.validationContext ?? 'request';
@@ -63,8 +67,11 @@ export default fp(
         message = err.message;
       }
       if (status >= 500) req.log.error({ err }, 'request failed');
-      const body: { statusCode: number; error: string; message: string; details?: string[] } = { statusCode: status, error: STATUS_TEXT[status] ?? 'Error', message };
-      if (details !== undefined && details.length > 0) body.details = details;
+      // Messages quote the request back (a path parameter, a user name): a bidi or control character in it
+      // would reorder or recolour what the panel and a terminal show, so they are escaped as \uXXXX there.
+      const safe = (text: string): string => echo(text, MAX_ERROR_TEXT);
+      const body: { statusCode: number; error: string; message: string; details?: string[] } = { statusCode: status, error: STATUS_TEXT[status] ?? 'Error', message: safe(message) };
+      if (details !== undefined && details.length > 0) body.details = details.map(safe);
       return reply.code(status).type('application/json').send(body);
     });
     app.setNotFoundHandler((req, reply) => reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `no route ${req.method} ${req.url.split('?')[0] ?? ''}` }));

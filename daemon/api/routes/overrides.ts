@@ -27,7 +27,20 @@ export default function overrideRoutes(app: Api, deps: ApiDeps): void {
     }
   };
 
-  const change = async (t: OverrideTarget, wanted: Override | null, who: string): Promise<{ target: string; override: Override | null; audit: AuditEntry | null }> => {
+  // One change of a target at a time, from its "before" to its store write or undo. Two concurrent PUTs used
+  // to interleave: both read the same "before", and the one whose write failed put that stale "before" back in
+  // the director over the other's change, which the store kept — the running state and the store disagreed.
+  const busy = new Map<string, Promise<unknown>>();
+  const oneAtATime = <T>(t: OverrideTarget, run: () => Promise<T>): Promise<T> => {
+    const key = targetKey(t);
+    const next = (busy.get(key) ?? Promise.resolve()).then(run, run);
+    const tail = next.catch(() => undefined);
+    busy.set(key, tail);
+    void tail.then(() => { if (busy.get(key) === tail) busy.delete(key); });
+    return next;
+  };
+
+  const change = (t: OverrideTarget, wanted: Override | null, who: string): Promise<{ target: string; override: Override | null; audit: AuditEntry | null }> => oneAtATime(t, async () => {
     checkTarget(t);
     const before = store.getOverride(t);
     const next = wanted === null || isEmpty(wanted) ? null : wanted;
@@ -44,7 +57,7 @@ export default function overrideRoutes(app: Api, deps: ApiDeps): void {
     }
     if (entry !== null) events.push({ ...entry, type: 'audit', action: entry.action });
     return { target: targetKey(t), override: next, audit: entry };
-  };
+  });
 
   const SvcParams = Type.Object({ service: Type.String({ minLength: 1 }) });
   const RsParams = Type.Object({ service: Type.String({ minLength: 1 }), realServer: Type.String({ minLength: 1 }) });

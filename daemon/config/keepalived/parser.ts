@@ -71,8 +71,18 @@ function parseFile(file: string, state: State, from: Pos | undefined): Directive
     text = state.loader.read(file);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    if (from) throw new KeepalivedSyntaxError(from, `cannot read included file ${file}: ${why}`);
-    throw new KeepalivedSyntaxError({ file, line: 0, col: 0 }, `cannot read: ${why}`);
+    // a file over the size limit was read, and its message says why it stops there
+    const tooBig = (e as { code?: unknown }).code === 'EFBIG';
+    if (from) throw new KeepalivedSyntaxError(from, tooBig ? `included file ${file}: ${why}` : `cannot read included file ${file}: ${why}`);
+    throw new KeepalivedSyntaxError({ file, line: 0, col: 0 }, tooBig ? why : `cannot read: ${why}`);
+  }
+  // A NUL byte: a binary file, not a keepalived.conf (lvsd's own loader says the same of its config);
+  // lexing one only gives an error about a "quoted string" somewhere in it.
+  const nul = text.indexOf('\0');
+  if (nul >= 0) {
+    const before = text.slice(0, nul);
+    const pos = { file, line: before.split('\n').length, col: nul - before.lastIndexOf('\n') };
+    throw new KeepalivedSyntaxError(pos, 'not a text file (a NUL byte here); a keepalived.conf is text');
   }
   state.files.push(file);
   state.stack.push(file);

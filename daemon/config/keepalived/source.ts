@@ -3,6 +3,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { globFiles, type DirReader } from './glob.js';
 import type { SourceLoader } from './parser.js';
+import { readCappedSync } from '../read-capped.js';
+import { tooBigMessage } from '../errors.js';
+
+/** Each file at most MAX_CONFIG_BYTES, as lvsd's own config: /dev/zero, a huge file or an endless pipe is refused. */
+function readFile(file: string): string {
+  const r = readCappedSync(file);
+  if (r.ok) return r.text;
+  throw Object.assign(new Error(tooBigMessage(r.bytes, r.endless)), { code: 'EFBIG' });
+}
 
 const diskDirs: DirReader = {
   list(dir) {
@@ -22,7 +31,7 @@ const diskDirs: DirReader = {
 };
 
 export const diskLoader: SourceLoader = {
-  read: (file) => fs.readFileSync(file, 'utf8'),
+  read: readFile,
   glob: (pattern) => globFiles(pattern, diskDirs),
   resolve: (baseDir, pattern) => path.resolve(baseDir, pattern),
   dirname: (file) => path.dirname(file),
