@@ -5,7 +5,7 @@
 // keepalived and lvsd masters are stopped gracefully (SIGTERM), started again, then SIGKILLed; the mixed pair's
 // keepalived master is SIGKILLed. Prints every figure and lvsd's beside keepalived's.
 //   node dist/bench/failover-pair.js [--connections 30] [--interval 300] [--rounds 1]
-import { runFailover, type FailoverFigures, type Method, type PhaseFigures } from '../test/vm/guest/failover-scenario.js';
+import { describeFailed, runFailover, type FailoverFigures, type Method, type PhaseFigures } from '../test/vm/guest/failover-scenario.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -21,13 +21,14 @@ const perMethod = (f: FailoverFigures): string =>
 const row = (f: FailoverFigures): string =>
   `${`${f.kind} kill`.padEnd(16)} kept ${String(f.kept).padStart(3)}/${f.total} (${perMethod(f)})  synced before kill ${String(f.syncedBeforeKill).padStart(3)}  longest gap ${String(f.longestGapMs).padStart(6)} ms  ` +
   `takeover ${String(f.takeoverMs).padStart(6)} ms  master sync daemon +${f.syncMasterAfterMs} ms  new after takeover ${f.newAfterTakeover} (${f.newFailedAfterTakeover} failed)  during the gap ${f.newDuringGap} (${f.newFailedDuringGap} failed)` +
+  (f.newFailedAt.length > 0 ? `  failed: ${describeFailed(f.newFailedAt)} (from the takeover)` : '') +
   (Object.keys(f.deadReasons).length > 0 ? `  lost: ${JSON.stringify(f.deadReasons)}` : '');
 const phaseRow = (kind: string, p: PhaseFigures): string =>
   `${`${kind} ${p.name}`.padEnd(16)} lost ${String(p.lost).padStart(3)}  longest gap ${String(p.longestGapMs).padStart(6)} ms  VIP moved in ${String(p.moveMs).padStart(6)} ms  new ${p.newTotal} (${p.newFailed} failed)` +
   (p.serviceConnsBefore === undefined ? '' : `  service Conns ${p.serviceConnsBefore} → ${String(p.serviceConnsAfter)} (${String(p.newCountedSinceBack)} new since back: ${(p.serviceConnsAfter ?? 0) >= p.serviceConnsBefore + (p.newCountedSinceBack ?? 0) ? 'adopted' : 're-created'})`) +
   (p.lost > 0 ? `  lost: ${JSON.stringify(p.lostReasons)}` : '') +
   (p.clientStallMs > 0 ? `  the client itself stalled up to ${p.clientStallMs} ms` : '') +
-  (p.newFailed > 0 ? `  failed: ${JSON.stringify(p.newFailedReasons)} at ${p.newFailedAt.map((f) => `${f.ms}ms:${f.port}`).join(' ')} (from the VIP's move)` : '');
+  (p.newFailed > 0 ? `  failed: ${describeFailed(p.newFailedAt)} (from the VIP's move)` : '');
 const ratio = (a: number, b: number): string => (b === 0 ? (a === 0 ? '1.00' : '∞') : (a / b).toFixed(2));
 
 for (let r = 0; r < rounds; r++) {

@@ -35,8 +35,10 @@ interface Long {
   maxGapMs: number;
   servers: Set<string>;
 }
-/** A new short connection; `server` is the real server that answered (the echo's first word). */
-interface Fresh { at: number; port: number; ok: boolean; ms: number; error?: string; server?: string }
+/** A new short connection; `server` is the real server that answered (the echo's first word); `connectMs`
+ * when its handshake completed (absent: it never did) and `localPort` its source port, so a failure says
+ * whether the SYN or a later packet went astray, and where to look for it in a capture or a table. */
+interface Fresh { at: number; port: number; ok: boolean; ms: number; error?: string; server?: string; connectMs?: number; localPort?: number }
 /** A gap between two answers on one connection longer than two intervals; `at` is when it ended. */
 interface Gap { at: number; ms: number }
 
@@ -106,17 +108,23 @@ function newConnection(): void {
   const port = ports[nextPort++ % ports.length] ?? 0;
   const sock = connect({ host, port });
   let done = false;
+  let connectMs: number | undefined;
+  let localPort: number | undefined;
   const finish = (ok: boolean, error?: string, server?: string): void => {
     if (done) return;
     done = true;
     clearTimeout(timer);
-    fresh.push({ at, port, ok, ms: Date.now() - at, ...(error === undefined ? {} : { error }), ...(server === undefined ? {} : { server }) });
+    fresh.push({ at, port, ok, ms: Date.now() - at, ...(error === undefined ? {} : { error }), ...(server === undefined ? {} : { server }), ...(connectMs === undefined ? {} : { connectMs }), ...(localPort === undefined ? {} : { localPort }) });
     sock.destroy();
   };
   // Judged after this loop turn's I/O (setImmediate runs after the poll phase): a client starved of CPU wakes
   // with the timer due and the echo already in the socket buffer, and must not call that a timeout.
   const timer = setTimeout(() => { setImmediate(() => { finish(false, 'timeout'); }); }, NEW_TIMEOUT_MS);
-  sock.on('connect', () => sock.write('new 0\n'));
+  sock.on('connect', () => {
+    connectMs = Date.now() - at;
+    localPort = sock.localPort;
+    sock.write('new 0\n');
+  });
   sock.on('data', (d: Buffer) => { finish(true, undefined, d.toString().split(' ')[0]); });
   sock.on('error', (e: NodeJS.ErrnoException) => { finish(false, e.code ?? e.message); });
 }

@@ -38,6 +38,18 @@ export const METHODS: Record<Method, { port: number; fwd: string; rs: (n: number
 /** What is done to the master, in order, under the same connections. restart = a graceful stop, then a start. */
 export type Step = 'restart' | 'kill';
 
+/** A new connection that failed: its start relative to a step's moment (ms; negative: before it), its port,
+ * the client's error (timeout: no echo in 3 s), how long the client had tried (ms), when its handshake
+ * completed (absent: never — the SYN went unanswered or was refused) and its source port. Where in the step
+ * it started and how far it got tell why it failed. */
+export interface FailedNew { ms: number; port: number; error: string; triedMs: number; connectMs?: number; localPort?: number }
+
+/** The failed new connections in one line: method, error, start (ms from the step's moment), how far each got. */
+export function describeFailed(fs: readonly FailedNew[]): string {
+  const method = (port: number): string => (Object.entries(METHODS).find(([, x]) => x.port === port)?.[0] ?? String(port)).toUpperCase();
+  return fs.map((f) => `${method(f.port)} ${f.error} at ${f.ms >= 0 ? '+' : ''}${f.ms} ms (${f.connectMs === undefined ? 'never connected' : `connected in ${f.connectMs} ms`}, failed after ${f.triedMs} ms${f.localPort === undefined ? '' : `, source port ${f.localPort}`})`).join('; ');
+}
+
 /** One step's window on the client's timeline: from the action to the end of its settle time. */
 export interface PhaseFigures {
   name: 'graceful stop' | 'restart';
@@ -51,10 +63,10 @@ export interface PhaseFigures {
   /** New connections started in the window, and how many of them failed. */
   newTotal: number;
   newFailed: number;
-  /** The failed ones by the client's error (timeout: no echo in 3 s), and each one's start relative to the
-   * move (ms; negative: before the VIP moved) with its port: where in the step they fail tells why. */
+  /** The failed ones by the client's error (timeout: no echo in 3 s), and each one relative to the move
+   * (negative: before the VIP moved): where in the step they fail tells why. */
   newFailedReasons: Record<string, number>;
-  newFailedAt: { ms: number; port: number }[];
+  newFailedAt: FailedNew[];
   /** The longest time the client process itself did not run in the window (ms; over 1 s counted): a
    * starved client sees gaps and timeouts that are not the directors'. */
   clientStallMs: number;
@@ -81,14 +93,25 @@ export interface FailoverFigures {
   syncedBeforeKill: number;
   /** The longest gap between two answers on any connection, among gaps that ended after the kill. */
   longestGapMs: number;
-  /** New connections started after the backup took the VIP, and how many of them failed. */
+  /** New connections started after the takeover (the backup's gratuitous ARPs heard), and how many of them failed. */
   newAfterTakeover: number;
   newFailedAfterTakeover: number;
-  /** New connections started between the kill and the takeover (these may fail: nobody holds the VIP's traffic). */
+  /** New connections started between the kill and the takeover (these may fail: opened through the old
+   * master's kernel, then carried on to the new one, which has no entry for them). */
   newDuringGap: number;
   newFailedDuringGap: number;
+  /** Every new connection started from the kill on (until r1's crash) that failed, relative to the takeover
+   * (negative: in the gap); and the longest time the client itself did not run from the kill on (ms; over
+   * 1 s counted: a starved client times out on its own). */
+  newFailedAt: FailedNew[];
+  clientStallMs: number;
   /** Kill → VIP on the backup, as seen by polling (coarse). */
   takeoverMs: number;
+  /** VIP seen on the backup → its gratuitous ARPs heard by the client and (NAT) a real server (-1: not both
+   * within the run). "After the takeover" counts from then: before it, traffic still reaches the old master,
+   * whose kernel (VIPs, IPVS table) goes on forwarding after its daemon's SIGKILL — a new connection it
+   * accepted there and whose next packet goes to the new master after the ARP is reset (measured; docs/ipvs.md). */
+  announcedMs: number;
   /** After the takeover: when the backup's sync daemon became the master one (-1: not within 60 s). */
   syncMasterAfterMs: number;
   /** What each director's ipvsadm -L --daemon said at the end. */
@@ -249,7 +272,7 @@ function startLvsd(ns: Netns, i: number, dir: string, vrrpVersion: 2 | 3, method
   const run = startRun(['--config', conf], ['ip', 'netns', 'exec', ns.name], LVSD_BUNDLE);
   const director: Director = {
     ns,
-    timeline: () => run.lines.map((l) => `+${(typeof l.time === 'number' ? l.time : Date.parse(String(l.time))) - spawnedAt} ${l.msg}`).join(' | '),
+    timeline: () => `spawned ${new Date(spawnedAt).toISOString()}: ` + run.lines.map((l) => `+${(typeof l.time === 'number' ? l.time : Date.parse(String(l.time))) - spawnedAt} ${l.msg}`).join(' | '),
     notable: () => run.lines.filter((l) => /sync|Entering|MASTER/i.test(l.msg) || l.level === 'error').map((l) => `${String(l.time)} ${l.level} ${l.msg}${l.err === undefined ? '' : ` ${JSON.stringify(l.err).slice(0, 300)}`}`),
     pid: () => run.child.pid,
     kill: async () => { if (run.child.pid !== undefined) await killTree(run.child.pid); },
@@ -284,6 +307,28 @@ function startKeepalived(ns: Netns, i: number, dir: string, methods: Method[]): 
 
 async function hasVip(ns: Netns): Promise<boolean> {
   return (await ns.addresses('eth0')).some((a) => a.startsWith(`${VIP}/`));
+}
+
+/** tcpdump on a host's interface for gratuitous ARPs of `vip`; stop() returns when each was heard (ms, wall clock). */
+async function watchGarps(ns: Netns, ifname: string, vip: string): Promise<{ stop: () => Promise<number[]> }> {
+  const child = ns.spawn('tcpdump', ['-l', '-n', '-tt', '-i', ifname, 'arp']);
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => { out += d.toString(); });
+  // It hears nothing before it says it listens (a cold start in the guest is seconds).
+  await new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => { reject(new Error(`tcpdump on ${ifname} did not start`)); }, 120_000);
+    child.stderr?.on('data', (d: Buffer) => { if (d.toString().includes('listening on')) { clearTimeout(t); resolve(); } });
+    child.once('exit', (code) => { clearTimeout(t); reject(new Error(`tcpdump on ${ifname} exited (${String(code)}): is it installed?`)); });
+  });
+  const garp = new RegExp(`^(\\d+\\.\\d+) ARP, Request who-has ${vip.replace(/\./g, '\\.')} .*tell ${vip.replace(/\./g, '\\.')},`);
+  return {
+    stop: () => new Promise((resolve) => {
+      child.once('exit', () => {
+        resolve(out.split('\n').flatMap((l) => { const m = garp.exec(l); return m === null ? [] : [Math.round(Number(m[1]) * 1000)]; }));
+      });
+      child.kill('SIGINT');
+    }),
+  };
 }
 
 /** Polls cond until it holds. A poll that fails (an ipvsadm that ran out of time: in a starved TCG guest one has
@@ -384,6 +429,9 @@ async function probe(client: Netns, probes: Probe[]): Promise<ProbeResult[]> {
 const setRemovalSysctls = (ns: Netns, value: 0 | 1): Promise<unknown> =>
   ns.exec('sysctl', ['-qw', `net.ipv4.vs.expire_nodest_conn=${value}`, `net.ipv4.vs.expire_quiescent_template=${value}`]);
 
+
+/** A new connection as the client reports it (conn-client.ts). */
+interface Fresh { at: number; port: number; ok: boolean; ms: number; error?: string; server?: string; connectMs?: number; localPort?: number }
 
 interface Window { name: PhaseFigures['name']; start: number; moved: number; end: number; extra: Partial<PhaseFigures>; counted?: [number, number] }
 
@@ -544,14 +592,21 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
     }
 
     const syncedBeforeKill = await establishedTo(d2);
+    // Where the new master's gratuitous ARPs land: the client (the VIP) and a real server (the NAT gateway VIP).
+    const garps = [await watchGarps(client, 'eth0', VIP), ...(nat ? [await watchGarps(topo.host('r1'), 'eth1', BACK_VIP)] : [])];
     log(`backup holds ${syncedBeforeKill} established connections; killing d1's ${programOf(0)}`);
     const killAt = Date.now();
     phase = `d1's ${programOf(0)} SIGKILLed`;
     await (directors[0] as Director).kill();
-    const takeoverAt = await waitUntil('the VIP on d2', () => hasVip(d2), 60_000);
-    log(`d2 took the VIP after ${takeoverAt - killAt} ms`);
-    phase = `d2 took over after ${takeoverAt - killAt} ms`;
+    const vipAt = await waitUntil('the VIP on d2', () => hasVip(d2), 60_000);
+    log(`d2 took the VIP after ${vipAt - killAt} ms`);
+    phase = `d2 took over after ${vipAt - killAt} ms`;
     await sleep(opts.afterMs ?? 8000);
+    const garpAt = (await Promise.all(garps.map((g) => g.stop()))).map((ts) => ts.find((t) => t >= killAt));
+    // The takeover as the network sees it: both announcements heard. Until then the client (or the real servers'
+    // way back) still points at d1, whose kernel keeps forwarding after its daemon's SIGKILL (see FailoverFigures).
+    const takeoverAt = garpAt.every((t) => t !== undefined) ? Math.max(vipAt, ...garpAt) : Infinity;
+    log(`gratuitous ARPs heard ${garpAt.map((t) => (t === undefined ? 'never' : `${t - vipAt} ms`)).join(' and ')} after the VIP was seen on d2`);
 
     let crashAt = Infinity;
     let quiescedAt = Infinity;
@@ -600,7 +655,7 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
     const line = out.trim().split('\n').pop() ?? '';
     const result = JSON.parse(line) as {
       conns: { port: number; alive: boolean; dead: string | null; deadAt: number | null; maxGapMs: number; servers: string[] }[];
-      fresh: { at: number; port: number; ok: boolean; error?: string; server?: string }[];
+      fresh: Fresh[];
       gaps: { at: number; ms: number }[];
       stalls?: { at: number; ms: number }[];
     };
@@ -608,6 +663,9 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
     const kept = result.conns.filter((c) => c.alive || (c.deadAt !== null && c.deadAt >= crashAt));
     const after = result.fresh.filter((f) => f.at >= takeoverAt && f.at < crashAt);
     const during = result.fresh.filter((f) => f.at >= killAt && f.at < takeoverAt);
+    const failedAt = (fs: Fresh[], from: number): FailedNew[] =>
+      fs.filter((f) => !f.ok).map((f) => ({ ms: f.at - from, port: f.port, error: f.error ?? '?', triedMs: f.ms, ...(f.connectMs === undefined ? {} : { connectMs: f.connectMs }), ...(f.localPort === undefined ? {} : { localPort: f.localPort }) }));
+    const stallIn = (from: number, to: number): number => Math.max(0, ...(result.stalls ?? []).filter((g) => g.at >= from && g.at < to).map((g) => g.ms));
     const reasons = (cs: typeof result.conns): Record<string, number> => {
       const r: Record<string, number> = {};
       for (const c of cs) if (!c.alive) r[c.dead ?? '?'] = (r[c.dead ?? '?'] ?? 0) + 1;
@@ -625,8 +683,8 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
         newTotal: fresh.length,
         newFailed: fresh.filter((f) => !f.ok).length,
         newFailedReasons: fresh.filter((f) => !f.ok).reduce<Record<string, number>>((r, f) => ({ ...r, [f.error ?? '?']: (r[f.error ?? '?'] ?? 0) + 1 }), {}),
-        newFailedAt: fresh.filter((f) => !f.ok).map((f) => ({ ms: f.at - w.moved, port: f.port })),
-        clientStallMs: Math.max(0, ...(result.stalls ?? []).filter((g) => g.at >= w.start && g.at < w.end).map((g) => g.ms)),
+        newFailedAt: failedAt(fresh, w.moved),
+        clientStallMs: stallIn(w.start, w.end),
         ...w.extra,
         ...(w.counted === undefined ? {} : { newCountedSinceBack: result.fresh.filter((f) => f.ok && f.port === PORT && f.at >= (w.counted?.[0] ?? 0) && f.at < (w.counted?.[1] ?? 0)).length }),
       };
@@ -653,8 +711,11 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
       newFailedAfterTakeover: after.filter((f) => !f.ok).length,
       newDuringGap: during.length,
       newFailedDuringGap: during.filter((f) => !f.ok).length,
-      takeoverMs: takeoverAt - killAt,
-      syncMasterAfterMs: masterAt < 0 ? -1 : masterAt - takeoverAt,
+      newFailedAt: failedAt([...during, ...after], takeoverAt === Infinity ? vipAt : takeoverAt),
+      clientStallMs: stallIn(killAt, crashAt),
+      takeoverMs: vipAt - killAt,
+      announcedMs: takeoverAt === Infinity ? -1 : takeoverAt - vipAt,
+      syncMasterAfterMs: masterAt < 0 ? -1 : masterAt - vipAt,
       daemons,
       deadReasons: reasons(result.conns.filter((c) => c.deadAt === null || c.deadAt < crashAt)),
       backupLog: (directors[1] as Director).notable(),
