@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { createDataplaneLab, startUserspaceRunner, VIP4, type DataplaneLab } from '../test/support/dataplane-lab.js';
 import { waitForPort } from '../test/support/nginx.js';
 import { removeStaleNamespaces } from '../test/support/netns.js';
-import { createNftablesDataplane } from '../daemon/dataplane/nftables/backend.js';
+import { createNftablesDataplane } from '../daemon/dataplane/nftables/shards.js';
 import type { ServiceSpec } from '../daemon/dataplane/types.js';
 import { describeState, labState, labTrouble, wrkRound, type WrkResult } from './wrk-round.js';
 import { processTree, roundCost, usageOf, type RoundCost } from './proc-usage.js';

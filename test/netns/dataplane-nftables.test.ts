@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { requireCommands, requireRoot } from '../support/prereq.js';
 import { createDataplaneLab, holdConnection, probe, startLoad, UDP_PORT, VIP4, VIP6, type DataplaneLab } from '../support/dataplane-lab.js';
-import { createNftablesDataplane, type NftablesDataplane } from '../../daemon/dataplane/nftables/backend.js';
+import type { NftablesDataplane } from '../../daemon/dataplane/nftables/backend.js';
+import { createNftablesDataplane } from '../../daemon/dataplane/nftables/shards.js';
 import type { ChangedServices, DesiredTable, RealServerSpec, ServiceSpec } from '../../daemon/dataplane/types.js';
 
 let lab: DataplaneLab;
