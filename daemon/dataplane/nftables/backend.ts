@@ -41,6 +41,8 @@ export interface NftablesOptions {
   conntrack?: string;
   logger?: Logger;
   now?: () => number;
+  /** Services per shard table (shards.ts; default SHARD_SIZE, 500). */
+  shardSize?: number;
   /** The nft process and netlink writer to use, shared by the shards of one dataplane (shards.ts); closed by their owner, not here. */
   shared?: { shell: NftShell; netlink: NftablesNetlink };
 }

@@ -153,7 +153,7 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
         throw e;
       }
       lastWalk = now();
-      const where = place(desired.services.map((s) => s.id), placed);
+      const where = place(desired.services.map((s) => s.id), placed, opts.shardSize ?? SHARD_SIZE);
       const tables = new Map<number, ServiceSpec[]>([...shards.keys()].map((k) => [k, []]));
       for (const spec of desired.services) {
         const k = where.get(spec.id) ?? 0;
