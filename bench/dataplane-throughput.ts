@@ -19,14 +19,15 @@
 // hangs is killed and counted as failed, its setup's figure is the median of the rounds that worked, and
 // a round that went wrong prints the lab's conntrack, redirect and client-port counters beside it.
 //
-//   node dist/bench/dataplane-throughput.js   (BENCH_SECONDS=10 BENCH_REPEATS=3 BENCH_CONNECTIONS=64,1000)
+//   node dist/bench/dataplane-throughput.js   (BENCH_SECONDS=10 BENCH_REPEATS=3 BENCH_CONNECTIONS=64,1000
+//                                              BENCH_NFT_SERVICES=1: the nftables table's size, the measured service last)
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDataplaneLab, startUserspaceRunner, VIP4, type DataplaneLab } from '../test/support/dataplane-lab.js';
 import { waitForPort } from '../test/support/nginx.js';
 import { removeStaleNamespaces } from '../test/support/netns.js';
-import { createNftablesDataplane } from '../daemon/dataplane/nftables/backend.js';
+import { createNftablesDataplane } from '../daemon/dataplane/nftables/shards.js';
 import type { ServiceSpec } from '../daemon/dataplane/types.js';
 import { describeState, labState, labTrouble, wrkRound, type WrkResult } from './wrk-round.js';
 import { processTree, roundCost, usageOf, type RoundCost } from './proc-usage.js';
@@ -34,6 +35,7 @@ import { processTree, roundCost, usageOf, type RoundCost } from './proc-usage.js
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const CONNS = (process.env.BENCH_CONNECTIONS ?? '64,1000').split(',').map(Number);
+const NFT_SERVICES = Number(process.env.BENCH_NFT_SERVICES ?? 1);
 const ONLY = (process.env.BENCH_ONLY ?? 'direct,nftables,userspace,userspace-1,userspace-threads,userspace-handles,haproxy').split(',');
 const USERSPACE_PORT = 8000;
 const USERSPACE1_PORT = 8002;
@@ -145,7 +147,10 @@ ${lab.rs4.map((a, i) => `  server rs${i + 1} ${a}:80`).join('\n')}
     if (code !== null) console.error(`haproxy exited (${code}): ${haproxyErr}`);
   });
   try {
-    await nft.apply({ services: [service(lab, 80)] });
+    // BENCH_NFT_SERVICES=N: N-1 other services before the measured one, so that it lands in the last of the
+    // dataplane's shard tables (shards.ts) and every new connection passes the others' nat hooks first.
+    const others = Array.from({ length: NFT_SERVICES - 1 }, (_, i) => ({ ...service(lab, 80), id: `tcp:10.222.${i >> 8}.${i & 255}:80`, address: `10.222.${i >> 8}.${i & 255}` }));
+    await nft.apply({ services: [...others, service(lab, 80)] });
     await userspace.call('apply', { services: [service(lab, USERSPACE_PORT)] });
     await userspace1.call('apply', { services: [service(lab, USERSPACE1_PORT)] });
     await handles.call('apply', { services: [service(lab, HANDLES_PORT)] });

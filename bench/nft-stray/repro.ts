@@ -14,7 +14,7 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
 import { createDataplaneLab, VIP4 } from '../../test/support/dataplane-lab.js';
-import { createNftablesDataplane } from '../../daemon/dataplane/nftables/backend.js';
+import { createNftablesDataplane } from '../../daemon/dataplane/nftables/shards.js';
 import type { DesiredTable, RealServerSpec, ServiceSpec } from '../../daemon/dataplane/types.js';
 
 const [appliesArg = '200', concArg = '8', out = '/tmp/stray'] = process.argv.slice(2);

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import type { Dataplane, DataplaneKind } from '../dataplane/types.js';
 import { createIpvsDataplane, type IpvsDataplane } from '../dataplane/ipvs/backend.js';
-import { createNftablesDataplane } from '../dataplane/nftables/backend.js';
+import { createNftablesDataplane } from '../dataplane/nftables/shards.js';
 import { createUserspaceDataplane } from '../dataplane/userspace/backend.js';
 import { drainPolicy } from './plan.js';
 import type { SyncDaemonPort } from './vrrp-supervisor.js';

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { requireCommands, requireRoot } from '../support/prereq.js';
 import { createDataplaneLab, VIP4, type DataplaneLab } from '../support/dataplane-lab.js';
 import type { Netns } from '../support/netns.js';
-import { createNftablesDataplane, type NftablesDataplane } from '../../daemon/dataplane/nftables/backend.js';
+import type { NftablesDataplane } from '../../daemon/dataplane/nftables/backend.js';
+import { createNftablesDataplane } from '../../daemon/dataplane/nftables/shards.js';
 import type { RealServerSpec, ServiceSpec } from '../../daemon/dataplane/types.js';
 
 const FLOW_PROBE = join(import.meta.dirname, '..', 'support', 'flow-probe.js');

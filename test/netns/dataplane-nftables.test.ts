@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { requireCommands, requireRoot } from '../support/prereq.js';
 import { createDataplaneLab, holdConnection, probe, startLoad, UDP_PORT, VIP4, VIP6, type DataplaneLab } from '../support/dataplane-lab.js';
-import { createNftablesDataplane, type NftablesDataplane } from '../../daemon/dataplane/nftables/backend.js';
+import type { NftablesDataplane } from '../../daemon/dataplane/nftables/backend.js';
+import { createNftablesDataplane } from '../../daemon/dataplane/nftables/shards.js';
+import { createNftablesTable } from '../../daemon/dataplane/nftables/backend.js';
 import type { ChangedServices, DesiredTable, RealServerSpec, ServiceSpec } from '../../daemon/dataplane/types.js';
 
 let lab: DataplaneLab;
@@ -338,4 +340,62 @@ test('drift: a table deleted or edited behind lvsd\'s back is put back and repor
   assert.equal(r.failed, 0);
   assert.equal(Object.keys(r.bodies).length, 3);
   assert.deepEqual(await dp.checkDrift(), []);
+});
+
+test('shards: an older one-table layout is split on upgrade, a new connection passes the shards before its own, a change touches one table', async () => {
+  const name = 'lvsdshard';
+  const nftIn = (...args: string[]): string => execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', ...args]).toString();
+  const tables = (): string[] => (JSON.parse(nftIn('-j', 'list', 'tables', 'inet')) as { nftables: { table?: { name: string } }[] }).nftables
+    .flatMap((i) => (i.table !== undefined && i.table.name.startsWith(name) ? [i.table.name] : [])).sort();
+  const held = async (t: string): Promise<string[]> => {
+    const one = createNftablesTable({ netns: lab.director.name, table: t });
+    try {
+      return ((await one.held()) ?? []).sort();
+    } finally {
+      await one.close();
+    }
+  };
+  const other = (port: number): ServiceSpec => ({ ...http4([1, 1, 1], 'rr'), id: `tcp:${VIP4}:${port}`, port });
+  // The service with traffic last: it lands in the last shard, so a new connection passes two shards' hooks first.
+  const t0 = table(other(81), other(82), other(83), other(84), http4([3, 1, 0]));
+  nftIn('add', 'table', 'inet', 'lvsd');
+  nftIn('delete', 'table', 'inet', 'lvsd');
+  const old = createNftablesTable({ netns: lab.director.name, table: name, driftCheckIntervalMs: 0 });
+  const sharded = createNftablesDataplane({ netns: lab.director.name, table: name, shardSize: 2, driftCheckIntervalMs: 3_600_000 });
+  try {
+    await old.apply(t0);
+    await old.close();
+    assert.deepEqual(tables(), [name]);
+    await sharded.apply(t0);
+    assert.deepEqual(tables(), [name, `${name}-1`, `${name}-2`]);
+    assert.deepEqual(await held(name), [`tcp:${VIP4}:81`, `tcp:${VIP4}:82`]);
+    assert.deepEqual(await held(`${name}-1`), [`tcp:${VIP4}:83`, `tcp:${VIP4}:84`]);
+    assert.deepEqual(await held(`${name}-2`), [`tcp:${VIP4}:80`]);
+    let r = await probe(lab.client, `http://${VIP4}/`, ['--count', '400']);
+    assert.equal(r.failed, 0);
+    assert.deepEqual([r.bodies.rs1, r.bodies.rs2, r.bodies.rs3], [300, 100, undefined], JSON.stringify(r.bodies));
+    // A change from the changed services: only its shard's table is written (the others' listings stay as they were).
+    const before0 = nftIn('list', 'table', 'inet', name);
+    const before1 = nftIn('list', 'table', 'inet', `${name}-1`);
+    const t1 = table(...t0.services.slice(0, 4), http4([1, 3, 0]));
+    const rep = await sharded.apply(t1, { since: t0, services: new Map([[http4([]).id, t1.services[4]]]) });
+    assert.ok(rep.operations > 0 && rep.operations <= 4, `one netlink batch: ${rep.operations}`);
+    assert.equal(nftIn('list', 'table', 'inet', name), before0);
+    assert.equal(nftIn('list', 'table', 'inet', `${name}-1`), before1);
+    r = await probe(lab.client, `http://${VIP4}/`, ['--count', '400']);
+    assert.equal(r.failed, 0);
+    assert.deepEqual([r.bodies.rs1, r.bodies.rs2, r.bodies.rs3], [100, 300, undefined], JSON.stringify(r.bodies));
+    // Shard 1 emptied: its table goes; a new service then fills the lowest shard with room (shard 1 again).
+    const t2 = table(...t1.services.slice(0, 2), t1.services[4] ?? assert.fail());
+    await sharded.apply(t2);
+    assert.deepEqual(tables(), [name, `${name}-2`]);
+    await sharded.apply(table(...t2.services, other(85)));
+    assert.deepEqual(await held(`${name}-1`), [`tcp:${VIP4}:85`]);
+    assert.deepEqual(await sharded.checkDrift(), []);
+    r = await probe(lab.client, `http://${VIP4}/`, ['--count', '40']);
+    assert.equal(r.failed, 0);
+  } finally {
+    await sharded.close();
+    for (const t of tables()) nftIn('delete', 'table', 'inet', t);
+  }
 });

@@ -19,7 +19,7 @@ import { tableDelta, type TableDelta } from './delta.js';
 import { changedStep, landStep } from './changed.js';
 import { fullText, nftText } from './nft-text.js';
 import { fastChanges } from './fast-path.js';
-import { netfilterWriter } from './nl-writer.js';
+import { netfilterWriter, type NftablesNetlink } from './nl-writer.js';
 import { parseTable, type ParsedTable } from './parse.js';
 import { NftShell } from './nft-shell.js';
 import { anyServiceKey, conntrackKey, countConntrack, forgetClosedArgs, goneTargets, withClosedEntries, type ConnCount, type GoneTarget } from './conntrack.js';
@@ -41,12 +41,22 @@ export interface NftablesOptions {
   conntrack?: string;
   logger?: Logger;
   now?: () => number;
+  /** Services per shard table (shards.ts; default SHARD_SIZE, 500). */
+  shardSize?: number;
+  /** The nft process and netlink writer to use, shared by the shards of one dataplane (shards.ts); closed by their owner, not here. */
+  shared?: { shell: NftShell; netlink: NftablesNetlink };
 }
 
 export interface NftablesDataplane extends Dataplane {
   readonly kind: 'nftables';
   /** Reads the kernel table now and returns what differs from what lvsd last wrote (without repairing). */
   checkDrift(): Promise<string[]>;
+}
+
+/** One table of the dataplane (shards.ts puts services in several). */
+export interface NftablesTable extends NftablesDataplane {
+  /** The ids of the services the kernel's table holds now; undefined when there is no table. */
+  held(): Promise<string[] | undefined>;
 }
 
 function describeDrift(expected: NftTableModel, kernel: ParsedTable): string[] {
@@ -67,14 +77,15 @@ function weightOfSlots(svc: NftService, address: string, port: number): number {
   return svc.slots.filter((s) => s.address === address && s.port === port).reduce((n, s) => n + s.to - s.from + 1, 0);
 }
 
-export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDataplane {
+/** One nftables table of services (the dataplane is one or more of them: shards.ts). */
+export function createNftablesTable(opts: NftablesOptions = {}): NftablesTable {
   const table = opts.table ?? DEFAULT_TABLE;
   const masquerade = opts.masquerade ?? false;
   const interval = opts.driftCheckIntervalMs ?? 10_000;
   const now = opts.now ?? (() => performance.now());
-  const shell = new NftShell({ ...(opts.nft === undefined ? {} : { nft: opts.nft }), ...(opts.netns === undefined ? {} : { netns: opts.netns }) });
+  const shell = opts.shared?.shell ?? new NftShell({ ...(opts.nft === undefined ? {} : { nft: opts.nft }), ...(opts.netns === undefined ? {} : { netns: opts.netns }) });
   const log = opts.logger;
-  const netlink = netfilterWriter(opts.netns);
+  const netlink = opts.shared?.netlink ?? netfilterWriter(opts.netns);
   let expected: NftTableModel | undefined;
   /** The table of the last apply that went through (observe() reads its specs back). */
   let lastDesired: DesiredTable = { services: [] };
@@ -320,7 +331,13 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
         const kernel = await readKernel();
         return expected === undefined ? kernel.problems : describeDrift(expected, kernel);
       }),
+    held: () =>
+      serialize(async () => {
+        const doc = await shell.listTable(table);
+        return doc === undefined ? undefined : [...parseTable(doc, table, masquerade).services.values()].map((s) => s.id);
+      }),
     close: () => {
+      if (opts.shared !== undefined) return Promise.resolve();
       netlink.close();
       return shell.close();
     },

@@ -139,6 +139,14 @@ export class NftShell {
     }
   }
 
+  /** The names of the inet tables. */
+  async listTables(): Promise<string[]> {
+    const [cmd = 'nft', ...args] = this.argv;
+    const { stdout } = await run(cmd, [...args, '-j', 'list', 'tables', 'inet'], { maxBuffer: 16 * 1024 * 1024 });
+    const doc = JSON.parse(stdout) as { nftables?: { table?: { name?: unknown } }[] };
+    return (doc.nftables ?? []).flatMap((i) => (typeof i.table?.name === 'string' ? [i.table.name] : []));
+  }
+
   /** Runs a one-off command in the same namespace as nft (e.g. reading /proc/net/nf_conntrack). */
   async read(file: string): Promise<string> {
     // In our own namespace no process is needed (this runs after every apply that takes a server out).
