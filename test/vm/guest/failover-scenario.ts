@@ -601,6 +601,9 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
     const vipAt = await waitUntil('the VIP on d2', () => hasVip(d2), 60_000);
     log(`d2 took the VIP after ${vipAt - killAt} ms`);
     phase = `d2 took over after ${vipAt - killAt} ms`;
+    // The new master's sync daemon, polled from now on beside the traffic (every process in this guest is slow,
+    // so one read could miss it); polled only after the run, it would time the run, not the switch.
+    const masterPoll = waitUntil('the master sync daemon on d2', async () => /master sync daemon/.test((await ipvsadm(d2, ['-L', '--daemon'])).stdout), 60_000).catch(() => -1);
     await sleep(opts.afterMs ?? 8000);
     const garpAt = (await Promise.all(garps.map((g) => g.stop()))).map((ts) => ts.find((t) => t >= killAt));
     // The takeover as the network sees it: both announcements heard. Until then the client (or the real servers'
@@ -689,8 +692,7 @@ export async function runFailover(kind: PairKind, opts: ScenarioOptions = {}): P
         ...(w.counted === undefined ? {} : { newCountedSinceBack: result.fresh.filter((f) => f.ok && f.port === PORT && f.at >= (w.counted?.[0] ?? 0) && f.at < (w.counted?.[1] ?? 0)).length }),
       };
     });
-    // The new master's sync daemon: polled rather than read once, since every process in this guest is slow.
-    const masterAt = await waitUntil('the master sync daemon on d2', async () => /master sync daemon/.test((await ipvsadm(d2, ['-L', '--daemon'])).stdout), 60_000).catch(() => -1);
+    const masterAt = await masterPoll;
     const daemons: Record<string, string> = {};
     for (const [i, ns] of ds.entries()) daemons[`d${i + 1}`] = (await ipvsadm(ns, ['-L', '--daemon'])).stdout.trim();
     await opts.afterwards?.(ds.map((ns, i) => ({ ns, config: configs[i] ?? '' })));
