@@ -32,6 +32,10 @@ const diskDirs: DirReader = {
 
 export const diskLoader: SourceLoader = {
   read: readFile,
+  identity: (file) => {
+    const st = fs.statSync(file, { bigint: true });
+    return `${st.dev}:${st.ino}`;
+  },
   glob: (pattern) => globFiles(pattern, diskDirs),
   resolve: (baseDir, pattern) => path.resolve(baseDir, pattern),
   dirname: (file) => path.dirname(file),
