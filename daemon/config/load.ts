@@ -2,7 +2,7 @@
 // YAML syntax errors, then schema errors, then semantic errors (each stage needs the previous one
 // to be clean to say anything meaningful, so a stage with errors stops the pipeline there).
 import { isScalar, LineCounter, visit, type Document } from 'yaml';
-import { readCapped } from './read-capped.js';
+import { readCapped } from '../read-capped.js';
 import { parseBounded, tooDeepMessage, tooDeepPath } from './depth.js';
 import { duplicateKeys } from './duplicate-keys.js';
 import { validateShape } from './validate.js';
@@ -152,7 +152,7 @@ function checkText(text: string, file: string): LoadResult {
 /** The text of a config file, read within MAX_CONFIG_BYTES, or the one error saying why not (FILE:1:1). */
 export async function readConfigText(path: string): Promise<{ ok: true; text: string } | { ok: false; error: ConfigError }> {
   try {
-    const r = await readCapped(path);
+    const r = await readCapped(path, { max: MAX_CONFIG_BYTES });
     return r.ok ? r : { ok: false, error: tooBig(path, r.bytes, r.endless) };
   } catch (e) {
     const err = e as NodeJS.ErrnoException;

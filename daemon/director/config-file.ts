@@ -6,7 +6,6 @@ import { open, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { formatError, type ConfigError } from '../config/errors.js';
 import { readConfigText } from '../config/load.js';
-import { readCapped } from '../config/read-capped.js';
 import { parseConfigOffThread } from '../config/parse-off-thread.js';
 import type { Config } from '../config/types.js';
 import { DirectorRejection, type ConfigProblem } from './port.js';
@@ -96,8 +95,8 @@ export class ConfigFile {
 
   /** What the file says now (null when it cannot be read). */
   async onDisk(): Promise<string | null> {
-    const r = await readCapped(this.path).catch(() => null);
-    return r?.ok === true ? r.text : null;
+    const r = await readConfigText(this.path);
+    return r.ok ? r.text : null;
   }
 
   /**

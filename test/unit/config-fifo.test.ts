@@ -10,7 +10,8 @@ import * as path from 'node:path';
 import { loadConfig } from '../../daemon/config/load.js';
 import { formatError } from '../../daemon/config/errors.js';
 import { importKeepalivedCommand } from '../../daemon/config/keepalived/index.js';
-import { readCapped, readCappedSync } from '../../daemon/config/read-capped.js';
+import { readCapped, readCappedSync } from '../../daemon/read-capped.js';
+import { MAX_CONFIG_BYTES } from '../../daemon/config/errors.js';
 
 // a guard against the old behaviour hanging the run, not a timing assertion
 const GUARD = { timeout: 30_000 };
@@ -48,7 +49,7 @@ async function writer(p: string, script: string): Promise<{ exited: Promise<unkn
 
 test('a FIFO whose writer is there: read to its end, by both readers', GUARD, async (t) => {
   const p = fifo(t);
-  for (const read of [(f: string) => readCapped(f), (f: string) => Promise.resolve(readCappedSync(f))]) {
+  for (const read of [(f: string) => readCapped(f, { max: MAX_CONFIG_BYTES }), (f: string) => Promise.resolve(readCappedSync(f, { max: MAX_CONFIG_BYTES }))]) {
     const w = await writer(p, "sleep 0.2; echo 'vrrp_script chk {' >&3; echo '}' >&3");
     const r = await read(p);
     await w.exited;
@@ -60,6 +61,6 @@ test('a pipe whose writer stays silent: given up after idleMs', GUARD, async (t)
   const p = fifo(t);
   const w = await writer(p, 'sleep 30');
   t.after(() => { w.kill(); });
-  assert.throws(() => readCappedSync(p, { idleMs: 50 }), /nothing to read for 0.05 s/);
-  await assert.rejects(readCapped(p, { idleMs: 50 }), /nothing to read for 0.05 s/);
+  assert.throws(() => readCappedSync(p, { max: MAX_CONFIG_BYTES, idleMs: 50 }), /nothing to read for 0.05 s/);
+  await assert.rejects(readCapped(p, { max: MAX_CONFIG_BYTES, idleMs: 50 }), /nothing to read for 0.05 s/);
 });

@@ -3,12 +3,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { globFiles, type DirReader } from './glob.js';
 import type { SourceLoader } from './parser.js';
-import { readCappedSync } from '../read-capped.js';
-import { tooBigMessage } from '../errors.js';
+import { readCappedSync } from '../../read-capped.js';
+import { MAX_CONFIG_BYTES, tooBigMessage } from '../errors.js';
 
 /** Each file at most MAX_CONFIG_BYTES, as lvsd's own config: /dev/zero, a huge file or an endless pipe is refused. */
 function readFile(file: string): string {
-  const r = readCappedSync(file);
+  const r = readCappedSync(file, { max: MAX_CONFIG_BYTES });
   if (r.ok) return r.text;
   throw Object.assign(new Error(tooBigMessage(r.bytes, r.endless)), { code: 'EFBIG' });
 }

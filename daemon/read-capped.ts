@@ -1,6 +1,7 @@
-// Reading a config file, never more than MAX_CONFIG_BYTES + 1 bytes: a huge file, /dev/zero or an endless
-// pipe costs no memory to refuse. lvsd's own config (load.ts) and a keepalived.conf with the files it
-// includes (keepalived/source.ts) are read through here, so both have the one limit.
+// Reading a file lvsd is given (its config, a keepalived.conf and what it includes, the state file), never
+// more than `max` + 1 bytes: a huge file, /dev/zero or an endless pipe costs no memory to refuse. lvsd's own
+// config (config/load.ts) and a keepalived.conf (config/keepalived/source.ts) pass MAX_CONFIG_BYTES, so both
+// have the one limit. A leaf of daemon/, so the state store, on the lowest floor, reads through it too.
 //
 // The file is opened non-blocking: open(2) of a FIFO nobody writes to waits for a writer for ever, and took
 // `lvsd check-config`, the importer and a reload's libuv thread with it. A pipe is still read (`<(…)`, a
@@ -8,13 +9,13 @@
 import { openSync, readSync, fstatSync, closeSync, constants, type Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MAX_CONFIG_BYTES } from './errors.js';
 
 /** The text, or how far reading got: `endless` when the size was not known in advance (a device, a pipe). */
 export type Capped = { ok: true; text: string } | { ok: false; bytes: number; endless: boolean };
 
 export interface CapOptions {
-  max?: number;
+  /** Bytes at most (config/errors.ts MAX_CONFIG_BYTES for a config). */
+  max: number;
   /** How long a pipe or device may give nothing before reading gives up (ms). */
   idleMs?: number;
 }
@@ -28,10 +29,12 @@ type Step = { read: { buf: Buffer; offset: number; length: number } } | { wait: 
 
 function* reading(st: Stats, max: number, idleMs: number): Generator<Step, Capped, number | 'again'> {
   if (st.isFile() && st.size > max) return { ok: false, bytes: st.size, endless: false };
-  const buf = Buffer.alloc(max + 1);
+  // the size it says it has (a pipe or device: a little), grown as it proves longer, never past max + 1
+  let buf = Buffer.alloc(Math.min(max + 1, (st.isFile() ? st.size : 0) + 64 * 1024));
   let n = 0;
   let idle = 0;
   for (;;) {
+    if (n === buf.length) buf = Buffer.concat([buf, Buffer.alloc(Math.min(buf.length, max + 1 - buf.length))]);
     const got = yield { read: { buf, offset: n, length: buf.length - n } };
     if (got === 'again') {
       if (idle >= idleMs) throw new Error(`nothing to read for ${idleMs / 1000} s (a pipe or device whose writer is silent)`);
@@ -52,10 +55,10 @@ function* reading(st: Stats, max: number, idleMs: number): Generator<Step, Cappe
 const again = (e: unknown): boolean => (e as NodeJS.ErrnoException).code === 'EAGAIN';
 
 /** Reads a file up to `max` bytes; I/O errors (ENOENT, EISDIR, …) are thrown. */
-export async function readCapped(path: string, opts: CapOptions = {}): Promise<Capped> {
+export async function readCapped(path: string, opts: CapOptions): Promise<Capped> {
   const fh = await open(path, FLAGS);
   try {
-    const steps = reading(await fh.stat(), opts.max ?? MAX_CONFIG_BYTES, opts.idleMs ?? IDLE_MS);
+    const steps = reading(await fh.stat(), opts.max, opts.idleMs ?? IDLE_MS);
     let answer: number | 'again' = 0;
     for (let s = steps.next(answer); ; s = steps.next(answer)) {
       if (s.done === true) return s.value;
@@ -75,10 +78,10 @@ export async function readCapped(path: string, opts: CapOptions = {}): Promise<C
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /** readCapped for the synchronous importer (`lvsd import-keepalived`). */
-export function readCappedSync(path: string, opts: CapOptions = {}): Capped {
+export function readCappedSync(path: string, opts: CapOptions): Capped {
   const fd = openSync(path, FLAGS);
   try {
-    const steps = reading(fstatSync(fd), opts.max ?? MAX_CONFIG_BYTES, opts.idleMs ?? IDLE_MS);
+    const steps = reading(fstatSync(fd), opts.max, opts.idleMs ?? IDLE_MS);
     let answer: number | 'again' = 0;
     for (let s = steps.next(answer); ; s = steps.next(answer)) {
       if (s.done === true) return s.value;
