@@ -64,3 +64,21 @@ test('a pipe whose writer stays silent: given up after idleMs', GUARD, async (t)
   assert.throws(() => readCappedSync(p, { max: MAX_CONFIG_BYTES, idleMs: 50 }), /nothing to read for 0.05 s/);
   await assert.rejects(readCapped(p, { max: MAX_CONFIG_BYTES, idleMs: 50 }), /nothing to read for 0.05 s/);
 });
+
+test('import-keepalived: an include of a FIFO, a device or a directory says what it is, not "no file matches"', GUARD, async (t) => {
+  const p = fifo(t);
+  const dir = path.dirname(p);
+  assert.equal(spawnSync('mkfifo', [path.join(dir, 'pipe.conf')]).status, 0);
+  fs.mkdirSync(path.join(dir, 'conf.d'));
+  fs.writeFileSync(path.join(dir, 'main.conf'), 'include pipe.conf\ninclude /dev/tty\ninclude conf.d\ninclude nothing.conf\n');
+  let stderr = '';
+  const code = await importKeepalivedCommand([path.join(dir, 'main.conf')], { stdout: () => undefined, stderr: (s) => (stderr += s) });
+  assert.equal(code, 2);
+  const main = path.join(dir, 'main.conf');
+  assert.deepEqual(stderr.trimEnd().split('\n').slice(0, 4), [
+    `${main}:1: include: pipe.conf is a FIFO (named pipe), not a file; not included`,
+    `${main}:2: include: /dev/tty is a device, not a file; not included`,
+    `${main}:3: include: conf.d is a directory (include dir/*.conf?), not a file; not included`,
+    `${main}:4: include: no file matches nothing.conf`,
+  ]);
+});

@@ -25,6 +25,8 @@ export interface SourceLoader {
   /** Files matching an include pattern (absolute), sorted; [] when nothing matches. */
   glob(pattern: string): string[];
   resolve(baseDir: string, pattern: string): string;
+  /** What a path that is there but is no regular file is ("a FIFO (named pipe)"); undefined otherwise. */
+  notAFile?(file: string): string | undefined;
   dirname(file: string): string;
 }
 
@@ -207,7 +209,9 @@ function expandIncludes(list: Directive[], state: State): Directive[] {
       throw new KeepalivedSyntaxError(d.pos, `${d.keyword} ${pattern}: ${e instanceof Error ? e.message : String(e)}`);
     }
     if (files.length === 0) {
-      state.diagnostics.push({ pos: d.pos, directive: d.keyword, why: `no file matches ${pattern}` });
+      // "no file matches" of a FIFO or a device that is right there sends the operator looking for a typo
+      const what = state.loader.notAFile?.(abs);
+      state.diagnostics.push({ pos: d.pos, directive: d.keyword, why: what === undefined ? `no file matches ${pattern}` : `${pattern} is ${what}, not a file; not included` });
       continue;
     }
     for (const f of files) out.push(...parseFile(f, state, d.pos));

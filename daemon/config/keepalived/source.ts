@@ -32,6 +32,19 @@ const diskDirs: DirReader = {
 
 export const diskLoader: SourceLoader = {
   read: readFile,
+  notAFile: (file) => {
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(file);
+    } catch {
+      return undefined;
+    }
+    if (st.isFile()) return undefined;
+    if (st.isFIFO()) return 'a FIFO (named pipe)';
+    if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+    if (st.isSocket()) return 'a socket';
+    return st.isDirectory() ? 'a directory (include dir/*.conf?)' : 'not a regular file';
+  },
   identity: (file) => {
     const st = fs.statSync(file, { bigint: true });
     return `${st.dev}:${st.ino}`;
