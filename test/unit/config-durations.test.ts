@@ -13,7 +13,7 @@ test('a duration longer than 24 days, as text or as seconds, is refused at FILE:
   for (const v of ['30d', '25d', '99999999999999999999s', '2073600001ms', '3000000', '1e400']) {
     const r = loadConfigText(config(v), 'lvsd.yaml');
     assert.ok(!r.ok, v);
-    assert.deepEqual(r.errors.map(formatError).map((e) => e.replace(/, got .*$/, '')), ['lvsd.yaml:4:17: ipvs.drainTimeout: must be a duration like "250ms", "1s", "1.5s", "2m" or a number of seconds, at most 24d (a longer timer fires at once)'], v);
+    assert.deepEqual(r.errors.map(formatError).map((e) => e.replace(/, got .*$/, '')), ['lvsd.yaml:4:17: ipvs.drainTimeout: must be a duration like "250ms", "1s", "1.5s", "2m" or a number of seconds, at most 24d'], v);
   }
 });
 
