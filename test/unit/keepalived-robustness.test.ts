@@ -6,6 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { importKeepalived, importKeepalivedCommand, type ImportResult } from '../../daemon/config/keepalived/index.js';
@@ -104,4 +106,20 @@ test('UDP_CHECK without require_reply: the import is complete (exit 0); its note
   assert.deepEqual(r.diagnostics, []);
   assert.match(r.yaml, /no require_reply: up unless an ICMP port-unreachable comes back, as in keepalived/);
   passesCheckConfig(r);
+});
+
+test('a quoted value with terminal escapes or a carriage return is printed escaped: it cannot erase the line that reports it', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lvsd-kesc-'));
+  t.after(() => { fs.rmSync(dir, { recursive: true, force: true }); });
+  const file = path.join(dir, 'keepalived.conf');
+  // ESC [2K then CR erases the terminal line: the diagnostic would print as an empty line
+  fs.writeFileSync(file, 'vrrp_instance VI_1 {\n interface eth0\n virtual_router_id 7\n priority "1\\x1b[2K\\r"\n virtual_ipaddress {\n  10.0.0.1/24\n }\n}\n');
+  let stderr = '';
+  let stdout = '';
+  const code = await importKeepalivedCommand([file], { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s) });
+  assert.equal(code, 2);
+  const line = `${file}:4: priority: 1\\u001b[2K\\u000d is not an integer in 1..255; not carried over`;
+  assert.equal(stderr.split('\n')[0], line);
+  assert.ok(stdout.includes(`#   ${line}\n`), stdout);
+  assert.ok(!/[\u001b\r]/.test(stderr + stdout));
 });

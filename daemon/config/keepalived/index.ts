@@ -9,7 +9,7 @@ import { KeepalivedSyntaxError } from './lexer.js';
 import type { ConfigOut } from './lvsd-shape.js';
 import { mapKeepalived } from './mapper.js';
 import { parseKeepalived, type SourceLoader } from './parser.js';
-import type { Diagnostic } from './reader.js';
+import { shown, type Diagnostic } from './reader.js';
 import { diskLoader } from './source.js';
 
 export type { Diagnostic } from './reader.js';
@@ -62,18 +62,18 @@ export function importKeepalived(file: string, opts: ImportOptions = {}): Import
   } catch (e) {
     if (e instanceof KeepalivedSyntaxError) {
       const where = e.pos.line > 0 ? `${display(e.pos.file)}:${e.pos.line}:${e.pos.col}` : display(e.pos.file);
-      throw new KeepalivedImportError(`${where}: ${e.detail}`);
+      throw new KeepalivedImportError(shown(`${where}: ${e.detail}`));
     }
     throw e;
   }
   const { config, ctx } = mapKeepalived(toAst(parsed.directives), display);
   const lexDiagnostics: Diagnostic[] = parsed.diagnostics.map((d) => ({
-    file: display(d.pos.file), line: d.pos.line, directive: d.directive, why: d.why, ...(d.warning === true ? { warning: true as const } : {}),
+    file: shown(display(d.pos.file)), line: d.pos.line, directive: shown(d.directive), why: shown(d.why), ...(d.warning === true ? { warning: true as const } : {}),
   }));
-  const order = new Map(parsed.files.map((f, i) => [display(f), i]));
+  const order = new Map(parsed.files.map((f, i) => [shown(display(f)), i]));
   const diagnostics = [...lexDiagnostics, ...ctx.diagnostics].sort((a, b) => (a.file === b.file ? a.line - b.line : (order.get(a.file) ?? 0) - (order.get(b.file) ?? 0)));
   const header = [
-    `lvsd configuration imported from ${parsed.files.map(display).join(', ')} by \`lvsd import-keepalived\`.`,
+    `lvsd configuration imported from ${parsed.files.map((f) => shown(display(f))).join(', ')} by \`lvsd import-keepalived\`.`,
     'Comments "from FILE:LINE" point at the keepalived directive each value came from.',
   ];
   if (parsed.conditionalIds.size > 0) {
