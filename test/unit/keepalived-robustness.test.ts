@@ -122,4 +122,10 @@ test('a quoted value with terminal escapes or a carriage return is printed escap
   assert.equal(stderr.split('\n')[0], line);
   assert.ok(stdout.includes(`#   ${line}\n`), stdout);
   assert.ok(!/[\u001b\r]/.test(stderr + stdout));
+  // a conditional line's id is raw text, listed in the YAML's header
+  fs.writeFileSync(file, '@lb\x1b[2K global_defs {\n}\n');
+  stdout = '';
+  assert.equal(await importKeepalivedCommand([file], { stdout: (s) => (stdout += s), stderr: () => undefined }), 0);
+  assert.match(stdout, /ids in the file: lb\\u001b\[2K\)/);
+  assert.ok(!stdout.includes('\u001b'));
 });

@@ -77,7 +77,7 @@ export function importKeepalived(file: string, opts: ImportOptions = {}): Import
     'Comments "from FILE:LINE" point at the keepalived directive each value came from.',
   ];
   if (parsed.conditionalIds.size > 0) {
-    header.push(`Conditional lines kept for config id "${configId}" (ids in the file: ${[...parsed.conditionalIds].sort().join(', ')}); use --config-id for another director.`);
+    header.push(shown(`Conditional lines kept for config id "${configId}" (ids in the file: ${[...parsed.conditionalIds].sort().join(', ')}); use --config-id for another director.`));
   }
   const yaml = emitYaml(config, ctx, header, diagnostics);
   return { yaml, config, diagnostics, complete: diagnostics.every((d) => d.warning === true), files: parsed.files };
