@@ -20,6 +20,15 @@ export interface CapOptions {
   idleMs?: number;
 }
 
+/** A PEM key, certificate chain or CA bundle is a few KiB, a token less: past this a file is not one. */
+export const MAX_PEM_BYTES = 1024 * 1024;
+
+/** The text of a PEM (or token) file read with max MAX_PEM_BYTES, or an Error saying it is too big for one. */
+export function pemText(r: Capped): string {
+  if (!r.ok) throw new Error(`more than ${MAX_PEM_BYTES} bytes; not a PEM file`);
+  return r.text;
+}
+
 const FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
 const POLL_MS = 10;
 const IDLE_MS = 10_000;

@@ -12,7 +12,7 @@ import { History } from './history.js';
 import type { DirectorPort } from '../director/port.js';
 import type { StateStore } from '../state/store.js';
 import type { Api } from './types.js';
-import { readCapped } from '../read-capped.js';
+import { MAX_PEM_BYTES, pemText, readCapped } from '../read-capped.js';
 
 export const DEFAULT_LISTEN = '127.0.0.1:9180';
 
@@ -58,18 +58,13 @@ async function removeStaleSocket(path: string): Promise<void> {
   }
 }
 
-/** A PEM key or certificate chain is a few KiB; past this it is not one. */
-const MAX_PEM_BYTES = 1024 * 1024;
-
 /**
  * api.tls.key / api.tls.cert, read before anything starts. A FIFO there held the start for ever (systemd then
  * killed lvsd for never saying READY) and /dev/zero filled the heap; each is now an error naming the file.
  */
 async function readPem(file: string, what: 'key' | 'cert'): Promise<string> {
   try {
-    const r = await readCapped(file, { max: MAX_PEM_BYTES });
-    if (r.ok) return r.text;
-    throw new Error(`more than ${MAX_PEM_BYTES} bytes; not a PEM file`);
+    return pemText(await readCapped(file, { max: MAX_PEM_BYTES }));
   } catch (e) {
     throw new Error(`api.tls.${what} ${file}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }

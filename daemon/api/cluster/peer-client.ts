@@ -2,7 +2,7 @@
 // certificate checked (CA file and/or pinned sha256 fingerprint) BEFORE the request carrying the peer token
 // is written on it; one deadline bounds connect, TLS, request and answer, so a dead or stuck peer costs the
 // Cluster page at most the cluster timeout. Errors name what failed, never the token.
-import { readCapped } from '../../read-capped.js';
+import { MAX_PEM_BYTES, pemText, readCapped } from '../../read-capped.js';
 import { request } from 'node:http';
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
@@ -67,14 +67,11 @@ export interface PeerRequest {
  * for the state file, the config or DNS.
  */
 async function readPeerFile(file: string, what: 'tokenFile' | 'ca'): Promise<string> {
-  let r: Awaited<ReturnType<typeof readCapped>>;
   try {
-    r = await readCapped(file, { max: 1024 * 1024, idleMs: 1000 });
+    return pemText(await readCapped(file, { max: MAX_PEM_BYTES, idleMs: 1000 }));
   } catch (e) {
     throw new Error(`cannot read ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.message : String(e))}`);
   }
-  if (!r.ok) throw new Error(`${what} ${file} is more than 1 MiB`);
-  return r.text;
 }
 
 /** One request to the peer with its token: the status and the JSON answer (lvsd's error message on 4xx/5xx). */
