@@ -1,7 +1,7 @@
 // Starts the API where the config says: TCP (127.0.0.1:9180 by default; HTTPS when api.tls is given) for
 // browsers and scripts, and the local unix socket (mode 0600, root only) that `lvsd status` and the other
 // local CLI commands use — trusted as admin, because only root can open it.
-import { chmod, lstat, readFile, unlink } from 'node:fs/promises';
+import { chmod, lstat, unlink } from 'node:fs/promises';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
@@ -12,6 +12,7 @@ import { History } from './history.js';
 import type { DirectorPort } from '../director/port.js';
 import type { StateStore } from '../state/store.js';
 import type { Api } from './types.js';
+import { MAX_PEM_BYTES, pemText, readCapped } from '../read-capped.js';
 
 export const DEFAULT_LISTEN = '127.0.0.1:9180';
 
@@ -57,11 +58,24 @@ async function removeStaleSocket(path: string): Promise<void> {
   }
 }
 
+/**
+ * api.tls.key / api.tls.cert, read before anything starts. A FIFO there held the start for ever (systemd then
+ * killed lvsd for never saying READY) and /dev/zero filled the heap; each is now an error naming the file.
+ */
+async function readPem(file: string, what: 'key' | 'cert'): Promise<string> {
+  try {
+    return pemText(await readCapped(file, { max: MAX_PEM_BYTES }));
+  } catch (e) {
+    throw new Error(`api.tls.${what} ${file}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
+}
+
 export async function startApi(
   cfg: ApiListenConfig,
   deps: { director: DirectorPort; store: StateStore; logger?: FastifyBaseLogger | false; webuiDir?: string | null },
 ): Promise<RunningApi> {
   const { host, port } = parseListen(cfg.listen ?? DEFAULT_LISTEN);
+  const https = cfg.tls ? { key: await readPem(cfg.tls.key, 'key'), cert: await readPem(cfg.tls.cert, 'cert') } : null;
   const events = new EventLog();
   const off = connectEvents(deps.director, events);
   // browser sessions are kept in the state file, so a restart does not log everyone out
@@ -78,7 +92,6 @@ export async function startApi(
     onError: (e) => log?.warn({ err: e }, 'graph history not kept on disk; the graphs go on in memory'),
     ...(cfg.prometheus === undefined ? {} : { prometheus: cfg.prometheus }),
   }).start();
-  const https = cfg.tls ? { key: await readFile(cfg.tls.key), cert: await readFile(cfg.tls.cert) } : null;
   const shared = { director: deps.director, store: deps.store, logger: deps.logger ?? false, events, sessions, history };
   const tcp = await buildApi({ ...shared, https, webuiDir: deps.webuiDir, processMetrics: true, allowedHosts: cfg.allowedHosts ?? [] });
   let local: Api | null = null;

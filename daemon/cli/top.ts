@@ -7,6 +7,7 @@ import { EXIT, UsageError, parse, type Command, type Io } from './command.js';
 import { findLocalDaemon } from './local.js';
 import { readSnapshot, type SnapshotRead } from './status.js';
 import { ENTER_SCREEN, LEAVE_SCREEN, keyAction, redraw, topFrame } from './top-screen.js';
+import { MAX_DURATION_MS } from '../config/formats.js';
 
 /** The edges of a terminal top needs; processTerminal() is the real one, tests pass their own. */
 export interface Terminal {
@@ -56,11 +57,12 @@ export function processTerminal(): Terminal {
   };
 }
 
-function positive(flag: string, text: string | undefined, dflt: number, integer: boolean): number {
+function positive(flag: string, text: string | undefined, dflt: number, integer: boolean, max = Infinity): number {
   if (text === undefined) return dflt;
   const n = Number(text);
-  if (text.trim() === '' || !Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
-    throw new UsageError(`--${flag} ${JSON.stringify(text)}: must be a positive ${integer ? 'whole number' : 'number of seconds'}`);
+  if (text.trim() === '' || !Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)) || n > max) {
+    const most = max === Infinity ? '' : ` of at most ${max}`;
+    throw new UsageError(`--${flag} ${JSON.stringify(text)}: must be a positive ${integer ? 'whole number' : 'number of seconds'}${most}`);
   }
   return n;
 }
@@ -102,7 +104,8 @@ export async function runTop(argv: string[], io: Io, term: Terminal): Promise<nu
     socket: { type: 'string' },
     config: { type: 'string', short: 'c' },
   });
-  const intervalSec = positive('interval', values.interval, 2, false);
+  // a longer timer fires after 1 ms in Node: `--interval 3000000` (meant as ms) asked the daemon a thousand times a second
+  const intervalSec = positive('interval', values.interval, 2, false, MAX_DURATION_MS / 1000);
   const count = values.count === undefined ? Infinity : positive('count', values.count, 1, true);
   const { socket } = await findLocalDaemon({ config: values.config, socket: values.socket }, io);
   let read: SnapshotRead = await readSnapshot(socket);

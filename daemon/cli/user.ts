@@ -3,6 +3,7 @@
 // added through the admin socket (the daemon owns the state file); otherwise straight into the file.
 import { addUserLocally } from '../api/user-cli.js';
 import type { Role } from '../state/store.js';
+import { MAX_PASSWORD } from '../state/password.js';
 import { EXIT, UsageError, parse, type Command } from './command.js';
 import { findLocalDaemon } from './local.js';
 import { typedLine } from './typed-line.js';
@@ -30,6 +31,8 @@ async function readPassword(): Promise<string> {
       }
       const end = text.search(/[\r\n]/);
       if (end >= 0) return text.slice(0, end);
+      // stdin from /dev/zero or a file with no line end was read until the heap ran out
+      if (text.length > MAX_PASSWORD) throw new UsageError(`no end of line in the first ${MAX_PASSWORD} characters on stdin: a password is at most ${MAX_PASSWORD}; no user added`);
     }
   } finally {
     if (tty) {

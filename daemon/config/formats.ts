@@ -54,6 +54,13 @@ export function parseHostPort(s: string): HostPort | undefined {
 export const DURATION_PATTERN = '^[0-9]+(\\.[0-9]+)?(ms|s|m|h|d)?$';
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
+/**
+ * The longest duration: 24 days. Every duration ends up in a timer, and Node fires a timer longer than 2^31-1 ms
+ * (24.8 days) after 1 ms with only a warning: `drainTimeout: 30d` deleted a draining real server at once, and a
+ * health check `interval: 1e9s` ran every millisecond.
+ */
+export const MAX_DURATION_MS = 24 * 86_400_000;
+
 /** Milliseconds for a duration (rounded to whole ms), undefined when it is not one. */
 export function parseDuration(v: string | number): number | undefined {
   if (typeof v === 'number') return Number.isFinite(v) && v >= 0 ? Math.round(v * 1000) : undefined;
@@ -66,6 +73,8 @@ export function parseDuration(v: string | number): number | undefined {
 export const FORMATS = {
   /** An IPv4 or IPv6 address. */
   ip: (s: string) => ipFamily(s) !== undefined,
+  /** A duration's text form within MAX_DURATION_MS (the pattern says what it looks like). */
+  'lvsd-duration': (s: string) => (parseDuration(s) ?? Infinity) <= MAX_DURATION_MS,
   ipv4: (s: string) => ipFamily(s) === 4,
   /** An address with an optional /prefix. */
   cidr: (s: string) => parseCidr(s) !== undefined,
@@ -77,6 +86,7 @@ export type FormatName = keyof typeof FORMATS;
 /** What an operator reads when a value does not have the format. */
 export const FORMAT_MESSAGES: Record<FormatName, string> = {
   ip: 'is not an IP address (IPv4 like 192.0.2.1 or IPv6 like 2001:db8::1)',
+  'lvsd-duration': 'is longer than 24d, the longest a timer waits',
   ipv4: 'is not an IPv4 address',
   cidr: 'is not an address or CIDR (e.g. 192.0.2.10/24 or 2001:db8::10/64)',
   'host-port': 'is not host:port (e.g. 127.0.0.1:9180 or [::1]:9180)',

@@ -2,7 +2,7 @@
 // YAML syntax errors, then schema errors, then semantic errors (each stage needs the previous one
 // to be clean to say anything meaningful, so a stage with errors stops the pipeline there).
 import { isScalar, LineCounter, visit, type Document } from 'yaml';
-import { readCapped } from './read-capped.js';
+import { readCapped } from '../read-capped.js';
 import { parseBounded, tooDeepMessage, tooDeepPath } from './depth.js';
 import { duplicateKeys } from './duplicate-keys.js';
 import { validateShape } from './validate.js';
@@ -149,19 +149,22 @@ function checkText(text: string, file: string): LoadResult {
 }
 
 /** Reads and checks a config file; I/O errors become one error line naming the file. */
-export async function loadConfig(path: string): Promise<LoadResult> {
-  let text: string;
+/** The text of a config file, read within MAX_CONFIG_BYTES, or the one error saying why not (FILE:1:1). */
+export async function readConfigText(path: string): Promise<{ ok: true; text: string } | { ok: false; error: ConfigError }> {
   try {
-    const r = await readCapped(path);
-    if (!r.ok) return { ok: false, errors: [tooBig(path, r.bytes, r.endless)], warnings: [] };
-    text = r.text;
+    const r = await readCapped(path, { max: MAX_CONFIG_BYTES });
+    return r.ok ? r : { ok: false, error: tooBig(path, r.bytes, r.endless) };
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     // node's message starts with the code already ("ENOENT: no such file…"): say it once
     const why = err.code === undefined || err.message.startsWith(`${err.code}:`) ? err.message : `${err.code} ${err.message}`;
-    return { ok: false, errors: [{ file: path, line: 1, col: 1, path: '', message: `cannot read: ${why}` }], warnings: [] };
+    return { ok: false, error: { file: path, line: 1, col: 1, path: '', message: `cannot read: ${why}` } };
   }
-  return loadConfigText(text, path);
+}
+
+export async function loadConfig(path: string): Promise<LoadResult> {
+  const r = await readConfigText(path);
+  return r.ok ? loadConfigText(r.text, path) : { ok: false, errors: [r.error], warnings: [] };
 }
 
 /** loadConfig that throws ConfigInvalid (message = all the error lines) instead of returning them. */

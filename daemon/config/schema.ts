@@ -4,7 +4,7 @@
 // cross-field rules (duplicate VRID, v2/v3 options, DR with port mapping, …) live in semantic.ts.
 // `description` texts become docs/config.md (scripts/gen-config-docs.ts) and editor hints.
 import Type, { type Static, type TEnum, type TSchema } from 'typebox';
-import { DURATION_PATTERN } from './formats.js';
+import { DURATION_PATTERN, MAX_DURATION_MS } from './formats.js';
 
 const opt = Type.Optional;
 
@@ -18,8 +18,8 @@ function Enum<const V extends string[]>(values: readonly [...V], description: st
 }
 
 const Duration = (description: string) =>
-  Type.Union([Type.String({ pattern: DURATION_PATTERN }), Type.Number({ minimum: 0 })], {
-    description: `${description} Duration: "250ms", "1s", "1.5s", "2m", or a bare number of seconds.`,
+  Type.Union([Type.String({ pattern: DURATION_PATTERN, format: 'lvsd-duration' }), Type.Number({ minimum: 0, maximum: MAX_DURATION_MS / 1000 })], {
+    description: `${description} Duration: "250ms", "1s", "1.5s", "2m", or a bare number of seconds; at most 24d.`,
     'x-lvsd-type': 'duration',
   });
 

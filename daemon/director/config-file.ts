@@ -2,9 +2,10 @@
 // always the config that runs), reading the file once per reload, atomic writes for configs applied through
 // the API, and the history a rollback goes back through. The file on disk is the source of truth for restarts.
 import { createHash, randomBytes } from 'node:crypto';
-import { open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { open, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { formatError, type ConfigError } from '../config/errors.js';
+import { readConfigText } from '../config/load.js';
 import { parseConfigOffThread } from '../config/parse-off-thread.js';
 import type { Config } from '../config/types.js';
 import { DirectorRejection, type ConfigProblem } from './port.js';
@@ -52,16 +53,14 @@ export class ConfigFile {
     return { ok: false, errors: r.errors.map(problem) };
   }
 
-  /** Reads the file once and parses what was read. */
+  /**
+   * Reads the file once and parses what was read. Read as lvsd's loader reads it (read-capped.ts): a config
+   * swapped for a huge file, /dev/zero or a FIFO with no writer used to take the heap or the reload queue
+   * (for ever) with it; now the reload is refused and the running config keeps running.
+   */
   async read(): Promise<ParsedText> {
-    let text: string;
-    try {
-      text = await readFile(this.path, 'utf8');
-    } catch (e) {
-      const err = e as NodeJS.ErrnoException;
-      return { ok: false, errors: [{ message: `${this.path}:1:1: cannot read: ${err.code ?? ''} ${err.message}`.replace(/ +/g, ' '), line: 1, column: 1, path: '' }] };
-    }
-    return this.parse(text);
+    const r = await readConfigText(this.path);
+    return r.ok ? this.parse(r.text) : { ok: false, errors: [problem(r.error)] };
   }
 
   /** Makes `loaded` the one everything reads (a reload adopting it, or going back). */
@@ -96,7 +95,8 @@ export class ConfigFile {
 
   /** What the file says now (null when it cannot be read). */
   async onDisk(): Promise<string | null> {
-    return readFile(this.path, 'utf8').catch(() => null);
+    const r = await readConfigText(this.path);
+    return r.ok ? r.text : null;
   }
 
   /**

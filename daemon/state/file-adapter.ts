@@ -8,7 +8,8 @@
 // - tmp files a crash left behind are removed when the file is first read (at start);
 // - the audit log is bounded on disk (one entry's before/after, and all entries together), so a flood
 //   of big entries cannot grow the file until every write takes seconds.
-import { open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { readCapped } from '../read-capped.js';
 import { basename, dirname, join } from 'node:path';
 import type { Adapter } from 'lowdb';
 import { Value } from 'typebox/value';
@@ -19,10 +20,28 @@ export class StateFileError extends Error {
   constructor(
     readonly file: string,
     readonly problem: string,
+    /** Where in the file, when a place is known (JSON that does not parse). */
+    readonly at?: { line: number; col: number },
   ) {
-    super(`${file}: ${problem}`);
+    super(`${file}${at === undefined ? '' : `:${at.line}:${at.col}`}: ${problem}`);
     this.name = 'StateFileError';
   }
+}
+
+/**
+ * Bytes a state file may have: far above what lvsd writes now (its audit log is bounded to AUDIT_TOTAL_MAX
+ * characters, users and overrides are few) so a file an older lvsd let grow still opens and is trimmed, yet
+ * /dev/zero or an endless pipe cannot take the heap.
+ */
+export const STATE_FILE_MAX = 256 * 1024 * 1024;
+
+/** JSON.parse says "at position N" (or nothing, at the end of the input): that place as line and column. */
+function jsonErrorAt(text: string, message: string): { line: number; col: number } {
+  const m = /at position (\d+)/.exec(message);
+  const pos = m === null ? text.length : Math.min(Number(m[1]), text.length);
+  const before = text.slice(0, pos);
+  const line = before.split('\n').length;
+  return { line, col: pos - (before.lastIndexOf('\n') + 1) + 1 };
 }
 
 /**
@@ -45,7 +64,8 @@ export function parseState(file: string, text: string): State {
   try {
     data = JSON.parse(text);
   } catch (e) {
-    throw new StateFileError(file, `not valid JSON (${(e as Error).message})`);
+    const why = (e as Error).message;
+    throw new StateFileError(file, `not valid JSON (${why.replace(/ in JSON at position \d+$/, '')})`, jsonErrorAt(text, why));
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     throw new StateFileError(file, `expected a JSON object at the top level, found ${data === null ? 'null' : Array.isArray(data) ? 'an array' : typeof data}`);
@@ -171,8 +191,11 @@ export class CheckedJsonFile implements Adapter<State> {
     if (!this.#cleaned) await this.#removeOrphans();
     let text: string;
     try {
-      text = await readFile(this.file, 'utf8');
+      const r = await readCapped(this.file, { max: STATE_FILE_MAX });
+      if (!r.ok) throw new StateFileError(this.file, `${r.endless ? `more than ${STATE_FILE_MAX} bytes (reading stopped there)` : `${r.bytes} bytes`}; a state file is read up to ${STATE_FILE_MAX} (256 MiB)`);
+      text = r.text;
     } catch (e) {
+      if (e instanceof StateFileError) throw e;
       if (errno(e) === 'ENOENT') return null;
       if (errno(e) === 'EACCES' || errno(e) === 'EPERM') throw new StateFileAccessError(this.file, `cannot read (${(e as Error).message}) as ${ids()}${await ownerText(this.file)}; its content may be fine: give the file back to the user lvsd runs as (chown), do not start from empty`);
       throw new StateFileError(this.file, `cannot read (${(e as Error).message})`);

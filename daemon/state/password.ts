@@ -34,9 +34,12 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return timingSafeEqual(key, expected);
 }
 
+/** The longest password, in characters. */
+export const MAX_PASSWORD = 1024;
+
 /** Checks a new password; returns the problem or null. */
 export function passwordProblem(password: string): string | null {
   if (password.length < 8) return 'password must be at least 8 characters';
-  if (password.length > 1024) return 'password must be at most 1024 characters';
+  if (password.length > MAX_PASSWORD) return `password must be at most ${MAX_PASSWORD} characters`;
   return null;
 }

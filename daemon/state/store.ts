@@ -102,6 +102,7 @@ export async function openStore(file: string, opts: OpenOptions = {}): Promise<O
         throw new StateFileError(
           e.file,
           `${e.problem} — the file was left as it is; fix it, or start with an empty state (lvsd run --state-from-empty) which moves it aside`,
+          e.at,
         );
       }
       throw e;

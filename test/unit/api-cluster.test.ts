@@ -3,7 +3,7 @@
 // certificate that is not the peer's. And what a peer token may do on the director that accepts it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { X509Certificate } from 'node:crypto';
@@ -122,8 +122,12 @@ test('cluster: a hung peer, a closed port, a wrong token and a missing token fil
   const closed = await closedPort();
   const wrong = join(p.lb1.dir, 'wrong.token');
   writeFileSync(wrong, newPeerToken());
+  // a FIFO nobody writes to: its open() used to keep one of libuv's four threads for ever at every poll
+  const fifo = join(p.lb1.dir, 'fifo.token');
+  assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
   await p.peers(`  timeout: 300ms\n  peers:\n    - { name: hung, url: "${hung.url}", tokenFile: TOKENFILE }\n    - { name: closed, url: "${closed}", tokenFile: TOKENFILE }\n`
-    + `    - { name: wrong, url: "${p.lb2Url}", tokenFile: ${wrong} }\n    - { name: nofile, url: "${p.lb2Url}", tokenFile: ${join(p.lb1.dir, 'absent')} }\n`);
+    + `    - { name: wrong, url: "${p.lb2Url}", tokenFile: ${wrong} }\n    - { name: nofile, url: "${p.lb2Url}", tokenFile: ${join(p.lb1.dir, 'absent')} }\n`
+    + `    - { name: fifo, url: "${p.lb2Url}", tokenFile: ${fifo} }\n`);
   const c = await cluster(p.lb1);
   const by = new Map(c.directors.map((d) => [d.name, d]));
   assert.equal(by.get('lb1')?.reachable, true);
@@ -131,7 +135,8 @@ test('cluster: a hung peer, a closed port, a wrong token and a missing token fil
   assert.match(by.get('closed')?.error ?? '', /ECONNREFUSED/);
   assert.match(by.get('wrong')?.error ?? '', /HTTP 401: unknown peer token/);
   assert.match(by.get('nofile')?.error ?? '', /cannot read tokenFile .*absent: ENOENT/);
-  for (const n of ['hung', 'closed', 'wrong', 'nofile']) {
+  assert.equal(by.get('fifo')?.error, `cannot read tokenFile ${fifo}: a pipe with no writer: nothing to read`);
+  for (const n of ['hung', 'closed', 'wrong', 'nofile', 'fifo']) {
     assert.equal(by.get(n)?.reachable, false);
     assert.equal(by.get(n)?.member, null);
   }

@@ -56,6 +56,20 @@ test('diff: the changes by object and a line diff', async (t) => {
   assert.equal(d.lines.length, FAKE_CONFIG.trimEnd().split('\n').length + 2);
 });
 
+test('diff of a text over the 1 MiB config limit: no line diff (4 MB of short lines was 800,000 lines, 90 MB, 20 s)', async (t) => {
+  const h = await harness();
+  t.after(() => h.close());
+  // what the director answers is its own business (the real one: "the config is 1.1 MiB …"); the route adds no lines
+  h.director.diffConfig = () => Promise.resolve({ ok: false, errors: [{ message: 'too big' }], changes: [] });
+  const text = 'x: 1\n'.repeat(240_000);
+  const res = await h.call(await h.as('operator'), 'POST', '/api/v1/config/diff', { text });
+  assert.equal(res.statusCode, 200);
+  assert.deepEqual(res.json<{ lines: unknown[] }>().lines, []);
+  // at the limit, the lines are there
+  const fits = await h.call(await h.as('operator'), 'POST', '/api/v1/config/diff', { text: 'x: 1\n'.repeat(200_000) });
+  assert.equal(fits.json<{ lines: unknown[] }>().lines.length > 200_000, true);
+});
+
 test('apply a bad config → 422 with every error; nothing applied, nothing audited', async (t) => {
   const h = await harness();
   t.after(() => h.close());

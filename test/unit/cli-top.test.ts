@@ -161,11 +161,13 @@ test('top: nothing listening at start is exit 3 with the reason, like lvsd statu
   }
 });
 
-test('top: --interval and --count must be positive numbers, named in the error', async () => {
+test('top: --interval and --count must be positive numbers (the interval at most 24 days), named in the error', async () => {
   const term = fakeTerminal(false);
   for (const [argv, msg] of [
-    [['--interval', '0'], /^--interval "0": must be a positive number of seconds$/],
-    [['--interval', 'soon'], /^--interval "soon": must be a positive number of seconds$/],
+    [['--interval', '0'], /^--interval "0": must be a positive number of seconds of at most 2073600$/],
+    [['--interval', 'soon'], /^--interval "soon": must be a positive number of seconds of at most 2073600$/],
+    // past 2^31-1 ms a Node timer fires after 1 ms: top would ask the daemon a thousand times a second
+    [['--interval', '3000000'], /^--interval "3000000": must be a positive number of seconds of at most 2073600$/],
     [['--count', '1.5'], /^--count "1\.5": must be a positive whole number$/],
   ] as const) {
     await assert.rejects(runTop(['--socket', '/nonexistent', ...argv], capture().io, term), (e: unknown) => e instanceof UsageError && msg.test(e.message));

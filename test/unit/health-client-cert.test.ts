@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, rmSync, utimesSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { createServer, type TLSSocket } from 'node:tls';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -90,6 +91,10 @@ test('https check: a wrong key password or a missing file is a bad option naming
     return true;
   });
   assert.throws(build({ certificate: join(dir, 'nope.crt'), key: c.key, password: PASSWORD }), /healthCheck\.http\.clientCertificate\.certificate: cannot read .*nope\.crt: ENOENT/);
+  // a FIFO nobody writes to: readFileSync blocked the event loop (every check, the API) for ever
+  const fifo = join(dir, 'fifo.key');
+  assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+  assert.throws(build({ certificate: c.cert, key: fifo, password: PASSWORD }), /healthCheck\.http\.clientCertificate\.key: cannot read .*fifo\.key: a pipe with no writer: nothing to read/);
   assert.doesNotThrow(build({ certificate: c.cert, key: c.key, password: PASSWORD }));
 });
 

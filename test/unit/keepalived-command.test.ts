@@ -37,8 +37,8 @@ test('incomplete import: exit 2, every loss as FILE:LINE: directive: why on stde
   const r = await run({ 'k.conf': `global_defs {\n smtp_server 10.0.0.9\n}\n${COMPLETE.replace(' interface eth0\n', ' interface eth0\n use_ipvlan\n')}` }, (d) => [path.join(d, 'k.conf')]);
   assert.equal(r.code, 2);
   const lines = r.stderr.trimEnd().split('\n');
-  assert.match(lines[0] ?? '', /^k\.conf:2: smtp_server: no notification_email: keepalived sends no mail, nor does lvsd/);
-  assert.match(lines[1] ?? '', /^k\.conf:6: use_ipvlan: an IPv4 instance on an ipvlan needs an address/);
+  assert.match(lines[0] ?? '', /^\/\S+\/k\.conf:2: smtp_server: no notification_email: keepalived sends no mail, nor does lvsd/);
+  assert.match(lines[1] ?? '', /^\/\S+\/k\.conf:6: use_ipvlan: an IPv4 instance on an ipvlan needs an address/);
   assert.match(lines[2] ?? '', /incomplete: 2 directive\(s\) not carried over/);
   assert.match(r.stdout, /virtualRouterId: 7/);
 });
@@ -47,7 +47,7 @@ test('errors: exit 1 with the position; usage errors exit 1 with the usage', asy
   const bad = await run({ 'k.conf': 'vrrp_instance VI_1 {\n interface eth0\n' }, (d) => [path.join(d, 'k.conf')]);
   assert.equal(bad.code, 1);
   assert.equal(bad.stdout, '');
-  assert.match(bad.stderr, /^lvsd import-keepalived: k\.conf:1:20: block opened here is never closed/);
+  assert.match(bad.stderr, /^lvsd import-keepalived: \/\S+\/k\.conf:1:20: block opened here is never closed/);
   const missing = await run({}, (d) => [path.join(d, 'nope.conf')]);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /nope\.conf: cannot read: ENOENT/);

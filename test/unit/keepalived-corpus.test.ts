@@ -181,7 +181,7 @@ const CORPUS: Expectation[] = [
     realServers: 1,
     check: (r) => {
       assert.equal(r.files.length, 3);
-      assert.match(r.yaml, /# from conf\.d\/20-web\.conf:\d+/);
+      assert.match(r.yaml, /# from \/\S+\/include-tree\/conf\.d\/20-web\.conf:\d+/);
     },
   },
 ];
@@ -245,7 +245,7 @@ for (const c of CORPUS) {
     const refs = [...r.yaml.matchAll(/# from (\S+):(\d+)$/gm)];
     assert.ok(refs.length > 0);
     for (const [, file, line] of refs) {
-      const text = fs.readFileSync(path.join(base, file ?? ''), 'utf8').split('\n')[Number(line) - 1] ?? '';
+      const text = fs.readFileSync(path.resolve(base, file ?? ''), 'utf8').split('\n')[Number(line) - 1] ?? '';
       assert.match(text.trim(), /^[^\s!#]/, `${file ?? ''}:${line ?? ''} is not a directive: "${text}"`);
     }
   });

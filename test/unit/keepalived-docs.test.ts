@@ -2,10 +2,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { importKeepalived } from '../../daemon/config/keepalived/index.js';
+import { MAIN, memLoader } from './keepalived-memfs.js';
 
 const DOC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../docs/migration.md');
 
@@ -22,13 +22,8 @@ test('the import example in docs/migration.md is the importer\'s real output', (
   const md = fs.readFileSync(DOC, 'utf8');
   const conf = fenced(md, 'text', 'For example, this keepalived.conf:');
   const yaml = fenced(md, 'yaml', 'imports (exit status 2');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lvsd-docs-'));
-  try {
-    fs.writeFileSync(path.join(dir, 'keepalived.conf'), conf);
-    const r = importKeepalived(path.join(dir, 'keepalived.conf'), { configId: 'lb1' });
-    assert.equal(r.yaml, yaml);
-    assert.equal(r.diagnostics.length, 1, 'the text says: exit status 2, one line on stderr');
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  // the docs run `lvsd import-keepalived /etc/keepalived/keepalived.conf`
+  const r = importKeepalived(MAIN, { configId: 'lb1', loader: memLoader({ [MAIN]: conf }) });
+  assert.equal(r.yaml, yaml);
+  assert.equal(r.diagnostics.length, 1, 'the text says: exit status 2, one line on stderr');
 });

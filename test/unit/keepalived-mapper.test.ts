@@ -526,28 +526,28 @@ test('unsupported and unknown directives are reported with file, line and a reas
   assert.equal(r.complete, false);
   assert.deepEqual(
     r.diagnostics.map((d) => `${d.file}:${d.line}: ${d.directive}`),
-    ['keepalived.conf:2: notification_email', 'keepalived.conf:5: vrrp_iptables', 'keepalived.conf:6: totally_unknown', 'keepalived.conf:9: 10.0.0.0/8', 'keepalived.conf:17: use_ipvlan', 'keepalived.conf:18: track_bfd'],
+    ['/etc/keepalived/keepalived.conf:2: notification_email', '/etc/keepalived/keepalived.conf:5: vrrp_iptables', '/etc/keepalived/keepalived.conf:6: totally_unknown', '/etc/keepalived/keepalived.conf:9: 10.0.0.0/8', '/etc/keepalived/keepalived.conf:17: use_ipvlan', '/etc/keepalived/keepalived.conf:18: track_bfd'],
   );
   assert.match(r.diagnostics[2]?.why ?? '', /not supported in global_defs/);
   assert.match(r.diagnostics[0]?.why ?? '', /no smtp_server: keepalived sends no mail/);
 });
 
-test('diagnostics in included files name those files, relative to the main file', () => {
+test('diagnostics in included files name those files the way the main file was named (here: absolute)', () => {
   const r = importText('include conf.d/*.conf\n', { '/etc/keepalived/conf.d/a.conf': `\n${VI(' use_ipvlan')}` });
-  assert.deepEqual(r.diagnostics.map((d) => `${d.file}:${d.line}`), ['conf.d/a.conf:8']);
-  assert.match(r.yaml, /# from conf\.d\/a\.conf:2/);
+  assert.deepEqual(r.diagnostics.map((d) => `${d.file}:${d.line}`), ['/etc/keepalived/conf.d/a.conf:8']);
+  assert.match(r.yaml, /# from \/etc\/keepalived\/conf\.d\/a\.conf:2/);
 });
 
 test('the YAML: header says complete or lists what is missing; comments point to source lines; it parses back', () => {
   const text = `global_defs {\n router_id lb1\n}\n${VI(' priority 120')}`;
   const r = importText(text);
-  assert.match(r.yaml, /^# lvsd configuration imported from keepalived\.conf/);
+  assert.match(r.yaml, /^# lvsd configuration imported from \/etc\/keepalived\/keepalived\.conf by/);
   assert.match(r.yaml, /Complete: every directive was carried over/);
-  assert.match(r.yaml, /name: lb1 # from keepalived\.conf:2/);
-  assert.match(r.yaml, /priority: 120 # from keepalived\.conf:10/);
+  assert.match(r.yaml, /name: lb1 # from \/etc\/keepalived\/keepalived\.conf:2/);
+  assert.match(r.yaml, /priority: 120 # from \/etc\/keepalived\/keepalived\.conf:10/);
   assert.deepEqual(YAML.parse(r.yaml), JSON.parse(JSON.stringify(r.config)));
   const bad = importText(VI(' use_ipvlan'));
-  assert.match(bad.yaml, /INCOMPLETE: 1 directive\(s\) were not carried over:\n#   keepalived\.conf:7: use_ipvlan: an IPv4 instance on an ipvlan needs an address/);
+  assert.match(bad.yaml, /INCOMPLETE: 1 directive\(s\) were not carried over:\n#   \/etc\/keepalived\/keepalived\.conf:7: use_ipvlan: an IPv4 instance on an ipvlan needs an address/);
 });
 
 test('names lvsd does not accept are rewritten consistently and reported', () => {
@@ -804,7 +804,7 @@ test('what stays not carried says how lvsd covers it: skip_check_adv_addr, track
 test('mcast_dst_ip → multicastGroup with its line, and it loads; another family or a non-multicast address reported, on a unicast instance dropped (keepalived alike)', () => {
   const r = importText(VI(' mcast_dst_ip 224.0.0.88'));
   assert.deepEqual(diag(r), []);
-  assert.match(r.yaml, /multicastGroup: 224\.0\.0\.88 # from keepalived\.conf:7/);
+  assert.match(r.yaml, /multicastGroup: 224\.0\.0\.88 # from \/etc\/keepalived\/keepalived\.conf:7/);
   const loaded = loadConfigText(r.yaml, 'lvsd.yaml');
   assert.ok(loaded.ok, loaded.ok ? '' : JSON.stringify(loaded.errors));
   assert.equal(vrrpOptions(loaded.config).instances[0]?.multicastGroup, '224.0.0.88');

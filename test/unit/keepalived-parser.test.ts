@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { KeepalivedSyntaxError, lex, type Token } from '../../daemon/config/keepalived/lexer.js';
 import { parseKeepalived, type Directive } from '../../daemon/config/keepalived/parser.js';
-import { expandBraces } from '../../daemon/config/keepalived/glob.js';
+import { expandBraces, globFiles, type DirReader } from '../../daemon/config/keepalived/glob.js';
 import { memLoader } from './keepalived-memfs.js';
 import { diskLoader } from '../../daemon/config/keepalived/source.js';
 
@@ -193,6 +193,22 @@ test('glob and include on a real directory tree', () => {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('glob: * ? [class] [!class] per name, a dot file only by a dot, no backtracking blow-up on many stars', { timeout: 30_000 }, () => {
+  const names = ['a.conf', 'ab.conf', 'b.conf', '.hidden.conf', 'x]y.conf', 'a'.repeat(60), `${'a'.repeat(59)}b`];
+  const dirs: DirReader = { list: () => names, isFile: () => true };
+  const base = (p: string): string[] => globFiles(`/d/${p}`, dirs).map((f) => path.basename(f));
+  assert.deepEqual(base('*.conf'), ['a.conf', 'ab.conf', 'b.conf', 'x]y.conf']);
+  assert.deepEqual(base('?.conf'), ['a.conf', 'b.conf']);
+  assert.deepEqual(base('[a-b].conf'), ['a.conf', 'b.conf']);
+  assert.deepEqual(base('[!a].conf'), ['b.conf']);
+  assert.deepEqual(base('.*'), ['.hidden.conf']);
+  assert.deepEqual(base('a*b*'), [`${'a'.repeat(59)}b`, 'ab.conf']);
+  assert.deepEqual(base('*[]]*'), ['x]y.conf']);
+  assert.deepEqual(base('[!]a.]*'), ['b.conf', 'x]y.conf']);
+  // as one RegExp this backtracked for minutes against the 60 a's
+  assert.deepEqual(base(`${'*a'.repeat(14)}*b`), [`${'a'.repeat(59)}b`]);
 });
 
 test('parser: an unreadable main file is an error naming it', () => {

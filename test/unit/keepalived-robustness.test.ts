@@ -6,6 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { importKeepalived, importKeepalivedCommand, type ImportResult } from '../../daemon/config/keepalived/index.js';
@@ -45,19 +47,19 @@ test('a stray }: keepalived warns and goes on; so does the import, with the same
   const said = new Set(keepalivedSays('stray-brace.conf').map((l) => l.replace(/^.*Line (\d+)\) /, 'line $1: ')));
   assert.deepEqual([...said], ["line 6: Extra '}' found", "line 6: Unknown keyword '}'"]);
   const r = importKeepalived(path.join(FIXTURES, 'stray-brace.conf'), { configId: 'lb1' });
-  assert.deepEqual(r.diagnostics, [{ file: 'stray-brace.conf', line: 6, directive: '}', why: "warning: extra '}' without a matching '{'; ignored, as keepalived does", warning: true }]);
+  assert.deepEqual(r.diagnostics, [{ file: path.join(FIXTURES, 'stray-brace.conf'), line: 6, directive: '}', why: "warning: extra '}' without a matching '{'; ignored, as keepalived does", warning: true }]);
   assert.equal(r.complete, true);
   assert.deepEqual(r.config.virtualServers?.[0]?.realServers.map((s) => [s.address, s.weight]), [['10.40.1.1', 2], ['10.40.1.2', 1]]);
-  assert.match(r.yaml, /# Complete: every directive was carried over\.\n# Warnings \(nothing lost\):\n# {3}stray-brace\.conf:6: }: warning/);
+  assert.match(r.yaml, /# Complete: every directive was carried over\.\n# Warnings \(nothing lost\):\n# {3}\/\S+\/stray-brace\.conf:6: }: warning/);
   passesCheckConfig(r);
   const cli = await exitCode('stray-brace.conf');
   assert.equal(cli.code, 0);
-  assert.equal(cli.stderr, "stray-brace.conf:6: }: warning: extra '}' without a matching '{'; ignored, as keepalived does\n");
+  assert.equal(cli.stderr, `${path.join(FIXTURES, 'stray-brace.conf')}:6: }: warning: extra '}' without a matching '{'; ignored, as keepalived does\n`);
 });
 
 test('a stray } in an included file is named by that file and line', () => {
   const r = importText('include extra.conf\nglobal_defs {\n router_id lb1\n}\n', { '/etc/keepalived/extra.conf': 'vrrp_script chk {\n script "/bin/true"\n}\n}\n' });
-  assert.deepEqual(r.diagnostics.map((d) => [d.file, d.line, d.directive, d.warning]), [['extra.conf', 4, '}', true]]);
+  assert.deepEqual(r.diagnostics.map((d) => [d.file, d.line, d.directive, d.warning]), [['/etc/keepalived/extra.conf', 4, '}', true]]);
   assert.equal(r.complete, true);
 });
 
@@ -76,7 +78,7 @@ test('a virtual server defined twice: merged as keepalived programs IPVS from it
   ]);
   assert.deepEqual(r.diagnostics.map((d) => [d.line, d.directive]), [[27, 'virtual_server']]);
   assert.equal(r.diagnostics[0]?.why,
-    'virtual server tcp:192.0.2.90:443 is defined again (first at duplicate-virtual-server.conf:7); keepalived 2.2.7 keeps the first one\'s service settings and adds this block\'s real servers to it: merged into the first; ' +
+    `virtual server tcp:192.0.2.90:443 is defined again (first at ${path.join(FIXTURES, 'duplicate-virtual-server.conf')}:7); keepalived 2.2.7 keeps the first one's service settings and adds this block's real servers to it: merged into the first; ` +
     'real servers in both keep the first one\'s entry (10.50.1.2:443); this block\'s scheduler not carried over');
   passesCheckConfig(r);
   assert.equal((await exitCode('duplicate-virtual-server.conf')).code, 2);
@@ -104,4 +106,26 @@ test('UDP_CHECK without require_reply: the import is complete (exit 0); its note
   assert.deepEqual(r.diagnostics, []);
   assert.match(r.yaml, /no require_reply: up unless an ICMP port-unreachable comes back, as in keepalived/);
   passesCheckConfig(r);
+});
+
+test('a quoted value with terminal escapes or a carriage return is printed escaped: it cannot erase the line that reports it', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lvsd-kesc-'));
+  t.after(() => { fs.rmSync(dir, { recursive: true, force: true }); });
+  const file = path.join(dir, 'keepalived.conf');
+  // ESC [2K then CR erases the terminal line: the diagnostic would print as an empty line
+  fs.writeFileSync(file, 'vrrp_instance VI_1 {\n interface eth0\n virtual_router_id 7\n priority "1\\x1b[2K\\r"\n virtual_ipaddress {\n  10.0.0.1/24\n }\n}\n');
+  let stderr = '';
+  let stdout = '';
+  const code = await importKeepalivedCommand([file], { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s) });
+  assert.equal(code, 2);
+  const line = `${file}:4: priority: 1\\u001b[2K\\u000d is not an integer in 1..255; not carried over`;
+  assert.equal(stderr.split('\n')[0], line);
+  assert.ok(stdout.includes(`#   ${line}\n`), stdout);
+  assert.ok(!/[\u001b\r]/.test(stderr + stdout));
+  // a conditional line's id is raw text, listed in the YAML's header
+  fs.writeFileSync(file, '@lb\x1b[2K global_defs {\n}\n');
+  stdout = '';
+  assert.equal(await importKeepalivedCommand([file], { stdout: (s) => (stdout += s), stderr: () => undefined }), 0);
+  assert.match(stdout, /ids in the file: lb\\u001b\[2K\)/);
+  assert.ok(!stdout.includes('\u001b'));
 });

@@ -21,11 +21,11 @@ async function importFile(file: string): Promise<{ code: number; stdout: string;
 
 const LIMIT = 'lvsd parses at most 1 MiB — not parsed';
 
-test('/dev/zero: refused once reading passes the limit, exit 1, nothing on stdout (named by its base name, as every diagnostic names the main file)', async () => {
+test('/dev/zero: refused once reading passes the limit, exit 1, nothing on stdout (named as given)', async () => {
   const r = await importFile('/dev/zero');
   assert.equal(r.code, 1);
   assert.equal(r.stdout, '');
-  assert.equal(r.stderr, `lvsd import-keepalived: zero: the config is more than 1 MiB (reading stopped at ${MAX_CONFIG_BYTES + 1} bytes); ${LIMIT}\n`);
+  assert.equal(r.stderr, `lvsd import-keepalived: /dev/zero: the config is more than 1 MiB (reading stopped at ${MAX_CONFIG_BYTES + 1} bytes); ${LIMIT}\n`);
 });
 
 test('a huge file and a huge included file: refused by their size, naming the file (and the include line)', async (t) => {
@@ -37,10 +37,10 @@ test('a huge file and a huge included file: refused by their size, naming the fi
   fs.writeFileSync(main, 'global_defs {\n}\ninclude big.conf\n');
   const direct = await importFile(big);
   assert.equal(direct.code, 1);
-  assert.equal(direct.stderr, `lvsd import-keepalived: big.conf: the config is 2.0 MiB (2097155 bytes); ${LIMIT}\n`);
+  assert.equal(direct.stderr, `lvsd import-keepalived: ${big}: the config is 2.0 MiB (2097155 bytes); ${LIMIT}\n`);
   const included = await importFile(main);
   assert.equal(included.code, 1);
-  assert.equal(included.stderr, `lvsd import-keepalived: keepalived.conf:3:1: included file ${big}: the config is 2.0 MiB (2097155 bytes); ${LIMIT}\n`);
+  assert.equal(included.stderr, `lvsd import-keepalived: ${main}:3:1: included file ${big}: the config is 2.0 MiB (2097155 bytes); ${LIMIT}\n`);
   // at the limit exactly, a file is read
   fs.writeFileSync(big, `# ${'x'.repeat(MAX_CONFIG_BYTES - 3)}\n`);
   const at = await importFile(main);
@@ -53,12 +53,16 @@ test('an endless pipe (FIFO): refused past the limit, the writer sees the pipe c
   const fifo = path.join(dir, 'keepalived.conf');
   const mk = spawn('mkfifo', [fifo]);
   assert.equal(await new Promise((resolve) => mk.on('exit', resolve)), 0, 'mkfifo failed');
-  // `yes` writes forever; it ends with SIGPIPE once the importer closes the pipe
+  // The test holds the pipe open (read-write, which does not wait): the importer, which opens it non-blocking,
+  // then finds a writer even if `yes` has not opened it yet, and `yes` opens it without waiting for a reader.
+  const hold = fs.openSync(fifo, fs.constants.O_RDWR);
+  // `yes` writes forever; it ends with SIGPIPE once the importer and the test have closed the pipe
   const writer = spawn('sh', ['-c', `exec yes 'vrrp_script chk { script "/bin/true" }' > '${fifo}'`], { stdio: 'ignore' });
   const ended = new Promise((resolve) => writer.on('exit', (code, signal) => { resolve(signal ?? code); }));
   const r = await importFile(fifo);
+  fs.closeSync(hold);
   assert.equal(r.code, 1);
-  assert.equal(r.stderr, `lvsd import-keepalived: keepalived.conf: the config is more than 1 MiB (reading stopped at ${MAX_CONFIG_BYTES + 1} bytes); ${LIMIT}\n`);
+  assert.equal(r.stderr, `lvsd import-keepalived: ${fifo}: the config is more than 1 MiB (reading stopped at ${MAX_CONFIG_BYTES + 1} bytes); ${LIMIT}\n`);
   assert.notEqual(await ended, 0);
 });
 
@@ -69,7 +73,7 @@ test('a binary file (a NUL byte) is "not a text file" at the NUL, as lvsd\'s loa
   fs.writeFileSync(bin, Buffer.from('global_defs {\n "x\0\x01\x02\n}\n', 'binary'));
   const r = await importFile(bin);
   assert.equal(r.code, 1);
-  assert.equal(r.stderr, 'lvsd import-keepalived: keepalived.conf:2:4: not a text file (a NUL byte here); a keepalived.conf is text\n');
+  assert.equal(r.stderr, `lvsd import-keepalived: ${bin}:2:4: not a text file (a NUL byte here); a keepalived.conf is text\n`);
 });
 
 test('lvsd\'s own loader: /dev/zero is "more than 1 MiB", not a 1.0 MiB file', async () => {

@@ -34,7 +34,7 @@ test('import: the SSL block gives every SSL_GET its client certificate; HTTP_GET
   assert.deepEqual(ssl?.healthCheck?.http?.clientCertificate, { certificate: '/etc/keepalived/client.pem', key: '/etc/keepalived/client.key', password: 's3cret' });
   assert.equal(plain?.healthCheck?.http?.clientCertificate, undefined);
   assert.match(r.yaml, /SSL ca at .*:3: keepalived loads it but verifies no real server with it/);
-  assert.match(r.yaml, /certificate: \/etc\/keepalived\/client\.pem # from keepalived\.conf:4/);
+  assert.match(r.yaml, /certificate: \/etc\/keepalived\/client\.pem # from \/etc\/keepalived\/keepalived\.conf:4/);
   const loaded = loadConfigText(r.yaml);
   if (!loaded.ok) assert.fail(loaded.errors.map(formatError).join('\n'));
   const target = healthPlan(loaded.config).targets.find((t) => t.address === '10.0.1.1');

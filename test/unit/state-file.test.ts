@@ -2,13 +2,13 @@
 // writes that survive kill -9.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmod, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openStore, StateFileError } from '../../daemon/state/store.js';
-import { AUDIT_TOTAL_MAX, AUDIT_VALUE_MAX, boundAudit, parseState } from '../../daemon/state/file-adapter.js';
+import { AUDIT_TOTAL_MAX, AUDIT_VALUE_MAX, boundAudit, parseState, STATE_FILE_MAX } from '../../daemon/state/file-adapter.js';
 import { addUserLocally } from '../../daemon/api/user-cli.js';
 import type { AuditEntry } from '../../daemon/state/schema.js';
 
@@ -31,8 +31,10 @@ test('a missing file is created with an empty state, mode 0600', async (t) => {
 });
 
 const bad: [string, string, RegExp][] = [
-  ['truncated JSON', '{"version": 1, "overr', /not valid JSON/],
-  ['empty file', '', /not valid JSON/],
+  // JSON that does not parse is placed: FILE:LINE:COL, not "at position N"
+  ['truncated JSON', '{"version": 1, "overr', /:1:22: not valid JSON \(Unterminated string\)/],
+  ['a broken second line', '{"version": 1,\n  x: 2}', /:2:3: not valid JSON \(Expected double-quoted property name\)/],
+  ['empty file', '', /:1:1: not valid JSON \(Unexpected end of JSON input\)/],
   ['null', 'null', /expected a JSON object at the top level, found null/],
   ['an array', '[]', /found an array/],
   ['wrong version', JSON.stringify({ version: 2, overrides: [], users: [], audit: [], bootstrapTokenHash: null, cookieSecret: 'x'.repeat(40) }), /\/version/],
@@ -49,7 +51,7 @@ for (const [what, text, problem] of bad) {
     await assert.rejects(openStore(file), (e: unknown) => {
       assert.ok(e instanceof StateFileError);
       assert.equal(e.file, file);
-      assert.ok(e.message.startsWith(`${file}: `), e.message);
+      assert.ok(e.message.startsWith(`${file}:`), e.message);
       assert.match(e.message, problem);
       assert.match(e.message, /state-from-empty/);
       return true;
@@ -172,4 +174,14 @@ test('an audit entry with a huge before/after is stored as a summary; an oversiz
   await again.store.setOverride({ service: 's' }, { drain: true }, 'alice');
   assert.ok((await stat(file)).size < AUDIT_TOTAL_MAX * 1.5, `${String((await stat(file)).size)} bytes`);
   assert.equal(again.store.auditLog({ limit: 1 })[0]?.action, 'override.set');
+});
+
+test('a state file that is /dev/zero or a FIFO with no writer: refused at start, named, not read for ever', { timeout: 60_000 }, async (t) => {
+  const dir = await tempDir(t);
+  const file = join(dir, 'state.json');
+  await symlink('/dev/zero', file);
+  await assert.rejects(openStore(file), (e: unknown) => e instanceof StateFileError && e.message.startsWith(`${file}: more than ${STATE_FILE_MAX} bytes (reading stopped there)`));
+  await rm(file);
+  assert.equal(spawnSync('mkfifo', [file]).status, 0);
+  await assert.rejects(openStore(file), (e: unknown) => e instanceof StateFileError && e.message.startsWith(`${file}: cannot read (a pipe with no writer: nothing to read)`));
 });

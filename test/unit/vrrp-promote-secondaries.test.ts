@@ -51,7 +51,7 @@ test('importer: promote_secondaries → promoteSecondaries with its source line,
   const r = importText(VI(' promote_secondaries'));
   assert.deepEqual(r.diagnostics, []);
   assert.equal(r.config.vrrp?.instances?.[0]?.promoteSecondaries, true);
-  assert.match(r.yaml, /promoteSecondaries: true # from keepalived\.conf:7/);
+  assert.match(r.yaml, /promoteSecondaries: true # from \/etc\/keepalived\/keepalived\.conf:7/);
   const loaded = loadConfigText(r.yaml, 'lvsd.yaml');
   assert.ok(loaded.ok, loaded.ok ? '' : JSON.stringify(loaded.errors));
   assert.equal(vrrpOptions(loaded.config).instances[0]?.promoteSecondaries, true);
@@ -59,6 +59,6 @@ test('importer: promote_secondaries → promoteSecondaries with its source line,
     const v = importText(VI(`${link}\n promote_secondaries`));
     assert.deepEqual(v.diagnostics, [], link);
     assert.equal(v.config.vrrp?.instances?.[0]?.promoteSecondaries, undefined, link);
-    assert.match(v.yaml, /promote_secondaries \(keepalived\.conf:8\) dropped: keepalived ignores it on a VMAC or ipvlan instance/, link);
+    assert.match(v.yaml, /promote_secondaries \(\/etc\/keepalived\/keepalived\.conf:8\) dropped: keepalived ignores it on a VMAC or ipvlan instance/, link);
   }
 });

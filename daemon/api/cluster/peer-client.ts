@@ -2,7 +2,7 @@
 // certificate checked (CA file and/or pinned sha256 fingerprint) BEFORE the request carrying the peer token
 // is written on it; one deadline bounds connect, TLS, request and answer, so a dead or stuck peer costs the
 // Cluster page at most the cluster timeout. Errors name what failed, never the token.
-import { readFile } from 'node:fs/promises';
+import { MAX_PEM_BYTES, pemText, readCapped } from '../../read-capped.js';
 import { request } from 'node:http';
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
@@ -61,16 +61,25 @@ export interface PeerRequest {
   user?: string;
 }
 
+/**
+ * A peer's tokenFile or ca, read at each request. Read non-blocking and bounded: a FIFO nobody writes to used to
+ * take one of libuv's four threads for ever at every poll (the request itself timed out), until none was left
+ * for the state file, the config or DNS.
+ */
+async function readPeerFile(file: string, what: 'tokenFile' | 'ca'): Promise<string> {
+  try {
+    return pemText(await readCapped(file, { max: MAX_PEM_BYTES, idleMs: 1000 }));
+  } catch (e) {
+    throw new Error(`cannot read ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e instanceof Error ? e.message : String(e))}`);
+  }
+}
+
 /** One request to the peer with its token: the status and the JSON answer (lvsd's error message on 4xx/5xx). */
 async function call(peer: ClusterPeer, r: PeerRequest, signal: AbortSignal): Promise<{ status: number; data: unknown }> {
-  const token = (await readFile(peer.tokenFile, 'utf8').catch((e: unknown) => {
-    throw new Error(`cannot read tokenFile ${peer.tokenFile}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
-  })).trim();
+  const token = (await readPeerFile(peer.tokenFile, 'tokenFile')).trim();
   if (token === '') throw new Error(`tokenFile ${peer.tokenFile} is empty`);
   const url = new URL(r.path, `${peer.url}/`);
-  const ca = peer.ca === undefined ? undefined : await readFile(peer.ca, 'utf8').catch((e: unknown) => {
-    throw new Error(`cannot read ca ${peer.ca ?? ''}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
-  });
+  const ca = peer.ca === undefined ? undefined : await readPeerFile(peer.ca, 'ca');
   const socket = await open(peer, url, ca, signal);
   const payload = r.body === undefined ? null : JSON.stringify(r.body);
   const headers: Record<string, string> = { host: url.host, accept: 'application/json', authorization: `Bearer ${token}` };

@@ -50,9 +50,15 @@ export default function overrideRoutes(app: Api, deps: ApiDeps): void {
     try {
       entry = await store.setOverride(t, next, who, next === null ? 'override.clear' : 'override.set');
     } catch (e) {
-      // the director changed but the store did not: undo, so a restart cannot disagree with now
-      if (before === null) await director.clearOverride(t, who);
-      else await director.setOverride(t, before, who);
+      // the director changed but the store did not: undo, so a restart cannot disagree with now. An undo the
+      // director refuses is logged beside the store's error, and the caller gets the store's error, the cause:
+      // the undo's own message used to replace it.
+      try {
+        if (before === null) await director.clearOverride(t, who);
+        else await director.setOverride(t, before, who);
+      } catch (undoError) {
+        app.log.error({ target: targetKey(t), err: e, undoError: undoError instanceof Error ? undoError.message : String(undoError) }, 'override: the state file write failed and undoing the change in the director failed too; the director runs the new override, the state file holds the old one');
+      }
       throw e;
     }
     if (entry !== null) events.push({ ...entry, type: 'audit', action: entry.action });

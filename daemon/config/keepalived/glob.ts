@@ -62,30 +62,63 @@ function hasMagic(segment: string): boolean {
   return /[*?[]/.test(segment);
 }
 
-function segmentRegExp(segment: string): RegExp {
-  let re = '';
+// One path component's pattern, matched in linear passes rather than as one regular expression: as a
+// RegExp, `*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b` against a 60-letter name backtracked for minutes (found while
+// hardening the importer). A [class] is still a one-character RegExp, which cannot backtrack.
+type GlobToken = { kind: 'star' } | { kind: 'one'; test: (c: string) => boolean };
+
+/** The tokens of a segment, or undefined when a [class] cannot be compiled (it matches no file then). */
+function segmentTokens(segment: string): GlobToken[] | undefined {
+  const out: GlobToken[] = [];
   for (let i = 0; i < segment.length; i++) {
     const c = segment[i] ?? '';
-    if (c === '*') re += '[^/]*';
-    else if (c === '?') re += '[^/]';
-    else if (c === '[') {
-      const close = segment.indexOf(']', i + 2);
-      if (close < 0) {
-        re += '\\[';
-        continue;
-      }
+    if (c === '*') out.push({ kind: 'star' });
+    else if (c === '?') out.push({ kind: 'one', test: () => true });
+    else if (c === '[' && classEnd(segment, i) >= 0) {
+      const close = classEnd(segment, i);
       let body = segment.slice(i + 1, close);
       if (body.startsWith('!')) body = '^' + body.slice(1);
-      re += '[' + body.replace(/\\/g, '\\\\') + ']';
+      let re: RegExp;
+      try {
+        // a ']' first in the class is one of its characters (glob(3)); JavaScript reads "[]" as an empty class
+        re = new RegExp('^[' + body.replace(/[\\\]]/g, '\\$&') + ']$');
+      } catch {
+        // a class JavaScript refuses, as [z-a]: glob(3) matches no file with it (keepalived 2.2.7 -t, measured)
+        return undefined;
+      }
+      out.push({ kind: 'one', test: (x) => re.test(x) });
       i = close;
-    } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
+    } else out.push({ kind: 'one', test: (x) => x === c });
   }
-  try {
-    return new RegExp('^' + re + '$');
-  } catch {
-    // a class JavaScript refuses, as [z-a]: glob(3) matches no file with it (keepalived 2.2.7 -t, measured)
-    return /(?!)/;
+  return out;
+}
+
+/** Index of the ']' closing the class opened at `open` ("[]…]" and "[!]…]" hold a ']'), or -1. */
+function classEnd(segment: string, open: number): number {
+  return segment.indexOf(']', open + (segment[open + 1] === '!' ? 3 : 2));
+}
+
+/** Wildcard matching that goes back only to the last '*': at most name × pattern steps. */
+function matches(tokens: GlobToken[], name: string): boolean {
+  let t = 0;
+  let n = 0;
+  let starT = -1;
+  let starN = 0;
+  while (n < name.length) {
+    const tok = tokens[t];
+    if (tok?.kind === 'star') {
+      starT = t++;
+      starN = n;
+    } else if (tok?.kind === 'one' && tok.test(name[n] ?? '')) {
+      t++;
+      n++;
+    } else if (starT >= 0) {
+      t = starT + 1;
+      n = ++starN;
+    } else return false;
   }
+  while (tokens[t]?.kind === 'star') t++;
+  return t === tokens.length;
 }
 
 /** Absolute pattern → matching regular files, sorted per brace alternative (as glob(3) does). */
@@ -108,10 +141,11 @@ function globOne(abs: string, fs: DirReader): string[] {
         next.push(path.join(dir, seg));
         continue;
       }
-      const re = segmentRegExp(seg);
+      const tokens = segmentTokens(seg);
+      if (tokens === undefined) continue;
       for (const name of fs.list(dir) ?? []) {
         if (name.startsWith('.') && !seg.startsWith('.')) continue;
-        if (re.test(name)) next.push(path.join(dir, name));
+        if (matches(tokens, name)) next.push(path.join(dir, name));
       }
     }
     current = next;

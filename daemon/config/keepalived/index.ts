@@ -9,7 +9,7 @@ import { KeepalivedSyntaxError } from './lexer.js';
 import type { ConfigOut } from './lvsd-shape.js';
 import { mapKeepalived } from './mapper.js';
 import { parseKeepalived, type SourceLoader } from './parser.js';
-import type { Diagnostic } from './reader.js';
+import { shown, type Diagnostic } from './reader.js';
 import { diskLoader } from './source.js';
 
 export type { Diagnostic } from './reader.js';
@@ -46,32 +46,38 @@ export function defaultConfigId(): string {
 export function importKeepalived(file: string, opts: ImportOptions = {}): ImportResult {
   const main = path.resolve(file);
   const baseDir = path.dirname(main);
+  // Files are named as the operator finds them from where the command ran: the main file as given, a file
+  // beside or below it by the same way in (`conf.d/web.conf` for `keepalived.conf`, `/etc/keepalived/conf.d/
+  // web.conf` for `/etc/keepalived/keepalived.conf`), any other by its absolute path. Names relative to the
+  // main file's folder read as relative to the working directory, which they were not.
   const display = (f: string): string => {
+    if (f === main) return file;
     const rel = path.relative(baseDir, f);
-    return rel === '' || rel.startsWith('..') ? f : rel;
+    return rel.startsWith('..') || path.isAbsolute(rel) ? f : path.join(path.dirname(file), rel);
   };
   const configId = opts.configId ?? defaultConfigId();
   let parsed;
   try {
-    parsed = parseKeepalived(main, opts.loader ?? diskLoader, { configId });
+    parsed = parseKeepalived(main, opts.loader ?? diskLoader, { configId, display });
   } catch (e) {
     if (e instanceof KeepalivedSyntaxError) {
       const where = e.pos.line > 0 ? `${display(e.pos.file)}:${e.pos.line}:${e.pos.col}` : display(e.pos.file);
-      throw new KeepalivedImportError(`${where}: ${e.detail}`);
+      throw new KeepalivedImportError(shown(`${where}: ${e.detail}`));
     }
     throw e;
   }
   const { config, ctx } = mapKeepalived(toAst(parsed.directives), display);
   const lexDiagnostics: Diagnostic[] = parsed.diagnostics.map((d) => ({
-    file: display(d.pos.file), line: d.pos.line, directive: d.directive, why: d.why, ...(d.warning === true ? { warning: true as const } : {}),
+    file: shown(display(d.pos.file)), line: d.pos.line, directive: shown(d.directive), why: shown(d.why), ...(d.warning === true ? { warning: true as const } : {}),
   }));
-  const diagnostics = [...lexDiagnostics, ...ctx.diagnostics].sort((a, b) => (a.file === b.file ? a.line - b.line : parsed.files.indexOf(path.resolve(baseDir, a.file)) - parsed.files.indexOf(path.resolve(baseDir, b.file))));
+  const order = new Map(parsed.files.map((f, i) => [shown(display(f)), i]));
+  const diagnostics = [...lexDiagnostics, ...ctx.diagnostics].sort((a, b) => (a.file === b.file ? a.line - b.line : (order.get(a.file) ?? 0) - (order.get(b.file) ?? 0)));
   const header = [
-    `lvsd configuration imported from ${parsed.files.map(display).join(', ')} by \`lvsd import-keepalived\`.`,
+    `lvsd configuration imported from ${parsed.files.map((f) => shown(display(f))).join(', ')} by \`lvsd import-keepalived\`.`,
     'Comments "from FILE:LINE" point at the keepalived directive each value came from.',
   ];
   if (parsed.conditionalIds.size > 0) {
-    header.push(`Conditional lines kept for config id "${configId}" (ids in the file: ${[...parsed.conditionalIds].sort().join(', ')}); use --config-id for another director.`);
+    header.push(shown(`Conditional lines kept for config id "${configId}" (ids in the file: ${[...parsed.conditionalIds].sort().join(', ')}); use --config-id for another director.`));
   }
   const yaml = emitYaml(config, ctx, header, diagnostics);
   return { yaml, config, diagnostics, complete: diagnostics.every((d) => d.warning === true), files: parsed.files };

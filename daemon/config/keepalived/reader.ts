@@ -4,6 +4,7 @@
 import type { Pos } from './lexer.js';
 import type { Directive } from './parser.js';
 import { unsupportedReason } from './unsupported.js';
+import { echo } from '../errors.js';
 
 export interface Diagnostic {
   file: string;
@@ -39,6 +40,14 @@ export class SourceMap {
   }
 }
 
+/**
+ * Text quoted from the keepalived.conf as safe to print: a quoted string's escapes make any character, and an
+ * ESC sequence or a carriage return in a reason could erase the line on the terminal that says what was lost.
+ */
+export function shown(text: string): string {
+  return echo(text, 4000);
+}
+
 export class Context {
   readonly diagnostics: Diagnostic[] = [];
   readonly source = new SourceMap();
@@ -48,7 +57,7 @@ export class Context {
   constructor(private readonly display: (file: string) => string) {}
 
   report(pos: Pos, directive: string, why: string): void {
-    this.diagnostics.push({ file: this.display(pos.file), line: pos.line, directive, why });
+    this.diagnostics.push({ file: shown(this.display(pos.file)), line: pos.line, directive: shown(directive), why: shown(why) });
   }
 
   reportDirective(d: Directive, why: string): void {
@@ -57,17 +66,17 @@ export class Context {
 
   /** A warning: nothing is lost (keepalived ignores the same thing). */
   warnDirective(d: Directive, why: string): void {
-    this.diagnostics.push({ file: this.display(d.pos.file), line: d.pos.line, directive: d.keyword, why, warning: true });
+    this.diagnostics.push({ file: shown(this.display(d.pos.file)), line: d.pos.line, directive: shown(d.keyword), why: shown(why), warning: true });
   }
 
   note(obj: object, text: string): void {
     const list = this.notes.get(obj) ?? [];
-    list.push(text);
+    list.push(shown(text));
     this.notes.set(obj, list);
   }
 
   displayPos(pos: Pos): string {
-    return `${this.display(pos.file)}:${pos.line}`;
+    return `${shown(this.display(pos.file))}:${pos.line}`;
   }
 }
 

@@ -3,7 +3,8 @@
 // its password tried) once, not on every check of every real server; a file changed on disk (a renewed
 // certificate) is noticed within a second and read again, without a reload. The files are looked at (stat)
 // at most once a second per set, not at every check: 10,000 https checks a second would be 30,000 stats.
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
+import { MAX_PEM_BYTES, pemText, readCappedSync } from '../../read-capped.js';
 import { createSecureContext, type SecureContext } from 'node:tls';
 
 export interface TlsClientFiles {
@@ -29,9 +30,12 @@ function stamp(path: string | undefined): string {
   }
 }
 
+// Read on the event loop (a config being checked reads at once): non-blocking, not waiting for a silent
+// writer, and bounded, so a FIFO or /dev/zero named here cannot stop every check (readFileSync of a FIFO
+// with no writer blocked the loop for ever).
 function read(field: string, path: string): string {
   try {
-    return readFileSync(path, 'utf8');
+    return pemText(readCappedSync(path, { max: MAX_PEM_BYTES, idleMs: 0 }));
   } catch (e) {
     throw new Error(`${field}: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
