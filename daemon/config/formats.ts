@@ -61,6 +61,12 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_00
  */
 export const MAX_DURATION_MS = 24 * 86_400_000;
 
+/**
+ * The longest IPVS timeout (connection timeouts, persistence): 31 days, keepalived's LVS_MAX_TIMEOUT. The kernel
+ * counts these, not a Node timer, so an imported keepalived.conf keeps what keepalived accepts.
+ */
+export const MAX_KERNEL_DURATION_MS = 31 * 86_400_000;
+
 /** Milliseconds for a duration (rounded to whole ms), undefined when it is not one. */
 export function parseDuration(v: string | number): number | undefined {
   if (typeof v === 'number') return Number.isFinite(v) && v >= 0 ? Math.round(v * 1000) : undefined;
@@ -75,6 +81,8 @@ export const FORMATS = {
   ip: (s: string) => ipFamily(s) !== undefined,
   /** A duration's text form within MAX_DURATION_MS (the pattern says what it looks like). */
   'lvsd-duration': (s: string) => (parseDuration(s) ?? Infinity) <= MAX_DURATION_MS,
+  /** An IPVS timeout's text form within MAX_KERNEL_DURATION_MS. */
+  'lvsd-kernel-duration': (s: string) => (parseDuration(s) ?? Infinity) <= MAX_KERNEL_DURATION_MS,
   ipv4: (s: string) => ipFamily(s) === 4,
   /** An address with an optional /prefix. */
   cidr: (s: string) => parseCidr(s) !== undefined,
@@ -87,6 +95,7 @@ export type FormatName = keyof typeof FORMATS;
 export const FORMAT_MESSAGES: Record<FormatName, string> = {
   ip: 'is not an IP address (IPv4 like 192.0.2.1 or IPv6 like 2001:db8::1)',
   'lvsd-duration': 'is longer than 24d, the longest a timer waits',
+  'lvsd-kernel-duration': 'is longer than 31d, the longest IPVS timeout (keepalived\'s LVS_MAX_TIMEOUT)',
   ipv4: 'is not an IPv4 address',
   cidr: 'is not an address or CIDR (e.g. 192.0.2.10/24 or 2001:db8::10/64)',
   'host-port': 'is not host:port (e.g. 127.0.0.1:9180 or [::1]:9180)',

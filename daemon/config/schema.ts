@@ -4,7 +4,7 @@
 // cross-field rules (duplicate VRID, v2/v3 options, DR with port mapping, …) live in semantic.ts.
 // `description` texts become docs/config.md (scripts/gen-config-docs.ts) and editor hints.
 import Type, { type Static, type TEnum, type TSchema } from 'typebox';
-import { DURATION_PATTERN, MAX_DURATION_MS } from './formats.js';
+import { DURATION_PATTERN, MAX_DURATION_MS, MAX_KERNEL_DURATION_MS } from './formats.js';
 
 const opt = Type.Optional;
 
@@ -17,11 +17,15 @@ function Enum<const V extends string[]>(values: readonly [...V], description: st
   return Type.Enum(values, { description });
 }
 
-const Duration = (description: string) =>
-  Type.Union([Type.String({ pattern: DURATION_PATTERN, format: 'lvsd-duration' }), Type.Number({ minimum: 0, maximum: MAX_DURATION_MS / 1000 })], {
-    description: `${description} Duration: "250ms", "1s", "1.5s", "2m", or a bare number of seconds; at most 24d.`,
+const durationWithin = (description: string, format: 'lvsd-duration' | 'lvsd-kernel-duration', maxMs: number) =>
+  Type.Union([Type.String({ pattern: DURATION_PATTERN, format }), Type.Number({ minimum: 0, maximum: maxMs / 1000 })], {
+    description: `${description} Duration: "250ms", "1s", "1.5s", "2m", or a bare number of seconds; at most ${String(maxMs / 86_400_000)}d.`,
     'x-lvsd-type': 'duration',
+    'x-lvsd-max-days': maxMs / 86_400_000,
   });
+const Duration = (description: string) => durationWithin(description, 'lvsd-duration', MAX_DURATION_MS);
+/** An IPVS timeout: the kernel keeps it, so keepalived's bound, not a Node timer's. */
+const KernelDuration = (description: string) => durationWithin(description, 'lvsd-kernel-duration', MAX_KERNEL_DURATION_MS);
 
 const Int = (minimum: number, maximum: number, description: string) =>
   Type.Integer({ minimum, maximum, description });
@@ -92,9 +96,9 @@ export const IpvsSection = Obj(
     timeouts: opt(
       Obj(
         {
-          tcp: opt(Duration('IPVS TCP connection timeout (ipvsadm --set). Default: leave the kernel\'s.')),
-          tcpFin: opt(Duration('IPVS TCP FIN_WAIT timeout. Default: leave the kernel\'s.')),
-          udp: opt(Duration('IPVS UDP timeout. Default: leave the kernel\'s.')),
+          tcp: opt(KernelDuration('IPVS TCP connection timeout (ipvsadm --set). Default: leave the kernel\'s.')),
+          tcpFin: opt(KernelDuration('IPVS TCP FIN_WAIT timeout. Default: leave the kernel\'s.')),
+          udp: opt(KernelDuration('IPVS UDP timeout. Default: leave the kernel\'s.')),
         },
         'IPVS connection timeouts.',
       ),
@@ -660,7 +664,7 @@ export const VirtualServer = Obj(
     persistence: opt(
       Obj(
         {
-          timeout: Duration('Persistence timeout (persistence_timeout).'),
+          timeout: KernelDuration('Persistence timeout (persistence_timeout).'),
           netmask: opt(Type.String({ minLength: 1, description: 'Client granularity: IPv4 netmask (255.255.255.0) or IPv6 prefix length ("64"). Default: host.' })),
           engine: opt(Enum(['sip'], 'IPVS persistence engine (keepalived persistence_engine): sip = one real server per SIP Call-ID (UDP; the kernel\'s ip_vs_pe_sip). ipvs dataplane only. Default none.')),
         },

@@ -122,7 +122,7 @@ function branchAccepts(branch: SchemaNode, v: unknown): boolean {
 }
 
 function describeUnion(u: SchemaNode): string {
-  if (u['x-lvsd-type'] === 'duration') return 'must be a duration like "250ms", "1s", "1.5s", "2m" or a number of seconds, at most 24d';
+  if (u['x-lvsd-type'] === 'duration') return `must be a duration like "250ms", "1s", "1.5s", "2m" or a number of seconds, at most ${String(u['x-lvsd-max-days'])}d`;
   const branches = (u.anyOf as SchemaNode[] | undefined) ?? [];
   if (branches.every((b) => 'const' in b)) return `must be one of: ${branches.map((b) => JSON.stringify(b.const)).join(', ')}`;
   return `must be ${branches.map((b) => TYPE_WORDS[String(b.type)] ?? String(b.type)).join(' or ')}`;

@@ -26,3 +26,16 @@ test('24 days, however written, is accepted and below what a Node timer can wait
   assert.ok(MAX_DURATION_MS <= 2 ** 31 - 1);
   assert.equal(parseDuration('24d'), MAX_DURATION_MS);
 });
+
+test('IPVS timeouts (kept by the kernel, no Node timer) go to keepalived\'s 31 days, and no further', () => {
+  const ipvs = (v: string): string => `node:\n  name: lb1\nipvs:\n  timeouts:\n    tcp: ${v}\n`;
+  const ok = loadConfigText(ipvs('31d'), 'lvsd.yaml');
+  assert.ok(ok.ok, ok.ok ? '' : ok.errors.map(formatError).join('\n'));
+  assert.equal(ok.config.ipvs.timeouts.tcpMs, 31 * 86_400_000);
+  const bad = loadConfigText(ipvs('2678401'), 'lvsd.yaml');
+  assert.ok(!bad.ok);
+  assert.deepEqual(bad.errors.map(formatError).map((e) => e.replace(/, got .*$/, '')), ['lvsd.yaml:5:10: ipvs.timeouts.tcp: must be a duration like "250ms", "1s", "1.5s", "2m" or a number of seconds, at most 31d']);
+  const persistent = (v: string): string => `node:\n  name: lb1\nvirtualServers:\n  - name: web\n    address: 192.0.2.1\n    port: 80\n    persistence:\n      timeout: ${v}\n    realServers:\n      - address: 10.0.0.1\n`;
+  assert.ok(loadConfigText(persistent('31d'), 'lvsd.yaml').ok);
+  assert.ok(!loadConfigText(persistent('32d'), 'lvsd.yaml').ok);
+});
