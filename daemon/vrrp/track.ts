@@ -1,8 +1,8 @@
 // vrrp_script and track_file, run on the main thread; results go to the VRRP engine process as messages.
 import { execFile } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { trackFileValue } from '../health/checkers/file-value.js';
+import { trackFileHead } from '../health/checkers/file-head.js';
 import { delimiter, join } from 'node:path';
 import { splitCommand } from './notify.js';
 import type { TrackScriptOptions } from './options.js';
@@ -119,14 +119,8 @@ export class FileTracker {
       // One read at a time: a slow read finishing after a newer one would put the older value back.
       if (reading) return;
       reading = true;
-      let v: number | undefined = 0;
-      try {
-        v = trackFileValue(await readFile(this.path, 'utf8'));
-      } catch {
-        v = 0;
-      } finally {
-        reading = false;
-      }
+      const v = trackFileValue(await trackFileHead(this.path));
+      reading = false;
       if (v !== undefined && v !== this.last) {
         this.last = v;
         this.onChange(this.path, v);

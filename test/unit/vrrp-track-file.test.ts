@@ -2,10 +2,12 @@
 // a missing file is 0, a number out of range is ignored and the last value stays.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileTracker } from '../../daemon/vrrp/track.js';
+import { trackFileHead } from '../../daemon/health/checkers/file-head.js';
 
 test('track_file values: hex, octal, garbage, a missing file, and an out-of-range number kept out', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'lvsd-trackfile-'));
@@ -38,6 +40,30 @@ test('track_file values: hex, octal, garbage, a missing file, and an out-of-rang
     await next(null, [16, 8, -3, 0, 7, 0]);
   } finally {
     tracker.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a track_file that is a FIFO with no writer, /dev/zero or a huge file is read as keepalived reads it: 127 bytes, never waiting', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lvsd-trackfile-'));
+  const fifo = join(dir, 'fifo');
+  execFileSync('mkfifo', [fifo]);
+  const seen: number[] = [];
+  const tracker = new FileTracker(fifo, (_p, v) => seen.push(v), 10);
+  try {
+    tracker.start();
+    const end = Date.now() + 2000;
+    while (seen.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    // a blocking open would still be waiting for a writer (and hold a libuv thread with it)
+    assert.deepEqual(seen, [0]);
+    assert.equal(await trackFileHead('/dev/zero'), '\0'.repeat(127));
+    const big = join(dir, 'big');
+    writeFileSync(big, `42${' '.repeat(8 * 1024 * 1024)}`);
+    assert.equal(await trackFileHead(big), `42${' '.repeat(125)}`);
+  } finally {
+    tracker.stop();
+    // should a read still wait on the FIFO, a writer lets it go, so the test ends either way
+    closeSync(openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK));
     rmSync(dir, { recursive: true, force: true });
   }
 });

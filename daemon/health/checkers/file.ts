@@ -3,11 +3,11 @@
 // (fs.watch: inotify) so a write, a rename into place or a removal asks for a check at once, as
 // keepalived's inotify does; a file that cannot be read counts as 0, as keepalived treats a missing one.
 import { watch, type FSWatcher } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { FileCheckOptions } from '../options.js';
 import { fail, type CheckVerdict } from '../types.js';
 import { fileVerdict, trackFileValue } from './file-value.js';
+import { trackFileHead } from './file-head.js';
 import type { Probe } from './probe.js';
 
 export function fileProbe(o: FileCheckOptions): Probe {
@@ -17,7 +17,7 @@ export function fileProbe(o: FileCheckOptions): Probe {
   // keepalived keeps its last value when the content is out of range; so does each probe.
   let last = 0;
   const probe: Probe = async (signal) => {
-    const content = await head(o.path);
+    const content = await trackFileHead(o.path);
     if (signal.aborted) return fail('timeout', `${o.path}: not read in time`);
     const read = trackFileValue(content);
     if (read !== undefined) last = read;
@@ -49,20 +49,4 @@ function watchFile(path: string, changed: () => void): () => void {
   return () => {
     w?.close();
   };
-}
-
-/** The file's first 127 bytes, as keepalived reads them; undefined when it cannot be read. */
-async function head(path: string): Promise<string | undefined> {
-  try {
-    const fh = await open(path, 'r');
-    try {
-      const buf = Buffer.alloc(127);
-      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-      return buf.toString('latin1', 0, bytesRead);
-    } finally {
-      await fh.close();
-    }
-  } catch {
-    return undefined;
-  }
 }
