@@ -83,3 +83,30 @@ export function usageOf(pids: number[]): Usage {
   }
   return sum;
 }
+
+/** Run nanoseconds of each thread ("pid/tid") of the processes. */
+export function runByThread(pids: number[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const pid of pids) {
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const t of tasks) out.set(`${pid}/${t}`, parseSchedstat(readOr(`/proc/${pid}/task/${t}/schedstat`)).runNs);
+  }
+  return out;
+}
+
+/**
+ * The busiest threads' shares of a round's CPU, largest first (those with ≥ 5 % of it). Why: two relay
+ * threads that accept on one socket need not share the connections (issue #19 found 63 of 64 on one);
+ * the thread that carries them is where the waiting for a CPU lands.
+ */
+export function threadShares(before: Map<string, number>, after: Map<string, number>): number[] {
+  const deltas = [...after].map(([k, v]) => Math.max(0, v - (before.get(k) ?? 0)));
+  const total = deltas.reduce((a, b) => a + b, 0);
+  if (total === 0) return [];
+  return deltas.map((d) => d / total).filter((s) => s >= 0.05).sort((a, b) => b - a);
+}

@@ -2,7 +2,7 @@
 // two readings into CPU per request, cores and the share of the round spent waiting for a CPU.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseSchedstat, processTree, roundCost, usageOf } from '../../bench/proc-usage.js';
+import { parseSchedstat, processTree, roundCost, threadShares, usageOf } from '../../bench/proc-usage.js';
 
 test('parseSchedstat: run and wait nanoseconds; an unreadable line is zeros', () => {
   assert.deepEqual(parseSchedstat('123456789 987654321 4242\n'), { runNs: 123456789, waitNs: 987654321 });
@@ -36,4 +36,12 @@ test('usageOf and processTree read this process: its threads ran, a child is fou
   } finally {
     child.kill();
   }
+});
+
+test('threadShares: each busy thread\'s share of the round, largest first; idle ones and new ones', () => {
+  const before = new Map([['1/1', 100], ['1/2', 0], ['2/2', 50]]);
+  const after = new Map([['1/1', 400], ['1/2', 1], ['2/2', 50], ['3/3', 100]]);
+  // deltas 300, 1, 0, 100 of 401: 0.748, 0.249; the 1 ns thread is under 5 %
+  assert.deepEqual(threadShares(before, after).map((s) => s.toFixed(3)), ['0.748', '0.249']);
+  assert.deepEqual(threadShares(before, before), []);
 });
