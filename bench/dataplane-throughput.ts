@@ -60,6 +60,7 @@ interface Figure extends WrkResult {
   usPer?: number;
   cores?: number;
   waited?: number;
+  usWaitPerRun?: number;
 }
 interface Row {
   keep: Figure;
@@ -70,12 +71,12 @@ function combine(rs: Round[]): Figure {
   const f: Figure = { rps: median(rs.map((r) => r.rps)), p99ms: median(rs.map((r) => r.p99ms)), errors: rs.reduce((n, r) => n + r.errors, 0) };
   const costs = rs.flatMap((r) => (r.cost === undefined ? [] : [r.cost]));
   if (costs.length === 0) return f;
-  return { ...f, usPer: median(costs.map((c) => c.usPer)), cores: median(costs.map((c) => c.cores)), waited: median(costs.map((c) => c.waited)) };
+  return { ...f, usPer: median(costs.map((c) => c.usPer)), cores: median(costs.map((c) => c.cores)), waited: median(costs.map((c) => c.waited)), usWaitPerRun: median(costs.map((c) => c.usWaitPerRun)) };
 }
 
 function costText(f: Figure, per: string): string {
   if (f.usPer === undefined) return '';
-  return ` CPU ${f.usPer.toFixed(1)} µs/${per} (${(f.cores ?? NaN).toFixed(2)} cores, waited ${((f.waited ?? NaN) * 100).toFixed(0)} %)`;
+  return ` CPU ${f.usPer.toFixed(1)} µs/${per} (${(f.cores ?? NaN).toFixed(2)} cores, waited ${((f.waited ?? NaN) * 100).toFixed(0)} %, ${(f.usWaitPerRun ?? NaN).toFixed(0)} µs a wake-up)`;
 }
 
 function loadavg(): string {
@@ -118,7 +119,7 @@ async function wrk(lab: DataplaneLab, name: string, url: string, conns: number, 
   const out: Round = procs.length === 0 ? { ...r, round } : { ...r, round, cost: roundCost(u0, u1, elapsed, r.rps * SECONDS), queue: q, shares };
   if (PROBE && procs.length > 0) {
     console.log(`  probe round ${round + 1} ${what}: ${r.rps.toFixed(0)}/s p99 ${r.p99ms.toFixed(1)} ms; accept queue max ${q?.max ?? NaN} mean ${(q?.mean ?? NaN).toFixed(2)} ` +
-      `(${q?.samples ?? 0} samples); threads' shares of its CPU ${(shares ?? []).map((x) => (x * 100).toFixed(0) + ' %').join(' / ')}`);
+      `(${q?.samples ?? 0} samples); waited ${(out.cost?.usWaitPerRun ?? NaN).toFixed(0)} µs for a CPU per wake-up; threads' shares of its CPU ${(shares ?? []).map((x) => (x * 100).toFixed(0) + ' %').join(' / ')}`);
   }
   return out;
 }
