@@ -15,11 +15,16 @@
 // waited for a CPU. On two shared cores the rate at 1,000 connections is mostly the CPU share a proxy was
 // given (issue #19: both proxies waited for a CPU 60–75 % of a round); CPU per request is its own cost.
 // nft reprogramming has its own benchmark, nft-change.ts.
+// p99 is also compared round by round: each round runs every setup back to back, so a proxy's p99 and
+// HAProxy's from the same round saw the same machine; the bench prints each round's pair and in how many
+// the proxy's was lower (issue #19: one round's p99 swings 2× with the load, a median of three says little).
+// BENCH_PROBE=1 adds, per round, the accept queue of the proxy's listener (bench/listen-queue.ts) and its
+// busiest threads' shares of its CPU.
 // Prints figures and ratios; never fails on a timing. Every wrk round is bounded (wrk-round.ts): one that
 // hangs is killed and counted as failed, its setup's figure is the median of the rounds that worked, and
 // a round that went wrong prints the lab's conntrack, redirect and client-port counters beside it.
 //
-//   node dist/bench/dataplane-throughput.js   (BENCH_SECONDS=10 BENCH_REPEATS=3 BENCH_CONNECTIONS=64,1000
+//   node dist/bench/dataplane-throughput.js   (BENCH_SECONDS=10 BENCH_REPEATS=3 BENCH_CONNECTIONS=64,1000 BENCH_PROBE=1
 //                                              BENCH_NFT_SERVICES=1: the nftables table's size, the measured service last)
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,13 +34,15 @@ import { waitForPort } from '../test/support/nginx.js';
 import { removeStaleNamespaces } from '../test/support/netns.js';
 import { createNftablesDataplane } from '../daemon/dataplane/nftables/shards.js';
 import type { ServiceSpec } from '../daemon/dataplane/types.js';
-import { describeState, labState, labTrouble, wrkRound, type WrkResult } from './wrk-round.js';
-import { processTree, roundCost, usageOf, type RoundCost } from './proc-usage.js';
+import { describeState, labState, labTrouble, pairedP99, wrkRound, type WrkResult } from './wrk-round.js';
+import { processTree, roundCost, runByThread, threadShares, usageOf, type RoundCost } from './proc-usage.js';
+import { sampleAcceptQueue, type QueueSample } from './listen-queue.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const CONNS = (process.env.BENCH_CONNECTIONS ?? '64,1000').split(',').map(Number);
 const NFT_SERVICES = Number(process.env.BENCH_NFT_SERVICES ?? 1);
+const PROBE = process.env.BENCH_PROBE === '1';
 const ONLY = (process.env.BENCH_ONLY ?? 'direct,nftables,userspace,userspace-1,userspace-threads,userspace-handles,haproxy').split(',');
 const USERSPACE_PORT = 8000;
 const USERSPACE1_PORT = 8002;
@@ -53,6 +60,7 @@ interface Figure extends WrkResult {
   usPer?: number;
   cores?: number;
   waited?: number;
+  usWaitPerRun?: number;
 }
 interface Row {
   keep: Figure;
@@ -63,12 +71,12 @@ function combine(rs: Round[]): Figure {
   const f: Figure = { rps: median(rs.map((r) => r.rps)), p99ms: median(rs.map((r) => r.p99ms)), errors: rs.reduce((n, r) => n + r.errors, 0) };
   const costs = rs.flatMap((r) => (r.cost === undefined ? [] : [r.cost]));
   if (costs.length === 0) return f;
-  return { ...f, usPer: median(costs.map((c) => c.usPer)), cores: median(costs.map((c) => c.cores)), waited: median(costs.map((c) => c.waited)) };
+  return { ...f, usPer: median(costs.map((c) => c.usPer)), cores: median(costs.map((c) => c.cores)), waited: median(costs.map((c) => c.waited)), usWaitPerRun: median(costs.map((c) => c.usWaitPerRun)) };
 }
 
 function costText(f: Figure, per: string): string {
   if (f.usPer === undefined) return '';
-  return ` CPU ${f.usPer.toFixed(1)} µs/${per} (${(f.cores ?? NaN).toFixed(2)} cores, waited ${((f.waited ?? NaN) * 100).toFixed(0)} %)`;
+  return ` CPU ${f.usPer.toFixed(1)} µs/${per} (${(f.cores ?? NaN).toFixed(2)} cores, waited ${((f.waited ?? NaN) * 100).toFixed(0)} %, ${(f.usWaitPerRun ?? NaN).toFixed(0)} µs a wake-up)`;
 }
 
 function loadavg(): string {
@@ -81,20 +89,24 @@ function range(rs: Round[], f: (r: Round) => number, digits: number): string {
   return xs.length === 0 ? '—' : `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
 }
 
-/** A round that worked, with what the proxy spent on it (when the setup is a proxy). */
-type Round = WrkResult & { cost?: RoundCost };
+/** A round that worked (its index in the run), with what the proxy spent on it (when the setup is a proxy). */
+type Round = WrkResult & { round: number; cost?: RoundCost; queue?: QueueSample; shares?: number[] };
 
 /** One bounded round; undefined when it failed (said on stdout with the lab's counters). */
-async function wrk(lab: DataplaneLab, name: string, url: string, conns: number, close: boolean, pids: number[]): Promise<Round | undefined> {
+async function wrk(lab: DataplaneLab, name: string, url: string, conns: number, close: boolean, pids: number[], round: number): Promise<Round | undefined> {
   // --timeout: a response slower than this counts as a timeout error instead of stretching the latency tail.
   const args = ['-t2', `-c${conns}`, `-d${SECONDS}s`, '--timeout', '5s', '--latency', ...(close ? ['-H', 'Connection: close'] : []), url];
   const before = await labState(lab.director, lab.client);
   const procs = pids.flatMap(processTree);
   const u0 = usageOf(procs);
+  const threads0 = PROBE ? runByThread(procs) : undefined;
+  const queue = PROBE && procs.length > 0 ? sampleAcceptQueue(procs[0] ?? 0, Number(new URL(url).port || 80)) : undefined;
   const t0 = performance.now();
   const r = await wrkRound(lab.client, args, SECONDS);
   const elapsed = performance.now() - t0;
   const u1 = usageOf(procs);
+  const q = queue?.stop();
+  const shares = threads0 === undefined ? undefined : threadShares(threads0, runByThread(procs));
   const after = await labState(lab.director, lab.client);
   const trouble = labTrouble(before, after);
   const what = `${name} c${conns} ${close ? 'new connections' : 'keepalive'}`;
@@ -104,7 +116,12 @@ async function wrk(lab: DataplaneLab, name: string, url: string, conns: number, 
   }
   if (trouble.length > 0) console.log(`  round ${what} (${r.rps.toFixed(0)}/s): ${trouble.join('; ')}`);
   // wrk's rate is over its -d seconds; the CPU is over the round's wall time (start and end included).
-  return procs.length === 0 ? r : { ...r, cost: roundCost(u0, u1, elapsed, r.rps * SECONDS) };
+  const out: Round = procs.length === 0 ? { ...r, round } : { ...r, round, cost: roundCost(u0, u1, elapsed, r.rps * SECONDS), queue: q, shares };
+  if (PROBE && procs.length > 0) {
+    console.log(`  probe round ${round + 1} ${what}: ${r.rps.toFixed(0)}/s p99 ${r.p99ms.toFixed(1)} ms; accept queue max ${q?.max ?? NaN} mean ${(q?.mean ?? NaN).toFixed(2)} ` +
+      `(${q?.samples ?? 0} samples); waited ${(out.cost?.usWaitPerRun ?? NaN).toFixed(0)} µs for a CPU per wake-up; threads' shares of its CPU ${(shares ?? []).map((x) => (x * 100).toFixed(0) + ' %').join(' / ')}`);
+  }
+  return out;
 }
 
 function service(lab: DataplaneLab, port: number): ServiceSpec {
@@ -175,8 +192,8 @@ ${lab.rs4.map((a, i) => `  server rs${i + 1} ${a}:80`).join('\n')}
         for (const [name, url, pids] of targets) {
           if (!ONLY.includes(name)) continue;
           const s = samples.get(name) ?? { keep: [], close: [], failed: 0 };
-          const keep = await wrk(lab, name, url, conns, false, pids);
-          const close = await wrk(lab, name, url, conns, true, pids);
+          const keep = await wrk(lab, name, url, conns, false, pids, round);
+          const close = await wrk(lab, name, url, conns, true, pids, round);
           if (keep === undefined) s.failed++;
           else s.keep.push(keep);
           if (close === undefined) s.failed++;
@@ -204,6 +221,13 @@ ${lab.rs4.map((a, i) => `  server rs${i + 1} ${a}:80`).join('\n')}
             ? `; CPU per request ${(x.keep.usPer / y.keep.usPer).toFixed(2)}×, per connection ${(x.close.usPer / y.close.usPer).toFixed(2)}×` : '');
         console.log(line);
         summary.push(line);
+        if (b !== 'haproxy') continue;
+        const sa = samples.get(a);
+        const sb = samples.get(b);
+        if (sa === undefined || sb === undefined) continue;
+        const paired = `${a} / ${b} at c${conns}, p99 round by round: keepalive ${pairedP99(sa.keep, sb.keep)}; new connections ${pairedP99(sa.close, sb.close)}`;
+        console.log(paired);
+        summary.push(paired);
       }
     }
     if (CONNS.length > 1) {

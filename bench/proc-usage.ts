@@ -12,12 +12,15 @@ import { readFileSync, readdirSync } from 'node:fs';
 export interface Usage {
   runNs: number;
   waitNs: number;
+  /** Times put on a CPU (schedstat's third field). */
+  slices: number;
 }
 
-/** The first two fields of a schedstat line (run ns, wait ns); zeros when unreadable. */
+/** A schedstat line (run ns, wait ns, times run); zeros when unreadable. */
 export function parseSchedstat(line: string): Usage {
-  const [run, wait] = line.trim().split(/\s+/).map(Number);
-  return { runNs: Number.isFinite(run) ? (run ?? 0) : 0, waitNs: Number.isFinite(wait) ? (wait ?? 0) : 0 };
+  const [run, wait, slices] = line.trim().split(/\s+/).map(Number);
+  const num = (x: number | undefined): number => (Number.isFinite(x) ? (x ?? 0) : 0);
+  return { runNs: num(run), waitNs: num(wait), slices: num(slices) };
 }
 
 export interface RoundCost {
@@ -27,6 +30,8 @@ export interface RoundCost {
   usPer: number;
   /** Of the time its threads wanted a CPU, the share they waited for one (0–1). */
   waited: number;
+  /** Mean µs waited for a CPU each time a thread was put on one: how long a woken proxy sits runnable. */
+  usWaitPerRun: number;
 }
 
 /** The cost of a round from usage before and after, its length and what it served. */
@@ -37,6 +42,7 @@ export function roundCost(before: Usage, after: Usage, elapsedMs: number, served
     cores: elapsedMs > 0 ? run / (elapsedMs * 1e6) : NaN,
     usPer: served > 0 ? run / 1000 / served : NaN,
     waited: run + wait > 0 ? wait / (run + wait) : NaN,
+    usWaitPerRun: after.slices > before.slices ? wait / 1000 / (after.slices - before.slices) : NaN,
   };
 }
 
@@ -67,7 +73,7 @@ export function processTree(pid: number): number[] {
 
 /** Run and wait time of every thread of the processes (a thread that exited is not counted). */
 export function usageOf(pids: number[]): Usage {
-  const sum: Usage = { runNs: 0, waitNs: 0 };
+  const sum: Usage = { runNs: 0, waitNs: 0, slices: 0 };
   for (const pid of pids) {
     let tasks: string[] = [];
     try {
@@ -79,7 +85,35 @@ export function usageOf(pids: number[]): Usage {
       const u = parseSchedstat(readOr(`/proc/${pid}/task/${t}/schedstat`));
       sum.runNs += u.runNs;
       sum.waitNs += u.waitNs;
+      sum.slices += u.slices;
     }
   }
   return sum;
+}
+
+/** Run nanoseconds of each thread ("pid/tid") of the processes. */
+export function runByThread(pids: number[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const pid of pids) {
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const t of tasks) out.set(`${pid}/${t}`, parseSchedstat(readOr(`/proc/${pid}/task/${t}/schedstat`)).runNs);
+  }
+  return out;
+}
+
+/**
+ * The busiest threads' shares of a round's CPU, largest first (those with ≥ 5 % of it). Why: two relay
+ * threads that accept on one socket need not share the connections (issue #19 found 63 of 64 on one);
+ * the thread that carries them is where the waiting for a CPU lands.
+ */
+export function threadShares(before: Map<string, number>, after: Map<string, number>): number[] {
+  const deltas = [...after].map(([k, v]) => Math.max(0, v - (before.get(k) ?? 0)));
+  const total = deltas.reduce((a, b) => a + b, 0);
+  if (total === 0) return [];
+  return deltas.map((d) => d / total).filter((s) => s >= 0.05).sort((a, b) => b - a);
 }

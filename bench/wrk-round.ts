@@ -28,6 +28,20 @@ export function parseWrk(out: string): WrkResult {
   return { rps, p99ms, errors };
 }
 
+/**
+ * p99 of a proxy against the anchor's from the same round (ms), and in how many rounds the proxy's was
+ * lower; a round where either failed is left out. Why per round: each round runs the setups back to back,
+ * so a pair saw the same machine, while one round's p99 swings 2× with the load (issue #19).
+ */
+export function pairedP99(xs: { round: number; p99ms: number }[], ys: { round: number; p99ms: number }[]): string {
+  const pairs = xs.flatMap((x) => {
+    const y = ys.find((r) => r.round === x.round);
+    return y === undefined ? [] : [[x.p99ms, y.p99ms] as const];
+  });
+  const lower = pairs.filter(([x, y]) => x < y).length;
+  return `${pairs.map(([x, y]) => `${x.toFixed(1)}/${y.toFixed(1)}`).join(', ')} ms — lower in ${lower} of ${pairs.length}`;
+}
+
 function outcome(out: string, err: string, exit: number | string | undefined, durationS: number, graceMs: number): WrkOutcome {
   if (exit === undefined) return { ok: false, reason: `wrk still running ${(durationS + graceMs / 1000).toFixed(0)} s after a ${durationS} s round; killed` };
   if (exit !== 0) return { ok: false, reason: `wrk exited ${String(exit)}: ${err.trim().slice(0, 200)}` };
@@ -77,6 +91,12 @@ export interface LabState {
   redirectedRoutes: string[];
   clientTimeWait: number;
   clientPorts: number;
+  /** Director: handshakes completed into a full accept queue, and SYNs dropped at a listener (TcpExt). */
+  listenOverflows: number;
+  listenDrops: number;
+  /** Client: SYNs sent again (TcpExt TCPSynRetrans). A lost SYN costs a 1 s retransmit; wrk's latency does
+   *  not see it (it times a request from its first write, after the handshake), its rate does. */
+  synRetrans: number;
 }
 
 function sumStat(text: string, key: string): number {
@@ -85,7 +105,8 @@ function sumStat(text: string, key: string): number {
   return n;
 }
 
-function snmpField(snmp: string, proto: string, field: string): number {
+/** A field of /proc/net/snmp or /proc/net/netstat (a header line and a value line per prefix). */
+export function snmpField(snmp: string, proto: string, field: string): number {
   const lines = snmp.split('\n').filter((l) => l.startsWith(`${proto}:`));
   const names = lines[0]?.split(/\s+/) ?? [];
   const values = lines[1]?.split(/\s+/) ?? [];
@@ -100,13 +121,15 @@ export function redirected(cache: string): string[] {
 }
 
 export async function labState(director: Netns, client: Netns): Promise<LabState> {
-  const [ct, stats, snmp, routes, tw, range] = await Promise.all([
+  const [ct, stats, snmp, routes, tw, range, dirExt, clientExt] = await Promise.all([
     director.sh('cat /proc/sys/net/netfilter/nf_conntrack_count /proc/sys/net/netfilter/nf_conntrack_max'),
     director.sh('conntrack -S'),
     director.exec('cat', ['/proc/net/snmp']),
     client.sh('ip -4 route show cache'),
     client.sh('ss -Htan state time-wait | wc -l'),
     client.exec('cat', ['/proc/sys/net/ipv4/ip_local_port_range']),
+    director.exec('cat', ['/proc/net/netstat']),
+    client.exec('cat', ['/proc/net/netstat']),
   ]);
   const [count = NaN, max = NaN] = ct.stdout.trim().split(/\s+/).map(Number);
   const [lo = 0, hi = 0] = range.stdout.trim().split(/\s+/).map(Number);
@@ -120,6 +143,9 @@ export async function labState(director: Netns, client: Netns): Promise<LabState
     redirectedRoutes: redirected(routes.stdout),
     clientTimeWait: Number(tw.stdout.trim()),
     clientPorts: hi - lo + 1,
+    listenOverflows: snmpField(dirExt.stdout, 'TcpExt', 'ListenOverflows'),
+    listenDrops: snmpField(dirExt.stdout, 'TcpExt', 'ListenDrops'),
+    synRetrans: snmpField(clientExt.stdout, 'TcpExt', 'TCPSynRetrans'),
   };
 }
 
@@ -133,6 +159,9 @@ export function labTrouble(before: LabState, after: LabState): string[] {
   if (after.redirectedRoutes.length > 0) out.push(`client routes learnt from redirects: ${after.redirectedRoutes.join(', ')}`);
   if (after.conntrack > 0.9 * after.conntrackMax) out.push(`conntrack table ${after.conntrack}/${after.conntrackMax}`);
   if (after.clientTimeWait > 0.5 * after.clientPorts) out.push(`client ports in TIME_WAIT ${after.clientTimeWait}/${after.clientPorts}`);
+  if (after.listenOverflows > before.listenOverflows) out.push(`${after.listenOverflows - before.listenOverflows} handshakes found the director's accept queue full`);
+  if (after.listenDrops > before.listenDrops) out.push(`${after.listenDrops - before.listenDrops} SYNs dropped at the director's listeners`);
+  if (after.synRetrans > before.synRetrans) out.push(`client sent ${after.synRetrans - before.synRetrans} SYNs again (1 s each, outside wrk's latency)`);
   return out;
 }
 
