@@ -19,6 +19,10 @@
 // transaction per shard, and a change is written in its own shard's table, which is what the kernel validates.
 // The ratios printed are full program / (nft -f), change / (nft 1 element) and each size's change / the
 // 100-service change (the issue asks that a change not grow with the table).
+// Last, the wrr change split by who pays: its netlink transaction (the kernel, and the pipe to the worker that
+// sends it), of which the floor — one data-map element, which validates nothing: what any commit costs in a
+// namespace of that many chains, since the commit visits every chain of every table (nft-chain-walk.ts) —
+// and the rest of apply() (lvsd: modelling, planning, encoding; its CPU beside it).
 //
 //   node dist/bench/nft-change.js          (BENCH_NFT_SIZES=100,1000,5000  BENCH_NFT_ROUNDS=21)
 import { fileURLToPath } from 'node:url';
@@ -29,7 +33,7 @@ import { Topology } from '../test/support/netns.js';
 import { removeStaleNamespaces } from '../test/support/netns.js';
 import { createNftablesDataplane, SHARD_SIZE, shardIndex } from '../daemon/dataplane/nftables/shards.js';
 import { NftShell } from '../daemon/dataplane/nftables/nft-shell.js';
-import { sameService, tableModel } from '../daemon/dataplane/nftables/model.js';
+import { sameService, slotChainName, tableModel } from '../daemon/dataplane/nftables/model.js';
 import { fullCommands, planPhases, planUpdate } from '../daemon/dataplane/nftables/render.js';
 import { nftText } from '../daemon/dataplane/nftables/nft-text.js';
 import { fastChanges } from '../daemon/dataplane/nftables/fast-path.js';
@@ -133,6 +137,8 @@ interface Row {
   oneElement: number;
   netlink: number;
   netlinkData: number;
+  /** Chains in the namespace (every shard) while the transactions above were timed. */
+  chains: number;
 }
 
 async function measure(ns: string, exec: (cmd: string, args: string[]) => Promise<string>, size: number): Promise<Row> {
@@ -247,20 +253,23 @@ async function measure(ns: string, exec: (cmd: string, args: string[]) => Promis
   const thereLive = planUpdate(liveA, b, sameService);
   const there = planPhases(thereLive).map(nftText);
   const back = planPhases(planUpdate({ ...b, live: thereLive.live }, a, sameService)).map(nftText);
-  const raw = median(await timed(ROUNDS, async (i) => {
+  // An even number: there and back, so that the first service's live slot chain is side a again (below).
+  const raw = median(await timed(ROUNDS - (ROUNDS % 2), async (i) => {
     for (const t of i % 2 === 0 ? there : back) await shell.apply(t);
   }));
   const roundTrip = median(await timed(ROUNDS, () => shell.apply('')));
-  const chain = [...a.services.keys()][0] ?? '';
+  // A chain the vmap may go to: the first service's live slot chain (it has one in every layout since stop 28).
+  const chain = slotChainName([...a.services.keys()][0] ?? '', 'a');
   const elem = (verb: 'add' | 'delete'): string => nftText([{ [verb]: { element: { family: 'inet', table: TABLE, name: 'svc4',
     elem: verb === 'add' ? [[{ concat: ['10.250.0.2', 'tcp', 80] }, { goto: { target: chain } }]] : [{ concat: ['10.250.0.2', 'tcp', 80] }] } } }]);
   const oneElement = median(await timed(ROUNDS, (i) => shell.apply(elem(i % 2 === 0 ? 'add' : 'delete'))));
   await shell.close();
   const floor = JSON.parse(await exec('node', [join(here, 'nft-netlink-floor.js'), TABLE, chain, String(ROUNDS), 'vmap'])) as { medianMs: number };
+  const chains = (JSON.parse(await exec('nft', ['-j', 'list', 'chains', 'inet'])) as { nftables: { chain?: unknown }[] }).nftables.filter((o) => o.chain !== undefined).length;
   await exec('nft', ['add', 'map', 'inet', TABLE, 'probe4', '{ type mark : ipv4_addr; }']);
   const dataFloor = JSON.parse(await exec('node', [join(here, 'nft-netlink-floor.js'), TABLE, chain, String(ROUNDS), 'data'])) as { medianMs: number };
   await dropAll(exec);
-  return { size, full, nftFile, shChange, shChangeCpu, shBatch, shBatchOps: shFwd.length, changeCpu, walk, walkCpu, changeFresh, changeFreshCpu, director, directorCpu, directorWalk, directorWalkCpu, directorFresh, directorFreshCpu, again, change, raw, batch, batchOps: fastThere.length, roundTrip, oneElement, netlink: floor.medianMs, netlinkData: dataFloor.medianMs };
+  return { size, full, nftFile, shChange, shChangeCpu, shBatch, shBatchOps: shFwd.length, changeCpu, walk, walkCpu, changeFresh, changeFreshCpu, director, directorCpu, directorWalk, directorWalkCpu, directorFresh, directorFreshCpu, again, change, raw, batch, batchOps: fastThere.length, roundTrip, oneElement, netlink: floor.medianMs, netlinkData: dataFloor.medianMs, chains };
 }
 
 async function main(): Promise<void> {
@@ -286,6 +295,15 @@ async function main(): Promise<void> {
         `director's pass with its memo / afresh ${(r.director / r.directorFresh).toFixed(2)}×; ` +
         `netlink transaction / (nft 1 element) ${(r.batch / r.oneElement).toFixed(3)}×; ` +
         `nft 1 element / netlink 1 element ${(r.oneElement / r.netlink).toFixed(0)}×`);
+    }
+    for (const r of rows) {
+      // Who pays for the wrr change: the kernel's floor (any commit among this many chains), the rest of its
+      // transaction (validating shard 0, the elements, the new rule; the pipe), and lvsd (apply() minus the transaction).
+      const own = r.batch - r.netlinkData;
+      const lvsd = r.change - r.batch;
+      const x = (v: number, b: number | undefined): string => (b === undefined ? '?' : `${(v / b).toFixed(1)}×`);
+      console.log(`S=${r.size} (${r.chains} chains): wrr change ${r.change.toFixed(2)} ms = its transaction ${r.batch.toFixed(2)} ms [the kernel's floor among ${r.chains} chains ${r.netlinkData.toFixed(2)} ms + the rest ${own.toFixed(2)} ms] + lvsd ${lvsd.toFixed(2)} ms (CPU ${r.changeCpu.toFixed(2)} ms); ` +
+        `/ S=${base?.size ?? '?'}: change ${x(r.change, base?.change)}, floor ${x(r.netlinkData, base?.netlinkData)}, the rest of the transaction ${x(own, base === undefined ? undefined : base.batch - base.netlinkData)}, lvsd ${x(lvsd, base === undefined ? undefined : base.change - base.batch)} (CPU ${x(r.changeCpu, base?.changeCpu)}); the change less the floor ${(r.change - r.netlinkData).toFixed(2)} ms, ${x(r.change - r.netlinkData, base === undefined ? undefined : base.change - base.netlinkData)}`);
     }
   } finally {
     topo.destroy();

@@ -7,6 +7,8 @@ import { createDataplaneLab, holdConnection, probe, startLoad, UDP_PORT, VIP4, V
 import type { NftablesDataplane } from '../../daemon/dataplane/nftables/backend.js';
 import { createNftablesDataplane } from '../../daemon/dataplane/nftables/shards.js';
 import { createNftablesTable } from '../../daemon/dataplane/nftables/backend.js';
+import { tableModel } from '../../daemon/dataplane/nftables/model.js';
+import { fullText } from '../../daemon/dataplane/nftables/nft-text.js';
 import type { ChangedServices, DesiredTable, RealServerSpec, ServiceSpec } from '../../daemon/dataplane/types.js';
 
 let lab: DataplaneLab;
@@ -126,6 +128,108 @@ test('50 applies under continuous load: zero failed requests', async (t) => {
     // Not one: a map lookup that misses during a commit sends the SYN to the director, which refuses it
     // (render.ts: why a change is staged, switched and retired in three transactions).
     assert.equal(r.failed, 0, `failed ${r.failed} of ${r.sent}: ${JSON.stringify(r.errors)}`);
+  }
+});
+
+/**
+ * Counts the SYNs to the VIP's port 80 that leave the director's nat prerouting hooks un-NATed (a table of
+ * its own, a filter chain just after dstnat): a vmap or slot-map lookup that missed during a commit. Such a
+ * SYN goes on to the director itself, which refuses it.
+ */
+function strayCounter(): { read: () => number; drop: () => void } {
+  const nft = (...args: string[]): string => execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', ...args]).toString();
+  execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', '-f', '-'], {
+    input: `add table inet lvsdstray\nadd counter inet lvsdstray missed\nadd chain inet lvsdstray after { type filter hook prerouting priority -99; policy accept; }\n` +
+      `add rule inet lvsdstray after ip daddr ${VIP4} tcp dport 80 tcp flags & (syn | ack) == syn counter name missed\n`,
+  });
+  return {
+    read: () => {
+      const doc = JSON.parse(nft('-j', 'list', 'counter', 'inet', 'lvsdstray', 'missed')) as { nftables: { counter?: { packets: number } }[] };
+      return doc.nftables.find((o) => o.counter !== undefined)?.counter?.packets ?? -1;
+    },
+    drop: () => { nft('delete', 'table', 'inet', 'lvsdstray'); },
+  };
+}
+
+test('300 switches under load (rr ↔ sh: stage, vmap element replaced, retire): no SYN misses, zero failed requests', async (t) => {
+  // Each apply is nft's three transactions; the switch deletes and adds the service's vmap element in one.
+  const sw = createNftablesDataplane({ netns: lab.director.name, driftCheckIntervalMs: 3_600_000 });
+  const stray = strayCounter();
+  try {
+    await sw.apply(table(http4([1, 1, 1], 'rr')));
+    const load = await startLoad(lab.client, `http://${VIP4}/`, ['--concurrency', '12']);
+    let ops = 0;
+    try {
+      for (let i = 0; i < 300; i++) {
+        ops += (await sw.apply(table(http4([1, 1, 1], i % 2 === 0 ? 'sh' : 'rr')))).operations;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    } finally {
+      const r = await load.stop();
+      const missed = stray.read();
+      t.diagnostic(`300 switches under load: sent ${r.sent}, failed ${r.failed}, SYNs un-NATed ${missed}, nft commands ${ops}`);
+      assert.ok(r.ok > 500, `only ${r.ok} requests went through`);
+      assert.equal(missed, 0, 'a SYN fell through the nat hooks during a switch');
+      assert.equal(r.failed, 0, `failed ${r.failed} of ${r.sent}: ${JSON.stringify(r.errors)}`);
+    }
+    assert.deepEqual(await sw.checkDrift(), []);
+    // The counter counts what it should: with no real server the SYNs fall through (and are refused).
+    await sw.apply(table(http4([0, 0, 0], 'rr')));
+    const refused = await probe(lab.client, `http://${VIP4}/`, ['--count', '3']);
+    assert.equal(refused.failed, 3);
+    assert.ok(stray.read() >= 3, `the counter saw ${stray.read()} of 3 un-NATed SYNs`);
+  } finally {
+    stray.drop();
+    await sw.close();
+  }
+});
+
+test('upgrade from the dispatch-chain layout under load: the next apply points each element at its slot chain, nothing lost', async (t) => {
+  // The table as lvsd up to stop 29 wrote it: the vmap element goes to chain svc-…, whose one rule goes to svc-…-a.
+  const name = 'lvsdold';
+  const nftIn = (...args: string[]): string => execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', ...args]).toString();
+  const services = table(http4([1, 1, 1], 'rr'), { ...http4([1, 1, 1]), id: `tcp:${VIP4}:81`, port: 81 });
+  const lines = fullText(tableModel(services, { table: name })).text.trimEnd().split('\n').map((l) => l.replace(/ : goto (svc-\S+)-a \}$/, ' : goto $1 }'));
+  const at = lines.findIndex((l) => /^add element inet \S+ (svc|fwmark)[46] /.test(l));
+  const chains = [...tableModel(services).services.keys()];
+  lines.splice(at, 0, ...chains.flatMap((c) => [`add chain inet ${name} ${c}`, `add rule inet ${name} ${c} goto ${c}-a`]));
+  // Its first line (add table) makes the second (delete table) safe whatever the namespace holds. Table lvsd
+  // (the tests before) goes too, so that only the old layout serves the VIP; `dp` puts it back when next applied.
+  nftIn('add', 'table', 'inet', 'lvsd');
+  nftIn('delete', 'table', 'inet', 'lvsd');
+  execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', '-f', '-'], { input: `${lines.join('\n')}\n` });
+  const chainNames = (): string[] => (JSON.parse(nftIn('-j', 'list', 'table', 'inet', name)) as { nftables: { chain?: { name: string } }[] }).nftables
+    .flatMap((o) => (o.chain?.name.startsWith('svc-') === true ? [o.chain.name] : [])).sort();
+  assert.deepEqual(chainNames(), [...chains, ...chains.map((c) => `${c}-a`)].sort());
+  const up = createNftablesDataplane({ netns: lab.director.name, table: name, driftCheckIntervalMs: 3_600_000 });
+  const stray = strayCounter();
+  try {
+    const load = await startLoad(lab.client, `http://${VIP4}/`, ['--concurrency', '8']);
+    let report;
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      report = await up.apply(services);
+      await new Promise((r) => setTimeout(r, 300));
+    } finally {
+      const r = await load.stop();
+      const missed = stray.read();
+      t.diagnostic(`upgrade under load: sent ${r.sent}, failed ${r.failed}, SYNs un-NATed ${missed}`);
+      assert.ok(r.ok > 50, `only ${r.ok} requests went through`);
+      assert.equal(missed, 0);
+      assert.equal(r.failed, 0, `failed ${r.failed} of ${r.sent}: ${JSON.stringify(r.errors)}`);
+    }
+    // Not drift: an older layout, moved (two element replacements, two chains flushed and deleted).
+    assert.deepEqual(report.drift, []);
+    assert.equal(report.operations, 8);
+    assert.deepEqual(chainNames(), chains.map((c) => `${c}-a`).sort());
+    assert.deepEqual(await up.checkDrift(), []);
+    const r = await probe(lab.client, `http://${VIP4}:81/`, ['--count', '30']);
+    assert.equal(r.failed, 0);
+    assert.deepEqual(Object.keys(r.bodies).sort(), lab.rsNames);
+  } finally {
+    stray.drop();
+    await up.close();
+    nftIn('delete', 'table', 'inet', name);
   }
 });
 
@@ -330,7 +434,11 @@ test('drift: a table deleted or edited behind lvsd\'s back is put back and repor
   const nft = (...args: string[]): void => {
     execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', ...args]);
   };
-  nft('flush', 'chain', 'inet', 'lvsd', `svc-tcp-${VIP4}-80`);
+  // The live slot chain (the vmap element's target; after the tests before, side a or b).
+  const doc = JSON.parse(execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', '-j', 'list', 'map', 'inet', 'lvsd', 'svc4']).toString()) as { nftables: { map?: { elem?: [unknown, { goto: { target: string } }][] } }[] };
+  const live = doc.nftables.find((o) => o.map !== undefined)?.map?.elem?.[0]?.[1].goto.target;
+  assert.match(live ?? '', new RegExp(`^svc-tcp-${VIP4.replace(/\./g, '\\.')}-80-[ab]$`));
+  nft('flush', 'chain', 'inet', 'lvsd', live ?? '');
   const edited = await dp.apply(table(http4([1, 1, 1], 'rr')));
   assert.deepEqual(edited.drift, [`service tcp:${VIP4}:80: changed in the kernel table`]);
   nft('delete', 'table', 'inet', 'lvsd');

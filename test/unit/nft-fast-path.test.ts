@@ -84,7 +84,9 @@ test('nft text: the full program, one command a line, typeof slot maps and open 
   assert.ok(lines.includes('add rule inet lvsd svc-tcp-10.0.0.1-80-a counter meta l4proto tcp dnat ip to numgen inc mod 3 map @svc-tcp-10.0.0.1-80-a'));
   assert.ok(lines.includes('add chain inet lvsd prerouting { type nat hook prerouting priority -100; policy accept; }'));
   assert.ok(lines.includes('add rule inet lvsd postrouting ct status dnat ct original ip daddr @vips4 masquerade'));
-  assert.ok(lines.includes('add element inet lvsd svc4 { 10.0.0.1 . tcp . 80 : goto svc-tcp-10.0.0.1-80 }'));
+  // The vmap element goes straight to the slot chain: one chain per service.
+  assert.ok(lines.includes('add element inet lvsd svc4 { 10.0.0.1 . tcp . 80 : goto svc-tcp-10.0.0.1-80-a }'));
+  assert.deepEqual(lines.filter((l) => l.startsWith('add chain inet lvsd svc-')), ['add chain inet lvsd svc-tcp-10.0.0.1-80-a']);
   // A name nft would read as something else is refused, not written.
   assert.throws(() => nftText([{ add: { table: { family: 'inet', name: 'x; flush ruleset' } } }]), /lvsd writes only/);
 });

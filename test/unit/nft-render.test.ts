@@ -139,7 +139,7 @@ test('two services with the same address, protocol and port are refused', () => 
   assert.throws(() => tableModel({ services: [a, { ...a, id: 'dup' }] }), /same address, protocol and port/);
 });
 
-test('full render: fixed part, one chain + map element per service, masquerade sets only when asked', () => {
+test('full render: fixed part, one slot chain + vmap element going to it per service, masquerade sets only when asked', () => {
   const desired: DesiredTable = {
     services: [
       svc({ realServers: [rs('10.0.1.1', 80)] }),
@@ -149,7 +149,8 @@ test('full render: fixed part, one chain + map element per service, masquerade s
   const plain = JSON.stringify(fullCommands(tableModel(desired), false));
   assert.doesNotMatch(plain, /postrouting|masquerade|vips4/);
   assert.match(plain, /"hook":"prerouting"/);
-  assert.match(plain, /"goto":\{"target":"svc-udp-fd00__1-53"\}/);
+  assert.match(plain, /"goto":\{"target":"svc-udp-fd00__1-53-a"\}/);
+  assert.doesNotMatch(plain, /"name":"svc-udp-fd00__1-53"/);
   const masq = fullCommands(tableModel(desired, { masquerade: true }), true);
   const text = JSON.stringify(masq);
   assert.match(text, /"masquerade":null/);
@@ -216,6 +217,25 @@ test('parse reads nft\'s own printed forms (folded l4proto match, tcp payload fo
 
 type J = Record<string, unknown>;
 
+/**
+ * listing(m) as lvsd up to stop 29 wrote it: each vmap element goes to a dispatch chain named chainName,
+ * whose one rule goes to the slot chain.
+ */
+function dispatchListing(m: NftTableModel): unknown {
+  const out: J[] = [];
+  for (const o of (listing(m) as { nftables: J[] }).nftables) {
+    const map = o.map as J | undefined;
+    if (map !== undefined && /^(svc|fwmark)[46]$/.test(String(map.name)) && Array.isArray(map.elem)) {
+      out.push({ map: { ...map, elem: (map.elem as [unknown, { goto: { target: string } }][]).map(([k, v]) => [k, { goto: { target: v.goto.target.slice(0, -2) } }]) } });
+    } else out.push(o);
+  }
+  for (const chain of m.services.keys()) {
+    out.push({ chain: { family: 'inet', table: m.table, name: chain } });
+    out.push({ rule: { family: 'inet', table: m.table, chain, expr: [{ goto: { target: slotChainName(chain, 'a') } }] } });
+  }
+  return { nftables: out };
+}
+
 /** The kernel's table as nft would list it, changed command by command: chains with their rules, map elements. */
 class SimTable {
   readonly chains = new Map<string, J[]>();
@@ -253,6 +273,9 @@ class SimTable {
         if (verb === 'flush') this.chains.set(name, []);
         if (verb === 'delete') {
           assert.deepEqual(this.chains.get(name), [], `delete of non-empty chain ${name}`);
+          // The kernel refuses to delete a chain that a rule or a vmap element still goes to (EBUSY).
+          for (const [other, rules] of this.chains) assert.ok(!rules.some((r) => JSON.stringify(r.expr).includes(`"target":"${name}"`)), `delete of chain ${name} that ${other} still goes to`);
+          for (const [set, elems] of this.elems) assert.ok(![...elems.values()].some((e) => JSON.stringify(e).includes(`"target":"${name}"`)), `delete of chain ${name} that map ${set} still goes to`);
           this.chains.delete(name);
         }
       } else if (kind === 'rule') {
@@ -340,7 +363,7 @@ function runPlan(sim: SimTable, plan: UpdatePlan): void {
   outside('retire', sim.run(plan.retire), reach);
 }
 
-test('plan: nothing for an unchanged table; a change stages the other slot chain, swaps the goto, retires the old chain', () => {
+test('plan: nothing for an unchanged table; a change stages the other slot chain, replaces the vmap element, retires the old chain', () => {
   const a = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80)] })] });
   const fromA = { ...a, live: fullLive(a) };
   assert.deepEqual(planPhases(planUpdate(fromA, a, sameService)), []);
@@ -349,7 +372,8 @@ test('plan: nothing for an unchanged table; a change stages the other slot chain
   const change = planUpdate(fromA, b, sameService);
   // chain, flush, its slot map, the map's elements, the rule.
   assert.deepEqual(shape(change.stage), ['add svc-tcp-10.0.0.1-80-b', 'flush svc-tcp-10.0.0.1-80-b', 'add svc-tcp-10.0.0.1-80-b', 'add svc-tcp-10.0.0.1-80-b', 'add svc-tcp-10.0.0.1-80-b']);
-  assert.deepEqual(shape(change.switch), ['flush svc-tcp-10.0.0.1-80', 'add svc-tcp-10.0.0.1-80']);
+  // The same key deleted and added in one transaction, now going to the staged slot chain.
+  assert.deepEqual(shape(change.switch), ['delete svc4', 'add svc4']);
   assert.match(JSON.stringify(change.switch[1]), /"goto":\{"target":"svc-tcp-10\.0\.0\.1-80-b"\}/);
   assert.deepEqual(shape(change.retire), ['flush svc-tcp-10.0.0.1-80-a', 'delete svc-tcp-10.0.0.1-80-a', 'delete svc-tcp-10.0.0.1-80-a']);
   assert.ok('map' in ((change.retire[2] as { delete: object }).delete), 'the old slot map goes with its chain');
@@ -359,7 +383,7 @@ test('plan: nothing for an unchanged table; a change stages the other slot chain
   const c = tableModel({ services: [svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', realServers: [rs('10.0.1.1', 80)] })] });
   const swap = planUpdate(fromA, c, sameService);
   assert.deepEqual(shape(swap.switch), ['add svc4', 'delete svc4']);
-  assert.deepEqual(shape(swap.retire), ['flush svc-tcp-10.0.0.1-80', 'delete svc-tcp-10.0.0.1-80', 'flush svc-tcp-10.0.0.1-80-a', 'delete svc-tcp-10.0.0.1-80-a', 'delete svc-tcp-10.0.0.1-80-a']);
+  assert.deepEqual(shape(swap.retire), ['flush svc-tcp-10.0.0.1-80-a', 'delete svc-tcp-10.0.0.1-80-a', 'delete svc-tcp-10.0.0.1-80-a']);
 });
 
 test('plan keeps the masquerade sets in step: added before the switch, removed after it', () => {
@@ -390,21 +414,66 @@ test('parse: an update stopped after its stage leaves a leftover slot chain, whi
   assert.deepEqual([done.problems, done.leftovers], [[], []]);
 });
 
+test('upgrade from the dispatch-chain layout: the elements go straight to the live slot chains, the dispatch chains go', () => {
+  const a = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80)] }), svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', scheduler: 'sh', realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80)] })] });
+  const sim = new SimTable(dispatchListing(a));
+  const k = parseTable(sim.listing(), 'lvsd', false);
+  assert.deepEqual([k.problems, k.leftovers], [[], []]);
+  assert.deepEqual([...k.oldLayout].sort(), [...a.services.keys()].sort());
+  assert.deepEqual([...k.live], [...fullLive(a)]);
+  for (const [chain, s] of a.services) assert.ok(sameService(s, k.services.get(chain) ?? s) && k.services.has(chain), chain);
+  const from = { ...a, services: k.services, live: k.live, oldLayout: k.oldLayout };
+  // Nothing else changed: nothing staged, each element replaced, each dispatch chain removed; the slot chains stay.
+  const plan = planUpdate(from, a, sameService, k.leftovers, k.maps);
+  assert.deepEqual(plan.stage, []);
+  assert.deepEqual(plan.switch.map((c) => Object.keys(c)[0]), ['delete', 'add', 'delete', 'add']);
+  assert.deepEqual(plan.retire.map((c) => `${Object.keys(c)[0] ?? ''} ${JSON.stringify(c).replace(/.*"name":"([^"]+)".*/, '$1')}`), ['flush svc-tcp-10.0.0.1-80', 'delete svc-tcp-10.0.0.1-80', 'flush svc-tcp-10.0.0.2-80', 'delete svc-tcp-10.0.0.2-80']);
+  assert.deepEqual(fastChanges(from, a).ops, [], 'the fast path leaves an older layout to the plan');
+  runPlan(sim, plan);
+  const done = parseTable(sim.listing(), 'lvsd', false);
+  assert.deepEqual([done.problems, done.leftovers, [...done.oldLayout]], [[], [], []]);
+  assert.deepEqual([...done.live], [...plan.live]);
+  assert.deepEqual([...sim.chains.keys()].filter((c) => c.startsWith('svc-')).sort(), ['svc-tcp-10.0.0.1-80-a', 'svc-tcp-10.0.0.2-80-a']);
+});
+
+test('upgrade with a change, stopped after its switch: the dispatch chain is a leftover the next plan removes first', () => {
+  const a = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80)] })] });
+  const b = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80)] })] });
+  const sim = new SimTable(dispatchListing(a));
+  const k = parseTable(sim.listing(), 'lvsd', false);
+  const plan = planUpdate({ ...a, services: k.services, live: k.live, oldLayout: k.oldLayout }, b, sameService, k.leftovers, k.maps);
+  assert.match(JSON.stringify(plan.switch), /"goto":\{"target":"svc-tcp-10\.0\.0\.1-80-b"\}/);
+  sim.run(plan.stage);
+  sim.run(plan.switch);
+  const half = parseTable(sim.listing(), 'lvsd', false);
+  assert.deepEqual(half.problems, []);
+  assert.deepEqual([...half.oldLayout], []);
+  assert.deepEqual(half.leftovers, ['svc-tcp-10.0.0.1-80', 'svc-tcp-10.0.0.1-80-a']);
+  // The dispatch chain's goto holds slot chain a: it must go before a does (SimTable checks the order).
+  const again = planUpdate({ ...b, services: half.services, live: half.live }, b, sameService, half.leftovers, half.maps);
+  runPlan(sim, again);
+  const done = parseTable(sim.listing(), 'lvsd', false);
+  assert.deepEqual([done.problems, done.leftovers], [[], []]);
+  assert.deepEqual([...done.live], [['svc-tcp-10.0.0.1-80', 'b']]);
+});
+
 test('property: a plan from a to b is safe under traffic at every step and lands exactly on b', () => {
   const server = fc.record({ host: fc.integer({ min: 1, max: 6 }), weight: fc.integer({ min: 0, max: 4 }) });
   const service = fc.record({ vip: fc.integer({ min: 1, max: 5 }), sched: fc.constantFrom('rr', 'wrr', 'sh' as const), servers: fc.uniqueArray(server, { selector: (s) => s.host, maxLength: 4 }) });
   const table = fc.record({ masquerade: fc.boolean(), list: fc.uniqueArray(service, { selector: (s) => s.vip, maxLength: 4 }) });
   const model = (t: { masquerade: boolean; list: { vip: number; sched: 'rr' | 'wrr' | 'sh'; servers: { host: number; weight: number }[] }[] }, masquerade: boolean): NftTableModel =>
     tableModel({ services: t.list.map((s) => svc({ id: `tcp:10.0.0.${s.vip}:80`, address: `10.0.0.${s.vip}`, scheduler: s.sched, realServers: s.servers.map((x) => rs(`10.0.1.${x.host}`, 80, x.weight)) })) }, { masquerade });
-  fc.assert(fc.property(table, table, table, (ta, tb, tc) => {
-    // a → b → c, so that services start on either slot side.
+  fc.assert(fc.property(table, table, table, fc.boolean(), (ta, tb, tc, older) => {
+    // a → b → c, so that services start on either slot side; a in the dispatch-chain layout of stop 29 or in this one.
     const a = model(ta, ta.masquerade);
     const b = model(tb, ta.masquerade);
     const c = model(tc, ta.masquerade);
-    const sim = new SimTable(listing(a));
+    const sim = new SimTable(older ? dispatchListing(a) : listing(a));
     let live = fullLive(a);
+    let oldLayout = new Set(older ? a.services.keys() : []);
     for (const [from, to] of [[a, b], [b, c]] as const) {
-      const plan = planUpdate({ ...from, live }, to, sameService);
+      const plan = planUpdate({ ...from, live, oldLayout }, to, sameService);
+      oldLayout = new Set();
       runPlan(sim, plan);
       live = plan.live;
       const k = parseTable(sim.listing(), 'lvsd', ta.masquerade);

@@ -95,12 +95,12 @@ export function createNftablesTable(opts: NftablesOptions = {}): NftablesTable {
 
   async function readKernel(): Promise<ParsedTable> {
     const doc = await shell.listTable(table);
-    if (doc === undefined) return { services: new Map(), counters: new Map(), live: new Map(), leftovers: [], problems: [`table inet ${table} missing`] };
+    if (doc === undefined) return { services: new Map(), counters: new Map(), live: new Map(), oldLayout: new Set(), leftovers: [], problems: [`table inet ${table} missing`] };
     return parseTable(doc, table, masquerade);
   }
 
   function planFrom(kernel: ParsedTable, next: NftTableModel): UpdatePlan {
-    return planUpdate({ table, masquerade, services: kernel.services, live: kernel.live }, next, sameService, kernel.leftovers, kernel.maps);
+    return planUpdate({ table, masquerade, services: kernel.services, live: kernel.live, oldLayout: kernel.oldLayout }, next, sameService, kernel.leftovers, kernel.maps);
   }
 
   let warnedNoConntrack = false;

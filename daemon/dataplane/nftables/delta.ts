@@ -8,9 +8,9 @@
 import { sameService, type NftService, type NftTableModel } from './model.js';
 
 export interface TableDelta {
-  /** Dispatch chains of services that are new in `to` or differ from `from` (in `to`'s order). */
+  /** Chains (chainName) of services that are new in `to` or differ from `from` (in `to`'s order). */
   changed: string[];
-  /** Dispatch chains of services in `from` that `to` no longer has. */
+  /** Chains of services in `from` that `to` no longer has. */
   removed: string[];
 }
 
@@ -18,7 +18,8 @@ export type SameService = (a: NftService, b: NftService) => boolean;
 
 /**
  * The services of `to` that are new or not `same` as in `from`, and those `from` has and `to` has not.
- * A service kept unchanged but whose slot side `from` does not know counts as changed (it must be written).
+ * A service kept unchanged but whose slot side `from` does not know, or that is in an older layout, counts as
+ * changed (it must be written).
  */
 export function tableDelta(from: NftTableModel, to: NftTableModel, same: SameService = sameService): TableDelta {
   const changed: string[] = [];
@@ -26,7 +27,7 @@ export function tableDelta(from: NftTableModel, to: NftTableModel, same: SameSer
   for (const [chain, svc] of to.services) {
     const old = from.services.get(chain);
     if (old !== undefined) kept++;
-    if (old === undefined || from.live.get(chain) === undefined || !same(old, svc)) changed.push(chain);
+    if (old === undefined || from.live.get(chain) === undefined || from.oldLayout?.has(chain) === true || !same(old, svc)) changed.push(chain);
   }
   const removed: string[] = [];
   // Every service of `from` is in `to` when the count says so: no second walk for the common case.

@@ -16,7 +16,7 @@ import { flushChain, newSlotRule, slotElementOps, type NftOp, type SlotRuleSpec 
 
 export interface FastChanges {
   ops: NftOp[];
-  /** The dispatch chains of the services those ops change. */
+  /** The chains (chainName) of the services those ops change. */
   chains: string[];
 }
 
@@ -68,7 +68,8 @@ export function fastChanges(from: NftTableModel, to: NftTableModel, chains: Iter
     const old = from.services.get(chain);
     if (svc === undefined) continue;
     const side = from.live.get(chain);
-    if (old === undefined || side === undefined || sameService(old, svc) || !sameShape(old, svc)) continue;
+    // A service of an older layout is moved by nft's plan (render.ts), which then writes its change too.
+    if (old === undefined || side === undefined || sameService(old, svc) || !sameShape(old, svc) || from.oldLayout?.has(chain) === true) continue;
     const slot = slotChainName(chain, side);
     // The same `mod`: the rule stays as it is, whatever it holds (the codec need not be able to write it).
     const spec = old.mod === svc.mod ? undefined : ruleSpec(to.table, svc, slot);

@@ -40,19 +40,25 @@ export interface NftService {
 }
 
 /**
- * Each service has a dispatch chain (the vmap's goto target, named by chainName) holding one rule that
- * jumps to one of two slot chains, "-a" or "-b", which holds the DNAT map. A change fills the other one
- * first and then moves the jump (render.ts says why).
+ * Each service has two slot chains, "-a" and "-b" (slotChainName), of which one is live: the vmap element
+ * of the service goes to it, and it holds the DNAT map. A change fills the other one first and then points
+ * the element at it (render.ts says why).
  */
 export type SlotSide = 'a' | 'b';
 
 export interface NftTableModel {
   table: string;
   masquerade: boolean;
-  /** Keyed by (dispatch) chain name. */
+  /** Keyed by the service's chain name (chainName: the slot chains are named after it). */
   services: Map<string, NftService>;
-  /** The slot chain each service's dispatch chain jumps to now; absent = not known (not written yet, or an older layout). */
+  /** The slot chain each service's vmap element reaches now; absent = not known (not written yet, or the one-chain layout). */
   live: Map<string, SlotSide>;
+  /**
+   * Services whose vmap element still goes to a chain named chainName (a table of an older lvsd: a dispatch
+   * chain whose one rule goes to the live slot chain, or before that the DNAT in that chain itself). The
+   * next plan points the element at the slot chain and removes that chain. Only a table read from the kernel has it.
+   */
+  oldLayout?: ReadonlySet<string>;
 }
 
 export interface ModelOptions {

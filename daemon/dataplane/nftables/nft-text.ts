@@ -187,10 +187,10 @@ export function fullText(m: NftTableModel): { text: string; commands: number } {
       commands += 2;
     }
     const vmap = svc.match.kind === 'fwmark'
-      ? `add element inet ${t} fwmark${svc.family} { ${svc.match.mark} : goto ${chain} }`
-      : `add element inet ${t} svc${svc.family} { ${svc.match.address} . ${svc.match.protocol} . ${svc.match.port} : goto ${chain} }`;
-    lines.push(slotRuleText(t, svc, slot), `add rule inet ${t} ${chain} goto ${slot}`, vmap);
-    commands += 3;
+      ? `add element inet ${t} fwmark${svc.family} { ${svc.match.mark} : goto ${slot} }`
+      : `add element inet ${t} svc${svc.family} { ${svc.match.address} . ${svc.match.protocol} . ${svc.match.port} : goto ${slot} }`;
+    lines.push(slotRuleText(t, svc, slot), vmap);
+    commands += 2;
   }
   const masq = masqCommands(m);
   if (masq.length > 0) lines.push(nftText(masq).trimEnd());

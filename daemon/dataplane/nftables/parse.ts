@@ -7,13 +7,18 @@ import { chainName, serviceIdOf, slotChainName, type HashField, type NftDispatch
 type J = Record<string, unknown>;
 
 export interface ParsedTable {
-  /** Service chains reached from the vmaps, keyed by chain name. */
+  /** The services the vmaps reach, keyed by their chain name (chainName; their slot chains are named after it). */
   services: Map<string, NftService>;
   /** New connections counted per service chain (nat chains see each connection's first packet only). */
   counters: Map<string, { packets: number; bytes: number }>;
-  /** The slot chain each service's dispatch chain jumps to (absent: the older one-chain layout, or unreadable). */
+  /** The slot chain each service's vmap element reaches (absent: the one-chain layout, or unreadable). */
   live: Map<string, SlotSide>;
-  /** Slot chains of a service that its dispatch chain does not reach (an update stopped between transactions). */
+  /** Services whose element goes to a chain named chainName, an older lvsd's layout (model.ts, NftTableModel.oldLayout). */
+  oldLayout: Set<string>;
+  /**
+   * Chains of a service that its vmap element does not reach (an update stopped between transactions): a
+   * slot chain, or a service chain of the older layout that the element no longer goes to.
+   */
   leftovers: string[];
   /** What is wrong with the fixed part (missing maps, chains, rules; orphan chains). Empty = fine. */
   problems: string[];
@@ -145,7 +150,7 @@ function parseChainRules(rules: J[], maps: ReadonlyMap<string, J>): { dispatch: 
   return counter === undefined ? base : { ...base, counter };
 }
 
-/** The slot side a dispatch chain's one rule goes to; undefined for anything else (e.g. the older layout, DNAT in the chain itself). */
+/** The slot side an older layout's dispatch chain's one rule goes to; undefined for anything else (e.g. the one-chain layout, DNAT in the chain itself). */
 function dispatchSide(chain: string, rules: J[], chains: Map<string, J>): SlotSide | undefined {
   const expr = rules.length === 1 ? rules[0]?.expr : undefined;
   if (!Array.isArray(expr) || expr.length !== 1) return undefined;
@@ -183,9 +188,10 @@ export function parseTable(doc: unknown, table: string, masquerade: boolean): Pa
   const services = new Map<string, NftService>();
   const counters = new Map<string, { packets: number; bytes: number }>();
   const live = new Map<string, SlotSide>();
+  const oldLayout = new Set<string>();
   const leftovers: string[] = [];
   if (!items.tables.some((t) => t.name === table)) {
-    return { services, counters, live, leftovers, problems: [`table inet ${table} missing`] };
+    return { services, counters, live, oldLayout, leftovers, problems: [`table inet ${table} missing`] };
   }
   const rulesOf = new Map<string, J[]>();
   for (const r of items.rules) {
@@ -235,29 +241,39 @@ export function parseTable(doc: unknown, table: string, masquerade: boolean): Pa
         problems.push(`map ${name} holds an element lvsd did not write`);
         continue;
       }
-      if (target !== chainName(m.match, m.family) || !chains.has(target)) {
+      // The element goes to a slot chain (this layout) or to the service's own chain (an older one).
+      const chain = chainName(m.match, m.family);
+      const direct = (['a', 'b'] as const).find((s) => target === slotChainName(chain, s));
+      if ((direct === undefined && target !== chain) || !chains.has(target)) {
         problems.push(`map ${name} sends ${serviceIdOf(m.match, m.family)} to chain ${target}`);
         continue;
       }
       referenced.add(target);
-      const side = dispatchSide(target, rulesOf.get(target) ?? [], chains);
+      const side = direct ?? dispatchSide(chain, rulesOf.get(chain) ?? [], chains);
+      if (direct === undefined) oldLayout.add(chain);
+      else if (chains.has(chain)) {
+        // The older layout's dispatch chain, left by an upgrade stopped after its switch: first among the
+        // leftovers, since its goto may hold the other slot chain.
+        referenced.add(chain);
+        leftovers.push(chain);
+      }
       for (const other of ['a', 'b'] as const) {
-        const name = slotChainName(target, other);
+        const name = slotChainName(chain, other);
         if (other === side) referenced.add(name);
         else if (chains.has(name)) {
           referenced.add(name);
           leftovers.push(name);
         }
       }
-      if (side !== undefined) live.set(target, side);
-      const parsed = parseChainRules(rulesOf.get(side === undefined ? target : slotChainName(target, side)) ?? [], maps);
+      if (side !== undefined) live.set(chain, side);
+      const parsed = parseChainRules(rulesOf.get(side === undefined ? chain : slotChainName(chain, side)) ?? [], maps);
       if (typeof parsed === 'string') {
         // A service chain lvsd cannot read is rewritten as a changed service: model it as empty + unknown seed.
-        services.set(target, { id: serviceIdOf(m.match, m.family), chain: target, family: m.family, match: m.match, dispatch: { kind: 'jhash', fields: [], seed: -1 }, mod: -1, slots: [] });
+        services.set(chain, { id: serviceIdOf(m.match, m.family), chain, family: m.family, match: m.match, dispatch: { kind: 'jhash', fields: [], seed: -1 }, mod: -1, slots: [] });
         continue;
       }
-      if (parsed.counter !== undefined) counters.set(target, parsed.counter);
-      services.set(target, { id: serviceIdOf(m.match, m.family), chain: target, family: m.family, match: m.match, dispatch: parsed.dispatch, mod: parsed.mod, slots: parsed.slots });
+      if (parsed.counter !== undefined) counters.set(chain, parsed.counter);
+      services.set(chain, { id: serviceIdOf(m.match, m.family), chain, family: m.family, match: m.match, dispatch: parsed.dispatch, mod: parsed.mod, slots: parsed.slots });
     }
   }
   for (const name of chains.keys()) {
@@ -280,5 +296,5 @@ export function parseTable(doc: unknown, table: string, masquerade: boolean): Pa
       if (have.size !== want.size || [...want].some((w) => !have.has(w))) problems.push(`set ${name} does not match the services`);
     }
   }
-  return { services, counters, live, leftovers, problems, maps: new Set(maps.keys()) };
+  return { services, counters, live, oldLayout, leftovers, problems, maps: new Set(maps.keys()) };
 }

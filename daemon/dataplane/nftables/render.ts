@@ -1,14 +1,17 @@
 // Model → nft JSON commands. Pure.
 //
 // The table (family inet, so one table serves IPv4 and IPv6):
-//   map svc4/svc6      VIP . l4proto . port → goto svc-… chain
-//   map fwmark4/6      packet mark → goto svc-fwmark… chain (looked up first, as IPVS does)
+//   map svc4/svc6      VIP . l4proto . port → goto the service's live slot chain svc-…-a or svc-…-b
+//   map fwmark4/6      packet mark → goto svc-fwmark…-a/-b (looked up first, as IPVS does)
 //   chain services     the four vmap lookups
 //   chain prerouting   nat hook prerouting (dstnat): jump services
 //   chain output       nat hook output (dstnat): jump services (clients on the director itself)
 //   chain postrouting  only with masquerade: SNAT what we DNATed (ct original daddr in @vips4/6, mark in @marks4/6)
-//   chain svc-…        the dispatch chain: one rule, goto svc-…-a or svc-…-b
 //   chain svc-…-a/-b   the slot chain: counter; DNAT to numgen/jhash map of slot ranges → real server
+//   map svc-…-a/-b     its slot map (named like the chain): slot range → real server
+// One chain per service (until stop 29 a dispatch chain svc-… sat between the vmap and the slot chain): the
+// kernel's commit visits every chain of every table in the namespace to swap its rule generation, ~20–40 ns
+// a chain (bench/nft-chain-walk.ts), so a change costs less the fewer chains there are.
 //
 // Why a change takes three transactions (planUpdate), each of them atomic:
 // A rule's DNAT map is an anonymous set that lives and dies with its rule, and the kernel does not keep a
@@ -17,10 +20,12 @@
 // the old rule, whose map the transaction had already deactivated, or in the new one, just created — and
 // the SYN went on un-NATed to the director itself, which refused it (measured: every stray refusal was a
 // SYN that fell through the service chain during a commit; ~1 in 20,000 requests at 50 updates/s).
-// So a changed service is written where no packet looks (stage), then reached by swapping a plain goto
-// rule (switch: no set created or removed in that transaction), and only then is the old map, which no
-// packet can reach any more, removed (retire). Splitting a change any other way loses connections by the
-// thousand: new SYNs between two transactions must always find a complete map.
+// So a changed service is written where no packet looks (stage), then reached by replacing its vmap element
+// (switch: the same key deleted and added with the new slot chain as its goto, in one transaction; no rule
+// and no set created or removed), and only then is the old slot chain with its map, which no packet can
+// reach any more, removed (retire). An element of a named set is replaced by generation: a packet looks it
+// up in the generation it walks, and exactly one of the two is active in each. Splitting a change any other
+// way loses connections by the thousand: new SYNs between two transactions must always find a complete map.
 import { slotChainName, type NftService, type NftTableModel, type SlotSide } from './model.js';
 import { addsOrRemoves, tableDelta, type SameService, type TableDelta } from './delta.js';
 
@@ -121,11 +126,6 @@ export function serviceRule(table: string, svc: NftService, chain = slotChainNam
   return { add: { rule: obj(table, { chain, expr }) } };
 }
 
-/** The one rule of a dispatch chain: on to the slot chain of `side`. */
-export function dispatchRule(table: string, chain: string, side: SlotSide): NftCommand {
-  return { add: { rule: obj(table, { chain, expr: [{ goto: { target: slotChainName(chain, side) } }] }) } };
-}
-
 function vmapRule(table: string, family: 4 | 6, kind: 'tuple' | 'fwmark'): NftCommand {
   const ipName = family === 4 ? 'ip' : 'ip6';
   const expr: Json[] =
@@ -145,7 +145,7 @@ function masqRules(table: string): NftCommand[] {
   return rules.map((expr) => ({ add: { rule: obj(table, { chain: 'postrouting', expr }) } }));
 }
 
-/** The table's fixed part: maps, sets, the dispatch chain and the hooked chains. */
+/** The table's fixed part: maps, sets, the chain of lookups, the hooked chains, and each service's slot chain a. */
 export function baseCommands(m: NftTableModel): NftCommand[] {
   const t = m.table;
   const cmds: NftCommand[] = [{ add: { table: { family: FAMILY, name: t } } }];
@@ -162,7 +162,7 @@ export function baseCommands(m: NftTableModel): NftCommand[] {
   }
   cmds.push({ add: { chain: obj(t, { name: 'services' }) } });
   for (const svc of m.services.values()) {
-    cmds.push({ add: { chain: obj(t, { name: svc.chain }) } }, { add: { chain: obj(t, { name: slotChainName(svc.chain, 'a') }) } });
+    cmds.push({ add: { chain: obj(t, { name: slotChainName(svc.chain, 'a') }) } });
   }
   cmds.push({ add: { chain: obj(t, { name: 'prerouting', type: 'nat', hook: 'prerouting', prio: -100, policy: 'accept' }) } });
   cmds.push({ add: { chain: obj(t, { name: 'output', type: 'nat', hook: 'output', prio: -100, policy: 'accept' }) } });
@@ -196,8 +196,15 @@ function chainCmd(verb: 'add' | 'flush' | 'delete', table: string, name: string)
   return { [verb]: { chain: obj(table, { name }) } };
 }
 
-function vmapElement(verb: 'add' | 'delete', t: string, svc: NftService): NftCommand {
-  return elementCmd(verb, t, vmapName(svc), verb === 'add' ? [[vmapKey(svc), { goto: { target: svc.chain } }]] : [vmapKey(svc)]);
+/** The service's vmap element: added with a goto to its slot chain of `side`, or deleted (no side). */
+function vmapElement(verb: 'add' | 'delete', t: string, svc: NftService, side?: SlotSide): NftCommand {
+  if (verb === 'delete' || side === undefined) return elementCmd('delete', t, vmapName(svc), [vmapKey(svc)]);
+  return elementCmd('add', t, vmapName(svc), [[vmapKey(svc), { goto: { target: slotChainName(svc.chain, side) } }]]);
+}
+
+/** The switch of a service that stays: its vmap element replaced in one transaction, now going to the slot chain of `side`. */
+function vmapRepoint(t: string, svc: NftService, side: SlotSide): NftCommand[] {
+  return [vmapElement('delete', t, svc), vmapElement('add', t, svc, side)];
 }
 
 /** Everything, from nothing, every service on slot side a: `replace` deletes the old table in the same transaction. */
@@ -209,7 +216,7 @@ export function fullCommands(m: NftTableModel, replace: boolean): NftCommand[] {
   }
   cmds.push(...baseCommands(m));
   for (const svc of m.services.values()) {
-    cmds.push(...serviceCommands(m.table, svc), dispatchRule(m.table, svc.chain, 'a'), vmapElement('add', m.table, svc));
+    cmds.push(...serviceCommands(m.table, svc), vmapElement('add', m.table, svc, 'a'));
   }
   cmds.push(...masqCommands(m));
   return cmds;
@@ -269,11 +276,11 @@ export function slotMapsIn(m: NftTableModel): SlotMaps {
 
 /** One change as three transactions, sent in this order; an empty one is skipped. */
 export interface UpdatePlan {
-  /** Fills slot chains no packet reaches yet (and the dispatch chains of new services). */
+  /** Fills slot chains no packet reaches yet. */
   stage: NftCommand[];
-  /** The step packets see: dispatch rules swapped to the staged slot chains, vmap elements added and removed. */
+  /** The step packets see: vmap elements added, removed, and replaced to go to the staged slot chains. */
   switch: NftCommand[];
-  /** Removes what the switch left unreachable: old slot chains, removed services' chains, `leftovers`. */
+  /** Removes what the switch left unreachable: old slot chains, an older layout's service chains, `leftovers`. */
   retire: NftCommand[];
   /** The slot side of every service once the plan is through. */
   live: Map<string, SlotSide>;
@@ -285,8 +292,10 @@ export function planPhases(plan: UpdatePlan): NftCommand[][] {
 
 /**
  * The plan that turns table `from` into table `to`, both with the same fixed part. A service keeps its
- * slot chain only when it is unchanged and on a known side. `leftovers` are slot chains nothing reaches
- * (a plan interrupted between its transactions); they are removed unless staging reuses them. `maps` are
+ * slot chain only when it is unchanged and on a known side; a service of an older layout (`from.oldLayout`)
+ * has its element pointed at its slot chain and its old chain removed. `leftovers` are chains nothing
+ * reaches (a plan interrupted between its transactions: slot chains, an older layout's service chain); they
+ * are removed unless staging reuses them. `maps` are
  * the slot maps the table holds (default: those of `from`'s live slot chains). `delta` is what differs
  * (default: tableDelta); the plan looks at no other service, so it costs what the change costs.
  */
@@ -305,33 +314,49 @@ export function planUpdate(
     return { stage: [], switch: [], retire: [], live: from.live };
   }
   const plan: UpdatePlan = { stage: [], switch: [], retire: [], live: new Map(from.live) };
+  /** Whether a service of an older layout changes nothing but that: its element then goes to the slot chain it has. */
+  const repointOnly = (chain: string, svc: NftService): boolean => {
+    const old = from.services.get(chain);
+    return from.oldLayout?.has(chain) === true && old !== undefined && from.live.has(chain) && same(old, svc);
+  };
   const staged = new Set<string>();
+  for (const chain of delta.changed) {
+    const svc = to.services.get(chain);
+    if (svc !== undefined && !repointOnly(chain, svc)) staged.add(slotChainName(chain, from.live.get(chain) === 'a' ? 'b' : 'a'));
+  }
+  // Leftovers first: one may be an older layout's service chain whose goto still holds a slot chain retired below.
+  for (const chain of leftovers) {
+    if (!staged.has(chain)) plan.retire.push(...retireSlot(t, chain, maps));
+  }
   for (const chain of delta.changed) {
     const svc = to.services.get(chain);
     if (svc === undefined) continue;
     const old = from.services.get(chain);
     const side = from.live.get(chain);
+    const oldChain = from.oldLayout?.has(chain) === true;
+    // The old chain leaves in the retire, before the slot chain its goto holds.
+    if (oldChain) plan.retire.push(chainCmd('flush', t, chain), chainCmd('delete', t, chain));
+    if (side !== undefined && repointOnly(chain, svc)) {
+      // An older layout's dispatch chain and nothing else to change: the element goes straight to the live slot chain.
+      plan.switch.push(...vmapRepoint(t, svc, side));
+      continue;
+    }
     const next: SlotSide = side === 'a' ? 'b' : 'a';
     const slot = slotChainName(chain, next);
-    staged.add(slot);
     plan.stage.push(chainCmd('add', t, slot), chainCmd('flush', t, slot));
     // A leftover's map may have another type: removed (its chain was just flushed) and made anew.
     if (maps.has(slot)) plan.stage.push({ delete: { map: obj(t, { name: slot }) } });
     plan.stage.push(...serviceCommands(t, svc, slot));
-    if (old === undefined) {
-      plan.stage.push(chainCmd('add', t, chain), chainCmd('flush', t, chain), dispatchRule(t, chain, next));
-      plan.switch.push(vmapElement('add', t, svc));
-    } else {
-      plan.switch.push(chainCmd('flush', t, chain), dispatchRule(t, chain, next));
-      if (side !== undefined) plan.retire.push(...retireSlot(t, slotChainName(chain, side), maps));
-    }
+    if (old === undefined) plan.switch.push(vmapElement('add', t, svc, next));
+    else plan.switch.push(...vmapRepoint(t, svc, next));
+    if (old !== undefined && side !== undefined) plan.retire.push(...retireSlot(t, slotChainName(chain, side), maps));
     plan.live.set(chain, next);
   }
   for (const chain of delta.removed) {
     const svc = from.services.get(chain);
     if (svc === undefined) continue;
     plan.switch.push(vmapElement('delete', t, svc));
-    plan.retire.push(chainCmd('flush', t, chain), chainCmd('delete', t, chain));
+    if (from.oldLayout?.has(chain) === true) plan.retire.push(chainCmd('flush', t, chain), chainCmd('delete', t, chain));
     const side = from.live.get(chain);
     if (side !== undefined) plan.retire.push(...retireSlot(t, slotChainName(chain, side), maps));
     plan.live.delete(chain);
@@ -339,9 +364,6 @@ export function planUpdate(
   // `from.live` may name chains of no service (a table read back half-written): the plan's sides are `to`'s only.
   if (plan.live.size !== to.services.size) {
     for (const chain of plan.live.keys()) if (!to.services.has(chain)) plan.live.delete(chain);
-  }
-  for (const chain of leftovers) {
-    if (!staged.has(chain)) plan.retire.push(...retireSlot(t, chain, maps));
   }
   // The masquerade sets follow the services' addresses and marks: only adding or removing a service moves them.
   if (to.masquerade && (addsOrRemoves(from, delta) || from.masquerade !== to.masquerade)) {
