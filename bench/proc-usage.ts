@@ -54,17 +54,22 @@ function readOr(path: string): string {
   }
 }
 
+/** The thread ids of a process; none once it has exited. */
+function threadsOf(pid: number): string[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+}
+
+const threadSchedstat = (pid: number, tid: string): Usage => parseSchedstat(readOr(`/proc/${pid}/task/${tid}/schedstat`));
+
 /** pid and its descendants (a userspace runner and its helper processes). */
 export function processTree(pid: number): number[] {
   const out = [pid];
   for (let i = 0; i < out.length; i++) {
-    let tasks: string[] = [];
-    try {
-      tasks = readdirSync(`/proc/${out[i] ?? 0}/task`);
-    } catch {
-      continue;
-    }
-    for (const t of tasks) {
+    for (const t of threadsOf(out[i] ?? 0)) {
       for (const c of readOr(`/proc/${out[i] ?? 0}/task/${t}/children`).split(/\s+/).filter(Boolean)) out.push(Number(c));
     }
   }
@@ -75,14 +80,8 @@ export function processTree(pid: number): number[] {
 export function usageOf(pids: number[]): Usage {
   const sum: Usage = { runNs: 0, waitNs: 0, slices: 0 };
   for (const pid of pids) {
-    let tasks: string[] = [];
-    try {
-      tasks = readdirSync(`/proc/${pid}/task`);
-    } catch {
-      continue;
-    }
-    for (const t of tasks) {
-      const u = parseSchedstat(readOr(`/proc/${pid}/task/${t}/schedstat`));
+    for (const t of threadsOf(pid)) {
+      const u = threadSchedstat(pid, t);
       sum.runNs += u.runNs;
       sum.waitNs += u.waitNs;
       sum.slices += u.slices;
@@ -95,13 +94,7 @@ export function usageOf(pids: number[]): Usage {
 export function runByThread(pids: number[]): Map<string, number> {
   const out = new Map<string, number>();
   for (const pid of pids) {
-    let tasks: string[] = [];
-    try {
-      tasks = readdirSync(`/proc/${pid}/task`);
-    } catch {
-      continue;
-    }
-    for (const t of tasks) out.set(`${pid}/${t}`, parseSchedstat(readOr(`/proc/${pid}/task/${t}/schedstat`)).runNs);
+    for (const t of threadsOf(pid)) out.set(`${pid}/${t}`, threadSchedstat(pid, t).runNs);
   }
   return out;
 }
