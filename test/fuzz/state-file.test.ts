@@ -41,7 +41,8 @@ function check(text: string): void {
   } catch (e) {
     assert.ok(e instanceof StateFileError, `not a StateFileError: ${String(e)}`);
     assert.equal(e.file, FILE);
-    assert.ok(e.message.startsWith(`${FILE}: `));
+    // the file, and where in it when the JSON itself is broken (FILE:LINE:COL)
+    assert.match(e.message, new RegExp(`^${FILE.replace(/[.]/g, '\\.')}(:\\d+:\\d+)?: `));
     assert.ok(e.message.length < 2000, `message of ${String(e.message.length)} characters`);
   }
 }
