@@ -22,7 +22,9 @@
 // Last, the wrr change split by who pays: its netlink transaction (the kernel, and the pipe to the worker that
 // sends it), of which the floor — one data-map element, which validates nothing: what any commit costs in a
 // namespace of that many chains, since the commit visits every chain of every table (nft-chain-walk.ts) —
-// and the rest of apply() (lvsd: modelling, planning, encoding; its CPU beside it).
+// and the rest of apply() (lvsd: modelling, planning, encoding; its CPU beside it). Beside those the netlink
+// worker's CPU (nft-worker-cpu.ts: the kernel's commit runs in its sendmsg, which process.cpuUsage() never
+// sees) in the change and in the transaction alone, and what is left of the change off any CPU.
 //
 //   node dist/bench/nft-change.js          (BENCH_NFT_SIZES=100,1000,5000  BENCH_NFT_ROUNDS=21)
 import { fileURLToPath } from 'node:url';
