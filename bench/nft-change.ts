@@ -22,7 +22,9 @@
 // Last, the wrr change split by who pays: its netlink transaction (the kernel, and the pipe to the worker that
 // sends it), of which the floor — one data-map element, which validates nothing: what any commit costs in a
 // namespace of that many chains, since the commit visits every chain of every table (nft-chain-walk.ts) —
-// and the rest of apply() (lvsd: modelling, planning, encoding; its CPU beside it).
+// and the rest of apply() (lvsd: modelling, planning, encoding; its CPU beside it). Beside those the netlink
+// worker's CPU (nft-worker-cpu.ts: the kernel's commit runs in its sendmsg, which process.cpuUsage() never
+// sees) in the change and in the transaction alone, and what is left of the change off any CPU.
 //
 //   node dist/bench/nft-change.js          (BENCH_NFT_SIZES=100,1000,5000  BENCH_NFT_ROUNDS=21)
 import { fileURLToPath } from 'node:url';
@@ -46,26 +48,13 @@ import { desiredTable } from '../daemon/director/desired.js';
 import { servicePlan } from '../daemon/director/plan.js';
 import type { Override } from '../daemon/state/schema.js';
 import { targetKey } from '../daemon/state/target-key.js';
+import { bigTable } from './nft-big-table.js';
+import { workerCpuMs } from './nft-worker-cpu.js';
 
 const SIZES = (process.env.BENCH_NFT_SIZES ?? '100,1000,5000').split(',').map(Number);
 const ROUNDS = Number(process.env.BENCH_NFT_ROUNDS ?? 21);
 const TABLE = 'lvsdbench';
 const here = dirname(fileURLToPath(import.meta.url));
-
-/**
- * `services` virtual servers of `servers` real servers each, wrr but for service 1 (sh: a hashed one);
- * `bump` changes the first weight of service `which` (0: wrr, whose slot space follows its weights; 1: sh).
- */
-export function bigTable(services: number, servers: number, bump = -1, which = 0): DesiredTable {
-  return {
-    services: Array.from({ length: services }, (_, i) => ({
-      id: `tcp:10.200.${i >> 8}.${i & 255}:80`, family: 4 as const, protocol: 'tcp' as const, address: `10.200.${i >> 8}.${i & 255}`, port: 80, scheduler: i === 1 ? 'sh' as const : 'wrr' as const,
-      realServers: Array.from({ length: servers }, (_, j) => ({
-        id: `10.201.${j >> 8}.${(j & 255) + 1}:80`, address: `10.201.${j >> 8}.${(j & 255) + 1}`, port: 80, weight: i === which && j === 0 ? 2 + bump : 1, method: 'nat' as const,
-      })),
-    })),
-  };
-}
 
 /** bigTable's services as the config holds them: what the director decides the table from. */
 function bigConfig(services: number, servers: number): VirtualServer[] {
@@ -114,6 +103,9 @@ interface Row {
   full: number;
   nftFile: number;
   changeCpu: number;
+  /** The netlink worker's CPU in the change (user and kernel: the commit runs in its sendmsg), and in the transaction timed alone. */
+  changeWorker: number;
+  batchWorker: number;
   shChange: number;
   shChangeCpu: number;
   shBatch: number;
@@ -170,24 +162,30 @@ async function measure(ns: string, exec: (cmd: string, args: string[]) => Promis
   // whole table afresh: the dataplane then compares each spec field by field).
   const kept = bigTable(size, 10);
   let last: DesiredTable | undefined;
-  /** Medians of wall and CPU: [with the changed services, without] when `hinted` alternates, else [without]. */
-  const rounds = async (tableOf: (i: number) => DesiredTable, hinted: (i: number) => boolean, touched = 0): Promise<[number, number, number, number]> => {
+  /**
+   * Medians of wall and CPU: [with the changed services, without] when `hinted` alternates, else [without];
+   * then the netlink worker's CPU with the changed services (the kernel's commit runs in its sendmsg).
+   */
+  const rounds = async (tableOf: (i: number) => DesiredTable, hinted: (i: number) => boolean, touched = 0): Promise<[number, number, number, number, number]> => {
     const changes: [number[], number[]] = [[], []];
     const cpus: [number[], number[]] = [[], []];
+    const workers: number[] = [];
     for (let i = 0; i < 2 * ROUNDS; i++) {
       const table = tableOf(i);
       const first = table.services[touched];
       const changed: ChangedServices | undefined = hinted(i) && last !== undefined && first !== undefined ? { since: last, services: new Map([[first.id, first]]) } : undefined;
       const hint = changed !== undefined;
+      const w0 = workerCpuMs();
       const c0 = process.cpuUsage();
       changes[hint ? 0 : 1].push((await dp.apply(table, changed)).durationMs);
       const c = process.cpuUsage(c0);
+      if (hint) workers.push(workerCpuMs() - w0);
       cpus[hint ? 0 : 1].push((c.user + c.system) / 1000);
       last = table;
     }
-    return [median(changes[0]), median(cpus[0]), median(changes[1]), median(cpus[1])];
+    return [median(changes[0]), median(cpus[0]), median(changes[1]), median(cpus[1]), median(workers)];
   };
-  const [change, changeCpu, walk, walkCpu] = await rounds((i) => ({ services: [...bigTable(1, 10, i).services, ...kept.services.slice(1)] }), (i) => i % 2 === 0);
+  const [change, changeCpu, walk, walkCpu, changeWorker] = await rounds((i) => ({ services: [...bigTable(1, 10, i).services, ...kept.services.slice(1)] }), (i) => i % 2 === 0);
   const [, , changeFresh, changeFreshCpu] = await rounds((i) => bigTable(size, 10, i), () => false);
   // The same change of the sh service (service 1): its slot space stays, so it is the map's elements alone.
   // The other services as the last round left them, the very same objects (the hint names service 1 alone).
@@ -247,7 +245,18 @@ async function measure(ns: string, exec: (cmd: string, args: string[]) => Promis
   await nl.send(shThere);
   const shBatch = median(await timed(ROUNDS - (ROUNDS % 2), (i) => nl.send(i % 2 === 0 ? shFwd : shBack)));
   await nl.send(fastChanges({ ...shA, live: liveA.live }, a).ops);
-  const batch = median(await timed(ROUNDS, (i) => nl.send(i % 2 === 0 ? fastThere : fastBack)));
+  // The worker's counters are read outside the timing (reading /proc takes longer than the transaction).
+  const batches: number[] = [];
+  const batchWorkers: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const w0 = workerCpuMs();
+    const t0 = performance.now();
+    await nl.send(i % 2 === 0 ? fastThere : fastBack);
+    batches.push(performance.now() - t0);
+    batchWorkers.push(workerCpuMs() - w0);
+  }
+  const batch = median(batches);
+  const batchWorker = median(batchWorkers);
   nl.close();
   // The same change through nft: the structural path's three transactions (stage, switch, retire).
   const thereLive = planUpdate(liveA, b, sameService);
@@ -269,7 +278,7 @@ async function measure(ns: string, exec: (cmd: string, args: string[]) => Promis
   await exec('nft', ['add', 'map', 'inet', TABLE, 'probe4', '{ type mark : ipv4_addr; }']);
   const dataFloor = JSON.parse(await exec('node', [join(here, 'nft-netlink-floor.js'), TABLE, chain, String(ROUNDS), 'data'])) as { medianMs: number };
   await dropAll(exec);
-  return { size, full, nftFile, shChange, shChangeCpu, shBatch, shBatchOps: shFwd.length, changeCpu, walk, walkCpu, changeFresh, changeFreshCpu, director, directorCpu, directorWalk, directorWalkCpu, directorFresh, directorFreshCpu, again, change, raw, batch, batchOps: fastThere.length, roundTrip, oneElement, netlink: floor.medianMs, netlinkData: dataFloor.medianMs, chains };
+  return { size, full, nftFile, shChange, shChangeCpu, shBatch, shBatchOps: shFwd.length, changeCpu, changeWorker, batchWorker, walk, walkCpu, changeFresh, changeFreshCpu, director, directorCpu, directorWalk, directorWalkCpu, directorFresh, directorFreshCpu, again, change, raw, batch, batchOps: fastThere.length, roundTrip, oneElement, netlink: floor.medianMs, netlinkData: dataFloor.medianMs, chains };
 }
 
 async function main(): Promise<void> {
@@ -303,7 +312,9 @@ async function main(): Promise<void> {
       const lvsd = r.change - r.batch;
       const x = (v: number, b: number | undefined): string => (b === undefined ? '?' : `${(v / b).toFixed(1)}×`);
       console.log(`S=${r.size} (${r.chains} chains): wrr change ${r.change.toFixed(2)} ms = its transaction ${r.batch.toFixed(2)} ms [the kernel's floor among ${r.chains} chains ${r.netlinkData.toFixed(2)} ms + the rest ${own.toFixed(2)} ms] + lvsd ${lvsd.toFixed(2)} ms (CPU ${r.changeCpu.toFixed(2)} ms); ` +
-        `/ S=${base?.size ?? '?'}: change ${x(r.change, base?.change)}, floor ${x(r.netlinkData, base?.netlinkData)}, the rest of the transaction ${x(own, base === undefined ? undefined : base.batch - base.netlinkData)}, lvsd ${x(lvsd, base === undefined ? undefined : base.change - base.batch)} (CPU ${x(r.changeCpu, base?.changeCpu)}); the change less the floor ${(r.change - r.netlinkData).toFixed(2)} ms, ${x(r.change - r.netlinkData, base === undefined ? undefined : base.change - base.netlinkData)}`);
+        `the netlink worker's CPU (its commit in the kernel and its JS) ${r.changeWorker.toFixed(2)} ms in the change, ${r.batchWorker.toFixed(2)} ms in the transaction alone; ` +
+        `off-CPU in the change (neither this process nor the worker on a CPU) ${(r.change - r.changeCpu - r.changeWorker).toFixed(2)} ms; ` +
+        `/ S=${base?.size ?? '?'}: change ${x(r.change, base?.change)}, the worker's CPU in it ${x(r.changeWorker, base?.changeWorker)}, floor ${x(r.netlinkData, base?.netlinkData)}, the rest of the transaction ${x(own, base === undefined ? undefined : base.batch - base.netlinkData)}, lvsd ${x(lvsd, base === undefined ? undefined : base.change - base.batch)} (CPU ${x(r.changeCpu, base?.changeCpu)}); the change less the floor ${(r.change - r.netlinkData).toFixed(2)} ms, ${x(r.change - r.netlinkData, base === undefined ? undefined : base.change - base.netlinkData)}`);
     }
   } finally {
     topo.destroy();

@@ -7,6 +7,7 @@ import { createDataplaneLab, holdConnection, probe, startLoad, UDP_PORT, VIP4, V
 import type { NftablesDataplane } from '../../daemon/dataplane/nftables/backend.js';
 import { createNftablesDataplane } from '../../daemon/dataplane/nftables/shards.js';
 import { createNftablesTable } from '../../daemon/dataplane/nftables/backend.js';
+import { NftShell } from '../../daemon/dataplane/nftables/nft-shell.js';
 import { tableModel } from '../../daemon/dataplane/nftables/model.js';
 import { fullText } from '../../daemon/dataplane/nftables/nft-text.js';
 import type { ChangedServices, DesiredTable, RealServerSpec, ServiceSpec } from '../../daemon/dataplane/types.js';
@@ -505,5 +506,46 @@ test('shards: an older one-table layout is split on upgrade, a new connection pa
   } finally {
     await sharded.close();
     for (const t of tables()) nftIn('delete', 'table', 'inet', t);
+  }
+});
+
+test('shards: a new shard is written whole without listing its table first, and replaces one made behind lvsd\'s back', async () => {
+  const name = 'lvsdnew';
+  const nftIn = (...args: string[]): string => execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', ...args]).toString();
+  const listed: string[] = [];
+  // Counts the dataplane's readings of a table (nft -j list table: a process each).
+  const listTable: (this: NftShell, t: string) => Promise<unknown> = Reflect.get(NftShell.prototype, 'listTable');
+  NftShell.prototype.listTable = function (this: NftShell, t: string) {
+    listed.push(t);
+    return listTable.call(this, t);
+  };
+  const other = (port: number): ServiceSpec => ({ ...http4([1, 1, 1], 'rr'), id: `tcp:${VIP4}:${port}`, port });
+  // The one-table dataplane's table (tests above) would answer the VIP first.
+  nftIn('add', 'table', 'inet', 'lvsd');
+  nftIn('delete', 'table', 'inet', 'lvsd');
+  const sharded = createNftablesDataplane({ netns: lab.director.name, table: name, shardSize: 2, driftCheckIntervalMs: 3_600_000 });
+  try {
+    await sharded.apply(table(other(81), other(82), other(83)));
+    assert.deepEqual(listed, [], 'the tables were listed once (none of this dataplane): no shard table is read');
+    // Made after the listing, before the shard that owns the name: the shard's whole program replaces it.
+    nftIn('add', 'table', 'inet', `${name}-2`);
+    nftIn('add', 'chain', 'inet', `${name}-2`, 'stray');
+    await sharded.apply(table(other(81), other(82), other(83), other(84), http4([1, 1, 1])));
+    assert.deepEqual(listed, []);
+    assert.doesNotMatch(nftIn('list', 'table', 'inet', `${name}-2`), /stray/);
+    assert.deepEqual(await sharded.checkDrift(), []);
+    const r = await probe(lab.client, `http://${VIP4}/`, ['--count', '30']);
+    assert.equal(r.failed, 0);
+    assert.equal(Object.keys(r.bodies).length, 3, JSON.stringify(r.bodies));
+  } finally {
+    NftShell.prototype.listTable = listTable;
+    await sharded.close();
+    for (const t of [name, `${name}-1`, `${name}-2`]) {
+      try {
+        nftIn('delete', 'table', 'inet', t);
+      } catch {
+        // not there
+      }
+    }
   }
 });

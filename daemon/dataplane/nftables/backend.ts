@@ -45,6 +45,12 @@ export interface NftablesOptions {
   shardSize?: number;
   /** The nft process and netlink writer to use, shared by the shards of one dataplane (shards.ts); closed by their owner, not here. */
   shared?: { shell: NftShell; netlink: NftablesNetlink };
+  /**
+   * The table is known not to exist (shards.ts has listed the tables since): the first apply writes it whole
+   * without listing it first (an nft process, ~10 ms, per shard of a full program). Were it there after all,
+   * the whole program replaces it all the same (fullText deletes the table in its own transaction).
+   */
+  absent?: boolean;
 }
 
 export interface NftablesDataplane extends Dataplane {
@@ -93,8 +99,11 @@ export function createNftablesTable(opts: NftablesOptions = {}): NftablesTable {
   let chainQueue: Promise<unknown> = Promise.resolve();
   const cache = new ModelCache();
 
-  async function readKernel(): Promise<ParsedTable> {
-    const doc = await shell.listTable(table);
+  let absent = opts.absent ?? false;
+
+  /** The kernel's table; `knownAbsent`: none, without listing it (the first apply's reading, opts.absent). */
+  async function readKernel(knownAbsent = false): Promise<ParsedTable> {
+    const doc = knownAbsent ? undefined : await shell.listTable(table);
     if (doc === undefined) return { services: new Map(), counters: new Map(), live: new Map(), oldLayout: new Set(), leftovers: [], problems: [`table inet ${table} missing`] };
     return parseTable(doc, table, masquerade);
   }
@@ -209,7 +218,8 @@ export function createNftablesTable(opts: NftablesOptions = {}): NftablesTable {
     let before: ReadonlyMap<string, NftService> = expected?.services ?? new Map();
     /** Plans from what the kernel holds (first apply, periodic check, or a stale record) and runs it. */
     const fromKernel = async (): Promise<{ plan: UpdatePlan; operations: number }> => {
-      const kernel = await readKernel();
+      const kernel = await readKernel(absent);
+      absent = false;
       lastVerified = now();
       if (expected !== undefined) drift = describeDrift(expected, kernel);
       before = kernel.services;

@@ -83,7 +83,9 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
   function shard(k: number): NftablesTable {
     let s = shards.get(k);
     if (s === undefined) {
-      s = createNftablesTable({ ...opts, table: shardTable(base, k), shared: { shell, netlink } });
+      // Once the tables are listed (discover), a shard not made then has no table (dropShard deletes one
+      // with its shard), so its first apply need not list it.
+      s = createNftablesTable({ ...opts, table: shardTable(base, k), shared: { shell, netlink }, absent: discovered });
       shards.set(k, s);
     }
     return s;
