@@ -11,7 +11,10 @@ import { open } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The text, or how far reading got: `endless` when the size was not known in advance (a device, a pipe). */
-export type Capped = { ok: true; text: string } | { ok: false; bytes: number; endless: boolean };
+export type Capped = { ok: true; text: string } | TooLong;
+/** The same for a binary file (lvsd's graph history). */
+export type CappedBytes = { ok: true; data: Buffer } | TooLong;
+type TooLong = { ok: false; bytes: number; endless: boolean };
 
 export interface CapOptions {
   /** Bytes at most (config/errors.ts MAX_CONFIG_BYTES for a config). */
@@ -36,7 +39,7 @@ const IDLE_MS = 10_000;
 /** What the reading loop asks of its driver: a read (answered with bytes read, or 'again' for EAGAIN) or a pause. */
 type Step = { read: { buf: Buffer; offset: number; length: number } } | { wait: number };
 
-function* reading(st: Stats, max: number, idleMs: number): Generator<Step, Capped, number | 'again'> {
+function* reading(st: Stats, max: number, idleMs: number): Generator<Step, CappedBytes, number | 'again'> {
   if (st.isFile() && st.size > max) return { ok: false, bytes: st.size, endless: false };
   // the size it says it has (a pipe or device: a little), grown as it proves longer, never past max + 1
   let buf = Buffer.alloc(Math.min(max + 1, (st.isFile() ? st.size : 0) + 64 * 1024));
@@ -58,13 +61,22 @@ function* reading(st: Stats, max: number, idleMs: number): Generator<Step, Cappe
   }
   // a FIFO opened non-blocking reads as empty while nobody has it open for writing
   if (n === 0 && st.isFIFO()) throw new Error('a pipe with no writer: nothing to read');
-  return { ok: true, text: buf.subarray(0, n).toString('utf8') };
+  return { ok: true, data: buf.subarray(0, n) };
+}
+
+function asText(r: CappedBytes): Capped {
+  return r.ok ? { ok: true, text: r.data.toString('utf8') } : r;
 }
 
 const again = (e: unknown): boolean => (e as NodeJS.ErrnoException).code === 'EAGAIN';
 
 /** Reads a file up to `max` bytes; I/O errors (ENOENT, EISDIR, …) are thrown. */
 export async function readCapped(path: string, opts: CapOptions): Promise<Capped> {
+  return asText(await readCappedBytes(path, opts));
+}
+
+/** readCapped of a binary file. */
+export async function readCappedBytes(path: string, opts: CapOptions): Promise<CappedBytes> {
   const fh = await open(path, FLAGS);
   try {
     const steps = reading(await fh.stat(), opts.max, opts.idleMs ?? IDLE_MS);
@@ -88,6 +100,11 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /** readCapped for the synchronous importer (`lvsd import-keepalived`). */
 export function readCappedSync(path: string, opts: CapOptions): Capped {
+  return asText(readCappedBytesSync(path, opts));
+}
+
+/** readCappedSync of a binary file. */
+export function readCappedBytesSync(path: string, opts: CapOptions): CappedBytes {
   const fd = openSync(path, FLAGS);
   try {
     const steps = reading(fstatSync(fd), opts.max, opts.idleMs ?? IDLE_MS);

@@ -4,7 +4,8 @@
 // the ring kept on disk (history-codec.ts): read at start (samples older than the ring's span dropped),
 // written every `saveEveryMs` and at stop, atomically; a file that cannot be read or written is logged and
 // the graphs go on in memory.
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
+import { readCappedBytesSync } from '../read-capped.js';
 import type { DirectorPort } from '../director/port.js';
 import { decodeHistory, encodeHistory } from './history-codec.js';
 import { fetchPrometheusHistory, type PrometheusSource } from './history-prometheus.js';
@@ -13,6 +14,9 @@ import { parseHistoryKey, sampleOf, type CounterMemo } from './history-sample.js
 import type { HistorySeries, HistoryView } from './history-view.js';
 
 /** 10 s × 1,080 = the last 3 hours. */
+/** The history file's JSON header (times, series names, marks) at most: far above what a full ring writes. */
+const HEADER_MAX_BYTES = 64 * 1024 * 1024;
+
 export const HISTORY_DEFAULTS = { periodMs: 10_000, capacity: 1080, maxSeries: 4000, saveEveryMs: 60_000 };
 
 export interface HistoryPersistence {
@@ -81,7 +85,12 @@ export class History {
     if (file === undefined) return;
     let bytes: Buffer;
     try {
-      bytes = readFileSync(file);
+      // Never more than a ring of this size writes (its float32 values and a generous header): a file put in
+      // its place by hand (/dev/zero, a FIFO, gigabytes) is refused, and start() is not held up by it.
+      const max = this.ring.maxSeries * this.ring.capacity * 4 + HEADER_MAX_BYTES;
+      const r = readCappedBytesSync(file, { max, idleMs: 0 });
+      if (!r.ok) throw new Error(`${file}: more than ${max} bytes${r.endless ? ' (a device or pipe)' : ''}; not a history file lvsd wrote`);
+      bytes = r.data;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') this.#persist.onError?.(e as Error);
       return;

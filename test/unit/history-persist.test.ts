@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeHistory, encodeHistory } from '../../daemon/api/history-codec.js';
@@ -88,4 +89,35 @@ test('History with a file: what a stopped director drew is there after its resta
   assert.equal(fourth.view({}).t.length, 1);
   assert.deepEqual(errors, [`${file}: byte 0: not an lvsd history file; the graphs start empty`]);
   fourth.stop();
+});
+
+test('History: a file no ring of its size wrote (/dev/zero, too big, a FIFO with no writer) is refused at once; the graphs start empty', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'lvsd-history-'));
+  t.after(() => { rmSync(dir, { recursive: true, force: true }); });
+  const director = new FakeDirector();
+  const big = join(dir, 'big.bin');
+  // capacity 6 × 10 series × 4 bytes + the 64 MiB header allowance, and one byte more
+  writeFileSync(big, Buffer.alloc(6 * 10 * 4 + 64 * 1024 * 1024 + 1));
+  const fifo = join(dir, 'fifo.bin');
+  execFileSync('mkfifo', [fifo]);
+  // a link, so that stop()'s save replaces the link and never /dev/zero itself
+  const zero = join(dir, 'zero.bin');
+  symlinkSync('/dev/zero', zero);
+  const cases: [string, RegExp][] = [
+    [zero, /zero\.bin: more than \d+ bytes \(a device or pipe\); not a history file lvsd wrote$/],
+    [big, /big\.bin: more than 67109104 bytes; not a history file lvsd wrote$/],
+    [fifo, /a pipe with no writer/],
+  ];
+  for (const [file, want] of cases) {
+    const errors: string[] = [];
+    const h = new History(director, { periodMs: 10_000, capacity: 6, maxSeries: 10, file, onError: (e) => errors.push(e.message) }, () => 1_000_000);
+    const t0 = Date.now();
+    h.start();
+    const took = Date.now() - t0;
+    assert.equal(errors.length, 1, `${file}: ${errors.join('; ')}`);
+    assert.match(errors[0] ?? '', want);
+    assert.equal(h.view({}).t.length, 1, 'the graphs start empty and sample on');
+    h.stop();
+    t.diagnostic(`${file}: refused in ${took} ms`);
+  }
 });
