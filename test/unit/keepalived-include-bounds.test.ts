@@ -89,3 +89,12 @@ test('a loop through a link (sub -> .) is an include loop at the first turn, not
   assert.throws(() => importKeepalived(main), (e: unknown) => e instanceof KeepalivedImportError &&
     e.message === `${main}:1:1: include loop: ${main} → ${path.join(dir, 'sub/keepalived.conf')} (${path.join(dir, 'sub/keepalived.conf')} is ${main})`);
 });
+
+test('a file included three times is named once in the YAML\'s "imported from" header, in the order first read', () => {
+  const files = { [MAIN]: 'include a.conf\ninclude b.conf\ninclude a.conf\ninclude a.conf\n', '/etc/keepalived/a.conf': '# nothing\n', '/etc/keepalived/b.conf': '# nothing\n' };
+  const r = importKeepalived(MAIN, { configId: 'lb1', loader: memLoader(files) });
+  assert.deepEqual(r.files, [MAIN, '/etc/keepalived/a.conf', '/etc/keepalived/b.conf']);
+  const header = r.yaml.split('\n').find((l) => l.includes('imported from')) ?? '';
+  assert.equal(header.split('a.conf').length - 1, 1, header);
+  assert.ok(header.indexOf('a.conf') < header.indexOf('b.conf'), header);
+});

@@ -39,7 +39,7 @@ export interface ParseOptions {
 export interface ParseResult {
   directives: Directive[];
   diagnostics: LexDiagnostic[];
-  /** Every file read, in order (the main file first). */
+  /** Every file read, once each, in the order first read (the main file first). */
   files: string[];
   /** Config ids named by conditional (@ID) lines. */
   conditionalIds: Set<string>;
@@ -60,7 +60,7 @@ export const MAX_IMPORT_FILES = 4096;
 export function parseKeepalived(file: string, loader: SourceLoader, opts: ParseOptions): ParseResult {
   const state: State = { loader, opts, params: new Map(), diagnostics: [], files: [], stack: [], conditionalIds: new Set(), depth: 0, bytes: 0, reads: 0 };
   const directives = parseFile(file, state, undefined);
-  return { directives, diagnostics: state.diagnostics, files: state.files, conditionalIds: state.conditionalIds };
+  return { directives, diagnostics: state.diagnostics, files: [...new Set(state.files)], conditionalIds: state.conditionalIds };
 }
 
 interface State {
