@@ -18,6 +18,9 @@
 // being read until it drains: backpressure). An EOF becomes a shutdown(SHUT_WR) of the other side once
 // its pending bytes are out (half-close); both EOFs close both. A reset or an error on one side resets
 // the other (SO_LINGER 0), so a client learns that its server went away as it would without a proxy.
+// recv/send, not read/write: the same socket calls without the VFS layer on the way (fdget_pos,
+// vfs_read/vfs_write, the iov_iter set-up), ~2 % of the relay thread's CPU on a keepalive request in a
+// profile and 1–3 % of the four calls on loopback; MSG_NOSIGNAL keeps a peer's reset from raising SIGPIPE.
 // Why not splice(2): HTTP-sized messages cost two splices and a pipe (two more descriptors) per
 // direction against one read and one write, and an idle connection would hold two pipes.
 #include "relay.h"
@@ -238,7 +241,7 @@ void start_connect(relay_t* r, conn_t* c) {
 // Writes what is pending from d to end dst; 0 on success (all or part), -1 on an error.
 static int flush_dir(dir_t* d, end_t* dst) {
   while (d->len > 0) {
-    ssize_t w = write(dst->fd, d->buf + d->off, d->len);
+    ssize_t w = send(dst->fd, d->buf + d->off, d->len, MSG_NOSIGNAL);
     if (w < 0) {
       if (errno == EINTR) continue;
       return errno == EAGAIN ? 0 : -1;
@@ -267,7 +270,7 @@ static int pump(relay_t* r, conn_t* c, end_t* src) {
   dir_t* d = src->up ? &c->u2c : &c->c2u;
   end_t* dst = src->up ? &c->cl : &c->up;
   if (d->eof || d->len > 0) return 0;
-  ssize_t n = read(src->fd, r->rbuf, READ_SIZE);
+  ssize_t n = recv(src->fd, r->rbuf, READ_SIZE, 0);
   if (n < 0) return errno == EAGAIN || errno == EINTR ? 0 : -1;
   if (n == 0) {
     d->eof = 1;
@@ -277,7 +280,7 @@ static int pump(relay_t* r, conn_t* c, end_t* src) {
   // Counted as they pass, so /metrics sees a long transfer grow (JavaScript reads them under mu).
   if (src->up) c->srv->out_bytes += (double)n;
   else c->srv->in_bytes += (double)n;
-  ssize_t w = write(dst->fd, r->rbuf, (size_t)n);
+  ssize_t w = send(dst->fd, r->rbuf, (size_t)n, MSG_NOSIGNAL);
   if (w < 0) {
     if (errno != EAGAIN) return -1;
     w = 0;
