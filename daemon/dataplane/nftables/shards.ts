@@ -15,7 +15,7 @@
 // 0 on upgrade: what it holds beyond SHARD_SIZE is moved out, each service added to its new shard before it
 // is removed from shard 0 (shards are applied from the highest down), so it is never missing.
 import type { ApplyReport, ChangedServices, DesiredTable, ObservedTable, ServiceSpec } from '../types.js';
-import { createNftablesTable, type NftablesDataplane, type NftablesOptions, type NftablesTable } from './backend.js';
+import { createNftablesTable, type FreshWrite, type NftablesDataplane, type NftablesOptions, type NftablesTable } from './backend.js';
 import { DEFAULT_TABLE, ModelCache, serviceModel, tableModel } from './model.js';
 import { NftShell } from './nft-shell.js';
 import { netfilterWriter } from './nl-writer.js';
@@ -169,6 +169,8 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
     }
     const report: ApplyReport = { operations: 0, drift: [], durationMs: 0 };
     try {
+      // New tables first (they only add services), and all of them in one nft process.
+      for (const k of await writeFresh(next, report)) next.delete(k);
       // Highest first: a service that moves (to a higher shard) is added before it leaves its old one.
       for (const k of [...next.keys()].sort((a, b) => b - a)) {
         const step = next.get(k);
@@ -193,6 +195,35 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
     lastDesired = desired;
     report.durationMs = performance.now() - t0;
     return report;
+  }
+
+  /**
+   * The shards of `next` whose tables are known absent, written together: their structures as one `nft -f`
+   * (one process and one transaction for them all, not one each), then each one's slot maps' elements by
+   * netlink (fresh.ts says why the two steps lose nothing). Returns the shards it wrote.
+   */
+  async function writeFresh(next: ReadonlyMap<number, { sub: DesiredTable }>, report: ApplyReport): Promise<number[]> {
+    const fresh = new Map<number, FreshWrite>();
+    try {
+      for (const [k, step] of next) {
+        if (k > 0 && step.sub.services.length === 0) continue;
+        const f = shard(k).fresh(step.sub);
+        if (f !== undefined) fresh.set(k, f);
+      }
+      if (fresh.size === 0) return [];
+      // The netlink worker of another namespace starts while nft works (lvsd's own: a socket opens).
+      netlink.open();
+      await shell.apply([...fresh.values()].map((f) => f.structure).join(''));
+      for (const f of fresh.values()) for (const batch of f.batches) await netlink.send(batch);
+    } catch (e) {
+      for (const f of fresh.values()) f.failed();
+      throw e;
+    }
+    for (const [k, f] of fresh) {
+      report.operations += f.landed().operations;
+      subs.set(k, next.get(k)?.sub ?? { services: [] });
+    }
+    return [...fresh.keys()];
   }
 
   /** An emptied shard above 0 goes, table and all: it would cost every new connection a look for nothing. */
