@@ -44,8 +44,12 @@ export interface NftablesOptions {
   now?: () => number;
   /** Services per shard table (shards.ts; default SHARD_SIZE, 500). */
   shardSize?: number;
-  /** The nft process and netlink writer to use, shared by the shards of one dataplane (shards.ts); closed by their owner, not here. */
-  shared?: { shell: NftShell; netlink: NftablesNetlink };
+  /**
+   * The nft process and netlink writer to use, shared by the shards of one dataplane (shards.ts); closed by
+   * their owner, not here. `models`: the dataplane's check of the whole table, whose models of the very same
+   * spec objects this table takes instead of modelling them again (ModelCache's parent).
+   */
+  shared?: { shell: NftShell; netlink: NftablesNetlink; models?: ModelCache };
   /**
    * The table is known not to exist (shards.ts has listed the tables since): the first apply writes it
    * without listing it first (an nft process, ~10 ms, per shard of a full program), in two steps (fresh.ts).
@@ -114,7 +118,7 @@ export function createNftablesTable(opts: NftablesOptions = {}): NftablesTable {
   let lastDesired: DesiredTable = { services: [] };
   let lastVerified = -Infinity;
   let chainQueue: Promise<unknown> = Promise.resolve();
-  const cache = new ModelCache();
+  const cache = new ModelCache(opts.shared?.models);
 
   let absent = opts.absent ?? false;
 

@@ -85,7 +85,7 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
     if (s === undefined) {
       // Once the tables are listed (discover), a shard not made then has no table (dropShard deletes one
       // with its shard), so its first apply need not list it.
-      s = createNftablesTable({ ...opts, table: shardTable(base, k), shared: { shell, netlink }, absent: discovered });
+      s = createNftablesTable({ ...opts, table: shardTable(base, k), shared: { shell, netlink, models: check }, absent: discovered });
       shards.set(k, s);
     }
     return s;
