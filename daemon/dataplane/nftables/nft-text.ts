@@ -166,9 +166,10 @@ function slotRuleText(t: string, svc: NftService, slot: string): string {
 
 /**
  * The full program of `m` (fullCommands(m, true)) as nft text, and how many commands it holds. Without
- * `slotElements`, the slot maps are declared empty: their elements go by netlink (fresh.ts says when and why).
+ * `elements`, the slot maps and the verdict maps are declared empty: their elements go by netlink
+ * (fresh.ts says when and why); the masquerade sets keep theirs.
  */
-export function fullText(m: NftTableModel, slotElements = true): { text: string; commands: number } {
+export function fullText(m: NftTableModel, elements = true): { text: string; commands: number } {
   const t = q(m.table);
   const lines = [`add table inet ${t}`, `delete table inet ${t}`];
   // The fixed part and the services' chains, as baseCommands orders them (few lines: the generic path).
@@ -182,7 +183,7 @@ export function fullText(m: NftTableModel, slotElements = true): { text: string;
       lines.push(`add map inet ${t} ${slot} { typeof ${slotMapTypeof(svc)}; flags interval; }`);
       commands++;
     }
-    if (svc.slots.length > 0 && slotElements) {
+    if (svc.slots.length > 0 && elements) {
       let elems = '';
       for (let i = 0; i < svc.slots.length; i++) {
         const s = svc.slots[i];
@@ -193,11 +194,14 @@ export function fullText(m: NftTableModel, slotElements = true): { text: string;
       lines.push(`add element inet ${t} ${slot} { ${elems} }`);
       commands++;
     }
-    const vmap = svc.match.kind === 'fwmark'
-      ? `add element inet ${t} fwmark${svc.family} { ${svc.match.mark} : goto ${slot} }`
-      : `add element inet ${t} svc${svc.family} { ${svc.match.address} . ${svc.match.protocol} . ${svc.match.port} : goto ${slot} }`;
-    lines.push(slotRuleText(t, svc, slot), vmap);
-    commands += 2;
+    lines.push(slotRuleText(t, svc, slot));
+    commands++;
+    if (elements) {
+      lines.push(svc.match.kind === 'fwmark'
+        ? `add element inet ${t} fwmark${svc.family} { ${svc.match.mark} : goto ${slot} }`
+        : `add element inet ${t} svc${svc.family} { ${svc.match.address} . ${svc.match.protocol} . ${svc.match.port} : goto ${slot} }`);
+      commands++;
+    }
   }
   const masq = masqCommands(m);
   if (masq.length > 0) lines.push(nftText(masq).trimEnd());

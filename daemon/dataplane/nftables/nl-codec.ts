@@ -232,6 +232,48 @@ export function slotElementOps(verb: 'add' | 'delete', table: string, set: strin
   return out;
 }
 
+const DATA_VERDICT = 2;
+const VERDICT = { CODE: 1, CHAIN: 2 } as const;
+const NFT_GOTO = -4;
+
+/** An element of a verdict map (svc4, svc6, fwmark4, fwmark6): its key's bytes, and the chain it goes to. */
+export interface GotoElement {
+  key: Buffer;
+  chain: string;
+}
+
+/** The key of svc4/svc6 (`ipv4_addr . inet_proto . inet_service`): each field padded to 4 bytes, the port in network order. */
+export function tupleKey(address: string, protocol: 'tcp' | 'udp' | 'sctp', port: number): Buffer {
+  const a = addressBytes(address);
+  const k = Buffer.alloc(a.length + 8);
+  a.copy(k, 0);
+  k.writeUInt8(IPPROTO[protocol] ?? 0, a.length);
+  k.writeUInt16BE(port, a.length + 4);
+  return k;
+}
+
+/** The key of fwmark4/fwmark6 (`mark`): a 32-bit integer in host order, as nft writes it. */
+export function markKey(mark: number): Buffer {
+  const k = Buffer.alloc(4);
+  k.writeUInt32LE(mark >>> 0, 0);
+  return k;
+}
+
+/** Adds `elements` (key : goto chain) to verdict map `set`: as many messages as the list needs. */
+export function gotoElementOps(table: string, set: string, elements: readonly GotoElement[]): NftOp[] {
+  const out: NftOp[] = [];
+  for (let i = 0; i < elements.length; i += RANGES_PER_MESSAGE) {
+    const list = elements.slice(i, i + RANGES_PER_MESSAGE).map((e, k) =>
+      nest(k + 1, [
+        nest(SET_ELEM.KEY, [attr(DATA_VALUE, e.key)]),
+        nest(SET_ELEM.DATA, [nest(DATA_VERDICT, [attr(VERDICT.CODE, u32be(NFT_GOTO)), attr(VERDICT.CHAIN, cstr(e.chain))])]),
+      ]));
+    const payload = Buffer.concat([attr(SET_ELEM_LIST.TABLE, cstr(table)), attr(SET_ELEM_LIST.SET, cstr(set)), nest(SET_ELEM_LIST.ELEMENTS, list)]);
+    out.push({ cmd: NFT_MSG.NEWSETELEM, flags: NLM_F.CREATE, payload });
+  }
+  return out;
+}
+
 function expr(name: string, data: Buffer[]): Buffer {
   return nest(LIST_ELEM, [attr(EXPR.NAME, cstr(name)), nest(EXPR.DATA, data)]);
 }
