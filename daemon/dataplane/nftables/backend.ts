@@ -179,7 +179,7 @@ export function createNftablesTable(opts: NftablesOptions = {}): NftablesTable {
   /** A fresh program of this table alone: its structure through nft, then its slot maps' elements. */
   async function sendFresh(f: FreshProgram): Promise<void> {
     netlink.open();
-    await shell.apply(f.structure);
+    await shell.applyFile(f.structure);
     for (const batch of f.batches) await netlink.send(batch);
   }
 

@@ -93,6 +93,9 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
 
   /** The first apply: which services the kernel's shard tables hold (a restart adopts them where they are). */
   async function discover(): Promise<void> {
+    // The first apply writes (fresh tables' elements) or will soon (the first change of real servers): the
+    // netlink worker of another namespace, a process, starts now, beside the listing (lvsd's own: a socket).
+    netlink.open();
     for (const name of await shell.listTables()) {
       const k = shardIndex(base, name);
       if (k === undefined) continue;
@@ -213,7 +216,7 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
       if (fresh.size === 0) return [];
       // The netlink worker of another namespace starts while nft works (lvsd's own: a socket opens).
       netlink.open();
-      await shell.apply([...fresh.values()].map((f) => f.structure).join(''));
+      await shell.applyFile([...fresh.values()].map((f) => f.structure).join(''));
       for (const f of fresh.values()) for (const batch of f.batches) await netlink.send(batch);
     } catch (e) {
       for (const f of fresh.values()) f.failed();
