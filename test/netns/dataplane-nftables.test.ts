@@ -559,7 +559,7 @@ function everyKind(): ServiceSpec[] {
   return [http4([3, 1, 2]), at(81, http4([1, 1, 1], 'sh')), at(82, http4([1, 2, 1], 'mh')), v6, fw, at(83, http4([0, 0, 0]))];
 }
 
-test('fresh start: tables written in two steps (structure by one nft -f, slot maps by netlink) list as one transaction writes them; the next apply sends nothing', async () => {
+test('fresh start: tables written in two steps (structure by one nft -f, the maps\' elements by netlink) list as one transaction writes them; the next apply sends nothing', async () => {
   const name = 'lvsdfresh';
   const nftIn = (...args: string[]): string => execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', ...args]).toString();
   const tables = [name, `${name}-1`, `${name}-2`];
