@@ -11,6 +11,8 @@ import { NftShell } from '../../daemon/dataplane/nftables/nft-shell.js';
 import { tableModel } from '../../daemon/dataplane/nftables/model.js';
 import { fullText } from '../../daemon/dataplane/nftables/nft-text.js';
 import { parseTable } from '../../daemon/dataplane/nftables/parse.js';
+import { netfilterWriter } from '../../daemon/dataplane/nftables/nl-writer.js';
+import type { NftOp } from '../../daemon/dataplane/nftables/nl-codec.js';
 import type { ChangedServices, DesiredTable, RealServerSpec, ServiceSpec } from '../../daemon/dataplane/types.js';
 
 let lab: DataplaneLab;
@@ -638,6 +640,50 @@ test('fresh start under load: no connection answered by a server not of its serv
       } catch {
         // gone
       }
+    }
+  }
+});
+
+test('fresh start stopped between its two steps (the elements refused): the next apply finds the empty maps and fills them', async () => {
+  const name = 'lvsdfreshfail';
+  const nftIn = (...args: string[]): string => execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', ...args]).toString();
+  nftIn('add', 'table', 'inet', 'lvsd');
+  nftIn('delete', 'table', 'inet', 'lvsd');
+  const services = table(http4([1, 0, 0]), { ...http4([0, 1, 1]), id: `tcp:${VIP4}:81`, port: 81 });
+  // The netlink writer of another namespace (nl-writer.ts, WorkerWriter): its first batch refused, as the kernel would.
+  const probeWriter = netfilterWriter('probe');
+  const proto = Object.getPrototypeOf(probeWriter) as { send: (ops: readonly NftOp[]) => Promise<void> };
+  probeWriter.close();
+  const send = proto.send;
+  let refused = 0;
+  proto.send = function (this: unknown, ops: readonly NftOp[]) {
+    if (refused === 0 && ops.length > 0) {
+      refused++;
+      return Promise.reject(new Error('refused by the test'));
+    }
+    return send.call(this, ops);
+  };
+  const fresh = createNftablesDataplane({ netns: lab.director.name, table: name, shardSize: 1, driftCheckIntervalMs: 3_600_000 });
+  try {
+    await assert.rejects(fresh.apply(services), /refused by the test/);
+    proto.send = send;
+    // The structures went in, the maps are empty: nothing is NATed by this table yet, nothing wrongly.
+    assert.match(nftIn('list', 'table', 'inet', name), /chain svc-tcp-10\.9\.0\.100-80-a/);
+    await fresh.apply(services);
+    assert.deepEqual(await fresh.checkDrift(), []);
+    for (const [url, want] of [[`http://${VIP4}/`, ['rs1']], [`http://${VIP4}:81/`, ['rs2', 'rs3']]] as const) {
+      const r = await probe(lab.client, url, ['--count', '30']);
+      assert.equal(r.failed, 0, `${url}: ${JSON.stringify(r.errors)}`);
+      assert.deepEqual(Object.keys(r.bodies).sort(), want);
+    }
+  } finally {
+    proto.send = send;
+    await fresh.apply(table());
+    await fresh.close();
+    try {
+      nftIn('delete', 'table', 'inet', name);
+    } catch {
+      // gone
     }
   }
 });
