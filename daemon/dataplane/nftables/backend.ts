@@ -225,6 +225,16 @@ export function createNftablesTable(opts: NftablesOptions = {}): NftablesTable {
     return operations;
   }
 
+  /** The table's model of `desired`; refused (UnsupportedByDataplane, a clash), the cache forgets this build. */
+  function modelOf(desired: DesiredTable): NftTableModel {
+    try {
+      return tableModel(desired, { table, masquerade }, cache);
+    } catch (e) {
+      cache.discard();
+      throw e;
+    }
+  }
+
   async function applyNow(desired: DesiredTable, changed?: ChangedServices): Promise<ApplyReport> {
     const t0 = now();
     if (changed !== undefined && changed.since === lastDesired && expected !== undefined && now() - lastVerified < interval) {
@@ -235,13 +245,7 @@ export function createNftablesTable(opts: NftablesOptions = {}): NftablesTable {
       }
     }
     // Throws UnsupportedByDataplane before anything reaches the kernel.
-    let next: NftTableModel;
-    try {
-      next = tableModel(desired, { table, masquerade }, cache);
-    } catch (e) {
-      cache.discard();
-      throw e;
-    }
+    const next = modelOf(desired);
     let drift: string[] = [];
     let before: ReadonlyMap<string, NftService> = expected?.services ?? new Map();
     /** Plans from what the kernel holds (first apply, periodic check, or a stale record) and runs it. */
@@ -384,13 +388,7 @@ export function createNftablesTable(opts: NftablesOptions = {}): NftablesTable {
     fresh: (desired) => {
       if (!absent || expected !== undefined) return undefined;
       const t0 = now();
-      let next: NftTableModel;
-      try {
-        next = tableModel(desired, { table, masquerade }, cache);
-      } catch (e) {
-        cache.discard();
-        throw e;
-      }
+      const next = modelOf(desired);
       const f = freshProgram(next);
       return {
         ...f,
