@@ -3,7 +3,8 @@
 // of its child processes (the worker; /proc/PID/task/TID/schedstat: on a CPU, runnable but waiting for one),
 // and the garbage collector's pauses that fall inside the apply. Two orders: changes handed with the changed
 // services back to back, and alternated with the same change handed without them (the walk; what
-// nft-change.ts does). And the full program's calls of nft (processes started: listing, `nft -f`).
+// nft-change.ts does). And the full program's calls of nft (processes started: listing, `nft -f` of the fresh
+// tables' structure: nft.applyFile) and of the netlink worker (their elements).
 // Measured this way (stop 30): the wall a change gains from 100 to 5,000 services is the worker's CPU, i.e.
 // the kernel's commit in its sendmsg (perf: nf_tables_commit's walk over every chain of every table, and the
 // validation of the changed shard's table); this process's own CPU stays flat.
@@ -54,7 +55,7 @@ function wrap(proto: Record<string, unknown>, name: string, label: string): void
 const probe = netfilterWriter('probe');
 wrap(Object.getPrototypeOf(probe) as Record<string, unknown>, 'send', 'netlink');
 probe.close();
-for (const m of ['apply', 'listTable', 'listTables', 'read', 'tool']) wrap(NftShell.prototype as unknown as Record<string, unknown>, m, `nft.${m}`);
+for (const m of ['apply', 'applyFile', 'listTable', 'listTables', 'read', 'tool']) wrap(NftShell.prototype as unknown as Record<string, unknown>, m, `nft.${m}`);
 
 const gcs: { start: number; end: number }[] = [];
 new PerformanceObserver((list) => {

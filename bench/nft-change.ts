@@ -1,5 +1,5 @@
 // nftables reprogramming at 100, 1,000 and 5,000 virtual servers × 10 real servers (issue #19, goal 2), in
-// a namespace of its own: the full program of the table in one transaction, an unchanged re-apply, and one
+// a namespace of its own: the full program of the table (into a namespace without it: a fresh start), an unchanged re-apply, and one
 // service change through the dataplane (median: a weight changed, which is one netlink transaction; handed
 // with the changed services (types.ts, ChangedServices: the backend looks at that service alone), alternated
 // with the same change handed without them (the unchanged services as the same objects: the backend walks the
@@ -8,15 +8,18 @@
 // pass decided afresh), that transaction alone, and the same change through nft (the structural path: three
 // transactions), beside
 // four anchors measured at the same size:
-//   nft -f           the full program's own transaction, written to a file and loaded by `nft -f` (what the
-//                    full program costs with lvsd's modelling and rendering left out); alternated with it
+//   nft -f           the whole table as one transaction (fullText of one table), written to a file and loaded
+//                    by `nft -f` (what the full program would cost with lvsd's modelling and rendering left
+//                    out, were it nft's alone); alternated with it
 //   nft round trip   an empty line through the long-lived nft (the sentinel alone: the pipe, no kernel)
 //   nft 1 element    one vmap element added or removed through nft: nft's cost for the least a change can be
 //   netlink 1 element  the same kind of transaction as one netlink batch from this process (nft-netlink-floor.ts)
 // Beside it the same change of service 1, a sh service: a hashed slot space never changes size (model.ts,
 // HASH_SLOTS), so its change is the map's elements alone, and no new rule makes the kernel validate the table.
-// The dataplane spreads its services over shard tables of SHARD_SIZE (shards.ts): the full program is one
-// transaction per shard, and a change is written in its own shard's table, which is what the kernel validates.
+// The dataplane spreads its services over shard tables of SHARD_SIZE (shards.ts): the full program of a fresh start
+// is every shard's structure in one `nft -f`, then their maps' elements by netlink (fresh.ts; the netlink worker's
+// start, a process only a namespace other than lvsd's own needs, is in it), and a change is written in its own
+// shard's table, which is what the kernel validates.
 // The ratios printed are full program / (nft -f), change / (nft 1 element) and each size's change / the
 // 100-service change (the issue asks that a change not grow with the table).
 // Last, the wrr change split by who pays: its netlink transaction (the kernel, and the pipe to the worker that

@@ -10,6 +10,9 @@ import { createNftablesTable } from '../../daemon/dataplane/nftables/backend.js'
 import { NftShell } from '../../daemon/dataplane/nftables/nft-shell.js';
 import { tableModel } from '../../daemon/dataplane/nftables/model.js';
 import { fullText } from '../../daemon/dataplane/nftables/nft-text.js';
+import { parseTable } from '../../daemon/dataplane/nftables/parse.js';
+import { netfilterWriter } from '../../daemon/dataplane/nftables/nl-writer.js';
+import type { NftOp } from '../../daemon/dataplane/nftables/nl-codec.js';
 import type { ChangedServices, DesiredTable, RealServerSpec, ServiceSpec } from '../../daemon/dataplane/types.js';
 
 let lab: DataplaneLab;
@@ -546,6 +549,141 @@ test('shards: a new shard is written whole without listing its table first, and 
       } catch {
         // not there
       }
+    }
+  }
+});
+
+/** Every kind of slot map a fresh program writes: wrr, sh, Maglev (thousands of ranges: several messages), IPv6, fwmark without ports, and no server up. */
+function everyKind(): ServiceSpec[] {
+  const v6: ServiceSpec = { id: `tcp:[${VIP6}]:80`, family: 6, protocol: 'tcp', address: VIP6, port: 80, scheduler: 'wrr', realServers: lab.rs6.map((a, i) => rs(a, 8080, i + 1)) };
+  const fw: ServiceSpec = { id: 'fwmark:4:7', family: 4, protocol: 'tcp', fwmark: 7, scheduler: 'rr', realServers: lab.rs4.map((a) => rs(a, 0)) };
+  const at = (port: number, s: ServiceSpec): ServiceSpec => ({ ...s, id: `tcp:${VIP4}:${port}`, port });
+  return [http4([3, 1, 2]), at(81, http4([1, 1, 1], 'sh')), at(82, http4([1, 2, 1], 'mh')), v6, fw, at(83, http4([0, 0, 0]))];
+}
+
+test('fresh start: tables written in two steps (structure by one nft -f, the maps\' elements by netlink) list as one transaction writes them; the next apply sends nothing', async () => {
+  const name = 'lvsdfresh';
+  const nftIn = (...args: string[]): string => execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', ...args]).toString();
+  const tables = [name, `${name}-1`, `${name}-2`];
+  const drop = (): void => {
+    for (const t of tables) {
+      try {
+        nftIn('delete', 'table', 'inet', t);
+      } catch {
+        // not there
+      }
+    }
+  };
+  const services = everyKind();
+  const shell = new NftShell({ netns: lab.director.name });
+  try {
+    for (const masquerade of [false, true]) {
+      drop();
+      // The one-transaction path: each shard's table (two services each, in order: shards.ts, place) by fullText.
+      for (const [k, t] of tables.entries()) await shell.apply(fullText(tableModel(table(...services.slice(2 * k, 2 * k + 2)), { table: t, masquerade })).text);
+      const listing = (t: string): string => nftIn('list', 'table', 'inet', t).replace(/counter packets \d+ bytes \d+/g, 'counter');
+      const parsed = async (t: string): Promise<unknown> => parseTable(await shell.listTable(t), t, masquerade);
+      const oneTransaction = tables.map(listing);
+      const oneParsed = await Promise.all(tables.map(parsed));
+      drop();
+      const fresh = createNftablesDataplane({ netns: lab.director.name, table: name, shardSize: 2, masquerade, driftCheckIntervalMs: 0 });
+      try {
+        const first = await fresh.apply(table(...services));
+        assert.ok(first.operations > 0);
+        assert.deepEqual(tables.map(listing), oneTransaction, `masquerade ${String(masquerade)}: the listings`);
+        assert.deepEqual(await Promise.all(tables.map(parsed)), oneParsed, `masquerade ${String(masquerade)}: parse.ts's reading`);
+        // driftCheckIntervalMs 0: this apply reads every table from the kernel and compares it with its record.
+        const again = await fresh.apply(table(...services));
+        assert.deepEqual(again.drift, []);
+        assert.equal(again.operations, 0, 'nothing to send: the kernel holds what lvsd recorded');
+      } finally {
+        await fresh.close();
+      }
+    }
+  } finally {
+    await shell.close();
+    drop();
+  }
+});
+
+test('fresh start under load: no connection answered by a server not of its service, every service answers after the apply', async (t) => {
+  const name = 'lvsdfreshload';
+  const nftIn = (...args: string[]): string => execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', ...args]).toString();
+  // No other table answers the VIP: the one-table dataplane's (tests above) goes.
+  nftIn('add', 'table', 'inet', 'lvsd');
+  nftIn('delete', 'table', 'inet', 'lvsd');
+  // Port 80: rs1 alone; port 81: rs2 and rs3 (nginx listens on 80); in two shards.
+  const only1 = http4([1, 0, 0]);
+  const not1: ServiceSpec = { ...http4([0, 1, 1]), id: `tcp:${VIP4}:81`, port: 81 };
+  const fresh = createNftablesDataplane({ netns: lab.director.name, table: name, shardSize: 1, driftCheckIntervalMs: 3_600_000 });
+  const loads = [await startLoad(lab.client, `http://${VIP4}/`, ['--concurrency', '4']), await startLoad(lab.client, `http://${VIP4}:81/`, ['--concurrency', '4'])];
+  try {
+    await new Promise((r) => setTimeout(r, 100));
+    await fresh.apply(table(only1, not1));
+    await new Promise((r) => setTimeout(r, 300));
+  } finally {
+    const [r80, r81] = await Promise.all(loads.map((l) => l.stop()));
+    try {
+      t.diagnostic(`across the fresh start: port 80 ${JSON.stringify(r80?.bodies)} (${r80?.failed} refused before the table), port 81 ${JSON.stringify(r81?.bodies)} (${r81?.failed} refused)`);
+      assert.deepEqual(Object.keys(r80?.bodies ?? {}), ['rs1']);
+      assert.deepEqual(Object.keys(r81?.bodies ?? {}).sort(), ['rs2', 'rs3']);
+      for (const [url, want] of [[`http://${VIP4}/`, ['rs1']], [`http://${VIP4}:81/`, ['rs2', 'rs3']]] as const) {
+        const r = await probe(lab.client, url, ['--count', '30']);
+        assert.equal(r.failed, 0, `${url}: ${JSON.stringify(r.errors)}`);
+        assert.deepEqual(Object.keys(r.bodies).sort(), want);
+      }
+    } finally {
+      await fresh.apply(table());
+      await fresh.close();
+      try {
+        nftIn('delete', 'table', 'inet', name);
+      } catch {
+        // gone
+      }
+    }
+  }
+});
+
+test('fresh start stopped between its two steps (the elements refused): the next apply finds the empty maps and fills them', async () => {
+  const name = 'lvsdfreshfail';
+  const nftIn = (...args: string[]): string => execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', ...args]).toString();
+  nftIn('add', 'table', 'inet', 'lvsd');
+  nftIn('delete', 'table', 'inet', 'lvsd');
+  const services = table(http4([1, 0, 0]), { ...http4([0, 1, 1]), id: `tcp:${VIP4}:81`, port: 81 });
+  // The netlink writer of another namespace (nl-writer.ts, WorkerWriter): its first batch refused, as the kernel would.
+  const probeWriter = netfilterWriter('probe');
+  const proto = Object.getPrototypeOf(probeWriter) as { send: (ops: readonly NftOp[]) => Promise<void> };
+  probeWriter.close();
+  const send = proto.send;
+  let refused = 0;
+  proto.send = function (this: unknown, ops: readonly NftOp[]) {
+    if (refused === 0 && ops.length > 0) {
+      refused++;
+      return Promise.reject(new Error('refused by the test'));
+    }
+    return send.call(this, ops);
+  };
+  const fresh = createNftablesDataplane({ netns: lab.director.name, table: name, shardSize: 1, driftCheckIntervalMs: 3_600_000 });
+  try {
+    await assert.rejects(fresh.apply(services), /refused by the test/);
+    proto.send = send;
+    // The structures went in, the maps are empty: nothing is NATed by this table yet, nothing wrongly.
+    assert.match(nftIn('list', 'table', 'inet', name), /chain svc-tcp-10\.9\.0\.100-80-a/);
+    await fresh.apply(services);
+    assert.deepEqual(await fresh.checkDrift(), []);
+    for (const [url, want] of [[`http://${VIP4}/`, ['rs1']], [`http://${VIP4}:81/`, ['rs2', 'rs3']]] as const) {
+      const r = await probe(lab.client, url, ['--count', '30']);
+      assert.equal(r.failed, 0, `${url}: ${JSON.stringify(r.errors)}`);
+      assert.deepEqual(Object.keys(r.bodies).sort(), want);
+    }
+  } finally {
+    proto.send = send;
+    await fresh.apply(table());
+    await fresh.close();
+    try {
+      nftIn('delete', 'table', 'inet', name);
+    } catch {
+      // gone
     }
   }
 });

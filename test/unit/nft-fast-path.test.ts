@@ -2,16 +2,23 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RealServerSpec, ServiceSpec } from '../../daemon/dataplane/types.js';
-import { HASH_SLOTS, tableModel, type NftTableModel } from '../../daemon/dataplane/nftables/model.js';
-import { fullCommands, fullLive } from '../../daemon/dataplane/nftables/render.js';
+import { HASH_SLOTS, slotChainName, tableModel, type NftTableModel } from '../../daemon/dataplane/nftables/model.js';
+import { fullCommands, fullLive, vmapName } from '../../daemon/dataplane/nftables/render.js';
 import { fastChanges } from '../../daemon/dataplane/nftables/fast-path.js';
 import { fullText, nftText } from '../../daemon/dataplane/nftables/nft-text.js';
 import fc from 'fast-check';
-import { decodeAttrs, NFT_MSG } from '../../daemon/dataplane/nftables/nl-codec.js';
+import { decodeAttrs, NFT_MSG, slotElementOps, type NftOp } from '../../daemon/dataplane/nftables/nl-codec.js';
+import { FRESH_BATCH_BYTES, freshProgram } from '../../daemon/dataplane/nftables/fresh.js';
 
 const rs = (address: string, port: number, weight = 1): RealServerSpec => ({ id: `${address}:${port}`, address, port, weight, method: 'nat' });
 const svc = (p: Partial<ServiceSpec> & { realServers: RealServerSpec[] }): ServiceSpec => ({ id: 'tcp:10.0.0.1:80', family: 4, protocol: 'tcp', address: '10.0.0.1', port: 80, scheduler: 'wrr', ...p });
 const live = (m: NftTableModel): NftTableModel => ({ ...m, live: fullLive(m) });
+const VMAPS = new Set(['svc4', 'svc6', 'fwmark4', 'fwmark6']);
+/** The set an element message writes (NFTA_SET_ELEM_LIST_SET). */
+const setOf = (op: NftOp): string => Buffer.from(decodeAttrs(op.payload)[1]?.hex ?? '', 'hex').toString().replace(/\0$/, '');
+/** The chains a verdict map element message's elements go to (ELEMENTS → element → DATA → VERDICT → CHAIN). */
+const gotoChains = (op: NftOp): string[] =>
+  (decodeAttrs(op.payload)[2]?.children ?? []).map((e) => Buffer.from(e.children?.[1]?.children?.[0]?.children?.[1]?.hex ?? '', 'hex').toString().replace(/\0$/, ''));
 
 test('a weight change of an existing service: its elements out and in, the rule only when the slot space changes', () => {
   const a = live(tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80)] }), svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', realServers: [rs('10.0.1.1', 80)] })] }));
@@ -91,7 +98,7 @@ test('nft text: the full program, one command a line, typeof slot maps and open 
   assert.throws(() => nftText([{ add: { table: { family: 'inet', name: 'x; flush ruleset' } } }]), /lvsd writes only/);
 });
 
-test('property: fullText writes exactly nftText(fullCommands(m, true)), for every kind of service', () => {
+test('property: fullText writes exactly nftText(fullCommands(m, true)), and a fresh program the same but for the slot maps\' elements, which it sends by netlink, for every kind of service', () => {
   const server = fc.record({ host: fc.integer({ min: 1, max: 5 }), weight: fc.integer({ min: 0, max: 3 }) });
   const service = fc.record({
     n: fc.integer({ min: 1, max: 6 }),
@@ -117,5 +124,38 @@ test('property: fullText writes exactly nftText(fullCommands(m, true)), for ever
     const cmds = fullCommands(m, true);
     assert.equal(text, nftText(cmds));
     assert.equal(commands, cmds.length);
+    const fresh = freshProgram(m);
+    const slotMaps = new Set([...m.services.values()].filter((x) => x.slots.length > 0).map((x) => slotChainName(x.chain, 'a')));
+    const isElements = (line: string): boolean => {
+      const set = /^add element inet lvsd (\S+) /.exec(line)?.[1] ?? '';
+      return slotMaps.has(set) || VMAPS.has(set);
+    };
+    assert.equal(fresh.structure, text.split('\n').filter((line) => !isElements(line)).join('\n'));
+    assert.equal(fresh.commands, commands);
+    const ops = fresh.batches.flat();
+    const want = [...m.services.values()].filter((x) => x.slots.length > 0).flatMap((x) => slotElementOps('add', 'lvsd', slotChainName(x.chain, 'a'), x.slots));
+    assert.deepEqual(ops.filter((op) => !VMAPS.has(setOf(op))), want);
+    // Every service's goto, to its slot chain, in the map it belongs to.
+    const gotos = ops.filter((op) => VMAPS.has(setOf(op))).flatMap((op) => gotoChains(op).map((c) => `${setOf(op)} ${c}`));
+    assert.deepEqual(gotos.sort(), [...m.services.values()].map((x) => `${vmapName(x)} ${slotChainName(x.chain, 'a')}`).sort());
   }));
+});
+
+test('a fresh program\'s netlink batches: a service whole in one (its slot map and its goto), each under FRESH_BATCH_BYTES when its maps fit', () => {
+  // Maglev maps of a few thousand ranges: ~100 KB of messages each.
+  const services = Array.from({ length: 12 }, (_, i) => svc({ id: `tcp:10.0.0.${i + 1}:80`, address: `10.0.0.${i + 1}`, scheduler: 'mh', realServers: Array.from({ length: 8 }, (_, j) => rs(`10.0.1.${j + 1}`, 80)) }));
+  const m = tableModel({ services });
+  const fresh = freshProgram(m);
+  assert.ok(fresh.batches.length > 1, `${fresh.batches.length} batch(es)`);
+  const seen = new Set<string>();
+  for (const batch of fresh.batches) {
+    assert.ok(batch.reduce((n, op) => n + op.payload.length + 20, 0) <= FRESH_BATCH_BYTES);
+    const maps = new Set(batch.map(setOf).filter((set) => !VMAPS.has(set)));
+    for (const set of maps) {
+      assert.ok(!seen.has(set), `${set} split between two batches`);
+      seen.add(set);
+    }
+    assert.deepEqual(batch.filter((op) => VMAPS.has(setOf(op))).flatMap(gotoChains).sort(), [...maps].sort(), 'the gotos of the batch\'s services, and only those');
+  }
+  assert.equal(seen.size, services.length);
 });

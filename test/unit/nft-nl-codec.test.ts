@@ -4,11 +4,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  decodeAcks, decodeAttrs, delSlotElements, encodeBatch, flushChain, message, newSlotElements, newSlotRule, NFT_MSG, NLM_F, NLMSG_ERROR,
+  decodeAcks, decodeAttrs, delSlotElements, encodeBatch, flushChain, gotoElementOps, markKey, message, newSlotElements, newSlotRule, NFT_MSG, NLM_F, NLMSG_ERROR, tupleKey,
   type AttrNode, type NftOp,
 } from '../../daemon/dataplane/nftables/nl-codec.js';
 
 const NFGEN_INET = '01000000';
+
+/** nft also names the set by its transaction id in an element list (NFTA_SET_ELEM_LIST_SET_ID, type 4 at the top); lvsd does not. */
+function withoutListSetId(nodes: AttrNode[]): AttrNode[] {
+  return nodes.filter((n) => n.type !== 4);
+}
 
 /** nft also names the set by its transaction id in lookup (type 4 beside NFTA_LOOKUP_SET "m4"); lvsd does not. */
 function withoutSetId(nodes: AttrNode[]): AttrNode[] {
@@ -89,4 +94,24 @@ test('a batch: BEGIN, one acked message per command, END; acks decoded by sequen
     return m;
   };
   assert.deepEqual([...decodeAcks(Buffer.concat([err(101, 0), err(102, 2)]))], [[101, 0], [102, 2]]);
+});
+
+test('verdict map elements (svc4, svc6, fwmark4 of table t19 : goto c1): nft\'s NEWSETELEM but the set id', () => {
+  // nft 'add element inet t19 svc4 { 10.9.0.100 . tcp . 80 : goto c1, 10.9.0.101 . udp . 53 : goto c1 }', svc6 { fd09::100 . tcp . 8080 : goto c1 }, fwmark4 { 7 : goto c1 }
+  const captured: [NftOp[], string][] = [
+    [gotoElementOps('t19', 'svc4', [{ key: tupleKey('10.9.0.100', 'tcp', 80), chain: 'c1' }, { key: tupleKey('10.9.0.101', 'udp', 53), chain: 'c1' }]),
+      '0100000008000100743139000900020073766334000000000800040000000001640003803000018014000180100001000a0900640600000000500000180002801400028008000100fffffffc07000200633100003000028014000180100001000a0900651100000000350000180002801400028008000100fffffffc0700020063310000'],
+    [gotoElementOps('t19', 'svc6', [{ key: tupleKey('fd09::100', 'tcp', 8080), chain: 'c1' }]),
+      '0100000008000100743139000900020073766336000000000800040000000002400003803c000180200001801c000100fd090000000000000000000000000100060000001f900000180002801400028008000100fffffffc0700020063310000'],
+    [gotoElementOps('t19', 'fwmark4', [{ key: markKey(7), chain: 'c1' }]),
+      '0100000008000100743139000c00020066776d61726b340008000400000000032c000380280001800c0001800800010007000000180002801400028008000100fffffffc0700020063310000'],
+  ];
+  for (const [ops, hex] of captured) {
+    assert.equal(ops.length, 1);
+    const op = ops[0];
+    assert.ok(op !== undefined);
+    assert.equal(op.cmd, NFT_MSG.NEWSETELEM);
+    assert.equal(op.flags, NLM_F.CREATE);
+    assert.deepEqual(decodeAttrs(op.payload), withoutListSetId(decodeAttrs(Buffer.from(hex.slice(8), 'hex'))));
+  }
 });

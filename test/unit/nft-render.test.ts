@@ -612,6 +612,22 @@ test('ModelCache settles a spec handed again as the same object by identity, wit
   cache.commit();
 });
 
+test('ModelCache with a parent takes its model of the very same spec object, and models an equal copy itself', () => {
+  const parent = new ModelCache();
+  const a = svc({ realServers: [rs('10.0.1.1', 80), rs('10.0.1.2', 80)] });
+  const whole = tableModel({ services: [a] }, {}, parent);
+  parent.commit();
+  const child = new ModelCache(parent);
+  const shard = tableModel({ services: [a] }, { table: 'lvsd-1' }, child);
+  assert.equal(shard.services.get('svc-tcp-10.0.0.1-80'), whole.services.get('svc-tcp-10.0.0.1-80'));
+  child.commit();
+  // An equal copy is not the parent's object: the child does not compare it with the parent's spec.
+  const other = new ModelCache(parent);
+  const copy = tableModel({ services: [structuredClone(a)] }, {}, other).services.get('svc-tcp-10.0.0.1-80');
+  assert.notEqual(copy, whole.services.get('svc-tcp-10.0.0.1-80'));
+  assert.ok(copy !== undefined && sameService(copy, whole.services.get('svc-tcp-10.0.0.1-80') as NftService));
+});
+
 test('planUpdate of a table the fast path already wrote: no commands, and the sides kept without a copy', () => {
   const m = tableModel({ services: [svc({ realServers: [rs('10.0.1.1', 80)] }), svc({ id: 'tcp:10.0.0.2:80', address: '10.0.0.2', realServers: [rs('10.0.1.1', 80)] })] }, { masquerade: true });
   const from = { ...m, live: fullLive(m) };

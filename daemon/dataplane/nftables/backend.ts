@@ -20,6 +20,7 @@ import { changedStep, landStep } from './changed.js';
 import { fullText, nftText } from './nft-text.js';
 import { fastChanges } from './fast-path.js';
 import { netfilterWriter, type NftablesNetlink } from './nl-writer.js';
+import { freshProgram, type FreshProgram } from './fresh.js';
 import { parseTable, type ParsedTable } from './parse.js';
 import { NftShell } from './nft-shell.js';
 import { anyServiceKey, conntrackKey, countConntrack, forgetClosedArgs, goneTargets, withClosedEntries, type ConnCount, type GoneTarget } from './conntrack.js';
@@ -43,12 +44,16 @@ export interface NftablesOptions {
   now?: () => number;
   /** Services per shard table (shards.ts; default SHARD_SIZE, 500). */
   shardSize?: number;
-  /** The nft process and netlink writer to use, shared by the shards of one dataplane (shards.ts); closed by their owner, not here. */
-  shared?: { shell: NftShell; netlink: NftablesNetlink };
   /**
-   * The table is known not to exist (shards.ts has listed the tables since): the first apply writes it whole
-   * without listing it first (an nft process, ~10 ms, per shard of a full program). Were it there after all,
-   * the whole program replaces it all the same (fullText deletes the table in its own transaction).
+   * The nft process and netlink writer to use, shared by the shards of one dataplane (shards.ts); closed by
+   * their owner, not here. `models`: the dataplane's check of the whole table, whose models of the very same
+   * spec objects this table takes instead of modelling them again (ModelCache's parent).
+   */
+  shared?: { shell: NftShell; netlink: NftablesNetlink; models?: ModelCache };
+  /**
+   * The table is known not to exist (shards.ts has listed the tables since): the first apply writes it
+   * without listing it first (an nft process, ~10 ms, per shard of a full program), in two steps (fresh.ts).
+   * Were it there after all, the structure replaces it all the same (it deletes the table in its own transaction).
    */
   absent?: boolean;
 }
@@ -63,6 +68,22 @@ export interface NftablesDataplane extends Dataplane {
 export interface NftablesTable extends NftablesDataplane {
   /** The ids of the services the kernel's table holds now; undefined when there is no table. */
   held(): Promise<string[] | undefined>;
+  /**
+   * While the table is known absent and nothing has been applied: `desired` as a fresh program (fresh.ts)
+   * for the caller to send — shards.ts joins several shards' structures into one `nft -f` — with `landed`
+   * to call once all of it went through (the table's record) and `failed` if any of it did not (the next
+   * apply then reads the kernel). Undefined otherwise: apply() as usual. Throws on bad input, as apply().
+   * Called under the caller's serialisation, with no apply of this table in flight.
+   */
+  fresh(desired: DesiredTable): FreshWrite | undefined;
+}
+
+/** A shard's fresh program (fresh.ts) handed to shards.ts to send, and what to tell the table afterwards. */
+export interface FreshWrite extends FreshProgram {
+  /** All of it went through: the table records it as written, and says so. */
+  landed(): ApplyReport;
+  /** Some of it did not: the table's next apply reads the kernel. */
+  failed(): void;
 }
 
 function describeDrift(expected: NftTableModel, kernel: ParsedTable): string[] {
@@ -97,7 +118,7 @@ export function createNftablesTable(opts: NftablesOptions = {}): NftablesTable {
   let lastDesired: DesiredTable = { services: [] };
   let lastVerified = -Infinity;
   let chainQueue: Promise<unknown> = Promise.resolve();
-  const cache = new ModelCache();
+  const cache = new ModelCache(opts.shared?.models);
 
   let absent = opts.absent ?? false;
 
@@ -155,6 +176,13 @@ export function createNftablesTable(opts: NftablesOptions = {}): NftablesTable {
     }
   }
 
+  /** A fresh program of this table alone: its structure through nft, then its slot maps' elements. */
+  async function sendFresh(f: FreshProgram): Promise<void> {
+    netlink.open();
+    await shell.applyFile(f.structure);
+    for (const batch of f.batches) await netlink.send(batch);
+  }
+
   /** Sends the plan's transactions in order; returns how many commands went out. */
   async function run(plan: UpdatePlan): Promise<number> {
     let n = 0;
@@ -197,6 +225,16 @@ export function createNftablesTable(opts: NftablesOptions = {}): NftablesTable {
     return operations;
   }
 
+  /** The table's model of `desired`; refused (UnsupportedByDataplane, a clash), the cache forgets this build. */
+  function modelOf(desired: DesiredTable): NftTableModel {
+    try {
+      return tableModel(desired, { table, masquerade }, cache);
+    } catch (e) {
+      cache.discard();
+      throw e;
+    }
+  }
+
   async function applyNow(desired: DesiredTable, changed?: ChangedServices): Promise<ApplyReport> {
     const t0 = now();
     if (changed !== undefined && changed.since === lastDesired && expected !== undefined && now() - lastVerified < interval) {
@@ -207,24 +245,25 @@ export function createNftablesTable(opts: NftablesOptions = {}): NftablesTable {
       }
     }
     // Throws UnsupportedByDataplane before anything reaches the kernel.
-    let next: NftTableModel;
-    try {
-      next = tableModel(desired, { table, masquerade }, cache);
-    } catch (e) {
-      cache.discard();
-      throw e;
-    }
+    const next = modelOf(desired);
     let drift: string[] = [];
     let before: ReadonlyMap<string, NftService> = expected?.services ?? new Map();
     /** Plans from what the kernel holds (first apply, periodic check, or a stale record) and runs it. */
     const fromKernel = async (): Promise<{ plan: UpdatePlan; operations: number }> => {
-      const kernel = await readKernel(absent);
+      const knownAbsent = absent;
+      const kernel = await readKernel(knownAbsent);
       absent = false;
       lastVerified = now();
       if (expected !== undefined) drift = describeDrift(expected, kernel);
       before = kernel.services;
+      if (knownAbsent) {
+        // No table: nothing is served through it, so it may appear in two steps (fresh.ts says why that is safe).
+        const f = freshProgram(next);
+        await sendFresh(f);
+        return { plan: { stage: [], switch: [], retire: [], live: fullLive(next) }, operations: f.commands };
+      }
       if (kernel.problems.length > 0) {
-        // A table lvsd cannot read (or none) is written whole, in one transaction (it had no consistent state to keep).
+        // A table lvsd cannot read is written whole, in one transaction (it had no consistent state to keep).
         const full = fullText(next);
         await shell.apply(full.text);
         return { plan: { stage: [], switch: [], retire: [], live: fullLive(next) }, operations: full.commands };
@@ -346,6 +385,28 @@ export function createNftablesTable(opts: NftablesOptions = {}): NftablesTable {
         const doc = await shell.listTable(table);
         return doc === undefined ? undefined : [...parseTable(doc, table, masquerade).services.values()].map((s) => s.id);
       }),
+    fresh: (desired) => {
+      if (!absent || expected !== undefined) return undefined;
+      const t0 = now();
+      const next = modelOf(desired);
+      const f = freshProgram(next);
+      return {
+        ...f,
+        landed: () => {
+          absent = false;
+          lastVerified = now();
+          expected = { ...next, live: fullLive(next) };
+          cache.commit();
+          lastDesired = desired;
+          return { operations: f.commands, drift: [], durationMs: now() - t0 };
+        },
+        failed: () => {
+          absent = false;
+          lastVerified = -Infinity;
+          cache.discard();
+        },
+      };
+    },
     close: () => {
       if (opts.shared !== undefined) return Promise.resolve();
       netlink.close();

@@ -262,6 +262,11 @@ export function sameSpec(a: ServiceSpec, b: ServiceSpec): boolean {
  * new object (a director that builds every spec afresh pays that walk; one that keeps them does not).
  */
 export class ModelCache {
+  /**
+   * `parent`: another cache whose models this one takes for the very same spec objects instead of modelling
+   * them again (shards.ts: its check of the whole table has just modelled every shard's services).
+   */
+  constructor(private readonly parent?: ModelCache) {}
   /** Kept in place from build to build (a second map per build was most of an unchanged table's cost). */
   private entries = new Map<string, { spec: ServiceSpec; svc: NftService; build: number }>();
   private build = 1;
@@ -280,7 +285,7 @@ export class ModelCache {
       }
       return had.svc;
     }
-    const svc = serviceModel(spec);
+    const svc = this.parent?.sameObject(spec) ?? serviceModel(spec);
     if (had === undefined || had.build !== this.build) this.used++;
     this.undo.push([spec.id, had]);
     this.entries.set(spec.id, { spec, svc, build: this.build });
@@ -292,6 +297,11 @@ export class ModelCache {
       for (const [id, e] of this.entries) if (e.build !== this.build) this.entries.delete(id);
     }
     this.next();
+  }
+  /** The model of `spec` when this cache holds it for that very object (no comparison: a miss costs nothing). */
+  sameObject(spec: ServiceSpec): NftService | undefined {
+    const had = this.entries.get(spec.id);
+    return had?.spec === spec ? had.svc : undefined;
   }
   /** The model of service `id` as the last committed build made it. */
   held(id: string): NftService | undefined {

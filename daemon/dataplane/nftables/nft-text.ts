@@ -164,8 +164,12 @@ function slotRuleText(t: string, svc: NftService, slot: string): string {
   return `${rule} dnat ${ip} to ${key} map @${slot}`;
 }
 
-/** The full program of `m` (fullCommands(m, true)) as nft text, and how many commands it holds. */
-export function fullText(m: NftTableModel): { text: string; commands: number } {
+/**
+ * The full program of `m` (fullCommands(m, true)) as nft text, and how many commands it holds. Without
+ * `elements`, the slot maps and the verdict maps are declared empty: their elements go by netlink
+ * (fresh.ts says when and why); the masquerade sets keep theirs.
+ */
+export function fullText(m: NftTableModel, elements = true): { text: string; commands: number } {
   const t = q(m.table);
   const lines = [`add table inet ${t}`, `delete table inet ${t}`];
   // The fixed part and the services' chains, as baseCommands orders them (few lines: the generic path).
@@ -176,6 +180,10 @@ export function fullText(m: NftTableModel): { text: string; commands: number } {
     const chain = q(svc.chain);
     const slot = slotChainName(chain, 'a');
     if (svc.slots.length > 0) {
+      lines.push(`add map inet ${t} ${slot} { typeof ${slotMapTypeof(svc)}; flags interval; }`);
+      commands++;
+    }
+    if (svc.slots.length > 0 && elements) {
       let elems = '';
       for (let i = 0; i < svc.slots.length; i++) {
         const s = svc.slots[i];
@@ -183,14 +191,17 @@ export function fullText(m: NftTableModel): { text: string; commands: number } {
         const key = i === svc.slots.length - 1 ? `${s.from}-${SLOT_TOP}` : s.from === s.to ? `${s.from}` : `${s.from}-${s.to}`;
         elems += `${i === 0 ? '' : ', '}${key} : ${s.port === 0 ? s.address : `${s.address} . ${s.port}`}`;
       }
-      lines.push(`add map inet ${t} ${slot} { typeof ${slotMapTypeof(svc)}; flags interval; }`, `add element inet ${t} ${slot} { ${elems} }`);
-      commands += 2;
+      lines.push(`add element inet ${t} ${slot} { ${elems} }`);
+      commands++;
     }
-    const vmap = svc.match.kind === 'fwmark'
-      ? `add element inet ${t} fwmark${svc.family} { ${svc.match.mark} : goto ${slot} }`
-      : `add element inet ${t} svc${svc.family} { ${svc.match.address} . ${svc.match.protocol} . ${svc.match.port} : goto ${slot} }`;
-    lines.push(slotRuleText(t, svc, slot), vmap);
-    commands += 2;
+    lines.push(slotRuleText(t, svc, slot));
+    commands++;
+    if (elements) {
+      lines.push(svc.match.kind === 'fwmark'
+        ? `add element inet ${t} fwmark${svc.family} { ${svc.match.mark} : goto ${slot} }`
+        : `add element inet ${t} svc${svc.family} { ${svc.match.address} . ${svc.match.protocol} . ${svc.match.port} : goto ${slot} }`);
+      commands++;
+    }
   }
   const masq = masqCommands(m);
   if (masq.length > 0) lines.push(nftText(masq).trimEnd());

@@ -108,6 +108,10 @@ class WorkerWriter {
     return child;
   }
 
+  open(): void {
+    this.start();
+  }
+
   send(ops: readonly NftOp[]): Promise<void> {
     const child = this.start();
     const frame = JSON.stringify(ops.map((o) => ({ cmd: o.cmd, flags: o.flags, payload: o.payload.toString('base64') })));
@@ -126,6 +130,8 @@ class WorkerWriter {
 export interface NftablesNetlink {
   /** One transaction: every op, or none of them. */
   send(ops: readonly NftOp[]): Promise<void>;
+  /** Opens the socket (or starts the worker: a process, tens of ms) now, for a send that will follow. */
+  open(): void;
   close(): void;
 }
 
@@ -135,6 +141,9 @@ export function netfilterWriter(netns?: string): NftablesNetlink {
   let sock: NetfilterSocket | undefined;
   return {
     send: (ops) => (sock ??= new NetfilterSocket()).send(ops),
+    open: () => {
+      sock ??= new NetfilterSocket();
+    },
     close: () => {
       sock?.close();
       sock = undefined;

@@ -15,7 +15,7 @@
 // 0 on upgrade: what it holds beyond SHARD_SIZE is moved out, each service added to its new shard before it
 // is removed from shard 0 (shards are applied from the highest down), so it is never missing.
 import type { ApplyReport, ChangedServices, DesiredTable, ObservedTable, ServiceSpec } from '../types.js';
-import { createNftablesTable, type NftablesDataplane, type NftablesOptions, type NftablesTable } from './backend.js';
+import { createNftablesTable, type FreshWrite, type NftablesDataplane, type NftablesOptions, type NftablesTable } from './backend.js';
 import { DEFAULT_TABLE, ModelCache, serviceModel, tableModel } from './model.js';
 import { NftShell } from './nft-shell.js';
 import { netfilterWriter } from './nl-writer.js';
@@ -85,7 +85,7 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
     if (s === undefined) {
       // Once the tables are listed (discover), a shard not made then has no table (dropShard deletes one
       // with its shard), so its first apply need not list it.
-      s = createNftablesTable({ ...opts, table: shardTable(base, k), shared: { shell, netlink }, absent: discovered });
+      s = createNftablesTable({ ...opts, table: shardTable(base, k), shared: { shell, netlink, models: check }, absent: discovered });
       shards.set(k, s);
     }
     return s;
@@ -93,6 +93,9 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
 
   /** The first apply: which services the kernel's shard tables hold (a restart adopts them where they are). */
   async function discover(): Promise<void> {
+    // The first apply writes (fresh tables' elements) or will soon (the first change of real servers): the
+    // netlink worker of another namespace, a process, starts now, beside the listing (lvsd's own: a socket).
+    netlink.open();
     for (const name of await shell.listTables()) {
       const k = shardIndex(base, name);
       if (k === undefined) continue;
@@ -169,6 +172,8 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
     }
     const report: ApplyReport = { operations: 0, drift: [], durationMs: 0 };
     try {
+      // New tables first (they only add services), and all of them in one nft process.
+      for (const k of await writeFresh(next, report)) next.delete(k);
       // Highest first: a service that moves (to a higher shard) is added before it leaves its old one.
       for (const k of [...next.keys()].sort((a, b) => b - a)) {
         const step = next.get(k);
@@ -193,6 +198,35 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
     lastDesired = desired;
     report.durationMs = performance.now() - t0;
     return report;
+  }
+
+  /**
+   * The shards of `next` whose tables are known absent, written together: their structures as one `nft -f`
+   * (one process and one transaction for them all, not one each), then each one's slot maps' elements by
+   * netlink (fresh.ts says why the two steps lose nothing). Returns the shards it wrote.
+   */
+  async function writeFresh(next: ReadonlyMap<number, { sub: DesiredTable }>, report: ApplyReport): Promise<number[]> {
+    const fresh = new Map<number, FreshWrite>();
+    try {
+      for (const [k, step] of next) {
+        if (k > 0 && step.sub.services.length === 0) continue;
+        const f = shard(k).fresh(step.sub);
+        if (f !== undefined) fresh.set(k, f);
+      }
+      if (fresh.size === 0) return [];
+      // The netlink worker of another namespace starts while nft works (lvsd's own: a socket opens).
+      netlink.open();
+      await shell.applyFile([...fresh.values()].map((f) => f.structure).join(''));
+      for (const f of fresh.values()) for (const batch of f.batches) await netlink.send(batch);
+    } catch (e) {
+      for (const f of fresh.values()) f.failed();
+      throw e;
+    }
+    for (const [k, f] of fresh) {
+      report.operations += f.landed().operations;
+      subs.set(k, next.get(k)?.sub ?? { services: [] });
+    }
+    return [...fresh.keys()];
   }
 
   /** An emptied shard above 0 goes, table and all: it would cost every new connection a look for nothing. */
