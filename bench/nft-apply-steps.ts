@@ -5,7 +5,7 @@
 // services back to back, and alternated with the same change handed without them (the walk; what
 // nft-change.ts does). And the full program's calls of nft (processes started: listing, `nft -f` of the fresh
 // tables' structure: nft.applyFile) and of the netlink worker (their elements).
-// Measured this way (stop 30): the wall a change gains from 100 to 5,000 services is the worker's CPU, i.e.
+// Measured this way (stop 29, second session): the wall a change gains from 100 to 5,000 services is the worker's CPU, i.e.
 // the kernel's commit in its sendmsg (perf: nf_tables_commit's walk over every chain of every table, and the
 // validation of the changed shard's table); this process's own CPU stays flat.
 //

@@ -7,7 +7,7 @@
 // Second, the validation: the same N chains reached from a nat base chain through a verdict map (one element
 // each, `… : goto cI`), and one element of that vmap replaced (mode "vmap": a goto element marks the table
 // for validation, and the commit then walks the jump graph from the base chains). Its slope beside the first
-// is what validation adds per reachable chain. lvsd keeps one chain per service since stop 30 (two before),
+// is what validation adds per reachable chain. lvsd keeps one chain per service since stop 29's second session (two before),
 // so a table of 5,000 services is ~5,000 chains (~10,000 before).
 //
 //   node dist/bench/nft-chain-walk.js      (BENCH_WALK_CHAINS=0,2000,5000,10000,20000  BENCH_WALK_ROUNDS=41)

@@ -189,7 +189,7 @@ test('300 switches under load (rr ↔ sh: stage, vmap element replaced, retire):
 });
 
 test('upgrade from the dispatch-chain layout under load: the next apply points each element at its slot chain, nothing lost', async (t) => {
-  // The table as lvsd up to stop 29 wrote it: the vmap element goes to chain svc-…, whose one rule goes to svc-…-a.
+  // The table as lvsd wrote it before stop 29's second session: the vmap element goes to chain svc-…, whose one rule goes to svc-…-a.
   const name = 'lvsdold';
   const nftIn = (...args: string[]): string => execFileSync('ip', ['netns', 'exec', lab.director.name, 'nft', ...args]).toString();
   const services = table(http4([1, 1, 1], 'rr'), { ...http4([1, 1, 1]), id: `tcp:${VIP4}:81`, port: 81 });

@@ -218,7 +218,7 @@ test('parse reads nft\'s own printed forms (folded l4proto match, tcp payload fo
 type J = Record<string, unknown>;
 
 /**
- * listing(m) as lvsd up to stop 29 wrote it: each vmap element goes to a dispatch chain named chainName,
+ * listing(m) as lvsd wrote it before stop 29's second session: each vmap element goes to a dispatch chain named chainName,
  * whose one rule goes to the slot chain.
  */
 function dispatchListing(m: NftTableModel): unknown {
@@ -464,7 +464,7 @@ test('property: a plan from a to b is safe under traffic at every step and lands
   const model = (t: { masquerade: boolean; list: { vip: number; sched: 'rr' | 'wrr' | 'sh'; servers: { host: number; weight: number }[] }[] }, masquerade: boolean): NftTableModel =>
     tableModel({ services: t.list.map((s) => svc({ id: `tcp:10.0.0.${s.vip}:80`, address: `10.0.0.${s.vip}`, scheduler: s.sched, realServers: s.servers.map((x) => rs(`10.0.1.${x.host}`, 80, x.weight)) })) }, { masquerade });
   fc.assert(fc.property(table, table, table, fc.boolean(), (ta, tb, tc, older) => {
-    // a → b → c, so that services start on either slot side; a in the dispatch-chain layout of stop 29 or in this one.
+    // a → b → c, so that services start on either slot side; a in the dispatch-chain layout (stop 29's first session) or in this one.
     const a = model(ta, ta.masquerade);
     const b = model(tb, ta.masquerade);
     const c = model(tc, ta.masquerade);

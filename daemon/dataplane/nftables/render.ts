@@ -9,7 +9,7 @@
 //   chain postrouting  only with masquerade: SNAT what we DNATed (ct original daddr in @vips4/6, mark in @marks4/6)
 //   chain svc-…-a/-b   the slot chain: counter; DNAT to numgen/jhash map of slot ranges → real server
 //   map svc-…-a/-b     its slot map (named like the chain): slot range → real server
-// One chain per service (until stop 29 a dispatch chain svc-… sat between the vmap and the slot chain): the
+// One chain per service (until stop 29's second session a dispatch chain svc-… sat between the vmap and the slot chain): the
 // kernel's commit visits every chain of every table in the namespace to swap its rule generation, ~20–40 ns
 // a chain (bench/nft-chain-walk.ts), so a change costs less the fewer chains there are.
 //
