@@ -45,7 +45,7 @@ export function agentProbe(ep: Endpoint, o: AgentCheckOptions, timeoutMs: number
       seen.answered = true;
       return effectVerdict(state, '');
     };
-    const v = await tcpExchange(ep, { payload: send, judge, maxBytes: MAX_AGENT_LINE + 2, timedOut }, signal);
+    const v = await tcpExchange(ep, { payload: send, judge, maxBytes: MAX_AGENT_LINE + 2, tooLong: fail('protocol', `agent ${peer}: answer longer than ${MAX_AGENT_LINE + 2} bytes`), timedOut }, signal);
     if (v.ok || seen.answered || v.reason === 'protocol' || !failOpen) return v;
     return effectVerdict(state, `; agent ${peer} silent (${v.detail}): last answer kept`);
   };

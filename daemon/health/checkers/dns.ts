@@ -72,6 +72,7 @@ export function dnsProbe(ep: Endpoint, o: DnsCheckOptions, timeoutMs: number): P
         return v === null || v === 'truncated' ? fail('protocol', `answer with another id or not a response${via}`) : v;
       },
       maxBytes: MAX_TCP_MESSAGE,
+      tooLong: fail('protocol', `answer longer than ${MAX_TCP_MESSAGE} bytes${via}`), // unreachable: a length prefix says at most this
       timedOut: tcpTimedOut,
     }, signal);
 

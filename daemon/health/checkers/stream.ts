@@ -14,6 +14,8 @@ export interface StreamExchange {
   /** Judges what arrived so far: a verdict settles the check, null waits for more. `ended`: the peer closed. */
   judge: (received: Buffer, ended: boolean) => CheckVerdict | null;
   maxBytes: number;
+  /** The verdict when more than `maxBytes` arrived and the first `maxBytes` did not settle the check. */
+  tooLong: CheckVerdict;
   timedOut: CheckVerdict;
 }
 
@@ -27,12 +29,10 @@ export function tcpExchange(ep: Endpoint, x: StreamExchange, signal: AbortSignal
     });
     sock.on('data', (chunk: Buffer) => {
       received = received.length === 0 ? chunk : Buffer.concat([received, chunk]);
-      if (received.length > x.maxBytes) {
-        done(fail('protocol', `answer longer than ${x.maxBytes} bytes`));
-        return;
-      }
-      const v = x.judge(received, false);
+      // Judged before the cap: a whole answer followed in the same read by more bytes is still an answer.
+      const v = x.judge(received.length > x.maxBytes ? received.subarray(0, x.maxBytes) : received, false);
       if (v !== null) done(v);
+      else if (received.length > x.maxBytes) done(x.tooLong);
     });
     sock.once('end', () => {
       done(x.judge(received, true) ?? fail('reset', `connection closed after ${received.length} bytes`));
