@@ -16,6 +16,9 @@ export class HttpResponseReader {
   private length = 0;
   private parts: Buffer[] = [];
   private received = 0;
+  /** Chunked coding: the bytes after the last whole chunk, and the chunks' data so far. */
+  private pending: Buffer = Buffer.alloc(0);
+  private chunks: Buffer[] = [];
 
   constructor(
     /** Whether the body matters; without it the reader completes at the end of the head. */
@@ -52,12 +55,14 @@ export class HttpResponseReader {
       this.bad(`body larger than ${this.maxBytes} bytes`);
       return;
     }
+    if (this.mode === 'chunked') {
+      this.tryChunked(chunk);
+      return;
+    }
     this.parts.push(chunk);
     if (this.mode === 'length' && this.received >= this.length) {
       this.body = Buffer.concat(this.parts).subarray(0, this.length);
       this.state = 'complete';
-    } else if (this.mode === 'chunked') {
-      this.tryChunked();
     }
   }
 
@@ -118,32 +123,39 @@ export class HttpResponseReader {
     return true;
   }
 
-  /** Decodes the chunked body received so far; completes at the last chunk. */
-  private tryChunked(): void {
-    const all = Buffer.concat(this.parts);
-    this.parts = [all];
-    const out: Buffer[] = [];
+  /**
+   * Decodes the chunks that `chunk` completes; completes at the last chunk. Incremental: a peer sending a
+   * megabyte of one-byte chunks in small reads used to have the whole body re-decoded at every read,
+   * blocking the event loop for seconds.
+   */
+  private tryChunked(chunk: Buffer): void {
+    const all = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
     let pos = 0;
     for (;;) {
       const eol = all.indexOf('\r\n', pos, 'latin1');
-      if (eol < 0) return;
+      if (eol < 0) break;
       const sizeText = all.subarray(pos, eol).toString('latin1').split(';')[0]?.trim() ?? '';
       if (!/^[0-9a-fA-F]+$/.test(sizeText)) {
         this.bad(`bad chunk size ${JSON.stringify(sizeText.slice(0, 20))}`);
         return;
       }
       const size = parseInt(sizeText, 16);
+      if (size > this.maxBytes) {
+        this.bad(`chunk of ${sizeText.length > 20 ? `${sizeText.slice(0, 20)}…` : sizeText} (hex) bytes, body larger than ${this.maxBytes} bytes`);
+        return;
+      }
       if (size === 0) {
         // Last chunk; trailers (if any) are not needed. Complete once the final CRLF arrived or now.
-        this.body = Buffer.concat(out);
+        this.body = Buffer.concat(this.chunks);
         this.state = 'complete';
         return;
       }
       const start = eol + 2;
-      if (all.length < start + size + 2) return;
-      out.push(all.subarray(start, start + size));
+      if (all.length < start + size + 2) break;
+      this.chunks.push(all.subarray(start, start + size));
       pos = start + size + 2;
     }
+    this.pending = all.subarray(pos);
   }
 }
 
