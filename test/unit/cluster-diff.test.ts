@@ -127,3 +127,29 @@ test('three directors: a VRRP instance missing on one is named with who has it',
   assert.deepEqual(ds.map((d) => d.kind), ['instance-set']);
   assert.match(ds[0]?.detail ?? '', /VI_2 is on lb1, lb2 but not on lb3/);
 });
+
+test('a peer with many virtual and real servers is compared in linear work, not one pass per server', () => {
+  // Counts the reads of service and real-server ids: the work, not the time (the old comparison scanned every
+  // director's whole list once per service and per real server: 20,000 services blocked the event loop for seconds).
+  const { lb1, lb2 } = pair();
+  const template = lb1.snapshot.virtualServices[0];
+  assert.ok(template);
+  let reads = 0;
+  const counted = <T extends object>(o: T, id: string): T => {
+    Object.defineProperty(o, 'id', { get: () => { reads++; return id; }, enumerable: true });
+    return o;
+  };
+  const services = 5_000;
+  const realServers = 500;
+  for (const m of [lb1, lb2]) {
+    m.snapshot.virtualServices = Array.from({ length: services }, (_, i) => counted({ ...structuredClone(template), realServers: [] }, `tcp:10.0.${i >> 8}.${i & 255}:80`));
+    const big = m.snapshot.virtualServices[0];
+    const rs = template.realServers[0];
+    assert.ok(big && rs);
+    big.realServers = Array.from({ length: realServers }, (_, i) => counted(structuredClone(rs), `10.1.${i >> 8}.${i & 255}:80`));
+  }
+  lb2.snapshot.virtualServices.pop();
+  const ds = diff(lb1, lb2);
+  assert.deepEqual(ds.map((d) => d.kind), ['service-set']);
+  assert.ok(reads < 20 * (services + realServers), `${reads} id reads for ${services} services and ${realServers} real servers`);
+});

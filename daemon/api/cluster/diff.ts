@@ -52,13 +52,32 @@ function per<T>(rows: readonly { name: string; v: T }[], show: (v: T) => string)
 
 /** Each key that some directors have and others lack, with who has it. */
 function setGaps(all: readonly Named[], keysOf: (m: ClusterMember) => string[]): { key: string; have: string[]; lack: string[] }[] {
-  const have = new Map<string, string[]>();
-  for (const d of all) for (const k of keysOf(d.member)) have.set(k, [...(have.get(k) ?? []), d.name]);
+  // A Set per key: a key a peer lists many times costs no more than once, and does not stand in for a director that lacks it.
+  const have = new Map<string, Set<string>>();
+  for (const d of all) {
+    for (const k of keysOf(d.member)) {
+      const names = have.get(k);
+      if (names === undefined) have.set(k, new Set([d.name]));
+      else names.add(d.name);
+    }
+  }
   const out = [];
   for (const [key, names] of have) {
-    if (names.length < all.length) out.push({ key, have: names, lack: all.map((d) => d.name).filter((n) => !names.includes(n)) });
+    if (names.size < all.length) out.push({ key, have: [...names], lack: all.map((d) => d.name).filter((n) => !names.has(n)) });
   }
   return out;
+}
+
+/** Items by key, in order: one pass, where filtering the whole list per key was quadratic in a big peer's servers. */
+function byKey<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
+  const m = new Map<string, T[]>();
+  for (const t of items) {
+    const k = key(t);
+    const list = m.get(k);
+    if (list === undefined) m.set(k, [t]);
+    else list.push(t);
+  }
+  return m;
 }
 
 function instanceDifferences(all: readonly Named[]): Difference[] {
@@ -137,22 +156,23 @@ function serviceDifferences(all: readonly Named[]): Difference[] {
   for (const g of setGaps(all, (m) => m.snapshot.virtualServices.map((s) => s.id))) {
     out.push({ kind: 'service-set', subject: `service:${g.key}`, detail: `virtual server ${g.key} is on ${g.have.join(', ')} but not on ${g.lack.join(', ')}`, directors: all.map((d) => d.name) });
   }
-  const ids = new Set(all.flatMap((d) => d.member.snapshot.virtualServices.map((s) => s.id)));
+  const services = all.map((d) => ({ name: d.name, byId: byKey(d.member.snapshot.virtualServices, (s) => s.id) }));
+  const ids = new Set(services.flatMap((d) => [...d.byId.keys()]));
   for (const id of ids) {
-    const rows = all.flatMap((d) => d.member.snapshot.virtualServices.filter((s) => s.id === id).map((s) => ({ name: d.name, v: s })));
+    const rows = services.flatMap((d) => (d.byId.get(id) ?? []).map((s) => ({ name: d.name, v: s })));
     if (rows.length < 2) continue;
     const subject = `service:${id}`;
     const directors = rows.map((r) => r.name);
     const shape = (s: (typeof rows)[number]['v']): string => `${s.scheduler}/${s.method}`;
     if (new Set(rows.map((r) => shape(r.v))).size > 1) out.push({ kind: 'service', subject, detail: `${id}: scheduler/method ${per(rows, shape)}`, directors });
-    const rsNamed = rows.map((r) => ({ name: r.name, keys: r.v.realServers.map((x) => x.id) }));
-    const allRs = new Set(rsNamed.flatMap((r) => r.keys));
+    const rsNamed = rows.map((r) => ({ name: r.name, byId: byKey(r.v.realServers, (x) => x.id) }));
+    const allRs = new Set(rsNamed.flatMap((r) => [...r.byId.keys()]));
     for (const rs of allRs) {
-      const have = rsNamed.filter((r) => r.keys.includes(rs)).map((r) => r.name);
+      const have = rsNamed.filter((r) => r.byId.has(rs)).map((r) => r.name);
       if (have.length < rows.length) {
         out.push({ kind: 'real-server-set', subject: `realServer:${id}/${rs}`, detail: `${id}: real server ${rs} is on ${have.join(', ')} but not on ${directors.filter((n) => !have.includes(n)).join(', ')}`, directors });
       }
-      const status = rows.flatMap((r) => r.v.realServers.filter((x) => x.id === rs).map((x) => ({ name: r.name, v: x.health.status })));
+      const status = rsNamed.flatMap((r) => (r.byId.get(rs) ?? []).map((x) => ({ name: r.name, v: x.health.status })));
       if (status.some((s) => s.v === 'up') && status.some((s) => s.v === 'down')) {
         out.push({ kind: 'health', subject: `realServer:${id}/${rs}`, detail: `${id}: real server ${rs} is ${per(status, (s) => s)}`, directors: status.map((s) => s.name) });
       }
