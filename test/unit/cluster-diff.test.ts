@@ -153,3 +153,28 @@ test('a peer with many virtual and real servers is compared in linear work, not 
   assert.deepEqual(ds.map((d) => d.kind), ['service-set']);
   assert.ok(reads < 20 * (services + realServers), `${reads} id reads for ${services} services and ${realServers} real servers`);
 });
+
+test('a peer that repeats one VRRP instance many times is compared in linear work', () => {
+  // Counts array iteration steps (spread, for-of): the old comparison copied the list at every repeat.
+  const { lb1, lb2 } = pair();
+  const vi = lb2.snapshot.vrrp[0];
+  assert.ok(vi);
+  const repeats = 20_000;
+  lb2.snapshot.vrrp = Array.from({ length: repeats }, () => ({ ...structuredClone(vi), syncGroup: 'G', state: 'MASTER' as const }));
+  const iterate = Array.prototype[Symbol.iterator];
+  let steps = 0;
+  Array.prototype[Symbol.iterator] = function* counted(this: unknown[]) {
+    for (const x of iterate.call(this) as IterableIterator<unknown>) {
+      steps++;
+      yield x;
+    }
+  } as typeof iterate;
+  let ds;
+  try {
+    ds = diff(lb1, lb2);
+  } finally {
+    Array.prototype[Symbol.iterator] = iterate;
+  }
+  assert.ok(ds.some((d) => d.kind === 'two-masters'));
+  assert.ok(steps < 50 * repeats, `${steps} iteration steps for ${repeats} repeats`);
+});

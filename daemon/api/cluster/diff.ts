@@ -42,12 +42,7 @@ const sameSet = (a: readonly string[], b: readonly string[]): boolean => a.lengt
 
 /** "51 on lb1, 52 on lb2", grouping directors that agree. */
 function per<T>(rows: readonly { name: string; v: T }[], show: (v: T) => string): string {
-  const groups = new Map<string, string[]>();
-  for (const r of rows) {
-    const k = show(r.v);
-    groups.set(k, [...(groups.get(k) ?? []), r.name]);
-  }
-  return [...groups].map(([k, names]) => `${k} on ${names.join(', ')}`).join('; ');
+  return [...byKey(rows, (r) => show(r.v))].map(([k, group]) => `${k} on ${group.map((r) => r.name).join(', ')}`).join('; ');
 }
 
 /** Each key that some directors have and others lack, with who has it. */
@@ -71,13 +66,15 @@ function setGaps(all: readonly Named[], keysOf: (m: ClusterMember) => string[]):
 /** Items by key, in order: one pass, where filtering the whole list per key was quadratic in a big peer's servers. */
 function byKey<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
   const m = new Map<string, T[]>();
-  for (const t of items) {
-    const k = key(t);
-    const list = m.get(k);
-    if (list === undefined) m.set(k, [t]);
-    else list.push(t);
-  }
+  for (const t of items) append(m, key(t), t);
   return m;
+}
+
+/** Adds `v` to the list at `k` in place (a copy per append is quadratic when a peer repeats a name). */
+function append<V>(m: Map<string, V[]>, k: string, v: V): void {
+  const list = m.get(k);
+  if (list === undefined) m.set(k, [v]);
+  else list.push(v);
 }
 
 function instanceDifferences(all: readonly Named[]): Difference[] {
@@ -87,7 +84,7 @@ function instanceDifferences(all: readonly Named[]): Difference[] {
   }
   const byName = new Map<string, { name: string; v: VrrpInstanceSnapshot; auth: string }[]>();
   for (const d of all) {
-    for (const i of d.member.snapshot.vrrp) byName.set(i.name, [...(byName.get(i.name) ?? []), { name: d.name, v: i, auth: d.member.vrrpAuth[i.name] ?? 'unknown' }]);
+    for (const i of d.member.snapshot.vrrp) append(byName, i.name, { name: d.name, v: i, auth: d.member.vrrpAuth[i.name] ?? 'unknown' });
   }
   for (const [name, rows] of byName) {
     if (rows.length < 2) continue;
@@ -109,15 +106,18 @@ function instanceDifferences(all: readonly Named[]): Difference[] {
 
 /** Instances of one sync group must rank the directors alike, or the group's masters split across them. */
 function priorityOrder(all: readonly Named[], byName: Map<string, { name: string; v: VrrpInstanceSnapshot }[]>): Difference[] {
-  const groups = new Map<string, string[]>();
+  const groups = new Map<string, Set<string>>();
   for (const d of all) {
     for (const i of d.member.snapshot.vrrp) {
-      if (i.syncGroup !== null && !(groups.get(i.syncGroup) ?? []).includes(i.name)) groups.set(i.syncGroup, [...(groups.get(i.syncGroup) ?? []), i.name]);
+      if (i.syncGroup === null) continue;
+      const names = groups.get(i.syncGroup);
+      if (names === undefined) groups.set(i.syncGroup, new Set([i.name]));
+      else names.add(i.name);
     }
   }
   const out: Difference[] = [];
   for (const [group, names] of groups) {
-    const orders = names.map((n) => ({
+    const orders = [...names].map((n) => ({
       name: n,
       v: [...(byName.get(n) ?? [])].sort((a, b) => b.v.basePriority - a.v.basePriority).map((r) => r.name),
     })).filter((o) => o.v.length > 1);
@@ -138,8 +138,7 @@ function mastersDifferences(all: readonly Named[]): Difference[] {
   for (const d of all) {
     for (const i of d.member.snapshot.vrrp) {
       if (i.state !== 'MASTER') continue;
-      const k = `vrid:${i.family}:${i.vrid}`;
-      masters.set(k, [...(masters.get(k) ?? []), { name: d.name, v: i }]);
+      append(masters, `vrid:${i.family}:${i.vrid}`, { name: d.name, v: i });
     }
   }
   const out: Difference[] = [];
