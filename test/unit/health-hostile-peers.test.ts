@@ -5,6 +5,7 @@ import { test, after } from 'node:test';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createSocket } from 'node:dgram';
 import assert from 'node:assert/strict';
 import { buildProbe } from '../../daemon/health/checkers/index.js';
 import { HttpResponseReader } from '../../daemon/health/checkers/http-response.js';
@@ -134,4 +135,40 @@ test('exec: what the command left running when it exited is killed with it, not 
     try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
     rmSync(dir, { recursive: true });
   }
+});
+
+test('smtp: an endless banner line and a multi-line banner without end fail with the reason', async () => {
+  for (const unit of ['2'.repeat(1000), '220-more\r\n']) {
+    const port = await servers.listen((s) => {
+      s.write(unit.repeat(Math.ceil(8192 / unit.length))); // and never ends
+    });
+    const o = opts({ type: 'smtp', smtp: { helo: 'lvsd' } });
+    const v = await runProbe(buildProbe('web/127.0.0.1', '127.0.0.1', port, o), o.timeoutMs);
+    assert.deepEqual(v, { ok: false, reason: 'protocol', detail: 'reply longer than 4096 bytes' }, unit.slice(0, 10));
+  }
+});
+
+test('dns: a compression loop, a cut record, a wrong id, a flood of wrong answers', async () => {
+  const udp = createSocket('udp4');
+  servers.adopt(udp);
+  await new Promise<void>((r) => udp.bind(0, '127.0.0.1', r));
+  let answer: (q: Buffer) => Buffer[] = () => [];
+  udp.on('message', (q, from) => {
+    for (const a of answer(q)) udp.send(a, from.port, from.address);
+  });
+  const header = (q: Buffer, an: number): Buffer => {
+    const h = Buffer.from(q.subarray(0, 12));
+    h.writeUInt16BE(0x8180, 2);
+    h.writeUInt16BE(0, 4);
+    h.writeUInt16BE(an, 6);
+    return h;
+  };
+  const o = opts({ type: 'dns', timeoutMs: 400, dns: { name: 'example.com' } });
+  const check = (): Promise<{ ok: boolean; reason: string; detail?: string }> => runProbe(buildProbe('web/127.0.0.1', '127.0.0.1', (udp.address()).port, o), o.timeoutMs);
+  answer = (q) => [Buffer.concat([header(q, 1), Buffer.from([0xc0, 12])])]; // the answer's name points at itself
+  assert.deepEqual(await check(), { ok: false, reason: 'protocol', detail: 'DNS message at byte 12: name compression loop' });
+  answer = (q) => [Buffer.concat([header(q, 1), Buffer.from([0, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0])])];
+  assert.deepEqual(await check(), { ok: false, reason: 'protocol', detail: 'DNS message at byte 23: truncated record data (need 4 bytes, 2 left)' });
+  answer = (q) => Array.from({ length: 200 }, () => { const h = header(q, 0); h.writeUInt16BE(q.readUInt16BE(0) ^ 1, 0); return h; });
+  assert.deepEqual(await check(), { ok: false, reason: 'timeout', detail: 'no DNS reply in 400 ms' });
 });
