@@ -139,11 +139,9 @@ export class HttpResponseReader {
         this.bad(`bad chunk size ${JSON.stringify(sizeText.slice(0, 20))}`);
         return;
       }
+      // A chunk larger than the limit is waited for until the body passes the limit, as the native engine
+      // does (probe_engine.c body_settled): both give one verdict for the same bytes.
       const size = parseInt(sizeText, 16);
-      if (size > this.maxBytes) {
-        this.bad(`chunk of ${sizeText.length > 20 ? `${sizeText.slice(0, 20)}…` : sizeText} (hex) bytes, body larger than ${this.maxBytes} bytes`);
-        return;
-      }
       if (size === 0) {
         // Last chunk; trailers (if any) are not needed. Complete once the final CRLF arrived or now.
         this.body = Buffer.concat(this.chunks);
