@@ -1,7 +1,6 @@
 // MISC_CHECK: run a command; exit 0 = up, 1 (or anything else) = down. The dynamic form
 // (keepalived misc_dynamic): exit 0 = up at the configured weight, 1 = down, 2..255 = up with
-// weight exit-2. The command runs in its own process group: a timeout kills it and its children, and what
-// it leaves running when it exits is killed then.
+// weight exit-2. The command runs in its own process group so a timeout kills it and its children.
 import { spawn } from 'node:child_process';
 import { fail, OK_VERDICT } from '../types.js';
 import type { Endpoint, ExecCheckOptions } from '../options.js';
@@ -23,9 +22,7 @@ export function execProbe(ep: Endpoint, o: ExecCheckOptions, timeoutMs: number):
         signal,
         resolve,
         () => {
-          // Also after the command exited: what it left in its group (`cmd &`) would pile up, one per check.
-          // While any member lives the group id cannot be reused; with none left the kill finds nothing (ESRCH).
-          if (child.pid !== undefined) {
+          if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
             try {
               process.kill(-child.pid, 'SIGKILL');
             } catch {
