@@ -86,6 +86,16 @@ export interface FreshWrite extends FreshProgram {
   failed(): void;
 }
 
+/**
+ * Fresh programs (fresh.ts) sent: all their structures as one `nft -f` (one process, one transaction), then
+ * each one's netlink batches. The netlink writer opens first, so a worker's start overlaps nft's work.
+ */
+export async function sendFresh(shell: NftShell, netlink: NftablesNetlink, programs: readonly FreshProgram[]): Promise<void> {
+  netlink.open();
+  await shell.applyFile(programs.map((f) => f.structure).join(''));
+  for (const f of programs) for (const batch of f.batches) await netlink.send(batch);
+}
+
 function describeDrift(expected: NftTableModel, kernel: ParsedTable): string[] {
   if (kernel.problems.length > 0) return kernel.problems;
   const out: string[] = [];
@@ -176,13 +186,6 @@ export function createNftablesTable(opts: NftablesOptions = {}): NftablesTable {
     }
   }
 
-  /** A fresh program of this table alone: its structure through nft, then its slot maps' elements. */
-  async function sendFresh(f: FreshProgram): Promise<void> {
-    netlink.open();
-    await shell.applyFile(f.structure);
-    for (const batch of f.batches) await netlink.send(batch);
-  }
-
   /** Sends the plan's transactions in order; returns how many commands went out. */
   async function run(plan: UpdatePlan): Promise<number> {
     let n = 0;
@@ -259,7 +262,7 @@ export function createNftablesTable(opts: NftablesOptions = {}): NftablesTable {
       if (knownAbsent) {
         // No table: nothing is served through it, so it may appear in two steps (fresh.ts says why that is safe).
         const f = freshProgram(next);
-        await sendFresh(f);
+        await sendFresh(shell, netlink, [f]);
         return { plan: { stage: [], switch: [], retire: [], live: fullLive(next) }, operations: f.commands };
       }
       if (kernel.problems.length > 0) {

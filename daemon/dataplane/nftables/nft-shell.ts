@@ -102,7 +102,7 @@ export class NftShell {
    * netlink (nl-writer.ts).
    */
   apply(text: string): Promise<void> {
-    if (text.length > FILE_THRESHOLD) return this.writeFile(text);
+    if (text.length > FILE_THRESHOLD) return this.applyFile(text);
     const line = text.trimEnd().split('\n').join('; ');
     const child = this.start();
     return new Promise((resolve, reject) => {
@@ -116,11 +116,7 @@ export class NftShell {
    * at 100 services, which the interactive process reads slowly as one line (measured at 100 × 10: 104 ms
    * against 34 ms for a larger text from a file), and which comes before that process has any other use.
    */
-  applyFile(text: string): Promise<void> {
-    return this.writeFile(text);
-  }
-
-  private async writeFile(text: string): Promise<void> {
+  async applyFile(text: string): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 'lvsd-nft-'));
     const file = join(dir, 'batch.nft');
     try {

@@ -15,7 +15,7 @@
 // 0 on upgrade: what it holds beyond SHARD_SIZE is moved out, each service added to its new shard before it
 // is removed from shard 0 (shards are applied from the highest down), so it is never missing.
 import type { ApplyReport, ChangedServices, DesiredTable, ObservedTable, ServiceSpec } from '../types.js';
-import { createNftablesTable, type FreshWrite, type NftablesDataplane, type NftablesOptions, type NftablesTable } from './backend.js';
+import { createNftablesTable, sendFresh, type FreshWrite, type NftablesDataplane, type NftablesOptions, type NftablesTable } from './backend.js';
 import { DEFAULT_TABLE, ModelCache, serviceModel, tableModel } from './model.js';
 import { NftShell } from './nft-shell.js';
 import { netfilterWriter } from './nl-writer.js';
@@ -214,10 +214,7 @@ export function createNftablesDataplane(opts: NftablesOptions = {}): NftablesDat
         if (f !== undefined) fresh.set(k, f);
       }
       if (fresh.size === 0) return [];
-      // The netlink worker of another namespace starts while nft works (lvsd's own: a socket opens).
-      netlink.open();
-      await shell.applyFile([...fresh.values()].map((f) => f.structure).join(''));
-      for (const f of fresh.values()) for (const batch of f.batches) await netlink.send(batch);
+      await sendFresh(shell, netlink, [...fresh.values()]);
     } catch (e) {
       for (const f of fresh.values()) f.failed();
       throw e;
