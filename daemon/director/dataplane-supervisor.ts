@@ -24,6 +24,9 @@ export class DataplaneSupervisor {
   private statsTimer: NodeJS.Timeout | null = null;
   /** A counters read is in flight: the next tick skips (see pollStats). */
   private polling = false;
+  /** An apply landed while a read was in flight: one more read follows it. */
+  private readAgain = false;
+  private closed = false;
   private observedTable: ObservedTable = { services: [] };
   /** What the latest apply refused: a reload fails only on refusals it caused. */
   private refusals: readonly string[] = [];
@@ -39,6 +42,9 @@ export class DataplaneSupervisor {
       changed: () => opts.changed?.(),
       applied: (report) => {
         this.refusals = report.failures ?? [];
+        // What the table holds now is read at once, not at the next tick: `lvsd status` right after a start or
+        // a drain would show the table as it was up to a period ago (all real servers "out of the table").
+        if (report.operations > 0 || report.drift.length > 0) void this.pollStats(true);
         if (report.drift.length > 0) log.warn({ drift: report.drift }, 'dataplane drift repaired: entries changed behind lvsd’s back were put back');
         if (report.operations > 0 || report.drift.length > 0) opts.emit({ type: 'dataplane.apply', operations: report.operations, drift: report.drift, durationMs: report.durationMs });
         for (const c of report.conflicts ?? []) log.warn({ virtualServer: c }, `not taking over ${c}: the dataplane holds it and lvsd does not own it`);
@@ -96,11 +102,19 @@ export class DataplaneSupervisor {
    * beside it would pile reads on the dump sockets without bound, and an apply's own dump would wait behind
    * all of them (issue 16: the guest's table lagged its verdicts by minutes).
    */
-  private async pollStats(): Promise<void> {
-    if (this.polling) return;
+  private async pollStats(afterApply = false): Promise<void> {
+    if (this.polling) {
+      // A tick skips; an apply's read may not (the read in flight may have started before the apply landed).
+      if (afterApply) this.readAgain = true;
+      return;
+    }
     this.polling = true;
+    this.readAgain = false;
     try {
-      this.observedTable = (await this.opened.dataplane?.observe()) ?? this.observedTable;
+      do {
+        if (this.closed) return;
+        this.observedTable = (await this.opened.dataplane?.observe()) ?? this.observedTable;
+      } while (this.takeReadAgain());
     } catch (e) {
       this.opts.logger.warn({ err: e }, 'reading dataplane counters failed');
     } finally {
@@ -108,9 +122,16 @@ export class DataplaneSupervisor {
     }
   }
 
+  private takeReadAgain(): boolean {
+    const again = this.readAgain;
+    this.readAgain = false;
+    return again;
+  }
+
   /** Waits for the apply in flight; the dataplane keeps its entries (nothing is flushed on stop). */
   async close(): Promise<void> {
     if (this.statsTimer !== null) clearInterval(this.statsTimer);
+    this.closed = true;
     await this.loop?.idle();
     await this.opened.dataplane?.close();
   }

@@ -1,0 +1,107 @@
+// What the director shows as "in the dataplane" (the snapshot's effective weights, `lvsd status`) follows
+// an apply at once, not a counters period later: right after a start or a drain the snapshot said every
+// real server was "out of the table" for up to 2 s (CI, stop 30: `lvsd status` after a drain).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import type { Config } from '../../daemon/config/types.js';
+import type { ApplyReport, Dataplane, DesiredTable, ObservedTable, ServiceSpec } from '../../daemon/dataplane/types.js';
+import { DataplaneSupervisor } from '../../daemon/director/dataplane-supervisor.js';
+
+const svc = (weights: number[]): ServiceSpec => ({
+  id: 'tcp:10.0.0.1:80', family: 4, protocol: 'tcp', address: '10.0.0.1', port: 80, scheduler: 'rr',
+  realServers: weights.map((weight, i) => ({ id: `10.0.1.${i + 1}:80`, address: `10.0.1.${i + 1}`, port: 80, weight, method: 'nat' as const })),
+});
+
+/** Holds what it was given; its reads can be held open (`hold`) to land an apply while one is in flight. */
+class MemoryDataplane implements Dataplane {
+  readonly kind = 'nftables' as const;
+  table: DesiredTable = { services: [] };
+  reads = 0;
+  private gate: Promise<void> | null = null;
+  private open: (() => void) | null = null;
+  hold(): void {
+    this.gate = new Promise((r) => (this.open = r));
+  }
+  release(): void {
+    this.open?.();
+    this.gate = null;
+  }
+  apply(desired: DesiredTable): Promise<ApplyReport> {
+    const same = JSON.stringify(desired) === JSON.stringify(this.table);
+    this.table = desired;
+    return Promise.resolve({ operations: same ? 0 : 1, drift: [], durationMs: 0 });
+  }
+  async observe(): Promise<ObservedTable> {
+    this.reads++;
+    const seen = this.table;
+    await this.gate;
+    return {
+      services: seen.services.map((s) => ({ ...s, realServers: s.realServers.map((r) => ({ ...r, activeConns: 0, inactiveConns: 0, persistConns: 0 })) })),
+    };
+  }
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+const weights = (o: ObservedTable): number[] => o.services[0]?.realServers.map((r) => r.weight) ?? [];
+
+async function until(what: string, check: () => boolean): Promise<void> {
+  const end = Date.now() + 2_000;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+function supervisor(dp: MemoryDataplane, desired: () => DesiredTable): DataplaneSupervisor {
+  // A period no test waits for: every read here is one an apply asked for.
+  return new DataplaneSupervisor(
+    { dataplane: dp, kind: 'nftables', reason: 'test', sync: null, retune: () => Promise.resolve() },
+    { logger: pino({ level: 'silent' }), emit: () => undefined, desired, statsIntervalMs: 1e9 },
+  );
+}
+
+test('the first apply and a drain are read back at once, not a counters period later', async () => {
+  const dp = new MemoryDataplane();
+  let desired: DesiredTable = { services: [svc([1, 1, 1])] };
+  const sup = supervisor(dp, () => desired);
+  await sup.start({ virtualServers: [] } as unknown as Config);
+  try {
+    await until('the started table in the snapshot', () => weights(sup.observed).length === 3);
+    assert.deepEqual(weights(sup.observed), [1, 1, 1]);
+    desired = { services: [svc([0, 1, 1])] };
+    await sup.request();
+    await until('the drain in the snapshot', () => weights(sup.observed)[0] === 0);
+    assert.equal(dp.reads, 2);
+    // An apply that changed nothing costs no read.
+    await sup.request();
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(dp.reads, 2);
+  } finally {
+    await sup.close();
+  }
+});
+
+test('an apply landing while a read is in flight gets one more read: the snapshot ends on the new table', async () => {
+  const dp = new MemoryDataplane();
+  let desired: DesiredTable = { services: [svc([1, 1])] };
+  const sup = supervisor(dp, () => desired);
+  dp.hold();
+  await sup.start({ virtualServers: [] } as unknown as Config);
+  try {
+    await until('the first read to start', () => dp.reads === 1);
+    // Two applies while the first read (of the old table) is held: they ask for one more read, not two.
+    desired = { services: [svc([1, 2])] };
+    await sup.request();
+    desired = { services: [svc([3, 2])] };
+    await sup.request();
+    dp.release();
+    await until('the newest table in the snapshot', () => weights(sup.observed)[0] === 3);
+    assert.deepEqual(weights(sup.observed), [3, 2]);
+    assert.equal(dp.reads, 2);
+  } finally {
+    await sup.close();
+  }
+});
