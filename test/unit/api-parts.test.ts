@@ -33,6 +33,45 @@ test('line diff: both texts can be rebuilt from it, and unchanged lines are kept
   ]);
 });
 
+/** The longest common subsequence's length, by the table every pair of lines needs (small inputs only). */
+function lcsLength(a: string[], b: string[]): number {
+  let prev = new Array<number>(b.length + 1).fill(0);
+  for (const x of a) {
+    const row = [0];
+    for (let j = 0; j < b.length; j++) row.push(x === b[j] ? (prev[j] ?? 0) + 1 : Math.max(prev[j + 1] ?? 0, row[j] ?? 0));
+    prev = row;
+  }
+  return prev[b.length] ?? 0;
+}
+
+test('line diff: the fewest changed lines (as many kept as the longest common subsequence)', () => {
+  const line = fc.constantFrom('a', 'b', 'c', 'd', '');
+  fc.assert(fc.property(fc.array(line, { maxLength: 40 }), fc.array(line, { maxLength: 40 }), (a, b) => {
+    const d = lineDiff(a.map((l) => `${l}\n`).join(''), b.map((l) => `${l}\n`).join(''));
+    assert.equal(d.filter((l) => l.op === ' ').length, lcsLength(a, b));
+  }));
+});
+
+test('line diff: a big config with two edits far apart shows those two lines; texts too different show the middle replaced', () => {
+  const config = (salt: number, n: number): string[] => Array.from({ length: n }, (_, i) => `      - { address: 10.${salt}.${(i >> 8) & 255}.${i & 255}, port: 80, weight: 1 }`);
+  const before = config(1, 15_000);
+  const after = [...before];
+  after[2_000] = after[2_000]?.replace('weight: 1', 'weight: 5') ?? '';
+  after[13_000] = after[13_000]?.replace('weight: 1', 'weight: 0') ?? '';
+  const d = lineDiff(before.join('\n'), after.join('\n'));
+  assert.deepEqual(d.filter((l) => l.op !== ' '), [
+    { op: '-', text: before[2_000] }, { op: '+', text: after[2_000] }, { op: '-', text: before[13_000] }, { op: '+', text: after[13_000] },
+  ]);
+  assert.equal(rebuild(d, '+'), after.join('\n'));
+  // 3,000 lines all different: past the search's budget, the whole middle is replaced (and both sides rebuild).
+  const other = config(2, 3_000);
+  const r = lineDiff(['head', ...before.slice(0, 3_000), 'tail'].join('\n'), ['head', ...other, 'tail'].join('\n'));
+  assert.deepEqual([r.at(0), r.at(-1)], [{ op: ' ', text: 'head' }, { op: ' ', text: 'tail' }]);
+  assert.equal(r.filter((l) => l.op === '-').length, 3_000);
+  assert.equal(r.filter((l) => l.op === '+').length, 3_000);
+  assert.equal(rebuild(r, '+'), ['head', ...other, 'tail'].join('\n'));
+});
+
 test('event log: numbered, bounded, filtered by dotted prefix, newest first, fanned out', () => {
   const log = new EventLog(3);
   const seen: number[] = [];
