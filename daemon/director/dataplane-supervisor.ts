@@ -42,11 +42,12 @@ export class DataplaneSupervisor {
       changed: () => opts.changed?.(),
       applied: (report) => {
         this.refusals = report.failures ?? [];
+        const changedTable = report.operations > 0 || report.drift.length > 0;
         // What the table holds now is read at once, not at the next tick: `lvsd status` right after a start or
         // a drain would show the table as it was up to a period ago (all real servers "out of the table").
-        if (report.operations > 0 || report.drift.length > 0) void this.pollStats(true);
+        if (changedTable) void this.pollStats(true);
         if (report.drift.length > 0) log.warn({ drift: report.drift }, 'dataplane drift repaired: entries changed behind lvsd’s back were put back');
-        if (report.operations > 0 || report.drift.length > 0) opts.emit({ type: 'dataplane.apply', operations: report.operations, drift: report.drift, durationMs: report.durationMs });
+        if (changedTable) opts.emit({ type: 'dataplane.apply', operations: report.operations, drift: report.drift, durationMs: report.durationMs });
         for (const c of report.conflicts ?? []) log.warn({ virtualServer: c }, `not taking over ${c}: the dataplane holds it and lvsd does not own it`);
         for (const f of report.failures ?? []) log.error({ failure: f }, `dataplane refused: ${f}`);
       },
