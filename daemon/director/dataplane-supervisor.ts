@@ -8,6 +8,9 @@ import { ApplyLoop } from './apply-loop.js';
 import type { OpenedDataplane } from './open-dataplane.js';
 import type { DirectorEventInput } from './snapshot.js';
 
+/** The most of the wall clock that reads after applies may take (readSoon). */
+const READ_SHARE = 0.2;
+
 export interface DataplaneSupervisorOptions {
   logger: Logger;
   emit(e: DirectorEventInput): void;
@@ -26,6 +29,11 @@ export class DataplaneSupervisor {
   private polling = false;
   /** An apply landed while a read was in flight: one more read follows it. */
   private readAgain = false;
+  /** An apply's read, waiting out its gap after the last read (readSoon). */
+  private readTimer: NodeJS.Timeout | null = null;
+  /** When the last read ended and how long it took (performance.now() ms). */
+  private lastReadEnd = -Infinity;
+  private lastReadMs = 0;
   private closed = false;
   private observedTable: ObservedTable = { services: [] };
   /** What the latest apply refused: a reload fails only on refusals it caused. */
@@ -45,7 +53,7 @@ export class DataplaneSupervisor {
         const changedTable = report.operations > 0 || report.drift.length > 0;
         // What the table holds now is read at once, not at the next tick: `lvsd status` right after a start or
         // a drain would show the table as it was up to a period ago (all real servers "out of the table").
-        if (changedTable) void this.pollStats(true);
+        if (changedTable) this.readSoon();
         if (report.drift.length > 0) log.warn({ drift: report.drift }, 'dataplane drift repaired: entries changed behind lvsd’s back were put back');
         if (changedTable) opts.emit({ type: 'dataplane.apply', operations: report.operations, drift: report.drift, durationMs: report.durationMs });
         for (const c of report.conflicts ?? []) log.warn({ virtualServer: c }, `not taking over ${c}: the dataplane holds it and lvsd does not own it`);
@@ -101,37 +109,63 @@ export class DataplaneSupervisor {
   /**
    * One read at a time: a read slower than the period (a big table, a starved guest) that let the next one start
    * beside it would pile reads on the dump sockets without bound, and an apply's own dump would wait behind
-   * all of them (issue 16: the guest's table lagged its verdicts by minutes).
+   * all of them (issue 16: the guest's table lagged its verdicts by minutes). A tick skips while one is in flight.
    */
-  private async pollStats(afterApply = false): Promise<void> {
-    if (this.polling) {
-      // A tick skips; an apply's read may not (the read in flight may have started before the apply landed).
-      if (afterApply) this.readAgain = true;
-      return;
-    }
+  private async pollStats(): Promise<void> {
+    if (this.polling || this.closed) return;
     this.polling = true;
-    this.readAgain = false;
+    this.clearReadTimer();
+    const t0 = performance.now();
     try {
-      do {
-        if (this.closed) return;
-        this.observedTable = (await this.opened.dataplane?.observe()) ?? this.observedTable;
-      } while (this.takeReadAgain());
+      this.observedTable = (await this.opened.dataplane?.observe()) ?? this.observedTable;
     } catch (e) {
       this.opts.logger.warn({ err: e }, 'reading dataplane counters failed');
     } finally {
       this.polling = false;
+      this.lastReadEnd = performance.now();
+      this.lastReadMs = this.lastReadEnd - t0;
+    }
+    if (this.readAgain) {
+      this.readAgain = false;
+      this.readSoon();
     }
   }
 
-  private takeReadAgain(): boolean {
-    const again = this.readAgain;
-    this.readAgain = false;
-    return again;
+  /**
+   * An apply changed the table: read it back soon. A read in flight may have started before the apply landed, so
+   * one more follows it. Reads after applies keep READ_SHARE of the wall clock at most: a burst of applies on a
+   * table whose read takes long (an IPVS dump of 10,000 real servers in the guest, `nft -j list` of a big table)
+   * would otherwise read back to back, each read's decoding on the event loop and its dumps ahead of the next
+   * apply's. A table read in a few ms is read at once.
+   */
+  private readSoon(): void {
+    if (this.closed) return;
+    if (this.polling) {
+      this.readAgain = true;
+      return;
+    }
+    if (this.readTimer !== null) return;
+    const wait = this.lastReadEnd + this.lastReadMs * (1 / READ_SHARE - 1) - performance.now();
+    if (wait <= 0) {
+      void this.pollStats();
+      return;
+    }
+    this.readTimer = setTimeout(() => {
+      this.readTimer = null;
+      void this.pollStats();
+    }, wait);
+    this.readTimer.unref();
+  }
+
+  private clearReadTimer(): void {
+    if (this.readTimer !== null) clearTimeout(this.readTimer);
+    this.readTimer = null;
   }
 
   /** Waits for the apply in flight; the dataplane keeps its entries (nothing is flushed on stop). */
   async close(): Promise<void> {
     if (this.statsTimer !== null) clearInterval(this.statsTimer);
+    this.clearReadTimer();
     this.closed = true;
     await this.loop?.idle();
     await this.opened.dataplane?.close();

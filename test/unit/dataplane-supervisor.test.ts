@@ -18,6 +18,8 @@ class MemoryDataplane implements Dataplane {
   readonly kind = 'nftables' as const;
   table: DesiredTable = { services: [] };
   reads = 0;
+  /** How long each read takes. */
+  readMs = 0;
   private gate: Promise<void> | null = null;
   private open: (() => void) | null = null;
   hold(): void {
@@ -36,6 +38,7 @@ class MemoryDataplane implements Dataplane {
     this.reads++;
     const seen = this.table;
     await this.gate;
+    if (this.readMs > 0) await new Promise((r) => setTimeout(r, this.readMs));
     return {
       services: seen.services.map((s) => ({ ...s, realServers: s.realServers.map((r) => ({ ...r, activeConns: 0, inactiveConns: 0, persistConns: 0 })) })),
     };
@@ -101,6 +104,31 @@ test('an apply landing while a read is in flight gets one more read: the snapsho
     await until('the newest table in the snapshot', () => weights(sup.observed)[0] === 3);
     assert.deepEqual(weights(sup.observed), [3, 2]);
     assert.equal(dp.reads, 2);
+  } finally {
+    await sup.close();
+  }
+});
+
+test('a burst of applies on a table slow to read: reads take a fifth of the time at most, the snapshot ends on the newest table', async () => {
+  const dp = new MemoryDataplane();
+  dp.readMs = 40;
+  let desired: DesiredTable = { services: [svc([1, 1])] };
+  const sup = supervisor(dp, () => desired);
+  await sup.start({ virtualServers: [] } as unknown as Config);
+  try {
+    // 100 applies, each changing a weight, over ~600 ms: read back to back that is ~15 reads of 40 ms.
+    const t0 = Date.now();
+    for (let i = 2; i <= 101; i++) {
+      desired = { services: [svc([i, 1])] };
+      await sup.request();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const burstMs = Date.now() - t0;
+    await until('the newest table in the snapshot', () => weights(sup.observed)[0] === 101);
+    // The first read, then one at most every 40 + 4 × 40 ms during the burst, and the one after it.
+    const most = 1 + Math.ceil(burstMs / 200) + 1;
+    assert.ok(dp.reads <= most, `${dp.reads} reads in a ${burstMs} ms burst (at most ${most})`);
+    assert.ok(dp.reads >= 2, `${dp.reads} reads`);
   } finally {
     await sup.close();
   }
