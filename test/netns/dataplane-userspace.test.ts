@@ -14,6 +14,8 @@ let lab: DataplaneLab;
 let us: UserspaceRunner;
 const PORT = 8000;
 const IDLE_MS = 1500;
+/** Long enough for a lost SYN's retransmit (~1 s), short enough for a test. */
+const CONNECT_TIMEOUT_MS = 2000;
 
 function rs(address: string, port: number, weight = 1): RealServerSpec {
   return { id: address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`, address, port, weight, method: 'nat' };
@@ -27,7 +29,7 @@ const apply = (...services: ServiceSpec[]): Promise<ApplyReport> => us.call<Appl
 
 before(async () => {
   requireRoot();
-  requireCommands('ip', 'nginx', 'node');
+  requireCommands('ip', 'nginx', 'node', 'nft');
   lab = await createDataplaneLab('user');
 });
 
@@ -44,6 +46,7 @@ for (const engine of ['native', 'handles', 'sockets'] as const) describe(`engine
       engine,
       bindRetryMs: 100,
       idleTimeoutMs: IDLE_MS,
+      connectTimeoutMs: CONNECT_TIMEOUT_MS,
       proxyProtocolByService: { [`tcp:${VIP4}:${PP_PORT}`]: 1, [`tcp:[${VIP6}]:${PP_PORT}`]: 2 },
     });
   });
@@ -193,6 +196,37 @@ for (const engine of ['native', 'handles', 'sockets'] as const) describe(`engine
       assert.notEqual((JSON.parse(await held.request()) as { port: number }).port, a.port);
     } finally {
       held.close();
+    }
+  });
+
+  test('a real server whose SYN is lost is connected when the retransmit gets through; one that never answers is passed over at the connect timeout', async () => {
+    // On this lab's veths a connect is usually complete when connect() returns (the native relay relays such a
+    // connection at once); a lost SYN makes the wait for the connect's outcome real.
+    const rs1 = lab.rs[0];
+    assert.ok(rs1 !== undefined);
+    const synDrops = async (): Promise<number> => Number(/counter packets (\d+)/.exec((await rs1.sh('nft list chain inet synloss in')).stdout)?.[1] ?? NaN);
+    const dropSyns = (which: string): Promise<unknown> =>
+      rs1.sh(`nft flush chain inet synloss in && nft add rule inet synloss in tcp dport 80 'tcp flags & (syn | ack) == syn' ${which} counter drop`);
+    await rs1.sh(`nft add table inet synloss && nft add chain inet synloss in '{ type filter hook input priority 0; }'`);
+    try {
+      // Every other SYN to rs1 is dropped: each connection waits for a retransmit (~1 s) or goes at once.
+      await dropSyns('numgen inc mod 2 == 0');
+      await apply(http4([1, 0, 0], 'rr'));
+      const slow = await probe(lab.client, `http://${VIP4}:${PORT}/`, ['--count', '4', '--concurrency', '1']);
+      assert.equal(slow.failed, 0, JSON.stringify(slow.errors));
+      assert.deepEqual(slow.bodies, { rs1: 4 });
+      assert.ok((await synDrops()) >= 2, 'SYNs to rs1 were dropped');
+      // Every SYN to rs1 is dropped: a connection given rs1 goes to rs2 after the connect timeout.
+      await dropSyns('');
+      await apply(http4([1, 1, 0], 'rr'));
+      const t0 = Date.now();
+      const dead = await probe(lab.client, `http://${VIP4}:${PORT}/`, ['--count', '2', '--concurrency', '1']);
+      assert.equal(dead.failed, 0, JSON.stringify(dead.errors));
+      assert.deepEqual(dead.bodies, { rs2: 2 });
+      assert.ok((await synDrops()) >= 1, 'a connection was tried on rs1');
+      assert.ok(Date.now() - t0 >= CONNECT_TIMEOUT_MS - 100, `rs2 answered only after the connect timeout (${Date.now() - t0} ms)`);
+    } finally {
+      await rs1.sh('nft delete table inet synloss');
     }
   });
 

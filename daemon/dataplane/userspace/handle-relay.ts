@@ -248,7 +248,8 @@ export class HandleTcpService {
     const req = new b.TCPConnectWrap();
     conn.rs = rs;
     conn.connecting = true;
-    conn.connectStarted = this.now;
+    // The clock, not the sweep's cached `now` (a tick old at most): with it a connect timed out up to a tick early.
+    conn.connectStarted = performance.now();
     rs.active++;
     const side = new Side(up, conn);
     conn.upstream = side;
