@@ -199,6 +199,8 @@ static void refused(relay_t* r, conn_t* c, int err) {
   start_connect(r, c);
 }
 
+static void connected(relay_t* r, conn_t* c, uint32_t events);
+
 // Picks the real server for c and connects to it; with none left the client is closed.
 void start_connect(relay_t* r, conn_t* c) {
   server_t* s = pick(c->svc, c);
@@ -234,8 +236,18 @@ void start_connect(relay_t* r, conn_t* c) {
   c->up.out_of_set = 0;
   struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = &c->up};
   epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev);
-  if (connect(fd, (const struct sockaddr*)&s->addr, s->addrlen) != 0 && errno != EINPROGRESS) refused(r, c, errno);
-  // Connected or not, the EPOLLOUT that follows settles it.
+  if (connect(fd, (const struct sockaddr*)&s->addr, s->addrlen) != 0 && errno != EINPROGRESS) {
+    refused(r, c, errno);
+    return;
+  }
+  // A real server on this host, or a veth away in another namespace, has usually answered by the time
+  // connect() returns: its SYN is handled in the softirq of its own transmit, and the socket's backlog (the
+  // SYN-ACK) before connect() releases the socket. A zero-length send tells which without side effects
+  // (EAGAIN while the SYN is out, 0 once connected, the connect's error when refused), so such a connection
+  // is relayed in this round instead of the next. A real server across a wire costs this one call and
+  // waits for its EPOLLOUT as before.
+  if (send(fd, NULL, 0, MSG_NOSIGNAL) == 0) connected(r, c, 0);
+  else if (errno != EAGAIN) refused(r, c, errno);
 }
 
 // Writes what is pending from d to end dst; 0 on success (all or part), -1 on an error.
