@@ -58,11 +58,11 @@ async function until(what: string, check: () => boolean): Promise<void> {
   }
 }
 
-function supervisor(dp: MemoryDataplane, desired: () => DesiredTable): DataplaneSupervisor {
-  // A period no test waits for: every read here is one an apply asked for.
+/** By default a period no test waits for: every read is one an apply asked for. */
+function supervisor(dp: MemoryDataplane, desired: () => DesiredTable, statsIntervalMs = 1e9): DataplaneSupervisor {
   return new DataplaneSupervisor(
     { dataplane: dp, kind: 'nftables', reason: 'test', sync: null, retune: () => Promise.resolve() },
-    { logger: pino({ level: 'silent' }), emit: () => undefined, desired, statsIntervalMs: 1e9 },
+    { logger: pino({ level: 'silent' }), emit: () => undefined, desired, statsIntervalMs },
   );
 }
 
@@ -129,6 +129,23 @@ test('a burst of applies on a table slow to read: reads take a fifth of the time
     const most = 1 + Math.ceil(burstMs / 200) + 1;
     assert.ok(dp.reads <= most, `${dp.reads} reads in a ${burstMs} ms burst (at most ${most})`);
     assert.ok(dp.reads >= 2, `${dp.reads} reads`);
+  } finally {
+    await sup.close();
+  }
+});
+
+test('the periodic read of a table slow to read keeps a fifth of the time too', async () => {
+  const dp = new MemoryDataplane();
+  dp.readMs = 40;
+  const sup = supervisor(dp, () => ({ services: [svc([1, 1])] }), 10);
+  const t0 = Date.now();
+  await sup.start({ virtualServers: [] } as unknown as Config);
+  try {
+    await new Promise((r) => setTimeout(r, 600));
+    // A tick every 10 ms read back to back is ~15 reads of 40 ms; one at most every 40 + 4 × 40 ms.
+    const most = 1 + Math.ceil((Date.now() - t0) / 200) + 1;
+    assert.ok(dp.reads <= most, `${dp.reads} reads in ${Date.now() - t0} ms (at most ${most})`);
+    assert.ok(dp.reads >= 2, `${dp.reads} reads: the period still reads`);
   } finally {
     await sup.close();
   }
