@@ -28,7 +28,7 @@
 // Connections taken per readiness of a listening socket before the thread turns to the others. A
 // connection left in the accept queue waits a whole round (its client's request with it), and on a
 // loaded machine a round is long. 64 (was 8), with a connect done within connect() relayed at once
-// (relay.c): a new connection's p99 at 64 clients went from above HAProxy's in 18 of 20 rounds to below
+// (relay.c): a new connection's p99 at 64 clients went from above HAProxy's in 8 of 10 rounds to below
 // it in 11 of 17 (#19; either change alone did not move it). Another process's thread is not starved by
 // a bigger batch: each arrival wakes an idle waiter (EPOLLEXCLUSIVE).
 #define ACCEPT_BATCH 64
